@@ -1,0 +1,114 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from flights.models import FareClass
+
+
+class BookingStatus(models.TextChoices):
+    HELD = "HELD", "Held"
+    CONFIRMED = "CONFIRMED", "Confirmed"
+    EXPIRED = "EXPIRED", "Expired"
+    CANCELLED = "CANCELLED", "Cancelled"
+
+
+LIVE_STATUSES = (BookingStatus.HELD, BookingStatus.CONFIRMED)
+
+
+class Booking(models.Model):
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bookings"
+    )
+    flight = models.ForeignKey("flights.Flight", on_delete=models.PROTECT, related_name="bookings")
+    fare_class = models.CharField(max_length=10, choices=FareClass.choices)
+    status = models.CharField(
+        max_length=10, choices=BookingStatus.choices, default=BookingStatus.HELD
+    )
+    seat_count = models.PositiveSmallIntegerField(
+        help_text="Units of fare inventory this booking takes: one per passenger."
+    )
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    expires_at = models.DateTimeField(help_text="End of the hold; meaningless once confirmed.")
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the booking expired or was cancelled."
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # The expiry sweep scans live holds by deadline.
+            models.Index(
+                fields=["expires_at"], condition=Q(status="HELD"), name="booking_held_expiry_idx"
+            ),
+            models.Index(fields=["customer", "-created_at"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(seat_count__gte=1) & Q(seat_count__lte=9),
+                name="booking_seat_count_1_to_9",
+            ),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="booking_amount_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Booking {self.pk} ({self.status})"
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in LIVE_STATUSES
+
+
+class Passenger(models.Model):
+    """One traveller of a booking, with the seat they hold (None for a seatless ticket).
+
+    `is_live` mirrors whether the booking is HELD or CONFIRMED, so the database itself can
+    refuse a second live booking on the same seat.
+    """
+
+    booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="passengers")
+    seat = models.ForeignKey(
+        "flights.Seat", on_delete=models.PROTECT, null=True, blank=True, related_name="passengers"
+    )
+    full_name = models.CharField(max_length=120, blank=True)
+    is_live = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["booking_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["seat"],
+                condition=Q(is_live=True, seat__isnull=False),
+                name="passenger_one_live_booking_per_seat",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.full_name or f"Passenger {self.pk}"
+
+
+class OutboxEvent(models.Model):
+    """An event written in the same transaction as the change it announces.
+
+    The relay publishes it after commit, at least once; consumers are idempotent.
+    """
+
+    aggregate_type = models.CharField(max_length=40)
+    aggregate_id = models.CharField(max_length=40)
+    event_type = models.CharField(max_length=60)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField()
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["id"], condition=Q(published_at__isnull=True), name="outbox_unpublished_idx"),
+            models.Index(fields=["aggregate_type", "aggregate_id", "id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.aggregate_type}:{self.aggregate_id}"

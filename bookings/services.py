@@ -1,0 +1,376 @@
+"""Holds: the only code that moves fare inventory and seats out of AVAILABLE.
+
+Lock order, everywhere: bookings, then seats (sorted by seat number), then fare inventory
+rows (sorted by flight and fare class).  A path that finds itself needing a booking lock
+while already holding seat locks (the takeover of an expired hold) only *tries* it with
+SKIP LOCKED, so it can never close a cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F, OuterRef, Subquery
+from django.utils import timezone
+
+from bookings.errors import (
+    BookingNotFound,
+    FareClassNotFound,
+    FlightNotBookable,
+    FlightNotFound,
+    HoldExpired,
+    InvalidBookingState,
+    InvalidRequest,
+    SeatNotFound,
+    SeatUnavailable,
+    SeatWrongCabin,
+    SoldOut,
+)
+from bookings.locking import lock_errors_as_too_busy
+from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
+from bookings.outbox import emit_events
+from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+
+SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
+
+
+def hold_ttl():
+    return settings.SEATKEEPER["HOLD_TTL"]
+
+
+def max_passengers() -> int:
+    return settings.SEATKEEPER["MAX_PASSENGERS"]
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _check_fare_class(fare_class: str) -> str:
+    if fare_class not in FareClass.values:
+        raise FareClassNotFound(
+            f"Unknown fare class {fare_class!r}; expected one of {', '.join(FareClass.values)}."
+        )
+    return fare_class
+
+
+def _check_party_size(count: int) -> None:
+    if count < 1:
+        raise InvalidRequest("Choose at least one seat or passenger.", field="seats")
+    if count > max_passengers():
+        raise InvalidRequest(
+            f"At most {max_passengers()} passengers can be booked together.", field="seats"
+        )
+
+
+def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
+    normalised = [str(s).strip().upper() for s in seat_numbers]
+    _check_party_size(len(normalised))
+    malformed = [s for s in normalised if not SEAT_NO_RE.match(s)]
+    if malformed:
+        raise SeatNotFound(malformed, detail=f"Not a seat number: {', '.join(malformed)}.")
+    duplicates = sorted({s for s in normalised if normalised.count(s) > 1})
+    if duplicates:
+        raise InvalidRequest(
+            f"Seat {', '.join(duplicates)} is listed more than once.", field="seats", seats=duplicates
+        )
+    # One global lock order for every hold: this is what makes {12A,12B} racing {12B,12A}
+    # end in a clean loser instead of a deadlock.
+    return sorted(normalised)
+
+
+def _passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
+    if not names:
+        return [""] * count
+    if len(names) != count:
+        raise InvalidRequest(
+            f"Give one passenger name per seat ({count}), not {len(names)}.", field="passengers"
+        )
+    cleaned = [str(n).strip() for n in names]
+    if any(len(n) > 120 for n in cleaned):
+        raise InvalidRequest("A passenger name is at most 120 characters.", field="passengers")
+    return cleaned
+
+
+def _check_flight_open(flight: Flight, now: datetime) -> None:
+    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+        raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
+
+
+def _raise_for_missing_flight_or_class(flight_id: int, fare_class: str) -> None:
+    if not Flight.objects.filter(pk=flight_id).exists():
+        raise FlightNotFound(f"There is no flight {flight_id}.")
+    raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
+
+
+# --- holds -------------------------------------------------------------------------------------
+
+
+def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
+    """Take `units` from the fare class in one conditional UPDATE; True if it won."""
+    return bool(
+        FareInventory.objects.filter(
+            flight_id=flight_id,
+            fare_class=fare_class,
+            held__lte=F("capacity") + F("overbook_limit") - F("sold") - units,
+        ).update(held=F("held") + units)
+    )
+
+
+@lock_errors_as_too_busy
+def hold_seats(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    seat_numbers: Sequence[str],
+    passenger_names: Sequence[str] | None = None,
+) -> Booking:
+    """Hold all of `seat_numbers` for `customer` for the hold TTL, or none of them."""
+    seat_nos = _normalise_seat_numbers(seat_numbers)
+    names = _passenger_names(passenger_names, len(seat_nos))
+    _check_fare_class(fare_class)
+    now = timezone.now()
+    expires_at = now + hold_ttl()
+
+    fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
+    with transaction.atomic():
+        seats = list(
+            Seat.objects.select_for_update(of=("self",))
+            .select_related("flight")
+            .filter(flight_id=flight_id, seat_no__in=seat_nos)
+            .annotate(
+                fare_price=Subquery(fare.values("price")[:1]),
+                fare_currency=Subquery(fare.values("currency")[:1]),
+            )
+            .order_by("seat_no")
+        )
+        if len(seats) != len(seat_nos):
+            if not seats and not Flight.objects.filter(pk=flight_id).exists():
+                raise FlightNotFound(f"There is no flight {flight_id}.")
+            raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
+        _check_flight_open(seats[0].flight, now)
+        if seats[0].fare_price is None:
+            raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
+        wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
+        if wrong_cabin:
+            raise SeatWrongCabin(wrong_cabin, fare_class)
+
+        stale_booking_ids = {
+            s.booking_id for s in seats if s.status == SeatStatus.HELD and s.held_until <= now
+        }
+        taken = [
+            s.seat_no
+            for s in seats
+            if s.status != SeatStatus.AVAILABLE and s.booking_id not in stale_booking_ids
+        ]
+        if taken:
+            raise SeatUnavailable(taken)
+        if stale_booking_ids:
+            _take_over_expired_holds(stale_booking_ids, now=now, seat_nos=seat_nos)
+
+        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
+            raise SoldOut(fare_class)
+
+        booking = Booking.objects.create(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            status=BookingStatus.HELD,
+            seat_count=len(seats),
+            amount=seats[0].fare_price * len(seats) + sum((s.surcharge for s in seats), Decimal(0)),
+            currency=seats[0].fare_currency,
+            expires_at=expires_at,
+            created_at=now,
+            updated_at=now,
+        )
+        claimed = Seat.objects.filter(
+            pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE
+        ).update(status=SeatStatus.HELD, booking=booking, held_until=expires_at)
+        if claimed != len(seats):  # unreachable while the row locks above are held
+            raise SeatUnavailable(seat_nos)
+        Passenger.objects.bulk_create(
+            Passenger(booking=booking, seat=seat, full_name=name)
+            for seat, name in zip(seats, names, strict=True)
+        )
+    return booking
+
+
+def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: list[str]) -> None:
+    # We already hold seat locks; waiting for a booking lock here could close a cycle with
+    # the sweep or a late payment (which lock booking, then seats).  So only try: if another
+    # transaction is closing that booking right now, report the seat as taken for the moment.
+    lockable = list(
+        Booking.objects.select_for_update(skip_locked=True)
+        .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
+        .only("id", "flight_id", "fare_class", "seat_count")
+        .order_by("id")
+    )
+    if len(lockable) != len(booking_ids):
+        raise SeatUnavailable(seat_nos)
+    close_bookings(lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now)
+
+
+@lock_errors_as_too_busy
+def hold_seatless(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    passengers: int,
+    passenger_names: Sequence[str] | None = None,
+) -> Booking:
+    """Hold `passengers` units of a fare class without seats (seats are assigned later).
+
+    This is how the intentional overbooking margin is sold: the fare inventory allows
+    `capacity + overbook_limit` units, only `capacity` of which have a physical seat.
+    """
+    _check_party_size(passengers)
+    names = _passenger_names(passenger_names, passengers)
+    _check_fare_class(fare_class)
+    now = timezone.now()
+
+    inventory = (
+        FareInventory.objects.select_related("flight")
+        .filter(flight_id=flight_id, fare_class=fare_class)
+        .only("price", "currency", "flight__code", "flight__status", "flight__departure_at")
+        .first()
+    )
+    if inventory is None:
+        _raise_for_missing_flight_or_class(flight_id, fare_class)
+    _check_flight_open(inventory.flight, now)
+
+    with transaction.atomic():
+        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
+            raise SoldOut(fare_class)
+        booking = Booking.objects.create(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            status=BookingStatus.HELD,
+            seat_count=passengers,
+            amount=inventory.price * passengers,
+            currency=inventory.currency,
+            expires_at=now + hold_ttl(),
+            created_at=now,
+            updated_at=now,
+        )
+        Passenger.objects.bulk_create(Passenger(booking=booking, full_name=n) for n in names)
+    return booking
+
+
+# --- closing bookings --------------------------------------------------------------------------
+
+
+def close_bookings(
+    bookings: Iterable[Booking],
+    *,
+    from_status: BookingStatus,
+    to_status: BookingStatus,
+    now: datetime,
+) -> list[Booking]:
+    """Move locked `bookings` from `from_status` to `to_status` and give their units back.
+
+    The caller holds the booking row locks.  HELD bookings return `held` units, CONFIRMED
+    ones return `sold` units; counters move by the booking's seat count (not by the seats
+    still attached to it), so a seat taken over earlier never makes a counter drift.
+    Returns the bookings that made the transition.
+    """
+    bookings = list(bookings)
+    if not bookings:
+        return []
+    ids = [b.pk for b in bookings]
+    won = Booking.objects.filter(pk__in=ids, status=from_status).update(
+        status=to_status, closed_at=now, updated_at=now
+    )
+    if won != len(ids):  # the caller's locks make this impossible; refuse to half-apply
+        raise InvalidBookingState(f"{len(ids) - won} booking(s) changed state concurrently.")
+
+    released = defaultdict(list)
+    for booking_id, seat_no in Seat.objects.filter(booking_id__in=ids).values_list(
+        "booking_id", "seat_no"
+    ):
+        released[booking_id].append(seat_no)
+    Seat.objects.filter(booking_id__in=ids).update(
+        status=SeatStatus.AVAILABLE, booking=None, held_until=None
+    )
+    Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
+
+    counter = "held" if from_status == BookingStatus.HELD else "sold"
+    units: dict[tuple[int, str], int] = defaultdict(int)
+    for b in bookings:
+        units[(b.flight_id, b.fare_class)] += b.seat_count
+    for (flight_id, fare_class), n in sorted(units.items()):
+        FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
+            **{counter: F(counter) - n}
+        )
+
+    event_type = f"booking.{to_status.lower()}"
+    events = []
+    for b in bookings:
+        b.status = to_status
+        payload = {
+            "bookingId": b.pk,
+            "flightId": b.flight_id,
+            "fareClass": b.fare_class,
+            "seatCount": b.seat_count,
+            "seats": sorted(released[b.pk]),
+        }
+        events.append(
+            OutboxEvent(aggregate_type="booking", aggregate_id=str(b.pk), event_type=event_type, payload=payload)
+        )
+        if released[b.pk] or b.seat_count:
+            events.append(
+                OutboxEvent(
+                    aggregate_type="booking", aggregate_id=str(b.pk), event_type="seats.released", payload=payload
+                )
+            )
+    emit_events(events)
+    return bookings
+
+
+def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) -> int:
+    """Expire every HELD booking past its deadline; returns how many this call expired.
+
+    Batches claim rows with SKIP LOCKED, so two sweeps (or a sweep and a late payment) never
+    wait on each other and never expire the same booking twice.
+    """
+    batch_size = batch_size or settings.SEATKEEPER["EXPIRE_BATCH_SIZE"]
+    expired = 0
+    while True:
+        moment = now or timezone.now()
+        with transaction.atomic():
+            batch = list(
+                Booking.objects.select_for_update(skip_locked=True)
+                .filter(status=BookingStatus.HELD, expires_at__lte=moment)
+                .only("id", "flight_id", "fare_class", "seat_count")
+                .order_by("id")[:batch_size]
+            )
+            close_bookings(batch, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=moment)
+        expired += len(batch)
+        if len(batch) < batch_size:
+            return expired
+
+
+@lock_errors_as_too_busy
+def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
+    """The customer gives up a HELD booking; its seats are free again at once."""
+    now = timezone.now()
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update().filter(pk=booking_id, customer=customer).first()
+        )
+        if booking is None:
+            raise BookingNotFound()
+        if booking.status == BookingStatus.EXPIRED:
+            raise HoldExpired("This hold had already expired; its seats are released.")
+        if booking.status != BookingStatus.HELD:
+            raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be given up as a hold.")
+        close_bookings([booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now)
+    return booking

@@ -1,0 +1,28 @@
+# Shared by scripts/run and scripts/test: a project-local virtualenv, reinstalled only when
+# pyproject.toml changes.
+ensure_venv() {
+  local extra="${1:-}"
+  local python="${PYTHON:-}"
+  if [ -z "$python" ]; then
+    for candidate in python3.11 python3; do
+      if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+        python="$candidate"; break
+      fi
+    done
+  fi
+  if [ -z "$python" ]; then
+    echo "Seatkeeper needs Python 3.11 (set PYTHON=/path/to/python3.11)." >&2
+    exit 2
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+  fi
+  local spec="."
+  [ -n "$extra" ] && spec=".[$extra]"
+  local stamp=".venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)-${extra:-base}"
+  if [ ! -f "$stamp" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e "$spec"
+    touch "$stamp"
+  fi
+}

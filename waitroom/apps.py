@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WaitroomConfig(AppConfig):
+    name = "waitroom"
+    verbose_name = "Waiting room and waitlist"
