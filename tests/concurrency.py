@@ -1,7 +1,8 @@
-"""Run a function in many real threads at once, each with its own database connection."""
+"""Run calls in many real threads at once, each thread with its own database connection."""
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -21,32 +22,55 @@ class Outcomes:
         return Counter(type(e).__name__ for e in self.errors)
 
 
-def run_concurrently(calls: Sequence[Callable[[], Any]], *, timeout: float = 120) -> Outcomes:
-    """Start every call on its own thread, release them together with a barrier, wait for all.
+def run_concurrently(
+    calls: Sequence[Callable[[], Any]], *, threads: int | None = None, timeout: float = 180
+) -> Outcomes:
+    """Run `calls` on `threads` threads (default: one per call), all released by one barrier.
 
-    Each thread opens (and finally closes) its own connection, as a separate web worker would.
+    Each thread connects before the barrier, so the calls really start together, as separate
+    web workers would; with fewer threads than calls each thread works through a shared queue.
     """
-    barrier = threading.Barrier(len(calls))
+    threads = min(threads or len(calls), len(calls))
+    pending: queue.SimpleQueue = queue.SimpleQueue()
+    for call in calls:
+        pending.put(call)
+    barrier = threading.Barrier(threads)
     outcomes = Outcomes()
     lock = threading.Lock()
 
-    def worker(call: Callable[[], Any]) -> None:
+    def worker() -> None:
         try:
             connections["default"].ensure_connection()
-            barrier.wait(timeout=timeout)
-            result = call()
-            with lock:
-                outcomes.results.append(result)
         except BaseException as exc:
+            barrier.abort()
+            with lock:
+                outcomes.errors.append(exc)
+            return
+        try:
+            barrier.wait(timeout=timeout)
+            while True:
+                try:
+                    call = pending.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    result = call()
+                except Exception as exc:
+                    with lock:
+                        outcomes.errors.append(exc)
+                else:
+                    with lock:
+                        outcomes.results.append(result)
+        except threading.BrokenBarrierError as exc:
             with lock:
                 outcomes.errors.append(exc)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=worker, args=(c,), daemon=True) for c in calls]
-    for t in threads:
+    pool = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
+    for t in pool:
         t.start()
-    for t in threads:
+    for t in pool:
         t.join(timeout)
-    assert not any(t.is_alive() for t in threads), "a thread did not finish in time"
+    assert not any(t.is_alive() for t in pool), "a thread did not finish in time"
     return outcomes

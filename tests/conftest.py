@@ -9,6 +9,8 @@ def pytest_configure(config):
         raise pytest.UsageError(
             "Seatkeeper's tests run on real PostgreSQL: use ./scripts/test or set DATABASE_URL."
         )
+    # Factories hash a password per user; PBKDF2 would make a 200-customer test take minutes.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -1,0 +1,149 @@
+"""Holds under real contention: threads with their own PostgreSQL connections.
+
+Each scenario ends with `check_inventory`; the control test shows that the same load really
+double-sells a seat when the guard is removed, so these tests are able to fail.
+"""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from bookings.errors import SeatUnavailable, SoldOut
+from bookings.models import Booking, BookingStatus
+from bookings.services import expire_holds, hold_seatless, hold_seats
+from flights.models import FareInventory, Seat, SeatStatus
+from flights.services import check_inventory
+from tests.concurrency import run_concurrently
+from tests.factories import FlightFactory, UserFactory, economy_only_layout
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
+
+
+def customers(n):
+    return [UserFactory() for _ in range(n)]
+
+
+def test_200_threads_one_seat_exactly_one_wins(flight):
+    people = customers(200)
+    outcomes = run_concurrently(
+        [
+            lambda c=c: hold_seats(customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+            for c in people
+        ]
+    )
+    assert len(outcomes.results) == 1
+    assert outcomes.error_kinds == {"SeatUnavailable": 199}, outcomes.errors[:3]
+    seat = Seat.objects.get(flight=flight, seat_no="12A")
+    assert seat.status == SeatStatus.HELD and seat.booking_id == outcomes.results[0].pk
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
+    flight = FlightFactory(layout=economy_only_layout(rows=30, overbook_limit=3))  # 180 + 3
+    people = customers(50)
+    outcomes = run_concurrently(
+        [
+            lambda c=people[i % 50]: hold_seatless(customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+            for i in range(500)
+        ],
+        threads=150,
+    )
+    assert len(outcomes.results) == 183
+    assert outcomes.error_kinds == {"SoldOut": 317}
+    inventory = FareInventory.objects.get(flight=flight)
+    assert (inventory.held, inventory.capacity + inventory.overbook_limit) == (183, 183)
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_crossed_seat_pairs_never_deadlock(flight):
+    alice, bob = customers(2)
+    for round_no in range(100):
+        row = 4 + round_no % 28
+        pair = [f"{row}A", f"{row}B"]
+        outcomes = run_concurrently(
+            [
+                lambda: hold_seats(customer=alice, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair),
+                lambda: hold_seats(customer=bob, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair[::-1]),
+            ]
+        )
+        assert len(outcomes.results) == 1, (round_no, outcomes.errors)
+        assert outcomes.error_kinds == {"SeatUnavailable": 1}, (round_no, outcomes.errors)
+        Booking.objects.filter(pk=outcomes.results[0].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+        expire_holds()
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
+    stale = hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+    past = timezone.now() - timedelta(seconds=1)
+    Booking.objects.filter(pk=stale.pk).update(expires_at=past)
+    Seat.objects.filter(booking=stale).update(held_until=past)
+
+    people = customers(50)
+    outcomes = run_concurrently(
+        [
+            lambda c=c: hold_seats(customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+            for c in people
+        ]
+    )
+    assert len(outcomes.results) == 1
+    assert outcomes.error_kinds == {"SeatUnavailable": 49}
+    assert Booking.objects.get(pk=stale.pk).status == BookingStatus.EXPIRED
+    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 1
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_sweep_racing_itself_and_live_holds(flight):
+    people = customers(40)
+    expired = [
+        hold_seats(customer=people[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[f"{10 + i // 6}{'ABCDEF'[i % 6]}"])
+        for i in range(24)
+    ]
+    past = timezone.now() - timedelta(seconds=1)
+    Booking.objects.filter(pk__in=[b.pk for b in expired]).update(expires_at=past)
+    Seat.objects.filter(booking__in=expired).update(held_until=past)
+
+    sweeps = [lambda: expire_holds(batch_size=5) for _ in range(4)]
+    # New customers grab the very seats being swept (takeover) and fresh ones.
+    grabs = [
+        lambda c=people[24 + i], s=f"{10 + i // 6}{'ABCDEF'[i % 6]}": hold_seats(
+            customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]
+        )
+        for i in range(16)
+    ]
+    outcomes = run_concurrently(sweeps + grabs)
+    unexpected = [e for e in outcomes.errors if not isinstance(e, (SeatUnavailable, SoldOut))]
+    assert not unexpected, unexpected
+    swept = sum(r for r in outcomes.results if isinstance(r, int))
+    taken_over = Booking.objects.filter(pk__in=[b.pk for b in expired], status=BookingStatus.EXPIRED).count()
+    assert taken_over == 24  # every stale hold expired exactly once, by a sweep or a takeover
+    assert swept <= 24
+    expire_holds()
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def naive_hold(customer, flight_id, seat_no):
+    """The article's "common mistake": read the status, then write.  No lock, no condition."""
+    with transaction.atomic():
+        seat = Seat.objects.get(flight_id=flight_id, seat_no=seat_no)
+        if seat.status != SeatStatus.AVAILABLE:
+            raise SeatUnavailable([seat_no])
+        time.sleep(0.005)  # the gap every real request has between its read and its write
+        booking = Booking.objects.create(
+            customer=customer, flight_id=flight_id, fare_class="ECONOMY", seat_count=1,
+            amount=100, currency="EUR", expires_at=timezone.now() + timedelta(minutes=10),
+            created_at=timezone.now(), updated_at=timezone.now(),
+        )
+        seat.status, seat.booking, seat.held_until = SeatStatus.HELD, booking, booking.expires_at
+        seat.save()
+        return booking
+
+
+def test_control_naive_read_then_write_double_sells(flight):
+    people = customers(200)
+    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.pk, "12A") for c in people])
+    # Without the guard, several customers "win" the same seat: the real tests can fail.
+    assert len(outcomes.results) > 1
