@@ -39,6 +39,9 @@ class Booking(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [
+            ("book_on_behalf", "Can book on behalf of customers (travel agents, staff)"),
+        ]
         indexes = [
             # The expiry sweep scans live holds by deadline.
             models.Index(

@@ -192,3 +192,48 @@ def check_inventory(*, flight_id: int | None = None) -> list[str]:
                 f"booking {b['id']} ({b['status']}) has {b['live_passengers']} live passengers, expected {expected}"
             )
     return problems
+
+
+def block_seat(*, flight_id: int, seat_no: str) -> bool:
+    """Take an AVAILABLE seat out of sale (broken, crew rest...).  Returns whether it changed.
+
+    A blocked seat is no longer sellable capacity, so the fare class loses one unit too —
+    conditionally, so it can never drop below what is already sold or held.
+    """
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(flight_id=flight_id, seat_no=seat_no, status=SeatStatus.AVAILABLE)
+            .first()
+        )
+        if seat is None:
+            return False
+        shrunk = FareInventory.objects.filter(
+            flight_id=flight_id,
+            fare_class=seat.fare_class,
+            capacity__gte=1,
+            sold__lte=F("capacity") - 1 + F("overbook_limit") - F("held"),
+        ).update(capacity=F("capacity") - 1)
+        if not shrunk:
+            raise InvalidRequest(
+                f"Seat {seat_no} cannot be blocked: every unit of {seat.fare_class} is sold or held."
+            )
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.BLOCKED)
+    return True
+
+
+def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
+    """Return a BLOCKED seat to sale; its fare class gains the unit back."""
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(flight_id=flight_id, seat_no=seat_no, status=SeatStatus.BLOCKED)
+            .first()
+        )
+        if seat is None:
+            return False
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.AVAILABLE)
+        FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
+            capacity=F("capacity") + 1
+        )
+    return True

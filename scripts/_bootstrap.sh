@@ -21,8 +21,13 @@ ensure_venv() {
   [ -n "$extra" ] && spec=".[$extra]"
   local stamp=".venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)-${extra:-base}"
   if [ ! -f "$stamp" ]; then
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e "$spec"
+    echo "Installing Seatkeeper ($spec) into .venv ..." >&2
+    if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e "$spec"; } \
+        > .venv/install.log 2>&1; then
+      tail -n 40 .venv/install.log >&2
+      echo "Installation failed; the full log is in .venv/install.log" >&2
+      exit 1
+    fi
     touch "$stamp"
   fi
 }

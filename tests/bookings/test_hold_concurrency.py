@@ -30,7 +30,9 @@ def test_200_threads_one_seat_exactly_one_wins(flight):
     people = customers(200)
     outcomes = run_concurrently(
         [
-            lambda c=c: hold_seats(customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+            lambda c=c: hold_seats(
+                customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            )
             for c in people
         ]
     )
@@ -46,7 +48,9 @@ def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
     people = customers(50)
     outcomes = run_concurrently(
         [
-            lambda c=people[i % 50]: hold_seatless(customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+            lambda c=people[i % 50]: hold_seatless(
+                customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            )
             for i in range(500)
         ],
         threads=150,
@@ -65,19 +69,30 @@ def test_crossed_seat_pairs_never_deadlock(flight):
         pair = [f"{row}A", f"{row}B"]
         outcomes = run_concurrently(
             [
-                lambda: hold_seats(customer=alice, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair),
-                lambda: hold_seats(customer=bob, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair[::-1]),
+                lambda pair=pair: hold_seats(
+                    customer=alice, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair
+                ),
+                lambda pair=pair: hold_seats(
+                    customer=bob, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair[::-1]
+                ),
             ]
         )
         assert len(outcomes.results) == 1, (round_no, outcomes.errors)
         assert outcomes.error_kinds == {"SeatUnavailable": 1}, (round_no, outcomes.errors)
-        Booking.objects.filter(pk=outcomes.results[0].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+        Booking.objects.filter(pk=outcomes.results[0].pk).update(
+            expires_at=timezone.now() - timedelta(seconds=1)
+        )
         expire_holds()
     assert check_inventory(flight_id=flight.pk) == []
 
 
 def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
-    stale = hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+    stale = hold_seats(
+        customer=UserFactory(),
+        flight_id=flight.pk,
+        fare_class="ECONOMY",
+        seat_numbers=["12A", "12B"],
+    )
     past = timezone.now() - timedelta(seconds=1)
     Booking.objects.filter(pk=stale.pk).update(expires_at=past)
     Seat.objects.filter(booking=stale).update(held_until=past)
@@ -85,7 +100,9 @@ def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
     people = customers(50)
     outcomes = run_concurrently(
         [
-            lambda c=c: hold_seats(customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+            lambda c=c: hold_seats(
+                customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            )
             for c in people
         ]
     )
@@ -99,7 +116,12 @@ def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
 def test_sweep_racing_itself_and_live_holds(flight):
     people = customers(40)
     expired = [
-        hold_seats(customer=people[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[f"{10 + i // 6}{'ABCDEF'[i % 6]}"])
+        hold_seats(
+            customer=people[i],
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=[f"{10 + i // 6}{'ABCDEF'[i % 6]}"],
+        )
         for i in range(24)
     ]
     past = timezone.now() - timedelta(seconds=1)
@@ -118,7 +140,9 @@ def test_sweep_racing_itself_and_live_holds(flight):
     unexpected = [e for e in outcomes.errors if not isinstance(e, (SeatUnavailable, SoldOut))]
     assert not unexpected, unexpected
     swept = sum(r for r in outcomes.results if isinstance(r, int))
-    taken_over = Booking.objects.filter(pk__in=[b.pk for b in expired], status=BookingStatus.EXPIRED).count()
+    taken_over = Booking.objects.filter(
+        pk__in=[b.pk for b in expired], status=BookingStatus.EXPIRED
+    ).count()
     assert taken_over == 24  # every stale hold expired exactly once, by a sweep or a takeover
     assert swept <= 24
     expire_holds()
@@ -133,9 +157,15 @@ def naive_hold(customer, flight_id, seat_no):
             raise SeatUnavailable([seat_no])
         time.sleep(0.005)  # the gap every real request has between its read and its write
         booking = Booking.objects.create(
-            customer=customer, flight_id=flight_id, fare_class="ECONOMY", seat_count=1,
-            amount=100, currency="EUR", expires_at=timezone.now() + timedelta(minutes=10),
-            created_at=timezone.now(), updated_at=timezone.now(),
+            customer=customer,
+            flight_id=flight_id,
+            fare_class="ECONOMY",
+            seat_count=1,
+            amount=100,
+            currency="EUR",
+            expires_at=timezone.now() + timedelta(minutes=10),
+            created_at=timezone.now(),
+            updated_at=timezone.now(),
         )
         seat.status, seat.booking, seat.held_until = SeatStatus.HELD, booking, booking.expires_at
         seat.save()

@@ -42,30 +42,45 @@ def snapshot(flight):
 
 def test_hold_takes_all_seats_and_prices_them_on_the_server(customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-        seat_numbers=["12b", "12A"], passenger_names=["Ana Lima", "Bo Chen"],
+        customer=customer,
+        flight_id=flight.pk,
+        fare_class="ECONOMY",
+        seat_numbers=["12b", "12A"],
+        passenger_names=["Ana Lima", "Bo Chen"],
     )
     assert booking.status == BookingStatus.HELD
     assert booking.seat_count == 2
     # Row 12 is an exit row: fare 89.00 + 15.00 surcharge per seat.
     assert booking.amount == Decimal("208.00") and booking.currency == "EUR"
-    assert timedelta(minutes=9, seconds=59) < booking.expires_at - timezone.now() <= timedelta(minutes=10)
+    assert (
+        timedelta(minutes=9, seconds=59)
+        < booking.expires_at - timezone.now()
+        <= timedelta(minutes=10)
+    )
     seats = Seat.objects.filter(flight=flight, seat_no__in=["12A", "12B"])
     assert {(s.status, s.booking_id, s.held_until) for s in seats} == {
         (SeatStatus.HELD, booking.pk, booking.expires_at)
     }
     assert sorted(booking.passengers.values_list("seat__seat_no", "full_name")) == [
-        ("12A", "Ana Lima"), ("12B", "Bo Chen"),
+        ("12A", "Ana Lima"),
+        ("12B", "Bo Chen"),
     ]
     assert economy(flight).held == 2
     assert check_inventory(flight_id=flight.pk) == []
 
 
 def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, flight):
-    hold_seats(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12B"])
+    hold_seats(
+        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12B"]
+    )
     before = snapshot(flight)
     with pytest.raises(SeatUnavailable) as err:
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+        hold_seats(
+            customer=customer,
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=["12A", "12B"],
+        )
     assert err.value.extra["seats"] == ["12B"]
     assert snapshot(flight) == before
     assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.AVAILABLE
@@ -96,7 +111,9 @@ def test_bad_hold_requests_are_refused_and_change_nothing(customer, flight, kwar
 def test_departed_flight_cannot_be_held(customer):
     flight = FlightFactory(departure_at=timezone.now() - timedelta(hours=1))
     with pytest.raises(FlightNotBookable):
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        )
     with pytest.raises(FlightNotBookable):
         hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
     assert not Booking.objects.exists()
@@ -106,22 +123,33 @@ def test_cancelled_flight_cannot_be_held(customer, flight):
     flight.status = FlightStatus.CANCELLED
     flight.save(update_fields=["status"])
     with pytest.raises(FlightNotBookable):
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        )
 
 
 def test_blocked_seat_is_unavailable(customer, flight):
     Seat.objects.filter(flight=flight, seat_no="7C").update(status=SeatStatus.BLOCKED)
     with pytest.raises(SeatUnavailable):
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"]
+        )
 
 
 def test_expired_hold_is_taken_over_and_the_stale_booking_expired(customer, other_customer, flight):
-    stale = hold_seats(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+    stale = hold_seats(
+        customer=other_customer,
+        flight_id=flight.pk,
+        fare_class="ECONOMY",
+        seat_numbers=["12A", "12B"],
+    )
     past = timezone.now() - timedelta(seconds=1)
     Booking.objects.filter(pk=stale.pk).update(expires_at=past)
     Seat.objects.filter(booking=stale).update(held_until=past)
 
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
 
     stale.refresh_from_db()
     assert stale.status == BookingStatus.EXPIRED
@@ -129,19 +157,29 @@ def test_expired_hold_is_taken_over_and_the_stale_booking_expired(customer, othe
     # The stale booking's other seat is released, not stranded.
     assert Seat.objects.get(flight=flight, seat_no="12B").status == SeatStatus.AVAILABLE
     assert economy(flight).held == 1
-    assert OutboxEvent.objects.filter(event_type="booking.expired", aggregate_id=str(stale.pk)).count() == 1
+    assert (
+        OutboxEvent.objects.filter(event_type="booking.expired", aggregate_id=str(stale.pk)).count()
+        == 1
+    )
     assert check_inventory(flight_id=flight.pk) == []
 
 
 def test_live_hold_is_not_taken_over(customer, other_customer, flight):
-    hold_seats(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     with pytest.raises(SeatUnavailable):
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        )
 
 
 def test_seatless_holds_sell_exactly_capacity_plus_overbook(customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=2))  # 6 seats + 2
-    held = [hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=3) for _ in range(2)]
+    held = [
+        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=3)
+        for _ in range(2)
+    ]
     assert held[0].amount == Decimal("300.00")
     hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
     with pytest.raises(SoldOut):
@@ -149,20 +187,30 @@ def test_seatless_holds_sell_exactly_capacity_plus_overbook(customer):
     assert economy(flight).held == 8
     # Seat holds compete for the same units.
     with pytest.raises(SoldOut):
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+        )
     assert check_inventory(flight_id=flight.pk) == []
 
 
 def test_expire_holds_releases_and_is_safe_to_run_twice(customer, flight):
-    b1 = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+    b1 = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"]
+    )
     b2 = hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
-    live = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"])
-    Booking.objects.filter(pk__in=[b1.pk, b2.pk]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    live = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
+    Booking.objects.filter(pk__in=[b1.pk, b2.pk]).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
 
     assert expire_holds() == 2
     assert expire_holds() == 0
 
-    assert set(Booking.objects.filter(pk__in=[b1.pk, b2.pk]).values_list("status", flat=True)) == {BookingStatus.EXPIRED}
+    assert set(Booking.objects.filter(pk__in=[b1.pk, b2.pk]).values_list("status", flat=True)) == {
+        BookingStatus.EXPIRED
+    }
     assert Booking.objects.get(pk=live.pk).status == BookingStatus.HELD
     assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.AVAILABLE
     assert economy(flight).held == 1
@@ -172,14 +220,18 @@ def test_expire_holds_releases_and_is_safe_to_run_twice(customer, flight):
 
 def test_expire_holds_in_small_batches(customer, flight):
     for seat in ["10A", "10B", "10C", "10D", "10E"]:
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat]
+        )
     Booking.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert expire_holds(batch_size=2) == 5
     assert economy(flight).held == 0
 
 
 def test_cancel_hold(customer, other_customer, flight):
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     from bookings.errors import BookingNotFound
 
     with pytest.raises(BookingNotFound):
@@ -195,7 +247,9 @@ def test_cancel_hold(customer, other_customer, flight):
 
 
 def test_cancel_of_expired_hold_says_so(customer, flight):
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     expire_holds()
     with pytest.raises(HoldExpired):
@@ -213,7 +267,12 @@ def test_hold_path_query_budget(customer, flight):
 
     # Lock seats (+flight, +fare), reserve units, insert booking, claim seats, insert passengers.
     with CaptureQueriesContext(connection) as captured:
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"])
+        hold_seats(
+            customer=customer,
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=["12A", "12B"],
+        )
     assert len(statements(captured)) == 5, statements(captured)
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
@@ -240,12 +299,21 @@ def test_database_refuses_overselling_even_if_code_is_wrong(flight):
 def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
     from django.db import IntegrityError, transaction
 
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     seat = Seat.objects.get(flight=flight, seat_no="12A")
     other = UserFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
         twin = Booking.objects.create(
-            customer=other, flight=flight, fare_class="ECONOMY", seat_count=1, amount=1, currency="EUR",
-            expires_at=booking.expires_at, created_at=booking.created_at, updated_at=booking.updated_at,
+            customer=other,
+            flight=flight,
+            fare_class="ECONOMY",
+            seat_count=1,
+            amount=1,
+            currency="EUR",
+            expires_at=booking.expires_at,
+            created_at=booking.created_at,
+            updated_at=booking.updated_at,
         )
         Passenger.objects.create(booking=twin, seat=seat)

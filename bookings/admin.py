@@ -1,0 +1,62 @@
+from django.contrib import admin
+
+from bookings.models import Booking, OutboxEvent, Passenger
+
+
+class PassengerInline(admin.TabularInline):
+    model = Passenger
+    extra = 0
+    fields = ["full_name", "seat", "is_live"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Booking)
+class BookingAdmin(admin.ModelAdmin):
+    """Read-only: bookings change state only through services (holds, payments, cancellation)."""
+
+    list_display = [
+        "id",
+        "customer",
+        "flight",
+        "fare_class",
+        "status",
+        "seat_count",
+        "amount",
+        "currency",
+        "expires_at",
+        "created_at",
+    ]
+    list_filter = ["status", "fare_class", "created_at"]
+    search_fields = ["=id", "customer__username", "customer__email", "flight__code", "=flight__id"]
+    list_select_related = ["customer", "flight"]
+    date_hierarchy = "created_at"
+    inlines = [PassengerInline]
+    readonly_fields = [f.name for f in Booking._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(OutboxEvent)
+class OutboxEventAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "event_type",
+        "aggregate_type",
+        "aggregate_id",
+        "created_at",
+        "published_at",
+    ]
+    list_filter = ["event_type", ("published_at", admin.EmptyFieldListFilter)]
+    search_fields = ["=aggregate_id", "event_type"]
+    readonly_fields = [f.name for f in OutboxEvent._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

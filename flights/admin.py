@@ -1,0 +1,234 @@
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import F
+from django.utils.html import format_html, format_html_join
+
+from bookings.errors import DomainError
+from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
+from flights.services import block_seat, set_fare_limits, unblock_seat
+
+
+@admin.register(Airport)
+class AirportAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "city", "country", "time_zone"]
+    search_fields = ["code", "name", "city"]
+
+
+class FareInventoryForm(forms.ModelForm):
+    class Meta:
+        model = FareInventory
+        fields = ["fare_class", "capacity", "overbook_limit", "price", "currency"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk and not self.errors:
+            taken = self.instance.sold + self.instance.held
+            limit = cleaned["capacity"] + cleaned["overbook_limit"]
+            if limit < taken:
+                raise forms.ValidationError(
+                    f"Capacity + overbook limit ({limit}) cannot go below the {self.instance.sold} "
+                    f"sold and {self.instance.held} held units."
+                )
+        return cleaned
+
+
+class FareInventoryInline(admin.TabularInline):
+    model = FareInventory
+    form = FareInventoryForm
+    extra = 0
+    readonly_fields = ["sold", "held", "left"]
+    fields = [
+        "fare_class",
+        "capacity",
+        "overbook_limit",
+        "price",
+        "currency",
+        "sold",
+        "held",
+        "left",
+    ]
+
+    @admin.display(description="left")
+    def left(self, obj):
+        return obj.available if obj.pk else "—"
+
+
+@admin.register(Flight)
+class FlightAdmin(admin.ModelAdmin):
+    list_display = ["code", "origin", "destination", "departure_at", "status", "inventory_overview"]
+    list_filter = ["status", "origin", "destination"]
+    search_fields = ["code", "id"]
+    date_hierarchy = "departure_at"
+    inlines = [FareInventoryInline]
+    readonly_fields = ["seat_map"]
+    actions = ["mark_departed"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("inventories")
+
+    @admin.display(description="inventory (sold / held / left of capacity+overbook)")
+    def inventory_overview(self, obj):
+        return format_html_join(
+            " · ",
+            "{}: {} / {} / {} of {}+{}",
+            (
+                (
+                    inv.fare_class.title(),
+                    inv.sold,
+                    inv.held,
+                    inv.available,
+                    inv.capacity,
+                    inv.overbook_limit,
+                )
+                for inv in obj.inventories.all()
+            ),
+        )
+
+    @admin.display(description="seat map")
+    def seat_map(self, obj):
+        if not obj.pk:
+            return "—"
+        rows: dict[int, list[Seat]] = {}
+        for seat in obj.seats.order_by("row", "letter"):
+            rows.setdefault(seat.row, []).append(seat)
+        symbols = {
+            SeatStatus.AVAILABLE: "·",
+            SeatStatus.HELD: "H",
+            SeatStatus.SOLD: "■",
+            SeatStatus.BLOCKED: "×",
+        }
+        lines = format_html_join(
+            "\n",
+            "{:>3} {}",
+            (
+                (row, " ".join(f"{s.letter}{symbols[s.status]}" for s in seats))
+                for row, seats in rows.items()
+            ),
+        )
+        return format_html(
+            "<pre style='font-size:12px;line-height:1.3'>{}\n\n· available  H held  ■ sold  × blocked</pre>",
+            lines,
+        )
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not FareInventory:
+            return super().save_formset(request, form, formset, change)
+        # sold/held move under live traffic: never write the whole row from a stale form.
+        for inline_form in formset.forms:
+            if not inline_form.has_changed() or not inline_form.cleaned_data:
+                continue
+            inventory = inline_form.instance
+            if inventory.pk is None:
+                inventory.flight = form.instance
+                inventory.save()
+                continue
+            try:
+                set_fare_limits(
+                    inventory_id=inventory.pk,
+                    capacity=inline_form.cleaned_data["capacity"],
+                    overbook_limit=inline_form.cleaned_data["overbook_limit"],
+                    price=inline_form.cleaned_data["price"],
+                )
+            except DomainError as error:
+                self.message_user(request, error.detail, messages.ERROR)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    @admin.action(description="Mark selected flights as departed")
+    def mark_departed(self, request, queryset):
+        updated = queryset.filter(status="SCHEDULED").update(status="DEPARTED")
+        self.message_user(request, f"{updated} flight(s) marked departed.")
+
+
+@admin.register(Seat)
+class SeatAdmin(admin.ModelAdmin):
+    list_display = [
+        "seat_no",
+        "flight",
+        "fare_class",
+        "status",
+        "surcharge",
+        "booking",
+        "held_until",
+    ]
+    list_filter = ["status", "fare_class"]
+    search_fields = ["flight__code", "=flight__id", "seat_no"]
+    list_select_related = ["flight"]
+    actions = ["block", "unblock"]
+    readonly_fields = [f.name for f in Seat._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Block selected seats (take out of sale)")
+    def block(self, request, queryset):
+        self._apply(request, queryset, block_seat, "blocked")
+
+    @admin.action(description="Unblock selected seats (return to sale)")
+    def unblock(self, request, queryset):
+        self._apply(request, queryset, unblock_seat, "unblocked")
+
+    def _apply(self, request, queryset, service, verb):
+        changed = 0
+        for flight_id, seat_no in queryset.order_by("seat_no").values_list("flight_id", "seat_no"):
+            try:
+                changed += service(flight_id=flight_id, seat_no=seat_no)
+            except DomainError as error:
+                self.message_user(request, error.detail, messages.ERROR)
+        self.message_user(
+            request, f"{changed} seat(s) {verb}; seats not in the right state were left alone."
+        )
+
+
+@admin.register(FareInventory)
+class FareInventoryAdmin(admin.ModelAdmin):
+    """Inventory overview across flights: what staff watch on a sale day."""
+
+    list_display = [
+        "flight",
+        "fare_class",
+        "capacity",
+        "overbook_limit",
+        "sold",
+        "held",
+        "left",
+        "price",
+        "currency",
+    ]
+    list_filter = ["fare_class", "flight__origin", "flight__destination"]
+    search_fields = ["flight__code", "=flight__id"]
+    list_select_related = ["flight"]
+    readonly_fields = ["flight", "fare_class", "sold", "held"]
+    fields = [
+        "flight",
+        "fare_class",
+        "capacity",
+        "overbook_limit",
+        "price",
+        "currency",
+        "sold",
+        "held",
+    ]
+    form = FareInventoryForm
+
+    @admin.display(
+        description="left", ordering=F("capacity") + F("overbook_limit") - F("sold") - F("held")
+    )
+    def left(self, obj):
+        return obj.available
+
+    def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        try:
+            set_fare_limits(
+                inventory_id=obj.pk,
+                capacity=form.cleaned_data["capacity"],
+                overbook_limit=form.cleaned_data["overbook_limit"],
+                price=form.cleaned_data["price"],
+            )
+        except DomainError as error:
+            self.message_user(request, error.detail, messages.ERROR)

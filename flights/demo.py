@@ -1,0 +1,112 @@
+"""Demo data: real airports, a month of flights with A320 cabins, a customer and a staff user."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from flights.models import Airport, Flight
+from flights.services import a320_layout, create_flight
+
+AIRPORTS = [
+    ("SGN", "Tan Son Nhat International", "Ho Chi Minh City", "VN", "Asia/Ho_Chi_Minh"),
+    ("HAN", "Noi Bai International", "Hanoi", "VN", "Asia/Ho_Chi_Minh"),
+    ("DAD", "Da Nang International", "Da Nang", "VN", "Asia/Ho_Chi_Minh"),
+    ("FRA", "Frankfurt am Main", "Frankfurt", "DE", "Europe/Berlin"),
+    ("MUC", "Munich Franz Josef Strauss", "Munich", "DE", "Europe/Berlin"),
+    ("BER", "Berlin Brandenburg", "Berlin", "DE", "Europe/Berlin"),
+    ("SVO", "Sheremetyevo International", "Moscow", "RU", "Europe/Moscow"),
+    ("LED", "Pulkovo", "Saint Petersburg", "RU", "Europe/Moscow"),
+]
+
+# code, origin, destination, local departure, duration, economy price, business price, currency
+ROUTES = [
+    ("VN213", "SGN", "HAN", time(7, 0), timedelta(hours=2, minutes=10), "59.00", "240.00", "EUR"),
+    ("VN220", "HAN", "SGN", time(18, 30), timedelta(hours=2, minutes=10), "59.00", "240.00", "EUR"),
+    ("VN122", "SGN", "DAD", time(9, 15), timedelta(hours=1, minutes=20), "39.00", "160.00", "EUR"),
+    ("VN167", "DAD", "HAN", time(13, 40), timedelta(hours=1, minutes=20), "39.00", "160.00", "EUR"),
+    ("LH190", "FRA", "BER", time(6, 50), timedelta(hours=1, minutes=10), "89.00", "390.00", "EUR"),
+    ("LH191", "BER", "FRA", time(20, 5), timedelta(hours=1, minutes=10), "89.00", "390.00", "EUR"),
+    ("LH2011", "MUC", "BER", time(11, 0), timedelta(hours=1, minutes=15), "79.00", "360.00", "EUR"),
+    ("LH100", "FRA", "MUC", time(16, 20), timedelta(hours=0, minutes=55), "69.00", "310.00", "EUR"),
+    ("SU10", "SVO", "LED", time(8, 30), timedelta(hours=1, minutes=25), "49.00", "210.00", "EUR"),
+    ("SU11", "LED", "SVO", time(19, 45), timedelta(hours=1, minutes=25), "49.00", "210.00", "EUR"),
+]
+
+
+@dataclass
+class DemoResult:
+    airports: int
+    flights_created: int
+    flights_total: int
+    credentials: list[tuple[str, str, str]]
+
+
+def load_demo(*, days: int = 30, password: str | None = None) -> DemoResult:
+    """Idempotent: existing airports and flights are kept; demo users get a fresh password."""
+    for code, name, city, country, tz in AIRPORTS:
+        Airport.objects.update_or_create(
+            code=code, defaults={"name": name, "city": city, "country": country, "time_zone": tz}
+        )
+    airports = {a.code: a for a in Airport.objects.all()}
+    # One transaction for the whole schedule: on SQLite a commit per flight costs an fsync each.
+    with transaction.atomic():
+        created = _create_schedule(airports, timezone.now().date(), days)
+    credentials = [
+        _ensure_user("demo", "demo@seatkeeper.example", password, staff=False),
+        _ensure_user("staff", "staff@seatkeeper.example", password, staff=True),
+    ]
+    return DemoResult(
+        airports=len(airports),
+        flights_created=created,
+        flights_total=Flight.objects.count(),
+        credentials=credentials,
+    )
+
+
+def _create_schedule(airports: dict[str, Airport], today: date, days: int) -> int:
+    created = 0
+    for offset in range(1, days + 1):
+        day = today + timedelta(days=offset)
+        for code, origin, destination, local_time, duration, economy, business, currency in ROUTES:
+            departure = _local(day, local_time, airports[origin].time_zone)
+            if Flight.objects.filter(code=code, departure_at=departure).exists():
+                continue
+            create_flight(
+                code=code,
+                origin=airports[origin],
+                destination=airports[destination],
+                departure_at=departure,
+                arrival_at=departure + duration,
+                layout=a320_layout(
+                    economy_price=Decimal(economy),
+                    business_price=Decimal(business),
+                    currency=currency,
+                ),
+            )
+            created += 1
+    return created
+
+
+def _local(day: date, at: time, tz_name: str) -> datetime:
+    return datetime.combine(day, at, tzinfo=ZoneInfo(tz_name)).astimezone(ZoneInfo("UTC"))
+
+
+def _ensure_user(
+    username: str, email: str, password: str | None, *, staff: bool
+) -> tuple[str, str, str]:
+    password = password or secrets.token_urlsafe(9)
+    user_model = get_user_model()
+    with transaction.atomic():
+        user, _ = user_model.objects.get_or_create(username=username, defaults={"email": email})
+        user.is_staff = user.is_superuser = staff
+        user.set_password(password)
+        user.save()
+    return ("staff (admin)" if staff else "customer", username, password)

@@ -1,0 +1,21 @@
+import os
+
+from django.core.management.base import BaseCommand
+
+from flights.demo import load_demo
+
+
+class Command(BaseCommand):
+    help = "Load demo airports, a month of flights with seat maps, a customer and a staff user."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--days", type=int, default=30)
+
+    def handle(self, *args, days, **options):
+        result = load_demo(days=days, password=os.environ.get("DEMO_PASSWORD") or None)
+        self.stdout.write(
+            f"Demo data: {result.airports} airports, {result.flights_total} flights "
+            f"({result.flights_created} new)."
+        )
+        for role, username, password in result.credentials:
+            self.stdout.write(f"  {role:14} username={username}  password={password}")

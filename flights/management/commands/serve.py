@@ -1,0 +1,84 @@
+"""Serve the whole application: ASGI web server, Celery worker and Celery beat.
+
+With REDIS_URL (or CELERY_BROKER_URL) set, worker and beat run as child processes against that
+broker, as they would in production.  Without, everything runs in this one process: the
+in-memory broker and channel layer only reach consumers inside the same process, so the
+embedded worker and beat live here as threads.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import uvicorn
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from config.celery import app as celery_app
+
+
+class Command(BaseCommand):
+    help = "Run web (uvicorn, ASGI) + Celery worker + beat."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+
+    def handle(self, *args, host, port, **options):
+        embedded = settings.CELERY_BROKER_URL.startswith("memory://")
+        stop_background = self._start_embedded() if embedded else self._start_processes()
+        mode = "embedded single process" if embedded else "worker and beat as child processes"
+        self.stdout.write(
+            self.style.SUCCESS(f"Seatkeeper is running ({mode}): http://{host}:{port}/")
+        )
+        self.stdout.write(
+            f"  admin: http://{host}:{port}/admin/   API docs: http://{host}:{port}/api/docs/"
+        )
+        try:
+            uvicorn.run(
+                "config.asgi:application", host=host, port=port, lifespan="off", log_level="info"
+            )
+        finally:
+            stop_background()
+
+    def _start_embedded(self):
+        from celery.beat import EmbeddedService
+
+        worker = celery_app.WorkController(
+            pool="solo",
+            concurrency=1,
+            loglevel="INFO",
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+            hostname="embedded@seatkeeper",
+        )
+        threading.Thread(target=worker.start, name="celery-worker", daemon=True).start()
+        beat = EmbeddedService(celery_app, thread=True)
+        beat.start()
+
+        def stop():
+            beat.stop()
+            worker.stop(in_sighandler=False)
+
+        return stop
+
+    def _start_processes(self):
+        celery = [sys.executable, "-m", "celery", "-A", "config"]
+        children = [
+            subprocess.Popen([*celery, "worker", "--loglevel=INFO", "--concurrency=2"]),
+            subprocess.Popen([*celery, "beat", "--loglevel=INFO"]),
+        ]
+
+        def stop():
+            for child in children:
+                child.send_signal(signal.SIGTERM)
+            for child in children:
+                try:
+                    child.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+
+        return stop
