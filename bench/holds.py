@@ -1,0 +1,197 @@
+"""Hold throughput and latency with N threads contending on one flight.
+
+    .venv/bin/python bench/holds.py                 # defaults: 32 threads, 3 scenarios
+    .venv/bin/python bench/holds.py --threads 64 --flights 1
+
+Runs against PostgreSQL (BENCH_DATABASE_URL, default a scratch database `seatkeeper_bench` on
+127.0.0.1), never against your data.  Each thread has its own connection, like a web worker.
+Scenarios:
+  seat-pairs   every thread holds random adjacent pairs on the same flight until it sells out
+  one-seat     every thread fights for the same seat (1 winner, the rest must get 409 fast)
+  seatless     every thread holds 1 seatless unit until capacity + overbook is gone
+Prints holds/s (successful), attempts/s, and p50/p99 latency of all attempts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+BENCH_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench")
+os.environ["DATABASE_URL"] = BENCH_URL
+os.environ.pop("REDIS_URL", None)
+
+
+def ensure_database() -> None:
+    import psycopg
+
+    name = BENCH_URL.rsplit("/", 1)[1]
+    with psycopg.connect(BENCH_URL, dbname="postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes: bool) -> dict:
+    """Run `workers` competitors (threads, or forked processes with their own interpreter)."""
+    import multiprocessing
+
+    from django.db import connections
+
+    from bookings.errors import DomainError
+
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(workers) if processes else threading.Barrier(workers)
+    results = ctx.SimpleQueue() if processes else None
+    collected: list[tuple[list[float], int, dict[str, int]]] = []
+
+    def worker(index: int) -> None:
+        rng = random.Random(index)
+        latencies: list[float] = []
+        wins, errors, failures_in_a_row = 0, {}, 0
+        connections["default"].ensure_connection()
+        barrier.wait()
+        try:
+            while failures_in_a_row < stop_after_failures:
+                started = time.perf_counter()
+                try:
+                    attempt(index, rng)
+                    ok, kind = True, None
+                except DomainError as exc:
+                    ok, kind = False, type(exc).__name__
+                latencies.append(time.perf_counter() - started)
+                if ok:
+                    wins += 1
+                else:
+                    errors[kind] = errors.get(kind, 0) + 1
+                failures_in_a_row = 0 if ok else failures_in_a_row + 1
+        finally:
+            connections.close_all()
+        if processes:
+            results.put((latencies, wins, errors))
+        else:
+            collected.append((latencies, wins, errors))
+
+    connections.close_all()  # never share a connection across fork
+    if processes:
+        pool = [ctx.Process(target=worker, args=(i,)) for i in range(workers)]
+    else:
+        pool = [threading.Thread(target=worker, args=(i,)) for i in range(workers)]
+    started = time.perf_counter()
+    for p in pool:
+        p.start()
+    if processes:
+        collected = [results.get() for _ in pool]
+    for p in pool:
+        p.join()
+    wall = time.perf_counter() - started
+    latencies = [x for lat, _, _ in collected for x in lat]
+    errors: dict[str, int] = {}
+    for _, _, errs in collected:
+        for kind, n in errs.items():
+            errors[kind] = errors.get(kind, 0) + n
+    wins = sum(w for _, w, _ in collected)
+    return {
+        "scenario": name,
+        "holds": wins,
+        "attempts": len(latencies),
+        "wall_s": wall,
+        "holds_per_s": wins / wall,
+        "attempts_per_s": len(latencies) / wall,
+        "p50_ms": percentile(latencies, 0.50) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "mean_ms": statistics.fmean(latencies) * 1000,
+        "errors": errors,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=32, help="competitors on the flight")
+    parser.add_argument(
+        "--processes", action="store_true",
+        help="fork one process per competitor (like separate web workers) instead of threads",
+    )
+    parser.add_argument("--scenarios", default="seat-pairs,one-seat,seatless")
+    args = parser.parse_args()
+
+    ensure_database()
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connections
+
+    from bookings.services import hold_seatless, hold_seats
+    from flights.demo import AIRPORTS
+    from flights.models import Airport, Seat
+    from flights.services import check_inventory, create_flight
+
+    call_command("migrate", verbosity=0)
+    for code, name, city, country, tz in AIRPORTS[:2]:
+        Airport.objects.get_or_create(code=code, defaults={"name": name, "city": city, "country": country, "time_zone": tz})
+    origin, destination = Airport.objects.order_by("code")[:2]
+    users = [get_user_model().objects.get_or_create(username=f"bench{i}")[0] for i in range(args.threads)]
+
+    def new_flight():
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        departure = timezone.now() + timedelta(days=10, seconds=random.randint(0, 10**6))
+        return create_flight(code="BN1", origin=origin, destination=destination,
+                             departure_at=departure, arrival_at=departure + timedelta(hours=2))
+
+    kind = "processes" if args.processes else "threads"
+    print(f"PostgreSQL hold bench: {args.threads} {kind}, a fresh A320 per scenario (economy 168 seats + 3 overbook)")
+    print(f"{'scenario':<12}{'holds':>7}{'attempts':>10}{'holds/s':>10}{'attempts/s':>12}{'p50 ms':>9}{'p99 ms':>9}  errors")
+    for scenario in args.scenarios.split(","):
+        flight = new_flight()
+        if scenario == "seat-pairs":
+            pairs = [
+                [f"{row}{a}", f"{row}{b}"] for row in range(4, 32) for a, b in ("AB", "CD", "EF")
+            ]
+
+            def attempt(i, rng, flight=flight, pairs=pairs):
+                hold_seats(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=rng.choice(pairs))
+
+            result = run(scenario, args.threads, attempt, stop_after_failures=40, processes=args.processes)
+        elif scenario == "one-seat":
+            def attempt(i, rng, flight=flight):
+                hold_seats(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+
+            result = run(scenario, args.threads, attempt, stop_after_failures=20, processes=args.processes)
+            assert result["holds"] == 1, result
+        elif scenario == "seatless":
+            def attempt(i, rng, flight=flight):
+                hold_seatless(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+
+            result = run(scenario, args.threads, attempt, stop_after_failures=5, processes=args.processes)
+            assert result["holds"] == 171, result
+        else:
+            raise SystemExit(f"unknown scenario {scenario}")
+        problems = check_inventory(flight_id=flight.pk)
+        assert not problems, problems
+        print(
+            f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"
+            f"{result['attempts_per_s']:>12.0f}{result['p50_ms']:>9.1f}{result['p99_ms']:>9.1f}  {result['errors']}"
+        )
+    connections.close_all()
+
+
+if __name__ == "__main__":
+    main()
