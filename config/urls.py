@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.health import healthz
+
 api_patterns = [
     path("", include("flights.api_urls")),
     path("", include("bookings.api_urls")),
@@ -9,6 +11,7 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("", include("flights.urls")),
