@@ -37,6 +37,7 @@ from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from waitroom import services as waitlist
 
 SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
 
@@ -214,6 +215,9 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     )
     if len(lockable) != len(booking_ids):
         raise SeatUnavailable(seat_nos)
+    # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
+    if any(waitlist.has_waiting(flight_id=b.flight_id, fare_class=b.fare_class) for b in lockable):
+        raise SeatUnavailable(seat_nos)
     close_bookings(lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now)
 
 
@@ -310,6 +314,11 @@ def close_bookings(
         FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+    if from_status == BookingStatus.HELD:
+        waitlist.close_offers(booking_ids=ids, now=now)
+    # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
+    for flight_id, fare_class in sorted(units):
+        waitlist.offer_freed_units(flight_id=flight_id, fare_class=fare_class, now=now)
 
     event_type = f"booking.{to_status.lower()}"
     events = []

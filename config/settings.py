@@ -158,6 +158,7 @@ SEATKEEPER = {
     "HOLD_TTL": timedelta(seconds=env.int("HOLD_TTL_SECONDS", default=600)),
     "MAX_PASSENGERS": 9,
     "EXPIRE_BATCH_SIZE": 500,
+    "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
 
 LOGGING = {

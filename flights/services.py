@@ -9,10 +9,12 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum, Value
+from django.utils import timezone
 
 from bookings.errors import InvalidRequest
 from bookings.models import Booking, BookingStatus, Passenger
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from waitroom import services as waitlist
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,11 @@ def set_fare_limits(
                 f"{inventory.sold} sold and {inventory.held} held units.",
                 field="capacity",
             )
+        if inventory.available:
+            waitlist.offer_freed_units(
+                flight_id=inventory.flight_id, fare_class=inventory.fare_class, now=timezone.now()
+            )
+            inventory.refresh_from_db()
     return inventory
 
 
@@ -236,4 +243,5 @@ def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
         FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
             capacity=F("capacity") + 1
         )
+        waitlist.offer_freed_units(flight_id=flight_id, fare_class=seat.fare_class, now=timezone.now())
     return True

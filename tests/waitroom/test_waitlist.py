@@ -1,0 +1,179 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from bookings.errors import FlightNotBookable, SeatUnavailable, SoldOut
+from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
+from flights.models import FareInventory, Seat, SeatStatus
+from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
+from tests.factories import FlightFactory, UserFactory, economy_only_layout
+from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
+from waitroom.models import WaitlistStatus
+from waitroom.selectors import waitlist_position
+from waitroom.services import close_departed_waitlists, join_waitlist, leave_waitlist
+
+pytestmark = pytest.mark.django_db
+
+
+def sold_out_flight(seats_rows=1):
+    """6 economy seats, no overbooking, every seat held by its own customer."""
+    flight = FlightFactory(layout=economy_only_layout(rows=seats_rows, overbook_limit=0))
+    holders = []
+    for seat in Seat.objects.filter(flight=flight).order_by("row", "letter"):
+        holder = UserFactory()
+        holders.append(hold_seats(customer=holder, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat.seat_no]))
+    return flight, holders
+
+
+def expire(booking):
+    past = timezone.now() - timedelta(seconds=1)
+    Booking.objects.filter(pk=booking.pk).update(expires_at=past)
+    Seat.objects.filter(booking_id=booking.pk).update(held_until=past)
+    expire_holds()
+
+
+def test_join_only_when_sold_out_once_and_with_position(customer, flight):
+    with pytest.raises(NotSoldOut):
+        join_waitlist(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    sold_out, _ = sold_out_flight()
+    waiters = [UserFactory() for _ in range(3)]
+    entries = [join_waitlist(customer=w, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1) for w in waiters]
+    assert [waitlist_position(entry=e) for e in entries] == [1, 2, 3]
+    with pytest.raises(AlreadyWaiting):
+        join_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=2)
+    leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
+    with pytest.raises(NotWaiting):
+        leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
+    entries[2].refresh_from_db()
+    assert waitlist_position(entry=entries[2]) == 2
+    # Leaving is not forever: rejoining puts you at the back.
+    back = join_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+    assert waitlist_position(entry=back) == 3
+
+
+def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on():
+    flight, holders = sold_out_flight()
+    waiters = [UserFactory() for _ in range(5)]
+    entries = [join_waitlist(customer=w, flight_id=flight.pk, fare_class="ECONOMY", party_size=1) for w in waiters]
+
+    cancel_hold(customer=holders[0].customer, booking_id=holders[0].pk)
+    cancel_hold(customer=holders[1].customer, booking_id=holders[1].pk)
+
+    for e in entries:
+        e.refresh_from_db()
+    assert [e.status for e in entries] == ["OFFERED", "OFFERED", "WAITING", "WAITING", "WAITING"]
+    offers = [e.offer for e in entries[:2]]
+    assert all(o.status == BookingStatus.HELD and o.customer_id == e.customer_id for o, e in zip(offers, entries, strict=False))
+    assert offers[0].expires_at - timezone.now() > timedelta(minutes=29)
+    # The freed seats went straight to the offers: nobody else can take them.
+    offered_seats = sorted(Seat.objects.filter(booking__in=offers).values_list("seat_no", flat=True))
+    assert offered_seats == ["1A", "1B"]
+    outsider = UserFactory()
+    with pytest.raises(SeatUnavailable):
+        hold_seats(customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"])
+    with pytest.raises(SoldOut):
+        hold_seatless(customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    assert OutboxEvent.objects.filter(event_type="waitlist.offered").count() == 2
+
+    expire(offers[0])  # unpaid offer lapses → the third in line gets it
+    for e in entries:
+        e.refresh_from_db()
+    assert [e.status for e in entries] == ["LAPSED", "OFFERED", "OFFERED", "WAITING", "WAITING"]
+    assert Seat.objects.get(flight=flight, seat_no="1A").booking_id == entries[2].offer_id
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_party_of_three_behind_party_of_one_first_fit_policy():
+    flight, holders = sold_out_flight()
+    big = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=3)
+    small = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+
+    cancel_hold(customer=holders[5].customer, booking_id=holders[5].pk)  # 1 unit frees
+    big.refresh_from_db()
+    small.refresh_from_db()
+    # The party of 3 does not fit; the party of 1 behind it is served, the 3 keep first place.
+    assert (big.status, small.status) == ("WAITING", "OFFERED")
+    assert waitlist_position(entry=big) == 1
+
+    for h in holders[2:5]:  # 3 units free: the party of 3 gets adjacent seats
+        cancel_hold(customer=h.customer, booking_id=h.pk)
+    big.refresh_from_db()
+    assert big.status == "OFFERED" and big.offer.seat_count == 3
+    assert sorted(big.offer.passengers.values_list("seat__seat_no", flat=True)) == ["1C", "1D", "1E"]
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_raising_limits_and_unblocking_serve_the_waitlist_first():
+    flight, _ = sold_out_flight()
+    first = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2)
+    second = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    inventory = FareInventory.objects.get(flight=flight)
+    set_fare_limits(inventory_id=inventory.pk, capacity=6, overbook_limit=2, price=inventory.price)
+    first.refresh_from_db()
+    assert first.status == "OFFERED"
+    # No physical seat is free: the overbooking units are offered seatless.
+    assert list(first.offer.passengers.values_list("seat", flat=True)) == [None, None]
+    assert FareInventory.objects.get(flight=flight).available == 0
+    assert check_inventory(flight_id=flight.pk) == []
+    second.refresh_from_db()
+    assert second.status == "WAITING"
+
+
+def test_unblocked_seat_goes_to_the_waitlist():
+    flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
+    assert block_seat(flight_id=flight.pk, seat_no="1F")
+    for seat in ["1A", "1B", "1C", "1D", "1E"]:
+        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat])
+    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    unblock_seat(flight_id=flight.pk, seat_no="1F")
+    entry.refresh_from_db()
+    assert entry.status == "OFFERED"
+    assert Seat.objects.get(flight=flight, seat_no="1F").booking_id == entry.offer_id
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_expired_seat_is_not_taken_over_while_the_waitlist_waits():
+    flight, holders = sold_out_flight()
+    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    past = timezone.now() - timedelta(seconds=1)
+    Booking.objects.filter(pk=holders[0].pk).update(expires_at=past)
+    Seat.objects.filter(booking=holders[0]).update(held_until=past)
+    with pytest.raises(SeatUnavailable):
+        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"])
+    expire_holds()
+    entry.refresh_from_db()
+    assert entry.status == "OFFERED" and Seat.objects.get(flight=flight, seat_no="1A").booking_id == entry.offer_id
+
+
+def test_departed_flights_close_their_waitlists():
+    flight, _ = sold_out_flight()
+    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    assert close_departed_waitlists() == 0
+    flight.departure_at = timezone.now() - timedelta(minutes=1)
+    flight.arrival_at = timezone.now() + timedelta(hours=1)
+    flight.save()
+    assert close_departed_waitlists() == 1
+    entry.refresh_from_db()
+    assert entry.status == WaitlistStatus.CLOSED
+    with pytest.raises(FlightNotBookable):
+        join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    assert Seat.objects.filter(flight=flight, status=SeatStatus.AVAILABLE).count() == 0
+
+
+def test_staff_see_and_remove_waitlist_entries_in_admin(client, staff_user):
+    from django.urls import reverse
+
+    flight, _ = sold_out_flight()
+    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2)
+    client.force_login(staff_user)
+    listing = client.get(reverse("admin:waitroom_waitlistentry_changelist"), {"q": flight.code})
+    assert listing.status_code == 200 and entry.customer.username in listing.text
+    response = client.post(
+        reverse("admin:waitroom_waitlistentry_changelist"),
+        {"action": "remove_entries", "_selected_action": [entry.pk]},
+    )
+    assert response.status_code == 302
+    entry.refresh_from_db()
+    assert entry.status == WaitlistStatus.LEFT

@@ -1,0 +1,61 @@
+import random
+
+import pytest
+
+from bookings.errors import DomainError
+from bookings.models import Booking, BookingStatus
+from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
+from flights.models import FareInventory, Seat
+from flights.services import check_inventory
+from tests.concurrency import run_concurrently
+from tests.factories import FlightFactory, UserFactory, economy_only_layout
+from waitroom.models import WaitlistEntry, WaitlistStatus
+from waitroom.services import join_waitlist
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
+
+
+def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
+    flight = FlightFactory(layout=economy_only_layout(rows=3, overbook_limit=2))  # 18 seats + 2
+    seats = list(Seat.objects.filter(flight=flight).order_by("row", "letter").values_list("seat_no", flat=True))
+    holders = [
+        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]) for s in seats
+    ]
+    holders.append(hold_seatless(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=2))
+    rng = random.Random(7)
+    entries = [
+        join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=rng.choice([1, 1, 2, 3]))
+        for _ in range(10)
+    ]
+    outsiders = [UserFactory() for _ in range(30)]
+
+    def outsider_try(i):
+        def call():
+            if i % 3 == 0:
+                return hold_seatless(customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+            return hold_seats(customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY",
+                              seat_numbers=[seats[(i * 7) % len(seats)]])
+        return call
+
+    calls = [lambda b=b: cancel_hold(customer=b.customer, booking_id=b.pk) for b in holders[:12]]
+    calls += [outsider_try(i) for i in range(30)]
+    calls += [lambda: expire_holds() for _ in range(3)]
+    outcomes = run_concurrently(calls, threads=45)
+    unexpected = [e for e in outcomes.errors if not isinstance(e, DomainError)]
+    assert not unexpected, unexpected
+
+    inventory = FareInventory.objects.get(flight=flight)
+    assert inventory.sold + inventory.held <= inventory.capacity + inventory.overbook_limit
+    assert check_inventory(flight_id=flight.pk) == []
+    offers = WaitlistEntry.objects.filter(status=WaitlistStatus.OFFERED)
+    offer_ids = list(offers.values_list("offer_id", flat=True))
+    assert len(offer_ids) == len(set(offer_ids))
+    assert all(b.status == BookingStatus.HELD for b in Booking.objects.filter(pk__in=offer_ids))
+    # Every offer is exactly the party's size, and a waiting entry never stands behind free units
+    # it would fit into (first fit).
+    for entry in offers.select_related("offer"):
+        assert entry.offer.seat_count == entry.party_size
+    left = FareInventory.objects.get(flight=flight).available
+    for entry in WaitlistEntry.objects.filter(status=WaitlistStatus.WAITING):
+        assert entry.party_size > left, (entry.party_size, left)
+    assert len(entries) == 10

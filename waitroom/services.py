@@ -1,0 +1,212 @@
+"""The waitlist of sold-out fare classes.
+
+Freed units go to the waitlist **inside the transaction that frees them** (`offer_freed_units`
+is called by every path that returns units: `close_bookings`, raising limits, unblocking a
+seat), so there is no moment in which anyone else could grab them.
+
+Policy when a party does not fit: *first fit in join order*.  Entries are visited in join
+order and each one whose party fits what is free gets an offer; a larger party keeps its place
+and is served as soon as enough units are free at once.  This never leaves a unit idle while
+someone who could use it waits, and it is applied the same way on every path.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from itertools import groupby
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
+from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
+from bookings.outbox import emit_events
+from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
+from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
+
+
+def offer_ttl() -> timedelta:
+    return settings.SEATKEEPER["WAITLIST_OFFER_TTL"]
+
+
+def join_waitlist(
+    *, customer: AbstractBaseUser, flight_id: int, fare_class: str, party_size: int
+) -> WaitlistEntry:
+    if fare_class not in FareClass.values:
+        raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
+    if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
+        raise InvalidRequest("A waiting party has 1 to 9 passengers.", field="partySize")
+    now = timezone.now()
+    inventory = (
+        FareInventory.objects.select_related("flight")
+        .filter(flight_id=flight_id, fare_class=fare_class)
+        .first()
+    )
+    if inventory is None:
+        if not Flight.objects.filter(pk=flight_id).exists():
+            raise FlightNotFound(f"There is no flight {flight_id}.")
+        raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
+    if inventory.flight.status != FlightStatus.SCHEDULED or inventory.flight.departure_at <= now:
+        raise FlightNotBookable("This flight has departed or was cancelled.")
+    if inventory.available >= party_size:
+        raise NotSoldOut(
+            f"{inventory.available} seat(s) of {fare_class.title()} are available: book them directly."
+        )
+    try:
+        with transaction.atomic():
+            return WaitlistEntry.objects.create(
+                flight_id=flight_id, fare_class=fare_class, customer=customer,
+                party_size=party_size, joined_at=now,
+            )
+    except IntegrityError as exc:
+        raise AlreadyWaiting("You are already on this waitlist.") from exc
+
+
+def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: str) -> WaitlistEntry:
+    """Leave the queue.  An offer already made stays a normal hold the customer can pay or let lapse."""
+    now = timezone.now()
+    with transaction.atomic():
+        entry = (
+            WaitlistEntry.objects.select_for_update()
+            .filter(flight_id=flight_id, fare_class=fare_class, customer=customer,
+                    status=WaitlistStatus.WAITING)
+            .first()
+        )
+        if entry is None:
+            raise NotWaiting("You are not waiting on this flight.")
+        WaitlistEntry.objects.filter(pk=entry.pk, status=WaitlistStatus.WAITING).update(
+            status=WaitlistStatus.LEFT, closed_at=now
+        )
+        entry.status = WaitlistStatus.LEFT
+    return entry
+
+
+def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list[WaitlistEntry]:
+    """Turn free units of a fare class into holds for waiting customers, in join order.
+
+    Must run inside the transaction that freed the units, after the inventory row was updated
+    (so this transaction already holds that row's lock).  Entries and seats are claimed with
+    SKIP LOCKED: we hold the inventory lock, and waiting on a row lock here could close a cycle
+    with a hold that locked seats first.
+    """
+    entries = list(
+        WaitlistEntry.objects.select_for_update(skip_locked=True)
+        .filter(flight_id=flight_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
+        .order_by("id")
+    )
+    if not entries:
+        return []
+    inventory = (
+        FareInventory.objects.select_for_update()
+        .select_related("flight")
+        .get(flight_id=flight_id, fare_class=fare_class)
+    )
+    flight = inventory.flight
+    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+        return []
+    free = inventory.available
+    offered = []
+    for entry in entries:
+        if free <= 0:
+            break
+        if entry.party_size > free:
+            continue  # first fit: a larger party keeps its place for a bigger release
+        booking = _hold_for_entry(entry, inventory, now)
+        if booking is None:
+            break
+        free -= entry.party_size
+        offered.append(entry)
+    return offered
+
+
+def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetime) -> Booking | None:
+    n = entry.party_size
+    if not FareInventory.objects.filter(
+        pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
+    ).update(held=F("held") + n):
+        return None
+    seats = _best_seats(inventory.flight_id, inventory.fare_class, n)
+    expires_at = now + offer_ttl()
+    booking = Booking.objects.create(
+        customer_id=entry.customer_id, flight_id=inventory.flight_id, fare_class=inventory.fare_class,
+        status=BookingStatus.HELD, seat_count=n,
+        amount=inventory.price * n + sum((s.surcharge for s in seats), Decimal(0)),
+        currency=inventory.currency, expires_at=expires_at, created_at=now, updated_at=now,
+    )
+    if seats:
+        Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE).update(
+            status=SeatStatus.HELD, booking=booking, held_until=expires_at
+        )
+    Passenger.objects.bulk_create(
+        [Passenger(booking=booking, seat=s) for s in seats]
+        or [Passenger(booking=booking) for _ in range(n)]
+    )
+    WaitlistEntry.objects.filter(pk=entry.pk).update(
+        status=WaitlistStatus.OFFERED, offer=booking, offered_at=now
+    )
+    entry.status, entry.offer, entry.offered_at = WaitlistStatus.OFFERED, booking, now
+    emit_events([
+        OutboxEvent(
+            aggregate_type="booking", aggregate_id=str(booking.pk), event_type="waitlist.offered",
+            payload={
+                "bookingId": booking.pk, "flightId": booking.flight_id, "fareClass": booking.fare_class,
+                "customerId": entry.customer_id, "waitlistEntryId": entry.pk, "partySize": n,
+                "seats": sorted(s.seat_no for s in seats), "expiresAt": expires_at.isoformat(),
+            },
+        )
+    ])
+    return booking
+
+
+def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
+    """Adjacent seats in the frontmost row that has them; else any n free seats; else none
+    (a seatless offer: the units exist, a seat is assigned later)."""
+    free = list(
+        Seat.objects.select_for_update(skip_locked=True)
+        .filter(flight_id=flight_id, fare_class=fare_class, status=SeatStatus.AVAILABLE)
+        .order_by("row", "letter")
+    )
+    for _, row_seats in groupby(free, key=lambda s: s.row):
+        row_seats = list(row_seats)
+        for start in range(len(row_seats) - n + 1):
+            block = row_seats[start:start + n]
+            letters = [ord(s.letter) for s in block]
+            if letters == list(range(letters[0], letters[0] + n)):
+                return block
+    return free[:n] if len(free) >= n else []
+
+
+def close_offers(*, booking_ids: list[int], now: datetime) -> int:
+    """Offers whose hold ended unpaid (expired or given up) lapse; called by close_bookings."""
+    return WaitlistEntry.objects.filter(
+        offer_id__in=booking_ids, status=WaitlistStatus.OFFERED
+    ).update(status=WaitlistStatus.LAPSED, closed_at=now)
+
+
+def mark_offer_booked(*, booking_id: int, now: datetime) -> int:
+    """The customer paid for their offer; called in the confirmation transaction."""
+    return WaitlistEntry.objects.filter(offer_id=booking_id, status=WaitlistStatus.OFFERED).update(
+        status=WaitlistStatus.BOOKED, closed_at=now
+    )
+
+
+def has_waiting(*, flight_id: int, fare_class: str) -> bool:
+    return WaitlistEntry.objects.filter(
+        flight_id=flight_id, fare_class=fare_class, status=WaitlistStatus.WAITING
+    ).exists()
+
+
+def close_departed_waitlists(*, now: datetime | None = None) -> int:
+    """Entries of departed or cancelled flights can never be served: close them."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        return (
+            WaitlistEntry.objects.filter(status__in=ACTIVE_WAITLIST_STATUSES)
+            .filter(Q(flight__departure_at__lte=now) | ~Q(flight__status=FlightStatus.SCHEDULED))
+            .update(status=WaitlistStatus.CLOSED, closed_at=now)
+        )
