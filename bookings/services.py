@@ -383,3 +383,45 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
             raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be given up as a hold.")
         close_bookings([booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now)
     return booking
+
+
+@lock_errors_as_too_busy
+def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenger:
+    """Give a seatless passenger (an overbooking unit) a seat that has come free.
+
+    Counters do not move: the unit was already held or sold; only the seat changes hands.
+    """
+    seat_no = seat_no.strip().upper()
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update()
+            .filter(pk=booking_id, status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED])
+            .first()
+        )
+        if booking is None:
+            raise BookingNotFound("No live booking with that id.")
+        passenger = booking.passengers.filter(pk=passenger_id, is_live=True).first()
+        if passenger is None:
+            raise InvalidRequest("That passenger is not on this booking.", field="passenger")
+        if passenger.seat_id is not None:
+            raise InvalidBookingState("That passenger already has a seat.")
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(flight_id=booking.flight_id, seat_no=seat_no)
+            .first()
+        )
+        if seat is None:
+            raise SeatNotFound([seat_no])
+        if seat.fare_class != booking.fare_class:
+            raise SeatWrongCabin([seat_no], booking.fare_class)
+        held = booking.status == BookingStatus.HELD
+        claimed = Seat.objects.filter(pk=seat.pk, status=SeatStatus.AVAILABLE).update(
+            status=SeatStatus.HELD if held else SeatStatus.SOLD,
+            booking=booking,
+            held_until=booking.expires_at if held else None,
+        )
+        if not claimed:
+            raise SeatUnavailable([seat_no])
+        Passenger.objects.filter(pk=passenger.pk).update(seat=seat)
+        passenger.seat = seat
+    return passenger

@@ -317,3 +317,46 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
             updated_at=booking.updated_at,
         )
         Passenger.objects.create(booking=twin, seat=seat)
+
+
+def test_seatless_passenger_gets_a_seat_later(customer, flight):
+    from bookings.services import assign_seat
+
+    booking = hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    first, second = booking.passengers.order_by("pk")
+    hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["15C"])
+    with pytest.raises(SeatUnavailable):
+        assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15C")
+    with pytest.raises(SeatWrongCabin):
+        assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="2A")
+    held_before = economy(flight).held
+    assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15d")
+    seat = Seat.objects.get(flight=flight, seat_no="15D")
+    assert (seat.status, seat.booking_id, seat.held_until) == (SeatStatus.HELD, booking.pk, booking.expires_at)
+    with pytest.raises(InvalidBookingState):
+        assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15E")
+    assert economy(flight).held == held_before  # the unit was already counted
+    assert check_inventory(flight_id=flight.pk) == []
+    # Expiry releases the assigned seat with the rest of the booking.
+    Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    expire_holds()
+    assert Seat.objects.get(flight=flight, seat_no="15D").status == SeatStatus.AVAILABLE
+    assert second.seat_id is None
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_check_inventory_command(flight, customer):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    call_command("check_inventory", "--flight", str(flight.pk), stdout=out)
+    assert "Inventory clean." in out.getvalue()
+    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    FareInventory.objects.filter(flight=flight, fare_class="ECONOMY").update(held=0)
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 inventory problem"):
+        call_command("check_inventory", stdout=out)
+    assert "held=0" in out.getvalue()
