@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -56,7 +57,7 @@ def queue_notification(
             booking=booking, event=event, kind=kind, to=to, context=context or {},
             status=NotificationStatus.PENDING, created_at=now, updated_at=now,
         )
-        transaction.on_commit(lambda: dispatch_notification(notification.pk), robust=True)
+        transaction.on_commit(partial(dispatch_notification, notification.pk), robust=True)
     return notification
 
 

@@ -28,11 +28,14 @@ MAX_BACKOFF = timedelta(minutes=10)
 
 
 def _assert_in_transaction() -> None:
-    connection = transaction.get_connection()
-    assert connection.in_atomic_block, "outbox events are written inside the transaction they announce"
+    assert transaction.get_connection().in_atomic_block, (
+        "outbox events are written inside the transaction they announce"
+    )
 
 
-def emit_event(*, aggregate_type: str, aggregate_id: object, event_type: str, payload: dict[str, Any]) -> OutboxEvent:
+def emit_event(
+    *, aggregate_type: str, aggregate_id: object, event_type: str, payload: dict[str, Any]
+) -> OutboxEvent:
     _assert_in_transaction()
     event = OutboxEvent.objects.create(
         aggregate_type=aggregate_type,

@@ -19,7 +19,6 @@ from reportlab.pdfgen import canvas
 
 from bookings.models import Ticket
 
-
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 
 

@@ -18,6 +18,8 @@ app.autodiscover_tasks()
 def _close_old_connections(**_: object) -> None:
     # A task may run in a thread of a long-lived process (the test worker, the embedded
     # server): give back connections that are broken or past CONN_MAX_AGE, as a request would.
-    from django.db import close_old_connections
+    from django.db import connections
 
-    close_old_connections()
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:  # an eager task inside a caller's transaction
+            connection.close_if_unusable_or_obsolete()
