@@ -134,13 +134,18 @@ def redispatch_stale_notifications(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     cutoff = now - settings.NOTIFICATIONS["STALE_AFTER"]
     with transaction.atomic():
-        Notification.objects.filter(
-            status=NotificationStatus.SENDING, updated_at__lt=cutoff
-        ).update(status=NotificationStatus.PENDING, updated_at=now)
-    stale = list(
-        Notification.objects.filter(status=NotificationStatus.PENDING, updated_at__lt=cutoff)
-        .values_list("pk", flat=True)[:500]
-    )
-    for pk in stale:
-        dispatch_notification(pk)
+        stale = list(
+            Notification.objects.select_for_update(skip_locked=True)
+            .filter(
+                status__in=[NotificationStatus.PENDING, NotificationStatus.SENDING],
+                updated_at__lt=cutoff,
+            )
+            .values_list("pk", flat=True)[:500]
+        )
+        # Touching updated_at spaces the next attempt by STALE_AFTER again.
+        Notification.objects.filter(pk__in=stale).update(
+            status=NotificationStatus.PENDING, updated_at=now
+        )
+        for pk in stale:
+            transaction.on_commit(partial(dispatch_notification, pk), robust=True)
     return len(stale)
