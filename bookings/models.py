@@ -154,11 +154,16 @@ class Ticket(models.Model):
     passenger = models.OneToOneField(Passenger, on_delete=models.PROTECT, related_name="ticket")
     flight = models.ForeignKey("flights.Flight", on_delete=models.PROTECT, related_name="tickets")
     serial = models.CharField(max_length=24, unique=True)
-    code = models.CharField(max_length=400, unique=True, help_text="Signed content, as in the QR code.")
+    # Unique through `serial`, which it contains; up to ~800 characters with a long name.
+    code = models.CharField(max_length=1000, help_text="Signed content, as in the QR code.")
     passenger_name = models.CharField(max_length=120, blank=True)
-    seat_no = models.CharField(max_length=4, blank=True, help_text="Blank: seat assigned at the gate.")
+    seat_no = models.CharField(
+        max_length=4, blank=True, help_text="Blank: seat assigned at the gate."
+    )
     fare_class = models.CharField(max_length=10, choices=FareClass.choices)
-    status = models.CharField(max_length=10, choices=TicketStatus.choices, default=TicketStatus.VALID)
+    status = models.CharField(
+        max_length=10, choices=TicketStatus.choices, default=TicketStatus.VALID
+    )
     issued_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
     used_by = models.ForeignKey(

@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('serial', models.CharField(max_length=24, unique=True)),
-                ('code', models.CharField(help_text='Signed content, as in the QR code.', max_length=400, unique=True)),
+                ('code', models.CharField(help_text='Signed content, as in the QR code.', max_length=1000)),
                 ('passenger_name', models.CharField(blank=True, max_length=120)),
                 ('seat_no', models.CharField(blank=True, help_text='Blank: seat assigned at the gate.', max_length=4)),
                 ('fare_class', models.CharField(choices=[('BUSINESS', 'Business'), ('ECONOMY', 'Economy')], max_length=10)),

@@ -47,8 +47,11 @@ def confirm(booking: Booking) -> Booking:
 
 def hold_and_confirm(customer, flight, seats=("12A", "12B"), names=("Ana Lima", "Bo Chen")):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-        seat_numbers=list(seats), passenger_names=list(names),
+        customer=customer,
+        flight_id=flight.pk,
+        fare_class="ECONOMY",
+        seat_numbers=list(seats),
+        passenger_names=list(names),
     )
     return confirm(booking)
 
@@ -57,7 +60,9 @@ def cancel_confirmed(booking: Booking) -> Booking:
     with transaction.atomic():
         locked = Booking.objects.select_for_update().get(pk=booking.pk)
         close_bookings(
-            [locked], from_status=BookingStatus.CONFIRMED, to_status=BookingStatus.CANCELLED,
+            [locked],
+            from_status=BookingStatus.CONFIRMED,
+            to_status=BookingStatus.CANCELLED,
             now=timezone.now(),
         )
     booking.refresh_from_db()
@@ -67,7 +72,14 @@ def cancel_confirmed(booking: Booking) -> Booking:
 def emit_refund(booking: Booking, *, refund_id: str = "rf_1", amount: str = "208.00") -> None:
     with transaction.atomic():
         emit_event(
-            aggregate_type="booking", aggregate_id=booking.pk, event_type="refund.issued",
-            payload={"bookingId": booking.pk, "flightId": booking.flight_id, "refundId": refund_id,
-                     "amount": amount, "currency": booking.currency},
+            aggregate_type="booking",
+            aggregate_id=booking.pk,
+            event_type="refund.issued",
+            payload={
+                "bookingId": booking.pk,
+                "flightId": booking.flight_id,
+                "refundId": refund_id,
+                "amount": amount,
+                "currency": booking.currency,
+            },
         )

@@ -38,8 +38,9 @@ def worker():
     with app.connection_for_write() as connection:
         # Kicks left behind by other transactional tests (no worker was running then).
         connection.default_channel.queue_purge(app.conf.task_default_queue)
-    with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING",
-                      shutdown_timeout=30) as worker:
+    with start_worker(
+        app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30
+    ) as worker:
         yield worker
 
 
@@ -85,8 +86,12 @@ def test_duplicate_deliveries_through_the_broker_have_effects_once(
     # A sentinel behind them in the queue: once it ran, so had they (one solo worker, FIFO).
     with transaction.atomic():
         sentinel = OutboxEvent.objects.create(
-            aggregate_type="test", aggregate_id="0", event_type="test.sentinel", payload={},
-            created_at=timezone.now(), published_at=timezone.now(),
+            aggregate_type="test",
+            aggregate_id="0",
+            event_type="test.sentinel",
+            payload={},
+            created_at=timezone.now(),
+            published_at=timezone.now(),
         )
     register_consumer("test.sentinel", name="test.sentinel")(lambda event: None)
     try:

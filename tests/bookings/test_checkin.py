@@ -48,10 +48,17 @@ def test_a_valid_ticket_boards_once_then_reads_already_used(customer, staff_user
 def test_one_flipped_character_is_forged_and_changes_nothing(customer, staff_user, flight):
     _, (ticket, _) = ticketed(customer, flight)
     middle = len(ticket.code) // 2
-    flipped = ticket.code[:middle] + ("A" if ticket.code[middle] != "A" else "B") + ticket.code[middle + 1:]
+    flipped = (
+        ticket.code[:middle]
+        + ("A" if ticket.code[middle] != "A" else "B")
+        + ticket.code[middle + 1 :]
+    )
 
     assert scan_ticket(code=flipped, flight_id=flight.pk, scanned_by=staff_user).outcome == "forged"
-    assert scan_ticket(code="not a ticket", flight_id=flight.pk, scanned_by=staff_user).outcome == "forged"
+    assert (
+        scan_ticket(code="not a ticket", flight_id=flight.pk, scanned_by=staff_user).outcome
+        == "forged"
+    )
     ticket.refresh_from_db()
     assert ticket.status == TicketStatus.VALID
 
@@ -61,10 +68,16 @@ def test_a_cancelled_bookings_ticket_is_revoked(customer, staff_user, flight):
     booking, (ticket, other) = ticketed(customer, flight)
     cancel_confirmed(booking)
     # Before the relay revokes it, the booking's state already refuses boarding...
-    assert scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user).outcome == "revoked"
+    assert (
+        scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user).outcome
+        == "revoked"
+    )
     relay()
     # ...and afterwards the ticket itself says so.
-    assert scan_ticket(code=other.code, flight_id=flight.pk, scanned_by=staff_user).outcome == "revoked"
+    assert (
+        scan_ticket(code=other.code, flight_id=flight.pk, scanned_by=staff_user).outcome
+        == "revoked"
+    )
     assert set(Ticket.objects.values_list("status", flat=True)) == {TicketStatus.REVOKED}
 
 
@@ -83,7 +96,9 @@ def test_a_ticket_for_another_flight_is_refused_and_stays_valid(customer, staff_
 def test_two_simultaneous_scans_give_one_valid_and_one_already_used(staff_user, customer, flight):
     _, (ticket, _) = ticketed(customer, flight)
     for _round in range(5):
-        Ticket.objects.filter(pk=ticket.pk).update(status=TicketStatus.VALID, used_at=None, used_by=None)
+        Ticket.objects.filter(pk=ticket.pk).update(
+            status=TicketStatus.VALID, used_at=None, used_by=None
+        )
         outcomes = run_concurrently(
             [lambda: scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user)] * 2
         )
@@ -139,14 +154,21 @@ def test_scan_api_answers_each_verdict(staff_api, customer, flight):
     body = scan(ticket.code)
     assert body["result"] == "valid"
     assert body["ticket"] == {
-        "serial": ticket.serial, "bookingId": booking.pk, "flightId": flight.pk,
-        "passengerName": "Ana Lima", "seat": "12A", "fareClass": "ECONOMY", "status": "USED",
+        "serial": ticket.serial,
+        "bookingId": booking.pk,
+        "flightId": flight.pk,
+        "passengerName": "Ana Lima",
+        "seat": "12A",
+        "fareClass": "ECONOMY",
+        "status": "USED",
         "usedAt": body["ticket"]["usedAt"],
     }
     assert body["ticket"]["usedAt"]
     assert scan(ticket.code)["result"] == "already_used"
     assert scan(ticket.code[:-1] + ("x" if ticket.code[-1] != "x" else "y")) == {
-        "result": "forged", "message": "Forged or unreadable code", "ticket": None,
+        "result": "forged",
+        "message": "Forged or unreadable code",
+        "ticket": None,
     }
     assert scan(other.code, FlightFactory().pk)["result"] == "wrong_flight"
     cancel_confirmed(booking)
@@ -175,8 +197,13 @@ def test_scan_api_is_staff_only(customer, flight):
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("payload", "status"),
-    [({}, 400), ({"code": "x"}, 400), ({"code": "x", "flightId": "seven"}, 400),
-     ({"code": "", "flightId": 1}, 400), ({"code": "x", "flightId": 999999}, 404)],
+    [
+        ({}, 400),
+        ({"code": "x"}, 400),
+        ({"code": "x", "flightId": "seven"}, 400),
+        ({"code": "", "flightId": 1}, 400),
+        ({"code": "x", "flightId": 999999}, 404),
+    ],
 )
 def test_scan_api_rejects_bad_input_as_problem_json(staff_api, payload, status):
     response = staff_api.post(SCAN_URL, payload, format="json")

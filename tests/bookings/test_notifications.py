@@ -58,11 +58,13 @@ def test_cancellation_and_refund_emails(customer, flight, mailoutbox):
     send_all()
 
     subjects = [m.subject for m in mailoutbox]
-    assert sorted(subjects) == sorted([
-        f"Your tickets for flight {flight.code}",
-        f"Your booking for flight {flight.code} is cancelled",
-        f"Refund for your booking on flight {flight.code}",
-    ])
+    assert sorted(subjects) == sorted(
+        [
+            f"Your tickets for flight {flight.code}",
+            f"Your booking for flight {flight.code} is cancelled",
+            f"Refund for your booking on flight {flight.code}",
+        ]
+    )
     refund = next(m for m in mailoutbox if m.subject.startswith("Refund"))
     assert "208.00 EUR" in refund.body and "rf_9" in refund.body
     assert "208.00 EUR" in refund.alternatives[0][0]

@@ -75,8 +75,11 @@ def test_a_second_relay_skips_locked_events_and_does_not_overtake_them(settings,
     # A later event of the first booking, so the blocked relay has something to overtake.
     with transaction.atomic():
         e3 = OutboxEvent.objects.create(
-            aggregate_type="booking", aggregate_id=str(first.pk), event_type="test.later",
-            payload={"bookingId": first.pk}, created_at=timezone.now(),
+            aggregate_type="booking",
+            aggregate_id=str(first.pk),
+            event_type="test.later",
+            payload={"bookingId": first.pk},
+            created_at=timezone.now(),
         )
     locked, release = threading.Event(), threading.Event()
 
@@ -99,9 +102,9 @@ def test_a_second_relay_skips_locked_events_and_does_not_overtake_them(settings,
         holder.join(10)
     # e1 locked elsewhere: skipped, not waited for; e3 deferred behind it; e2 delivered.
     assert (report.claimed, report.published, report.deferred) == (2, 1, 1)
-    assert set(OutboxEvent.objects.filter(published_at__isnull=False).values_list("pk", flat=True)) == {
-        e2.pk
-    }
+    assert set(
+        OutboxEvent.objects.filter(published_at__isnull=False).values_list("pk", flat=True)
+    ) == {e2.pk}
     assert Ticket.objects.filter(booking=second).count() == 1
     assert not Ticket.objects.filter(booking=first).exists()
     assert relay_outbox().published == 2

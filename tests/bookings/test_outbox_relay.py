@@ -18,7 +18,7 @@ from bookings.models import (
 from bookings.notifications import dispatch_notification
 from bookings.outbox import kick_relay, redeliver_event, relay_outbox
 from bookings.services import expire_holds, hold_seats
-from tests.bookings.confirming import cancel_confirmed, emit_refund, hold_and_confirm
+from tests.bookings.confirming import cancel_confirmed, confirm, emit_refund, hold_and_confirm
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +61,8 @@ def test_confirmation_issues_one_signed_ticket_per_passenger_and_queues_the_emai
         (NotificationKind.BOOKING_CONFIRMED, customer.email)
     ]
     assert set(ProcessedEvent.objects.values_list("consumer", "event_id")) == {
-        ("tickets.issue", event.pk), ("email.booking_confirmed", event.pk),
+        ("tickets.issue", event.pk),
+        ("email.booking_confirmed", event.pk),
     }
     assert relay_all().claimed == 0  # nothing left
 
@@ -119,7 +120,10 @@ def test_events_of_one_booking_keep_their_order_behind_a_failure(
         cancel_confirmed(first)
         other = hold_and_confirm(other_customer, flight, seats=["20C"], names=["Cy"])
         _, cancelled, released, _ = OutboxEvent.objects.order_by("id")
-        assert (cancelled.event_type, released.event_type) == ("booking.cancelled", "seats.released")
+        assert (cancelled.event_type, released.event_type) == (
+            "booking.cancelled",
+            "seats.released",
+        )
 
         report = relay_outbox()
         # Both confirmations failed once (the flaky consumer); the first booking's later
@@ -164,8 +168,9 @@ def test_cancellation_revokes_tickets_and_emails_expiry_cancellation_and_refund(
     assert Ticket.objects.filter(booking=booking, status=TicketStatus.VALID).count() == 2
     cancel_confirmed(booking)
     emit_refund(booking, refund_id="rf_42", amount="208.00")
-    held = hold_seats(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY",
-                      seat_numbers=["30F"])
+    held = hold_seats(
+        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["30F"]
+    )
     expire_holds(now=held.expires_at + timedelta(seconds=1))
 
     relay_all()
@@ -177,8 +182,11 @@ def test_cancellation_revokes_tickets_and_emails_expiry_cancellation_and_refund(
     assert kinds == [
         (booking.pk, NotificationKind.BOOKING_CONFIRMED, {}),
         (booking.pk, NotificationKind.BOOKING_CANCELLED, {"was_confirmed": True}),
-        (booking.pk, NotificationKind.REFUND_ISSUED,
-         {"refund_id": "rf_42", "amount": "208.00", "currency": "EUR"}),
+        (
+            booking.pk,
+            NotificationKind.REFUND_ISSUED,
+            {"refund_id": "rf_42", "amount": "208.00", "currency": "EUR"},
+        ),
         (held.pk, NotificationKind.BOOKING_EXPIRED, {}),
     ]
 
@@ -199,14 +207,16 @@ def test_a_booking_cancelled_before_its_confirmation_is_relayed_gets_no_tickets(
 def test_a_rolled_back_confirmation_dispatches_nothing(
     customer, flight, django_capture_on_commit_callbacks
 ):
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-                         seat_numbers=["12A"])
-    from tests.bookings.confirming import confirm
-
-    with django_capture_on_commit_callbacks() as callbacks:
-        with pytest.raises(RuntimeError), transaction.atomic():
-            confirm(booking)
-            raise RuntimeError("payment record failed to save")
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    with (
+        django_capture_on_commit_callbacks() as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        confirm(booking)
+        raise RuntimeError("payment record failed to save")
     assert callbacks == []
     assert not OutboxEvent.objects.filter(event_type="booking.confirmed").exists()
 
@@ -216,12 +226,17 @@ def test_a_rolled_back_confirmation_dispatches_nothing(
     assert callbacks == [kick_relay]
 
 
-def test_a_rolled_back_delivery_sends_no_email(customer, flight, django_capture_on_commit_callbacks):
+def test_a_rolled_back_delivery_sends_no_email(
+    customer, flight, django_capture_on_commit_callbacks
+):
     hold_and_confirm(customer, flight)
-    with django_capture_on_commit_callbacks() as callbacks:
-        with pytest.raises(RuntimeError), transaction.atomic():
-            relay_all()
-            raise RuntimeError("relay transaction lost")
+    with (
+        django_capture_on_commit_callbacks() as callbacks,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        relay_all()
+        raise RuntimeError("relay transaction lost")
     assert callbacks == []
     assert not Notification.objects.exists()
 

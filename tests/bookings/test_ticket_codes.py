@@ -15,7 +15,7 @@ def test_flipping_any_single_character_makes_the_code_forged():
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."
     for position, original in enumerate(code):
         replacement = alphabet[(alphabet.index(original) + 1) % len(alphabet)]
-        forged = code[:position] + replacement + code[position + 1:]
+        forged = code[:position] + replacement + code[position + 1 :]
         with pytest.raises(BadTicketCode):
             verify_ticket_code(forged)
 
@@ -36,8 +36,17 @@ def test_old_keys_still_verify_after_rotation(settings):
     assert verify_ticket_code(old) == verify_ticket_code(new) == CONTENT
 
 
-@pytest.mark.parametrize("garbage", ["", "hello", "SK1.k1.e30", "SK1.k1..", "SK2.k1.e30.abc",
-                                     "SK1.nokey.e30.abc", "SK1.k1.é.abc"])
+@pytest.mark.parametrize(
+    "garbage",
+    ["", "hello", "SK1.k1.e30", "SK1.k1..", "SK2.k1.e30.abc", "SK1.nokey.e30.abc", "SK1.k1.é.abc"],
+)
 def test_garbage_is_forged(garbage):
     with pytest.raises(BadTicketCode):
         verify_ticket_code(garbage)
+
+
+def test_the_longest_name_fits_the_code_column():
+    from bookings.models import Ticket
+
+    longest = TicketContent("Zx81kQ_pl2mNv0a1", 2**31, "99K", "BUSINESS", "𝔸" * 120)
+    assert len(sign_ticket(longest)) <= Ticket._meta.get_field("code").max_length

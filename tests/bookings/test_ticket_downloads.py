@@ -13,10 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 from PIL import Image
 
+from bookings.errors import BookingNotFound
 from bookings.models import Ticket
 from bookings.outbox import relay_outbox
 from bookings.selectors import tickets_for_booking
-from bookings.errors import BookingNotFound
 from bookings.ticket_render import qr_svg
 from tests.bookings.confirming import hold_and_confirm
 
@@ -68,8 +68,10 @@ def test_the_pdf_boarding_pass_carries_the_passenger_and_a_scannable_qr(client, 
     assert f"Boarding pass {ticket.flight.code} 12A".encode() in pdf
     # The embedded image is the QR: pull the raw image stream out and decode it.
     match = re.search(
-        rb"<<[^>]*?/Height (\d+)[^>]*?/Subtype /Image[^>]*?/Width (\d+)[^>]*>>\s*stream\r?\n(.*?)endstream",
-        pdf, re.S,
+        rb"<<[^>]*?/Height (\d+)[^>]*?/Subtype /Image[^>]*?/Width (\d+)[^>]*>>"
+        rb"\s*stream\r?\n(.*?)endstream",
+        pdf,
+        re.S,
     )
     assert match, "no image in the PDF"
     height, width = int(match.group(1)), int(match.group(2))
@@ -82,7 +84,9 @@ def test_the_pdf_boarding_pass_carries_the_passenger_and_a_scannable_qr(client, 
     assert decode_qr(buffer.getvalue()) == ticket.code
 
 
-def test_another_customer_gets_404_and_staff_gets_the_ticket(client, other_customer, staff_user, ticket):
+def test_another_customer_gets_404_and_staff_gets_the_ticket(
+    client, other_customer, staff_user, ticket
+):
     client.force_login(other_customer)
     for url in urls(ticket).values():
         assert client.get(url).status_code == 404
@@ -103,7 +107,9 @@ def test_anonymous_is_sent_to_login(client, ticket, settings):
     assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
-def test_tickets_for_booking_selector_checks_ownership(customer, other_customer, staff_user, ticket):
+def test_tickets_for_booking_selector_checks_ownership(
+    customer, other_customer, staff_user, ticket
+):
     assert list(tickets_for_booking(booking_id=ticket.booking_id, user=customer)) == [ticket]
     assert list(tickets_for_booking(booking_id=ticket.booking_id, user=staff_user)) == [ticket]
     assert list(tickets_for_booking(booking_id=ticket.booking_id)) == [ticket]
