@@ -1,4 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from bookings.api import CheckinScanApi
 
 app_name = "bookings_api"
-urlpatterns: list = []
+urlpatterns = [
+    path("checkin/scan", CheckinScanApi.as_view(), name="checkin-scan"),
+]

@@ -3,3 +3,7 @@ from django.apps import AppConfig
 
 class BookingsConfig(AppConfig):
     name = "bookings"
+
+    def ready(self) -> None:
+        # Registers bookings' outbox consumers (tickets, e-mails) with the relay.
+        from bookings import handlers  # noqa: F401

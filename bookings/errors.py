@@ -110,3 +110,9 @@ class TooBusy(DomainError):
 
     def __init__(self) -> None:
         super().__init__("Many people are booking this flight right now. Please try again.")
+
+
+class TicketNotFound(DomainError):
+    status = 404
+    code = "ticket-not-found"
+    title = "Ticket not found"

@@ -105,6 +105,12 @@ class OutboxEvent(models.Model):
     payload = models.JSONField(default=dict)
     created_at = models.DateTimeField()
     published_at = models.DateTimeField(null=True, blank=True)
+    # Delivery bookkeeping: a consumer that fails is retried with back-off; after
+    # OUTBOX_MAX_ATTEMPTS the event is left for an operator (and blocks its booking's later
+    # events, since their order matters more than their speed).
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["id"]
@@ -115,3 +121,116 @@ class OutboxEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.aggregate_type}:{self.aggregate_id}"
+
+
+
+class ProcessedEvent(models.Model):
+    """A consumer's receipt for an outbox event, written in the transaction of its effect.
+
+    Delivery is at least once; the unique (consumer, event) pair turns it into exactly once.
+    """
+
+    consumer = models.CharField(max_length=80)
+    event = models.ForeignKey(OutboxEvent, on_delete=models.CASCADE, related_name="receipts")
+    processed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["consumer", "event"], name="processed_event_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.consumer} processed event {self.event_id}"
+
+
+class TicketStatus(models.TextChoices):
+    VALID = "VALID", "Valid"
+    USED = "USED", "Used"
+    REVOKED = "REVOKED", "Revoked"
+
+
+class Ticket(models.Model):
+    """One passenger's ticket; name, flight, seat and fare class are copied at issue time,
+    because the booking's passengers and seats are let go when it closes."""
+
+    booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="tickets")
+    passenger = models.OneToOneField(Passenger, on_delete=models.PROTECT, related_name="ticket")
+    flight = models.ForeignKey("flights.Flight", on_delete=models.PROTECT, related_name="tickets")
+    serial = models.CharField(max_length=24, unique=True)
+    # Unique through `serial`, which it contains; up to ~800 characters with a long name.
+    code = models.CharField(max_length=1000, help_text="Signed content, as in the QR code.")
+    passenger_name = models.CharField(max_length=120, blank=True)
+    seat_no = models.CharField(
+        max_length=4, blank=True, help_text="Blank: seat assigned at the gate."
+    )
+    fare_class = models.CharField(max_length=10, choices=FareClass.choices)
+    status = models.CharField(
+        max_length=10, choices=TicketStatus.choices, default=TicketStatus.VALID
+    )
+    issued_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["booking_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(status="USED") | Q(used_at__isnull=False), name="ticket_used_has_time"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="REVOKED") | Q(revoked_at__isnull=False),
+                name="ticket_revoked_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Ticket {self.serial} {self.seat_no or '-'} ({self.status})"
+
+
+class NotificationKind(models.TextChoices):
+    BOOKING_CONFIRMED = "booking_confirmed", "Booking confirmed"
+    BOOKING_EXPIRED = "booking_expired", "Hold expired"
+    BOOKING_CANCELLED = "booking_cancelled", "Booking cancelled"
+    REFUND_ISSUED = "refund_issued", "Refund issued"
+
+
+class NotificationStatus(models.TextChoices):
+    PENDING = "PENDING", "Pending"
+    SENDING = "SENDING", "Sending"
+    SENT = "SENT", "Sent"
+    FAILED = "FAILED", "Failed"
+
+
+class Notification(models.Model):
+    """An e-mail decided inside a transaction and sent after it commits (a mail outbox)."""
+
+    booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="notifications")
+    event = models.ForeignKey(
+        OutboxEvent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    kind = models.CharField(max_length=30, choices=NotificationKind.choices)
+    to = models.EmailField()
+    context = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=10, choices=NotificationStatus.choices, default=NotificationStatus.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["updated_at"], condition=Q(status__in=["PENDING", "SENDING"]),
+                name="notification_unsent_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.to} ({self.status})"

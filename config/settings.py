@@ -117,9 +117,53 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Celery ---------------------------------------------------------------------------------
+# Why each setting is what it is: docs/workers.md.  Every task takes ids, calls a service and
+# is safe to run twice, which is what makes the at-least-once settings below affordable.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+# Acknowledge after the task ran, and give the message back when the worker process dies:
+# a crash mid-task means "run it again", never "silently dropped".
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
+# One message at a time per process: with acks_late a prefetched message would sit unacked
+# behind a slow task (and be redelivered elsewhere when the Redis visibility timeout ends).
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# JSON only: a pickle on the broker would be code execution for whoever can write to Redis.
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A stuck task (SMTP that never answers, a lock wait) must not take a worker for good.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=60)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
+# Redis redelivers an unacknowledged message after this long; it must exceed the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SYNC_EVERY = 1
+
+# Workers' own knobs: the outbox relay, notifications and ticket signing.
+OUTBOX = {
+    "RELAY_BATCH_SIZE": env.int("OUTBOX_RELAY_BATCH_SIZE", default=100),
+    "MAX_ATTEMPTS": env.int("OUTBOX_MAX_ATTEMPTS", default=12),
+    # Kick the relay when a transaction that wrote events commits, so consumers run within
+    # milliseconds instead of waiting for the next beat tick.
+    "KICK_ON_COMMIT": env.bool("OUTBOX_KICK_ON_COMMIT", default=True),
+}
+NOTIFICATIONS = {"MAX_ATTEMPTS": 5, "STALE_AFTER": timedelta(minutes=5)}
+# Links in e-mails point here.
+PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", default="http://localhost:8000")
+# Ticket codes are HMAC-SHA256 signed.  Several keys may verify (rotation); the current one
+# signs.  Production sets TICKET_SIGNING_KEY; the default derives from SECRET_KEY.
+TICKET_SIGNING_KEY_ID = env("TICKET_SIGNING_KEY_ID", default="k1")
+TICKET_SIGNING_KEYS = {
+    TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=f"ticket-signing:{SECRET_KEY}"),
+    **env.dict("TICKET_SIGNING_OLD_KEYS", default={}),
+}
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

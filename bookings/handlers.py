@@ -1,0 +1,66 @@
+"""Bookings' own outbox consumers: tickets and e-mails.  Thin: event in, service call."""
+
+from __future__ import annotations
+
+from bookings import tickets
+from bookings.events import register_consumer
+from bookings.models import Booking, NotificationKind, OutboxEvent
+from bookings.notifications import queue_notification
+
+
+def _booking(event: OutboxEvent) -> Booking:
+    return Booking.objects.select_related("customer").get(pk=event.payload["bookingId"])
+
+
+@register_consumer("booking.confirmed", name="tickets.issue")
+def issue_tickets(event: OutboxEvent) -> None:
+    tickets.issue_tickets(booking_id=event.payload["bookingId"])
+
+
+@register_consumer("booking.confirmed", name="email.booking_confirmed")
+def email_confirmation(event: OutboxEvent) -> None:
+    # The e-mail carries the tickets, so it makes sure they exist rather than relying on
+    # the order (or the success) of the ticket consumer.  A booking cancelled before this
+    # event got here gets no confirmation: the cancellation e-mail follows.
+    if tickets.issue_tickets(booking_id=event.payload["bookingId"]):
+        queue_notification(
+            booking=_booking(event), kind=NotificationKind.BOOKING_CONFIRMED, event=event
+        )
+
+
+@register_consumer("booking.expired", name="email.booking_expired")
+def email_expiry(event: OutboxEvent) -> None:
+    queue_notification(booking=_booking(event), kind=NotificationKind.BOOKING_EXPIRED, event=event)
+
+
+@register_consumer("booking.cancelled", name="tickets.revoke")
+def revoke_tickets(event: OutboxEvent) -> None:
+    tickets.revoke_tickets(booking_id=event.payload["bookingId"])
+
+
+@register_consumer("booking.cancelled", name="email.booking_cancelled")
+def email_cancellation(event: OutboxEvent) -> None:
+    booking = _booking(event)
+    queue_notification(
+        booking=booking,
+        kind=NotificationKind.BOOKING_CANCELLED,
+        event=event,
+        context={"was_confirmed": booking.confirmed_at is not None},
+    )
+
+
+@register_consumer("refund.issued", name="email.refund_issued")
+def email_refund(event: OutboxEvent) -> None:
+    payload = event.payload
+    queue_notification(
+        booking=_booking(event),
+        kind=NotificationKind.REFUND_ISSUED,
+        event=event,
+        context={
+            "refund_id": payload.get("refundId"),
+            "amount": payload.get("amount"),
+            "currency": payload.get("currency"),
+        },
+    )
+
+

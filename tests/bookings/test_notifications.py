@@ -1,0 +1,126 @@
+"""E-mails: rendered from HTML and text templates, sent after commit, each exactly once."""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.utils import timezone
+
+from bookings.models import Notification, NotificationStatus
+from bookings.notifications import redispatch_stale_notifications, send_notification
+from bookings.outbox import relay_outbox
+from tests.bookings.confirming import cancel_confirmed, emit_refund, hold_and_confirm
+
+pytestmark = pytest.mark.django_db
+
+
+def relay():
+    relay_outbox(now=timezone.now() + timedelta(hours=1))
+
+
+def send_all():
+    for pk in Notification.objects.filter(status="PENDING").values_list("pk", flat=True):
+        send_notification(notification_id=pk)
+
+
+def test_confirmation_email_has_text_html_and_one_pdf_per_ticket(customer, flight, mailoutbox):
+    booking = hold_and_confirm(customer, flight)
+    relay()
+    notification = Notification.objects.get()
+
+    assert send_notification(notification_id=notification.pk) is True
+    assert send_notification(notification_id=notification.pk) is False  # already sent
+
+    assert len(mailoutbox) == 1
+    message = mailoutbox[0]
+    assert message.to == [customer.email]
+    assert message.subject == f"Your tickets for flight {flight.code}"
+    assert "Ana Lima, seat 12A" in message.body and "Bo Chen, seat 12B" in message.body
+    html, mimetype = message.alternatives[0]
+    assert mimetype == "text/html" and "Ana Lima" in html and "boarding pass" in html
+    assert f"/bookings/{booking.pk}/tickets/" in html
+    attachments = [(name, mime) for name, _content, mime in message.attachments]
+    assert attachments == [
+        (f"boarding-pass-{flight.code}-12A.pdf", "application/pdf"),
+        (f"boarding-pass-{flight.code}-12B.pdf", "application/pdf"),
+    ]
+    assert all(content.startswith(b"%PDF") for _n, content, _m in message.attachments)
+    notification.refresh_from_db()
+    assert notification.status == NotificationStatus.SENT and notification.sent_at
+
+
+def test_cancellation_and_refund_emails(customer, flight, mailoutbox):
+    booking = hold_and_confirm(customer, flight)
+    relay()
+    cancel_confirmed(booking)
+    emit_refund(booking, refund_id="rf_9", amount="208.00")
+    relay()
+    send_all()
+
+    subjects = [m.subject for m in mailoutbox]
+    assert sorted(subjects) == sorted(
+        [
+            f"Your tickets for flight {flight.code}",
+            f"Your booking for flight {flight.code} is cancelled",
+            f"Refund for your booking on flight {flight.code}",
+        ]
+    )
+    refund = next(m for m in mailoutbox if m.subject.startswith("Refund"))
+    assert "208.00 EUR" in refund.body and "rf_9" in refund.body
+    assert "208.00 EUR" in refund.alternatives[0][0]
+    cancelled = next(m for m in mailoutbox if "cancelled" in m.subject)
+    assert "no longer valid" in cancelled.body
+    assert not cancelled.attachments
+
+
+def test_a_failed_send_goes_back_to_pending_and_succeeds_on_retry(
+    customer, flight, mailoutbox, monkeypatch
+):
+    hold_and_confirm(customer, flight)
+    relay()
+    notification = Notification.objects.get()
+    real_send = mail.EmailMultiAlternatives.send
+    calls = []
+
+    def smtp_down_once(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionRefusedError("smtp down")
+        return real_send(self, *args, **kwargs)
+
+    monkeypatch.setattr(mail.EmailMultiAlternatives, "send", smtp_down_once)
+    with pytest.raises(ConnectionRefusedError):
+        send_notification(notification_id=notification.pk)
+    notification.refresh_from_db()
+    assert (notification.status, notification.attempts) == (NotificationStatus.PENDING, 1)
+    assert "smtp down" in notification.last_error
+    assert mailoutbox == []
+
+    assert send_notification(notification_id=notification.pk) is True
+    assert len(mailoutbox) == 1
+
+
+def test_stale_notifications_are_dispatched_again(
+    customer, flight, monkeypatch, django_capture_on_commit_callbacks
+):
+    hold_and_confirm(customer, flight)
+    relay()
+    stuck = Notification.objects.get()
+    Notification.objects.filter(pk=stuck.pk).update(status=NotificationStatus.SENDING)
+    dispatched = []
+    monkeypatch.setattr("bookings.notifications.dispatch_notification", dispatched.append)
+
+    assert redispatch_stale_notifications() == 0  # a fresh SENDING is a worker at work
+    with django_capture_on_commit_callbacks(execute=True):
+        assert redispatch_stale_notifications(now=timezone.now() + timedelta(minutes=6)) == 1
+    assert dispatched == [stuck.pk]
+    stuck.refresh_from_db()
+    assert stuck.status == NotificationStatus.PENDING
+
+
+def test_no_address_no_notification(customer, flight):
+    customer.email = ""
+    customer.save()
+    hold_and_confirm(customer, flight)
+    relay()
+    assert not Notification.objects.exists()

@@ -1,0 +1,67 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from bookings.schedules import SCHEDULES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db
+def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent():
+    expected = {
+        "bookings.relay_outbox": 1,
+        "bookings.expire_holds": 30,
+        "bookings.redispatch_stale_notifications": 60,
+        "bookings.purge_published_outbox": 6 * 3600,
+    }
+
+    def installed():
+        return {
+            t.task: (t.interval.every, t.interval.period, t.enabled, t.expire_seconds)
+            for t in PeriodicTask.objects.select_related("interval").filter(
+                name__in=[s.name for s in SCHEDULES]
+            )
+        }
+
+    before = installed()
+    assert {task: v[0] for task, v in before.items()} == expected
+    assert all(period == "seconds" and enabled for _, period, enabled, _ in before.values())
+    PeriodicTask.objects.filter(task="bookings.relay_outbox").update(enabled=False)
+
+    call_command("install_schedules", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    call_command("install_schedules", stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+    assert installed() == before  # re-enabled, nothing duplicated
+    assert PeriodicTask.objects.filter(task__startswith="bookings.").count() == 4
+    assert IntervalSchedule.objects.filter(every=1, period="seconds").count() == 1
+
+
+def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
+    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "CELERY_BROKER_URL"}}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    script = (
+        "import django, json; django.setup();"
+        "from config.celery import app; app.loader.import_default_modules();"
+        "print(json.dumps([app.conf.broker_url, sorted(t for t in app.tasks"
+        " if t.startswith('bookings.'))]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    broker, tasks = json.loads(out.stdout.strip().splitlines()[-1])
+    assert broker == "memory://"
+    assert {s.task for s in SCHEDULES} <= set(tasks)
+    assert {"bookings.send_notification", "bookings.redeliver_event"} <= set(tasks)
