@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('bookings', '0003_book_on_behalf_permission'),
+        ('bookings', '0005_book_on_behalf_permission'),
         ('flights', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

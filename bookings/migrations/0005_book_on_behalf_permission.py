@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bookings', '0002_initial'),
+        ('bookings', '0004_install_schedules'),
     ]
 
     operations = [
