@@ -1,4 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from bookings import api
 
 app_name = "bookings_api"
-urlpatterns: list = []
+urlpatterns = [
+    path("bookings", api.BookingListCreateApi.as_view(), name="list"),
+    path("bookings/<int:booking_id>", api.BookingDetailApi.as_view(), name="detail"),
+]
