@@ -12,9 +12,10 @@ import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from django.views import defaults
-from rest_framework import exceptions
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -36,6 +37,14 @@ TITLES = {
 }
 # How long a client should wait before retrying after a lock timeout (503 TooBusy).
 TOO_BUSY_RETRY_AFTER_SECONDS = 1
+
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "request_too_large"
+
 
 _CAMEL_RE = re.compile(r"_([a-z0-9])")
 
@@ -100,6 +109,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         return _domain_error(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    elif isinstance(exc, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF
+        exc = RequestTooLarge()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
     # DRF's handler adds WWW-Authenticate (401) and Retry-After (429) and rolls back the
