@@ -18,6 +18,7 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
 from bookings.errors import DomainError
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
@@ -106,6 +107,7 @@ def _domain_error(exc: DomainError) -> Response:
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
+        set_rollback()  # as DRF does for its own errors, should ATOMIC_REQUESTS ever be on
         return _domain_error(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
