@@ -1,7 +1,8 @@
+import uuid
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
-from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -10,12 +11,14 @@ from tests.factories import UserFactory
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
-    # Seat maps, searches and throttle counters live in Redis and would leak between tests
-    # (and between runs, where ids restart).
-    cache.clear()
-    yield
-    cache.clear()
+def fresh_cache(settings):
+    """A key prefix of its own per test: seat maps, searches and throttle counters in Redis
+    never leak between tests or runs (where ids restart), and nothing else in the same Redis
+    database is flushed.  Keys left behind expire within their short TTLs."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"},
+    }
 
 
 @pytest.fixture(autouse=True)
