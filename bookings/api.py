@@ -50,8 +50,10 @@ class BookingCreateSerializer(serializers.Serializer):
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        if ("seats" in data) == ("passengers" in data):
+        if "seats" in data and "passengers" in data:
             raise ValidationError({"seats": ["Give either `seats` or `passengers`, not both."]})
+        if "seats" not in data and "passengers" not in data:
+            raise ValidationError({"seats": ["Give `seats`, or `passengers` for a seatless fare."]})
         return data
 
 
