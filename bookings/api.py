@@ -1,79 +1,281 @@
-"""REST endpoints of bookings owned by the workers: the gate's scan."""
+"""Bookings over REST: hold seats, list and read your bookings, cancel.
+
+Thin on purpose: input serializers check shapes and types, `bookings.services` decides, domain
+errors become problem details in `config.api.exceptions`.
+"""
 
 from __future__ import annotations
 
-from rest_framework import exceptions, serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.permissions import IsAdminUser
-from rest_framework.request import Request
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings.tickets import ScanResult, scan_ticket
-from config.problems import problem_response
-from flights.models import Flight
+from rest_framework.permissions import IsAdminUser
+
+from bookings import selectors, services
+from bookings.errors import FlightNotFound
+from bookings.models import Booking, BookingStatus
+from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
+from config.api.openapi import problems
+from config.api.throttles import HoldsThrottle
+from flights.models import FareClass, Flight
+
+DB_BIGINT_MAX = 2**63 - 1
+
+
+# --- serializers -------------------------------------------------------------------------------
+
+
+class BookingCreateSerializer(serializers.Serializer):
+    flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
+    customer_id = serializers.IntegerField(
+        min_value=1, max_value=DB_BIGINT_MAX, required=False,
+        help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
+    )
+    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    seats = serializers.ListField(
+        child=serializers.CharField(max_length=8), min_length=1, max_length=50, required=False,
+        help_text='Seat numbers, e.g. ["12A", "12B"]. Either this or `passengers`.',
+    )
+    passengers = serializers.IntegerField(
+        min_value=1, max_value=50, required=False,
+        help_text="Seatless booking: how many passengers (seats are assigned later).",
+    )
+    passenger_names = serializers.ListField(
+        child=serializers.CharField(max_length=120, allow_blank=True), max_length=50,
+        required=False, help_text="Optional; one per seat or passenger, in order.",
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if "seats" in data and "passengers" in data:
+            raise ValidationError({"seats": ["Give either `seats` or `passengers`, not both."]})
+        if "seats" not in data and "passengers" not in data:
+            raise ValidationError({"seats": ["Give `seats`, or `passengers` for a seatless fare."]})
+        return data
+
+
+class PassengerSerializer(serializers.Serializer):
+    name = serializers.CharField(source="full_name")
+    seat = serializers.CharField(source="seat.seat_no", allow_null=True, default=None)
+
+
+class BookingSerializer(serializers.Serializer):
+    booking_id = serializers.IntegerField(source="pk")
+    status = serializers.ChoiceField(choices=BookingStatus.choices)
+    customer_id = serializers.IntegerField()
+    flight_id = serializers.IntegerField()
+    flight_code = serializers.CharField(source="flight.code")
+    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    seat_count = serializers.IntegerField()
+    seats = serializers.SerializerMethodField()
+    passengers = PassengerSerializer(many=True)
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="End of the hold while HELD; null otherwise."
+    )
+    created_at = serializers.DateTimeField()
+    confirmed_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_seats(self, booking: Booking) -> list[str]:
+        return [p.seat.seat_no for p in booking.passengers.all() if p.seat is not None]
+
+    def to_representation(self, booking: Booking) -> dict[str, Any]:
+        data = super().to_representation(booking)
+        if booking.status != BookingStatus.HELD:
+            data["expires_at"] = None
+        return data
+
+
+class RefundSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True)
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    status = serializers.CharField()
+    reason = serializers.CharField(help_text="Which rule of the fare's refund policy applied.")
+
+
+class CancellationSerializer(serializers.Serializer):
+    booking = BookingSerializer()
+    refund = RefundSerializer(
+        allow_null=True, help_text="The refund decided; null when nothing was paid."
+    )
+
+
+# --- views -------------------------------------------------------------------------------------
+
+ARTICLE_BODY = {"flightId": 1001, "customerId": 42, "fareClass": "ECONOMY", "seats": ["12A", "12B"]}
+
+
+class BookingPagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = 200
+
+
+class BookingListCreateApi(GenericAPIView):
+    pagination_class = BookingPagination
+    serializer_class = BookingSerializer
+
+    def get_throttles(self):
+        # Only creating a hold is throttled: it takes row locks; reading your bookings does not.
+        return [HoldsThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(
+        operation_id="bookings_list",
+        tags=["bookings"],
+        summary="My bookings",
+        responses={200: BookingSerializer(many=True), **problems(400, 401)},
+    )
+    def get(self, request):
+        page = self.paginate_queryset(selectors.bookings_of(customer=request.user))
+        return self.get_paginated_response(BookingSerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="bookings_create",
+        tags=["bookings"],
+        summary="Hold seats",
+        description=(
+            "Holds all listed seats (or `passengers` seatless units) for the hold time, or "
+            "none. Always checked against the database, never against the cached seat map."
+        ),
+        request=BookingCreateSerializer,
+        responses={
+            201: BookingSerializer,
+            **problems(
+                400, 401, 403, 404, 409, 413, 415, 429, 503,
+                s403="`customerId` names someone else and you may not book on their behalf.",
+                s404="No such flight.",
+            ),
+        },
+        examples=[OpenApiExample("The article's request", value=ARTICLE_BODY, request_only=True)],
+    )
+    def post(self, request):
+        data = BookingCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        data = data.validated_data
+        customer = self._customer(request.user, data.get("customer_id"))
+        common = {
+            "customer": customer,
+            "flight_id": data["flight_id"],
+            "fare_class": data["fare_class"],
+            "passenger_names": data.get("passenger_names"),
+        }
+        if "seats" in data:
+            booking = services.hold_seats(seat_numbers=data["seats"], **common)
+        else:
+            booking = services.hold_seatless(passengers=data["passengers"], **common)
+        booking = selectors.access_booking(user=customer, booking_id=booking.pk)
+        return Response(
+            BookingSerializer(booking).data,
+            status=201,
+            headers={"Location": reverse("bookings_api:detail", args=[booking.pk])},
+        )
+
+    @staticmethod
+    def _customer(user, customer_id: int | None):
+        if customer_id is None or customer_id == user.pk:
+            return user
+        if not selectors.acts_for_customers(user):
+            raise PermissionDenied("You can only book for yourself.")
+        customer = selectors.active_customer(customer_id=customer_id)
+        if customer is None:
+            raise ValidationError({"customer_id": [f"There is no customer {customer_id}."]})
+        return customer
+
+
+class BookingDetailApi(APIView):
+    @extend_schema(
+        operation_id="bookings_retrieve",
+        tags=["bookings"],
+        summary="One of my bookings",
+        responses={200: BookingSerializer, **problems(401, 404)},
+    )
+    def get(self, request, booking_id: int):
+        booking = selectors.access_booking(user=request.user, booking_id=booking_id)
+        return Response(BookingSerializer(booking).data)
+
+    @extend_schema(
+        operation_id="bookings_cancel",
+        tags=["bookings"],
+        summary="Cancel a booking",
+        description=(
+            "A HELD booking is cancelled and its seats are free at once; nothing was paid, so "
+            "`refund` is null."
+        ),
+        responses={
+            200: CancellationSerializer,
+            **problems(401, 403, 404, 409, 410, 503, s409="The booking is already closed."),
+        },
+    )
+    def delete(self, request, booking_id: int):
+        booking = selectors.access_booking(user=request.user, booking_id=booking_id)
+        services.cancel_hold(customer=booking.customer, booking_id=booking.pk)
+        booking = selectors.access_booking(user=request.user, booking_id=booking.pk)
+        return Response(CancellationSerializer({"booking": booking, "refund": None}).data)
+
+
+# --- gate check-in -----------------------------------------------------------------------------
 
 
 class CheckinScanApi(APIView):
-    """POST {"code", "flightId"} -> the verdict for the gate.
+    """POST {"code", "flightId"} -> the verdict for the gate (staff only).
 
     Every verdict (valid, forged, revoked, already_used, wrong_flight) is a 200: the scan was
     answered.  Malformed requests and unknown flights are problem+json 4xx.
     """
 
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=1000)
-        flightId = serializers.IntegerField(min_value=1)
+        flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
 
-    def post(self, request: Request) -> Response:
+    class TicketSerializer(serializers.Serializer):
+        serial = serializers.CharField()
+        booking_id = serializers.IntegerField()
+        flight_id = serializers.IntegerField()
+        passenger_name = serializers.CharField()
+        seat = serializers.SerializerMethodField()
+        fare_class = serializers.CharField()
+        status = serializers.CharField()
+        used_at = serializers.DateTimeField(allow_null=True)
+
+        def get_seat(self, ticket) -> str | None:
+            return ticket.seat_no or None
+
+    class OutputSerializer(serializers.Serializer):
+        result = serializers.ChoiceField(choices=ScanOutcome.choices, source="outcome")
+        message = serializers.CharField()
+        ticket = serializers.SerializerMethodField()
+
+        @extend_schema_field(serializers.DictField(allow_null=True))
+        def get_ticket(self, result: ScanResult) -> dict | None:
+            if result.ticket is None:
+                return None
+            return CheckinScanApi.TicketSerializer(result.ticket).data
+
+    @extend_schema(
+        operation_id="checkin_scan",
+        request=InputSerializer,
+        responses={200: OutputSerializer, **problems(400, 401, 403, 404)},
+        tags=["check-in"],
+    )
+    def post(self, request):
         data = self.InputSerializer(data=request.data)
-        if not data.is_valid():
-            return problem_response(
-                status=400, title="Invalid request", code="invalid-request",
-                detail="Send the scanned code and the flight being boarded.", errors=data.errors,
-            )
-        flight_id = data.validated_data["flightId"]
+        data.is_valid(raise_exception=True)
+        flight_id = data.validated_data["flight_id"]
         if not Flight.objects.filter(pk=flight_id).exists():
-            return problem_response(
-                status=404, title="Flight not found", code="flight-not-found",
-                detail=f"There is no flight {flight_id}.",
-            )
+            raise FlightNotFound(f"There is no flight {flight_id}.")
         result = scan_ticket(
             code=data.validated_data["code"], flight_id=flight_id, scanned_by=request.user
         )
-        return Response(scan_result_body(result))
-
-    def handle_exception(self, exc: Exception):
-        if isinstance(exc, exceptions.APIException):
-            status = exc.status_code
-            if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-                status = 401
-            response = problem_response(
-                status=status, title=str(exc.default_detail), detail=str(exc.detail),
-                code={401: "not-authenticated", 403: "forbidden"}.get(status),
-            )
-            if status == 401:
-                response["WWW-Authenticate"] = self.get_authenticate_header(self.request) or "Token"
-            return response
-        return super().handle_exception(exc)
-
-
-def scan_result_body(result: ScanResult) -> dict:
-    ticket = result.ticket
-    return {
-        "result": result.outcome.value,
-        "message": result.message,
-        "ticket": None if ticket is None else {
-            "serial": ticket.serial,
-            "bookingId": ticket.booking_id,
-            "flightId": ticket.flight_id,
-            "passengerName": ticket.passenger_name,
-            "seat": ticket.seat_no or None,
-            "fareClass": ticket.fare_class,
-            "status": ticket.status,
-            "usedAt": ticket.used_at.isoformat() if ticket.used_at else None,
-        },
-    }
+        return Response(self.OutputSerializer(result).data)

@@ -1,22 +1,62 @@
-"""Reads for bookings: tickets and who may see them."""
+"""Reads of bookings, always scoped to who is asking.
+
+`access_booking` is the only way the interfaces fetch one booking: it answers "not found" for
+someone else's booking, so nobody can learn that a booking id exists.
+"""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, TicketNotFound
-from bookings.models import Booking, Ticket
+from bookings.models import Booking, Passenger, Ticket
 from flights.models import Flight, FlightStatus
+
+BOOK_ON_BEHALF = "bookings.book_on_behalf"
+
+
+def acts_for_customers(user: AbstractBaseUser) -> bool:
+    """Travel agents and staff: may book for, see and cancel other customers' bookings."""
+    return user.has_perm(BOOK_ON_BEHALF)
+
+
+def _with_details(bookings: QuerySet[Booking]) -> QuerySet[Booking]:
+    return bookings.select_related("flight").prefetch_related(
+        Prefetch("passengers", queryset=Passenger.objects.select_related("seat").order_by("id"))
+    )
+
+
+def bookings_of(*, customer: AbstractBaseUser) -> QuerySet[Booking]:
+    """The customer's own bookings, newest first."""
+    return _with_details(Booking.objects.filter(customer=customer)).order_by("-created_at", "-id")
+
+
+def access_booking(*, user: AbstractBaseUser, booking_id: int) -> Booking:
+    bookings = Booking.objects.filter(pk=booking_id)
+    if not acts_for_customers(user):
+        bookings = bookings.filter(customer=user)
+    booking = _with_details(bookings).first()
+    if booking is None:
+        raise BookingNotFound(f"You have no booking {booking_id}.")
+    return booking
+
+
+def active_customer(*, customer_id: int) -> AbstractBaseUser | None:
+    return get_user_model().objects.filter(pk=customer_id, is_active=True).first()
+
+
+# --- tickets -----------------------------------------------------------------------------------
 
 
 def _visible_bookings(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Booking]:
     if not user.is_authenticated:
         return Booking.objects.none()
-    if user.is_staff:
+    if acts_for_customers(user):
         return Booking.objects.all()
     return Booking.objects.filter(customer=user)
 
@@ -26,8 +66,8 @@ def tickets_for_booking(
 ) -> QuerySet[Ticket]:
     """The booking's tickets (valid, used and revoked), in passenger order.
 
-    With `user`, only the booking's owner and staff see them; anyone else gets
-    BookingNotFound, exactly as if the booking did not exist.
+    With `user`, only the booking's owner and those who act for customers see them; anyone
+    else gets BookingNotFound, exactly as if the booking did not exist.
     """
     if user is not None and not _visible_bookings(user).filter(pk=booking_id).exists():
         raise BookingNotFound()
@@ -41,7 +81,7 @@ def tickets_for_booking(
 def access_ticket(
     *, user: AbstractBaseUser | AnonymousUser, booking_id: int, ticket_id: int
 ) -> Ticket:
-    """The ticket if `user` owns its booking or is staff, else TicketNotFound."""
+    """The ticket if `user` may see its booking, else TicketNotFound."""
     ticket = (
         Ticket.objects.select_related("booking", "flight__origin", "flight__destination")
         .filter(pk=ticket_id, booking_id=booking_id, booking__in=_visible_bookings(user))

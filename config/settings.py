@@ -212,3 +212,56 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# --- REST API -------------------------------------------------------------------------------
+# JSON is camelCase on the wire both ways; errors are RFC 9457 problem details.  Token auth for
+# partners, session auth (with CSRF) for the site's own pages.  Per-user throttles count in the
+# shared cache (Redis), so every web worker sees the same budget.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: an anonymous request then gets 401 with `WWW-Authenticate: Token`.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["djangorestframework_camel_case.render.CamelCaseJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["config.api.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api.exceptions.problem_exception_handler",
+    "DEFAULT_THROTTLE_RATES": {
+        "holds": env("API_THROTTLE_HOLDS", default="30/min"),
+        "payments": env("API_THROTTLE_PAYMENTS", default="20/min"),
+        "auth": env("API_THROTTLE_AUTH", default="10/min"),
+    },
+}
+# "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").
+JSON_CAMEL_CASE = {"JSON_UNDERSCOREIZE": {"no_underscore_before_number": True}}
+API_CACHE = {
+    # The article's trade-off: reads may be a little stale, holds always ask the database.
+    "FLIGHT_SEARCH_SECONDS": env.int("API_FLIGHT_SEARCH_CACHE_SECONDS", default=30),
+    "SEAT_MAP_SECONDS": env.int("API_SEAT_MAP_CACHE_SECONDS", default=3),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Seatkeeper API",
+    "DESCRIPTION": (
+        "Seats that are never sold twice. JSON bodies are camelCase; errors are RFC 9457 "
+        "problem details (`application/problem+json`). Authenticate with "
+        "`Authorization: Token <token>` from `POST /api/auth/token`, or with the site's session "
+        "cookie plus the `X-CSRFToken` header."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "FareClassEnum": "flights.models.FareClass",
+        "BookingStatusEnum": "bookings.models.BookingStatus",
+        "SeatStatusEnum": "flights.models.SeatStatus",
+        "FlightStatusEnum": "flights.models.FlightStatus",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
+        "config.api.openapi.add_problem_headers",
+    ],
+}

@@ -1,9 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config.api.auth import ObtainTokenApi
 
 from config.health import healthz
 
 api_patterns = [
+    path("auth/token", ObtainTokenApi.as_view(), name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("flights.api_urls")),
     path("", include("bookings.api_urls")),
     path("", include("payments.api_urls")),
@@ -19,3 +25,7 @@ urlpatterns = [
     path("", include("payments.urls")),
     path("", include("waitroom.urls")),
 ]
+
+# Under /api/ even "no such URL" and crashes answer in problem+json; pages keep Django's.
+handler404 = "config.api.exceptions.not_found"
+handler500 = "config.api.exceptions.server_error"

@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from flights import api
 
 app_name = "flights_api"
-urlpatterns: list = []
+urlpatterns = [
+    path("flights", api.FlightSearchApi.as_view(), name="search"),
+    path("flights/<int:flight_id>", api.FlightDetailApi.as_view(), name="detail"),
+    path("flights/<int:flight_id>/seats", api.SeatMapApi.as_view(), name="seats"),
+]

@@ -1,0 +1,1 @@
+"""Shared REST plumbing: problem-details errors, parsing, throttles, OpenAPI helpers, auth."""

@@ -1,0 +1,56 @@
+"""`POST /api/auth/token`: trade a username and password for an API token."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api.openapi import problems
+from config.api.throttles import AuthThrottle
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=128, trim_whitespace=False)
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+
+
+class ObtainTokenApi(APIView):
+    # No authentication here: a stale session must not turn this into a CSRF-checked call.
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [AuthThrottle]
+
+    def get_authenticate_header(self, request) -> str:
+        # Without authenticators DRF would turn a failed login into 403; it is a 401.
+        return "Token"
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        tags=["auth"],
+        summary="Get an API token",
+        request=TokenRequestSerializer,
+        responses={200: TokenSerializer, **problems(400, 401, 415, 429)},
+        auth=[],
+    )
+    def post(self, request):
+        data = TokenRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(
+            request._request,
+            username=data.validated_data["username"],
+            password=data.validated_data["password"],
+        )
+        if user is None or not user.is_active:
+            raise AuthenticationFailed("Unable to log in with the provided credentials.")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response(TokenSerializer({"token": token.key}).data)

@@ -1,0 +1,156 @@
+"""Every API error as RFC 9457 problem details (`application/problem+json`).
+
+DRF's own exceptions, Django's Http404/PermissionDenied and our DomainErrors all leave through
+`problem_exception_handler`; URLs that match no view get the same shape from the 404/500
+handlers when they are under /api/.  Anything else (a bug) stays a 500 for Django to report.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from django.views import defaults
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from bookings.errors import DomainError
+from config.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
+
+TITLES = {
+    "invalid": ("invalid-request", "Invalid request"),
+    "parse_error": ("malformed-request", "Malformed request body"),
+    "authentication_failed": ("authentication-failed", "Authentication failed"),
+    "not_authenticated": ("not-authenticated", "Authentication required"),
+    "permission_denied": ("permission-denied", "Permission denied"),
+    "not_found": ("not-found", "Not found"),
+    "method_not_allowed": ("method-not-allowed", "Method not allowed"),
+    "not_acceptable": ("not-acceptable", "Not acceptable"),
+    "unsupported_media_type": ("unsupported-media-type", "Unsupported media type"),
+    "request_too_large": ("request-too-large", "Request body too large"),
+    "throttled": ("throttled", "Too many requests"),
+}
+# How long a client should wait before retrying after a lock timeout (503 TooBusy).
+TOO_BUSY_RETRY_AFTER_SECONDS = 1
+
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "request_too_large"
+
+
+_CAMEL_RE = re.compile(r"_([a-z0-9])")
+
+
+def camel(name: str) -> str:
+    return _CAMEL_RE.sub(lambda m: m.group(1).upper(), name)
+
+
+def invalid_params(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Flatten DRF's nested error detail into RFC 9457's `invalid-params` list.
+
+    Names are the camelCase paths the client sent (`seats[1]`, `passengerNames[0]`); errors
+    not tied to one field get the name of the enclosing object, or "" for the whole body.
+    """
+    if isinstance(detail, dict):
+        params: list[dict[str, str]] = []
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                params += invalid_params(value, prefix)
+            elif isinstance(key, int):  # ListField reports items as {index: errors}
+                params += invalid_params(value, f"{prefix}[{key}]")
+            else:
+                name = camel(str(key))
+                params += invalid_params(value, f"{prefix}.{name}" if prefix else name)
+        return params
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return [{"name": prefix, "reason": str(item)} for item in detail]
+        params = []
+        for index, item in enumerate(detail):
+            if item:  # a list of per-item errors has {} / [] for the items that were fine
+                params += invalid_params(item, f"{prefix}[{index}]")
+        return params
+    return [{"name": prefix, "reason": str(detail)}]
+
+
+def _validation_body(exc: exceptions.ValidationError) -> dict[str, Any]:
+    params = invalid_params(exc.detail)
+    first = params[0] if params else {"name": "", "reason": "Invalid request."}
+    detail = f"{first['name']}: {first['reason']}" if first["name"] else first["reason"]
+    return problem_body(
+        status=400, title="Invalid request", detail=detail, code="invalid-request",
+        invalid_params=params,
+    )
+
+
+def _domain_error(exc: DomainError) -> Response:
+    body = problem_body(
+        status=exc.status, title=exc.title, detail=exc.detail, code=exc.code, **exc.extra
+    )
+    # Domain errors may name a field ("field": "seats"); report it the way DRF errors do.
+    if "field" in exc.extra:
+        body["invalid_params"] = [{"name": camel(str(exc.extra["field"])), "reason": exc.detail}]
+    response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
+    if exc.status == 503:
+        response["Retry-After"] = str(TOO_BUSY_RETRY_AFTER_SECONDS)
+    return response
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        set_rollback()  # as DRF does for its own errors, should ATOMIC_REQUESTS ever be on
+        return _domain_error(exc)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF
+        exc = RequestTooLarge()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    # DRF's handler adds WWW-Authenticate (401) and Retry-After (429) and rolls back the
+    # atomic block; we only rewrite the body.
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        body = _validation_body(exc)
+    else:
+        code, title = TITLES.get(exc.default_code, (exc.default_code.replace("_", "-"), "Error"))
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        body = problem_body(status=response.status_code, title=title, detail=detail, code=code)
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            body["retry_after"] = max(1, math.ceil(exc.wait))
+            response["Retry-After"] = str(body["retry_after"])
+    response.data = body
+    response.content_type = PROBLEM_CONTENT_TYPE
+    return response
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request, exception=None):
+    if _is_api(request):
+        return problem_response(
+            status=404, title="Not found", detail="No API endpoint at this address.",
+            code="not-found",
+        )
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _is_api(request):
+        return problem_response(
+            status=500, title="Internal server error",
+            detail="Something went wrong on our side; it has been logged.", code="server-error",
+        )
+    return defaults.server_error(request)

@@ -1,0 +1,92 @@
+"""OpenAPI pieces shared by every endpoint: the problem-details body and its responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+from config.problems import PROBLEM_CONTENT_TYPE
+
+PROBLEM_DESCRIPTIONS = {
+    400: "Invalid input. `invalidParams` names each offending field (camelCase path) and why.",
+    401: "No credentials, or wrong ones. Send `Authorization: Token <token>`.",
+    403: "Authenticated but not allowed (also: the CSRF check failed for session auth).",
+    404: "No such resource, or it belongs to someone else.",
+    409: "Conflict: a seat was just taken (`seats` names them), the fare class is sold out "
+         "(`fareClass`), or the booking is in a state that does not allow this.",
+    410: "The hold expired; its seats were released.",
+    413: "The request body is too large.",
+    415: "Send `Content-Type: application/json`.",
+    422: "The request is well-formed but cannot be processed as sent.",
+    429: "Too many requests for this user; retry after `Retry-After` seconds.",
+    503: "Too busy right now (lock timeout); retry after `Retry-After` seconds.",
+}
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "integer", "minimum": 0},
+    }
+}
+
+
+class InvalidParamSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text='Field path as sent, e.g. "seats[1]"; "" = whole body.')
+    reason = serializers.CharField()
+
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details; extension members appear only where they apply."""
+
+    type = serializers.URLField(help_text="Identifies the problem type; stable, machine-readable.")
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField(required=False, help_text="Human-readable; safe to show.")
+    invalid_params = InvalidParamSerializer(many=True, required=False)
+    seats = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="The seats the problem is about (unavailable, unknown, wrong cabin).",
+    )
+    fare_class = serializers.CharField(required=False)
+    field = serializers.CharField(required=False)
+    retry_after = serializers.IntegerField(required=False)
+
+    class Meta:
+        ref_name = "Problem"
+
+
+def problems(*statuses: int, **descriptions: str) -> dict[tuple[int, str], OpenApiResponse]:
+    """`responses=` entries for `@extend_schema`: each status as problem+json.
+
+    Override a description with e.g. `s409="..."`.
+    """
+    return {
+        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+            ProblemSerializer,
+            description=descriptions.get(f"s{status}", PROBLEM_DESCRIPTIONS.get(status, "")),
+        )
+        for status in statuses
+    }
+
+
+def add_problem_headers(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
+    """Postprocessing hook: document the headers that travel with some answers."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for status, response in operation.get("responses", {}).items():
+                if status in ("429", "503"):
+                    response.setdefault("headers", {}).update(RETRY_AFTER)
+                elif status == "401":
+                    response.setdefault("headers", {})["WWW-Authenticate"] = {
+                        "description": "The authentication scheme to use: `Token`.",
+                        "schema": {"type": "string"},
+                    }
+                elif status == "201":
+                    response.setdefault("headers", {})["Location"] = {
+                        "description": "URL of the created resource.",
+                        "schema": {"type": "string"},
+                    }
+    return result

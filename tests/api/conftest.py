@@ -1,0 +1,80 @@
+import uuid
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from bookings.models import Booking
+from tests.factories import UserFactory
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(settings):
+    """A key prefix of its own per test: seat maps, searches and throttle counters in Redis
+    never leak between tests or runs (where ids restart), and nothing else in the same Redis
+    database is flushed.  Keys left behind expire within their short TTLs."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"},
+    }
+
+
+@pytest.fixture(autouse=True)
+def generous_throttles(settings):
+    """Throttles out of the way, except in the tests that tighten them on purpose."""
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            "holds": "10000/min",
+            "payments": "10000/min",
+            "auth": "10000/min",
+        },
+    }
+
+
+def client_for(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def anon():
+    return APIClient()
+
+
+@pytest.fixture
+def api(customer):
+    return client_for(customer)
+
+
+@pytest.fixture
+def book_on_behalf_permission(db):
+    # Until Booking.Meta.permissions declares it, the permission row is made here.
+    permission, _ = Permission.objects.get_or_create(
+        codename="book_on_behalf",
+        content_type=ContentType.objects.get_for_model(Booking),
+        defaults={"name": "Can book on behalf of customers"},
+    )
+    return permission
+
+
+@pytest.fixture
+def agent(book_on_behalf_permission):
+    user = UserFactory(username="agent")
+    user.user_permissions.add(book_on_behalf_permission)
+    return user
+
+
+def problem(response, status: int) -> dict:
+    """Assert `response` is an RFC 9457 problem with `status`; return its body."""
+    assert response.status_code == status, (response.status_code, response.content[:500])
+    assert response["Content-Type"].startswith("application/problem+json"), response["Content-Type"]
+    body = response.json()
+    assert body["status"] == status
+    assert body["title"] and body["type"]
+    return body

@@ -1,0 +1,111 @@
+"""Who may see and touch which booking, for every booking endpoint.
+
+Rows are callers, columns are the owner of the booking.  Customers reach only their own
+bookings; anything else is 404, indistinguishable from a booking that does not exist.  Staff
+holding `bookings.book_on_behalf` (superusers, travel agents) act for customers; staff without
+it are customers like anyone else.
+"""
+
+import pytest
+
+from bookings.models import Booking, BookingStatus
+from bookings.services import hold_seats
+from tests.api.conftest import client_for, problem
+from tests.factories import StaffFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CALLERS = ["alice", "bob", "superuser", "agent", "plain_staff"]
+OWNERS = ["alice", "bob"]
+# caller -> owners whose bookings the caller may reach
+MAY_REACH = {
+    "alice": {"alice"},
+    "bob": {"bob"},
+    "superuser": {"alice", "bob"},
+    "agent": {"alice", "bob"},
+    "plain_staff": set(),
+}
+
+
+@pytest.fixture
+def people(agent):
+    return {
+        "alice": UserFactory(username="alice"),
+        "bob": UserFactory(username="bob"),
+        "superuser": StaffFactory(),
+        "agent": agent,
+        "plain_staff": UserFactory(username="desk", is_staff=True),
+    }
+
+
+@pytest.fixture
+def bookings(people, flight):
+    seats = iter(f"{row}{letter}" for row in range(14, 31) for letter in "ABCDEF")
+    return {
+        owner: hold_seats(
+            customer=people[owner],
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=[next(seats)],
+        )
+        for owner in OWNERS
+    }
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize("owner", OWNERS)
+def test_read_one_booking(people, bookings, caller, owner):
+    booking = bookings[owner]
+    response = client_for(people[caller]).get(f"/api/bookings/{booking.pk}")
+    if owner in MAY_REACH[caller]:
+        assert response.status_code == 200
+        assert response.json()["bookingId"] == booking.pk
+    else:
+        missing = client_for(people[caller]).get("/api/bookings/987654321")
+        body = problem(response, 404)
+        # Not even a hint that the id exists: the same answer as for a made-up id.
+        assert body == {
+            **problem(missing, 404),
+            "detail": problem(missing, 404)["detail"].replace("987654321", str(booking.pk)),
+        }
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize("owner", OWNERS)
+def test_cancel_one_booking(people, bookings, caller, owner):
+    booking = bookings[owner]
+    response = client_for(people[caller]).delete(f"/api/bookings/{booking.pk}")
+    status = Booking.objects.get(pk=booking.pk).status
+    if owner in MAY_REACH[caller]:
+        assert response.status_code == 200
+        assert status == BookingStatus.CANCELLED
+    else:
+        problem(response, 404)
+        assert status == BookingStatus.HELD
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_list_shows_only_the_callers_own(people, bookings, caller):
+    data = client_for(people[caller]).get("/api/bookings").json()
+    expected = [bookings[caller].pk] if caller in bookings else []
+    assert [b["bookingId"] for b in data["results"]] == expected
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_booking_for_someone_else(people, flight, caller):
+    response = client_for(people[caller]).post(
+        "/api/bookings",
+        {
+            "flightId": flight.pk,
+            "customerId": people["alice"].pk,
+            "fareClass": "ECONOMY",
+            "seats": ["30F"],
+        },
+        format="json",
+    )
+    if caller == "alice" or caller in {"superuser", "agent"}:
+        assert response.status_code == 201
+        assert Booking.objects.get(pk=response.json()["bookingId"]).customer == people["alice"]
+    else:
+        problem(response, 403)
+        assert not Booking.objects.filter(passengers__seat__seat_no="30F").exists()
