@@ -195,6 +195,7 @@ class NotificationKind(models.TextChoices):
     BOOKING_EXPIRED = "booking_expired", "Hold expired"
     BOOKING_CANCELLED = "booking_cancelled", "Booking cancelled"
     REFUND_ISSUED = "refund_issued", "Refund issued"
+    WAITLIST_OFFER = "waitlist_offer", "Waitlist offer"
 
 
 class NotificationStatus(models.TextChoices):

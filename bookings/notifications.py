@@ -36,6 +36,7 @@ SUBJECTS = {
     NotificationKind.BOOKING_EXPIRED: "Your hold on flight {flight} has expired",
     NotificationKind.BOOKING_CANCELLED: "Your booking for flight {flight} is cancelled",
     NotificationKind.REFUND_ISSUED: "Refund for your booking on flight {flight}",
+    NotificationKind.WAITLIST_OFFER: "Seats for you on flight {flight}: pay before your offer lapses",
 }
 
 

@@ -28,6 +28,8 @@ SCHEDULES = (
              60, 55),
     Schedule("bookings: purge published outbox events", "bookings.purge_published_outbox",
              6 * 3600, 3600),
+    Schedule("waitroom: close waitlists of departed flights", "waitroom.close_departed_waitlists",
+             300, 280),
 )
 
 

@@ -1,4 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from waitroom import api
 
 app_name = "waitroom_api"
-urlpatterns: list = []
+urlpatterns = [
+    path("flights/<int:flight_id>/waitlist", api.WaitlistApi.as_view(), name="waitlist"),
+]

@@ -4,3 +4,7 @@ from django.apps import AppConfig
 class WaitroomConfig(AppConfig):
     name = "waitroom"
     verbose_name = "Waiting room and waitlist"
+
+    def ready(self) -> None:
+        # Registers the waitlist's outbox consumers (offer e-mails) with the relay.
+        from waitroom import handlers  # noqa: F401

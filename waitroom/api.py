@@ -1,0 +1,95 @@
+"""The waitlist over REST: join, look up your place, leave.  Thin: validate, call a service."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api.openapi import problems
+from flights.models import FareClass
+from waitroom import selectors, services
+from waitroom.errors import NotWaiting
+from waitroom.models import WaitlistEntry, WaitlistStatus
+
+
+class JoinSerializer(serializers.Serializer):
+    fare_class = serializers.ChoiceField(choices=FareClass.choices, default=FareClass.ECONOMY)
+    party_size = serializers.IntegerField(min_value=1, max_value=9)
+
+
+class FareClassQuerySerializer(serializers.Serializer):
+    # Query strings are not run through the camelCase parser: the field keeps its wire name.
+    def get_fields(self):
+        return {"fareClass": serializers.ChoiceField(choices=FareClass.choices, default=FareClass.ECONOMY)}
+
+
+def fare_class_from(request) -> str:
+    query = FareClassQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data["fareClass"]
+
+
+class OfferSerializer(serializers.Serializer):
+    booking_id = serializers.IntegerField(source="pk")
+    status = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+
+
+class EntrySerializer(serializers.Serializer):
+    entry_id = serializers.IntegerField(source="pk")
+    flight_id = serializers.IntegerField()
+    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    party_size = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=WaitlistStatus.choices)
+    position = serializers.SerializerMethodField(help_text="1-based place while WAITING, else null.")
+    joined_at = serializers.DateTimeField()
+    offer = OfferSerializer(allow_null=True, help_text="The hold made for you once seats freed up.")
+
+    def get_position(self, entry: WaitlistEntry) -> int | None:
+        return selectors.waitlist_position(entry=entry)
+
+
+FARE_CLASS_PARAM = OpenApiParameter(
+    "fareClass", str, enum=FareClass.values, required=False, description="Default ECONOMY."
+)
+
+
+class WaitlistApi(APIView):
+    @extend_schema(
+        operation_id="waitlist_status", parameters=[FARE_CLASS_PARAM],
+        responses={200: EntrySerializer, **problems(400, 401, 404)}, tags=["waitlist"],
+    )
+    def get(self, request, flight_id: int):
+        entry = selectors.active_entry(
+            customer=request.user, flight_id=flight_id, fare_class=fare_class_from(request)
+        )
+        if entry is None:
+            raise NotWaiting("You are not on this waitlist.")
+        return Response(EntrySerializer(entry).data)
+
+    @extend_schema(
+        operation_id="waitlist_join", request=JoinSerializer,
+        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 429)}, tags=["waitlist"],
+        description="Join the waitlist of a sold-out fare class (409 while seats are available).",
+    )
+    def post(self, request, flight_id: int):
+        data = JoinSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry = services.join_waitlist(
+            customer=request.user, flight_id=flight_id, **data.validated_data
+        )
+        return Response(EntrySerializer(entry).data, status=201)
+
+    @extend_schema(
+        operation_id="waitlist_leave", parameters=[FARE_CLASS_PARAM],
+        responses={200: EntrySerializer, **problems(400, 401, 404)}, tags=["waitlist"],
+    )
+    def delete(self, request, flight_id: int):
+        entry = services.leave_waitlist(
+            customer=request.user, flight_id=flight_id, fare_class=fare_class_from(request)
+        )
+        return Response(EntrySerializer(entry).data)

@@ -1,0 +1,11 @@
+"""Waitlist outbox consumers.  Thin: event in, service call."""
+
+from bookings.events import register_consumer
+from bookings.models import Booking, NotificationKind, OutboxEvent
+from bookings.notifications import queue_notification
+
+
+@register_consumer("waitlist.offered", name="email.waitlist_offer")
+def email_offer(event: OutboxEvent) -> None:
+    booking = Booking.objects.select_related("customer", "flight").get(pk=event.payload["bookingId"])
+    queue_notification(booking=booking, kind=NotificationKind.WAITLIST_OFFER, event=event)
