@@ -13,7 +13,9 @@ from tests.payments.helpers import WEBHOOK_PATH, WEBHOOK_SECRET
 def eager_celery():
     previous = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
     celery_app.conf.task_always_eager = True
-    celery_app.conf.task_eager_propagates = True
+    # Not propagating: an eager Retry must reach Task.apply, which re-runs the task (Celery
+    # skips the countdown when eager; the tests check the countdowns asked for instead).
+    celery_app.conf.task_eager_propagates = False
     yield
     celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = previous
 
