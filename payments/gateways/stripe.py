@@ -100,9 +100,8 @@ class StripeGateway(Gateway):
                 params=params, options={"idempotency_key": idempotency_key}
             )
         except stripe.CardError as exc:
-            intent_id = ""
-            if exc.error and exc.error.payment_intent:
-                intent_id = exc.error.payment_intent.get("id", "")
+            intent = exc.error and getattr(exc.error, "payment_intent", None)
+            intent_id = getattr(intent, "id", "") if intent else ""
             return ChargeResult(
                 status="failed", reference=intent_id, failure_reason=exc.code or "card_declined"
             )
@@ -146,19 +145,20 @@ class StripeGateway(Gateway):
         except ValueError:
             raise WebhookSignatureInvalid("Signed, but not a Stripe event.") from None
         kind = EVENT_KINDS.get(event.type, event.type)
-        intent = event.data.object
-        if str(getattr(intent, "object", "")) != "payment_intent":
-            return GatewayEvent(event_id=event.id, kind=kind, payload=event.to_dict())
+        payload = event.to_dict()
+        intent = payload.get("data", {}).get("object", {})
+        if intent.get("object") != "payment_intent":
+            return GatewayEvent(event_id=event.id, kind=kind, payload=payload)
         metadata = intent.get("metadata") or {}
         currency = str(intent.get("currency", "")).upper()
         error = intent.get("last_payment_error") or {}
         return GatewayEvent(
             event_id=event.id,
             kind=kind,
-            reference=intent.id,
+            reference=intent["id"],
             payment_id=int(metadata["payment_id"]) if metadata.get("payment_id") else None,
             amount=from_minor_units(intent.get("amount", 0), currency),
             currency=currency,
             failure_reason=str(error.get("code") or ""),
-            payload=event.to_dict(),
+            payload=payload,
         )
