@@ -173,7 +173,9 @@ LOGGING = {
 PAYMENTS = {
     "GATEWAY": env("PAYMENTS_GATEWAY", default="sandbox"),
     # Idempotency keys are kept at least 24 h (see docs/payments.md); then purged.
-    "IDEMPOTENCY_KEY_RETENTION": timedelta(hours=env.int("PAYMENTS_IDEMPOTENCY_KEY_HOURS", default=48)),
+    "IDEMPOTENCY_KEY_RETENTION": timedelta(
+        hours=env.int("PAYMENTS_IDEMPOTENCY_KEY_HOURS", default=48)
+    ),
     "WEBHOOK_TOLERANCE_SECONDS": 300,
     # The webhook waits at most this long for a booking lock, then answers 503 so the
     # gateway retries, instead of tying up a worker.
@@ -198,4 +200,14 @@ STRIPE = {
     "API_KEY": env("STRIPE_API_KEY", default=""),
     "WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", default=""),
     "MAX_NETWORK_RETRIES": 2,
+}
+# Periodic payment housekeeping (merged with any other app's schedule).
+CELERY_BEAT_SCHEDULE = {
+    **globals().get("CELERY_BEAT_SCHEDULE", {}),
+    "payments-purge-idempotency-keys": {
+        "task": "payments.tasks.purge_idempotency_keys_task", "schedule": 3600.0,
+    },
+    "payments-retry-pending-refunds": {
+        "task": "payments.tasks.retry_pending_refunds", "schedule": 300.0,
+    },
 }

@@ -48,3 +48,20 @@ def issue_refund_task(self, refund_id: int) -> str:
 @shared_task
 def purge_idempotency_keys_task() -> int:
     return purge_idempotency_keys()
+
+
+@shared_task
+def retry_pending_refunds() -> int:
+    """Safety net: re-queue refunds whose task was lost (broker restart) after a grace period."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payments.models import Refund, RefundStatus
+
+    stale = Refund.objects.filter(
+        status=RefundStatus.PENDING, created_at__lt=timezone.now() - timedelta(minutes=10)
+    ).values_list("pk", flat=True)
+    for refund_id in stale:
+        issue_refund_task.delay(refund_id)
+    return len(stale)

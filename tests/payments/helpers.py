@@ -57,4 +57,3 @@ def signed(payload: dict, *, secret: str = WEBHOOK_SECRET, timestamp: int | None
 def post_webhook(client, body: bytes, headers: dict):
     extra = {"HTTP_" + k.upper().replace("-", "_"): v for k, v in headers.items()}
     return client.post(WEBHOOK_PATH, body, content_type="application/json", **extra)
-

@@ -12,7 +12,14 @@ from bookings.models import Booking, BookingStatus, OutboxEvent
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.errors import BookingAlreadyCancelled, CancellationRefused
-from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundStatus, SandboxRefund
+from payments.models import (
+    Payment,
+    PaymentStatus,
+    Refund,
+    RefundPolicy,
+    RefundStatus,
+    SandboxRefund,
+)
 from payments.selectors import quote_refund
 from payments.services import cancel_booking
 from tests.concurrency import run_concurrently
@@ -27,8 +34,12 @@ def economy_policy(db):
     # Transactional tests flush the rows the data migration seeded, so state the policy here.
     policy, _ = RefundPolicy.objects.update_or_create(
         fare_class="ECONOMY",
-        defaults={"full_refund_days": 14, "partial_refund_percent": 50, "partial_refund_hours": 24,
-                  "updated_at": timezone.now()},
+        defaults={
+            "full_refund_days": 14,
+            "partial_refund_percent": 50,
+            "partial_refund_hours": 24,
+            "updated_at": timezone.now(),
+        },
     )
     return policy
 
@@ -54,12 +65,20 @@ def confirmed(customer, departs_in=timedelta(days=30), seats=("12A", "12B")):
         (-timedelta(hours=1), "refused", 0, "0.00"),
     ],
 )
-def test_refund_quote_across_the_economy_policy_boundaries(customer, before_departure, rule, percent, amount):
+def test_refund_quote_across_the_economy_policy_boundaries(
+    customer, before_departure, rule, percent, amount
+):
     flight, booking = confirmed(customer)
     policy = RefundPolicy.objects.get(fare_class="ECONOMY")
-    assert (policy.full_refund_days, policy.partial_refund_percent, policy.partial_refund_hours) == (14, 50, 24)
+    assert (
+        policy.full_refund_days,
+        policy.partial_refund_percent,
+        policy.partial_refund_hours,
+    ) == (14, 50, 24)
 
-    quote = quote_refund(customer=customer, booking_id=booking.pk, now=flight.departure_at - before_departure)
+    quote = quote_refund(
+        customer=customer, booking_id=booking.pk, now=flight.departure_at - before_departure
+    )
 
     assert (quote.rule, quote.percent, quote.amount) == (rule, percent, Decimal(amount))
     assert quote.cancellable is (rule != "refused")
@@ -69,7 +88,9 @@ def test_refund_quote_across_the_economy_policy_boundaries(customer, before_depa
 def test_odd_percentages_round_to_the_cent(customer):
     RefundPolicy.objects.filter(fare_class="ECONOMY").update(partial_refund_percent=33)
     flight, booking = confirmed(customer)
-    quote = quote_refund(customer=customer, booking_id=booking.pk, now=flight.departure_at - timedelta(days=2))
+    quote = quote_refund(
+        customer=customer, booking_id=booking.pk, now=flight.departure_at - timedelta(days=2)
+    )
     assert quote.amount == Decimal("68.64")  # 208.00 * 33% = 68.64
 
 
@@ -82,14 +103,27 @@ def test_cancel_confirmed_booking_full_refund(customer):
     assert result.quote.amount == quote.amount == Decimal("208.00")
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CANCELLED and booking.closed_at is not None
-    assert Seat.objects.filter(flight=flight, seat_no__in=["12A", "12B"], status=SeatStatus.AVAILABLE).count() == 2
+    assert (
+        Seat.objects.filter(
+            flight=flight, seat_no__in=["12A", "12B"], status=SeatStatus.AVAILABLE
+        ).count()
+        == 2
+    )
     inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
     assert (inventory.sold, inventory.held) == (0, 0)
     refund = Refund.objects.get()
-    assert (refund.status, refund.amount, refund.reason) == (RefundStatus.SUCCEEDED, Decimal("208.00"), "CANCELLATION")
+    assert (refund.status, refund.amount, refund.reason) == (
+        RefundStatus.SUCCEEDED,
+        Decimal("208.00"),
+        "CANCELLATION",
+    )
     assert SandboxRefund.objects.get().amount == Decimal("208.00")
     assert Payment.objects.get().status == PaymentStatus.REFUNDED
-    events = list(OutboxEvent.objects.filter(aggregate_id=str(booking.pk)).values_list("event_type", flat=True))
+    events = list(
+        OutboxEvent.objects.filter(aggregate_id=str(booking.pk)).values_list(
+            "event_type", flat=True
+        )
+    )
     assert events == ["booking.confirmed", "booking.cancelled", "seats.released", "refund.issued"]
     assert check_inventory(flight_id=flight.pk) == []
 
@@ -97,7 +131,9 @@ def test_cancel_confirmed_booking_full_refund(customer):
 def test_cancel_with_partial_refund(customer):
     flight, booking = confirmed(customer, departs_in=timedelta(days=5))
     result = cancel_booking(customer=customer, booking_id=booking.pk)
-    assert result.refund.amount == Decimal("104.00") and result.refund.status == RefundStatus.SUCCEEDED
+    assert (
+        result.refund.amount == Decimal("104.00") and result.refund.status == RefundStatus.SUCCEEDED
+    )
     payment = Payment.objects.get()
     assert (payment.status, payment.refunded_amount) == (PaymentStatus.SUCCEEDED, Decimal("104.00"))
     assert check_inventory(flight_id=flight.pk) == []
@@ -113,7 +149,7 @@ def test_cancel_close_to_departure_refunds_nothing(customer):
 
 
 def test_cancelling_twice_is_refused_and_refunds_once(customer):
-    flight, booking = confirmed(customer)
+    _, booking = confirmed(customer)
     cancel_booking(customer=customer, booking_id=booking.pk)
     with pytest.raises(BookingAlreadyCancelled) as exc:
         cancel_booking(customer=customer, booking_id=booking.pk)
@@ -124,7 +160,9 @@ def test_cancelling_twice_is_refused_and_refunds_once(customer):
 @pytest.mark.concurrency
 def test_two_concurrent_cancellations_refund_once(customer):
     flight, booking = confirmed(customer)
-    outcomes = run_concurrently([lambda: cancel_booking(customer=customer, booking_id=booking.pk)] * 2)
+    outcomes = run_concurrently(
+        [lambda: cancel_booking(customer=customer, booking_id=booking.pk)] * 2
+    )
     assert len(outcomes.results) == 1 and outcomes.error_kinds == {"BookingAlreadyCancelled": 1}
     assert Refund.objects.count() == 1
     assert check_inventory(flight_id=flight.pk) == []
@@ -133,7 +171,8 @@ def test_two_concurrent_cancellations_refund_once(customer):
 def test_cancel_after_departure_is_refused_and_nothing_changes(customer):
     flight, booking = confirmed(customer)
     Flight.objects.filter(pk=flight.pk).update(
-        departure_at=timezone.now() - timedelta(minutes=5), arrival_at=timezone.now() + timedelta(hours=2)
+        departure_at=timezone.now() - timedelta(minutes=5),
+        arrival_at=timezone.now() + timedelta(hours=2),
     )
     with pytest.raises(CancellationRefused) as exc:
         cancel_booking(customer=customer, booking_id=booking.pk)
@@ -161,7 +200,7 @@ def test_cancel_hold_releases_seats_at_once(customer, flight):
 
 
 def test_only_owner_or_staff_can_cancel(customer, other_customer, staff_user):
-    flight, booking = confirmed(customer)
+    _, booking = confirmed(customer)
     with pytest.raises(BookingNotFound):
         cancel_booking(customer=other_customer, booking_id=booking.pk)
     with pytest.raises(BookingNotFound):
@@ -171,19 +210,33 @@ def test_only_owner_or_staff_can_cancel(customer, other_customer, staff_user):
 
 
 def test_staff_edit_refund_policy_in_admin_changes_the_quote(customer, staff_user):
-    flight, booking = confirmed(customer, departs_in=timedelta(days=5))
+    _, booking = confirmed(customer, departs_in=timedelta(days=5))
     assert quote_refund(customer=customer, booking_id=booking.pk).percent == 50
     policy = RefundPolicy.objects.get(fare_class="ECONOMY")
     admin = Client()
     admin.force_login(staff_user)
     url = f"/admin/payments/refundpolicy/{policy.pk}/change/"
     assert admin.get(url).status_code == 200
-    response = admin.post(url, {"fare_class": "ECONOMY", "full_refund_days": 3,
-                                "partial_refund_percent": 50, "partial_refund_hours": 24})
+    response = admin.post(
+        url,
+        {
+            "fare_class": "ECONOMY",
+            "full_refund_days": 3,
+            "partial_refund_percent": 50,
+            "partial_refund_hours": 24,
+        },
+    )
     assert response.status_code == 302
     assert quote_refund(customer=customer, booking_id=booking.pk).percent == 100
-    bad = admin.post(url, {"fare_class": "ECONOMY", "full_refund_days": 3,
-                           "partial_refund_percent": 150, "partial_refund_hours": 24})
+    bad = admin.post(
+        url,
+        {
+            "fare_class": "ECONOMY",
+            "full_refund_days": 3,
+            "partial_refund_percent": 150,
+            "partial_refund_hours": 24,
+        },
+    )
     assert bad.status_code == 200  # form re-shown with the constraint error
     assert RefundPolicy.objects.get(pk=policy.pk).partial_refund_percent == 50
 
@@ -192,6 +245,10 @@ def test_admin_pages_for_payments_render(customer, staff_user):
     confirmed(customer)
     admin = Client()
     admin.force_login(staff_user)
-    for url in ["/admin/payments/payment/", "/admin/payments/refund/", "/admin/payments/webhookevent/",
-                f"/admin/payments/payment/{Payment.objects.get().pk}/change/"]:
+    for url in [
+        "/admin/payments/payment/",
+        "/admin/payments/refund/",
+        "/admin/payments/webhookevent/",
+        f"/admin/payments/payment/{Payment.objects.get().pk}/change/",
+    ]:
         assert admin.get(url).status_code == 200, url

@@ -1,4 +1,4 @@
-"""POST /api/bookings/{id}/payments: Idempotency-Key semantics, confirmation, the gateway boundary."""
+"""POST /api/bookings/{id}/payments: Idempotency-Key, confirmation, the gateway boundary."""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -31,7 +31,9 @@ def test_card_payment_confirms_booking_sells_seats_and_writes_outbox(customer, f
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CONFIRMED and booking.confirmed_at is not None
     seats = Seat.objects.filter(flight=flight, seat_no__in=["12A", "12B"])
-    assert {(s.status, s.held_until, s.booking_id) for s in seats} == {(SeatStatus.SOLD, None, booking.pk)}
+    assert {(s.status, s.held_until, s.booking_id) for s in seats} == {
+        (SeatStatus.SOLD, None, booking.pk)
+    }
     inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
     assert (inventory.held, inventory.sold) == (0, 2)
     event = OutboxEvent.objects.get(event_type="booking.confirmed")
@@ -84,7 +86,9 @@ def test_declined_payment_replays_402_too(customer, flight):
 def test_same_key_different_request_is_422(customer, flight):
     booking = hold(customer, flight)
     client = api_client(customer)
-    assert pay(client, booking, key="k", amount="208.00", paymentMethod=GOOD_CARD).status_code == 201
+    assert (
+        pay(client, booking, key="k", amount="208.00", paymentMethod=GOOD_CARD).status_code == 201
+    )
     changed = pay(client, booking, key="k", amount="209.00", paymentMethod=GOOD_CARD)
     assert changed.status_code == 422
     assert changed.json()["type"].endswith("/idempotency-key-reused")
@@ -130,7 +134,10 @@ def test_keys_are_scoped_per_customer(customer, other_customer, flight):
     mine = hold(customer, flight, seats=["12A"])
     theirs = hold(other_customer, flight, seats=["14A"])
     assert pay(api_client(customer), mine, key="shared", paymentMethod=GOOD_CARD).status_code == 201
-    assert pay(api_client(other_customer), theirs, key="shared", paymentMethod=GOOD_CARD).status_code == 201
+    assert (
+        pay(api_client(other_customer), theirs, key="shared", paymentMethod=GOOD_CARD).status_code
+        == 201
+    )
     assert Payment.objects.filter(idempotency_key="shared").count() == 2
 
 
@@ -150,8 +157,10 @@ def test_authentication_required_and_session_works(customer, flight):
     session = Client()
     session.force_login(customer)
     response = session.post(
-        f"/api/bookings/{booking.pk}/payments", {"paymentMethod": GOOD_CARD},
-        content_type="application/json", HTTP_IDEMPOTENCY_KEY="s1",
+        f"/api/bookings/{booking.pk}/payments",
+        {"paymentMethod": GOOD_CARD},
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="s1",
     )
     assert response.status_code == 201
 

@@ -11,7 +11,14 @@ from bookings.services import expire_holds
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.gateways.sandbox import SandboxGateway, complete_checkout
-from payments.models import Payment, PaymentStatus, Refund, RefundStatus, SandboxCharge, SandboxRefund
+from payments.models import (
+    Payment,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+    SandboxCharge,
+    SandboxRefund,
+)
 from payments.services import confirm_payment
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
@@ -34,8 +41,10 @@ def test_20_concurrent_requests_with_one_key_charge_once(customer, flight, monke
     clients = [api_client(customer) for _ in range(20)]
 
     outcomes = run_concurrently(
-        [lambda c=c: pay(c, booking, key="one-key", amount="208.00", paymentMethod=GOOD_CARD)
-         for c in clients]
+        [
+            lambda c=c: pay(c, booking, key="one-key", amount="208.00", paymentMethod=GOOD_CARD)
+            for c in clients
+        ]
     )
 
     assert not outcomes.errors, outcomes.errors[:3]
@@ -53,9 +62,22 @@ def test_20_concurrent_requests_with_one_key_charge_once(customer, flight, monke
     assert check_inventory(flight_id=flight.pk) == []
 
     # After the dust settles: same key replays, changed amount is 422, no key is 400.
-    assert pay(clients[0], booking, key="one-key", amount="208.00", paymentMethod=GOOD_CARD).status_code == 201
-    assert pay(clients[0], booking, key="one-key", amount="207.00", paymentMethod=GOOD_CARD).status_code == 422
-    assert pay(clients[0], booking, key=None, amount="208.00", paymentMethod=GOOD_CARD).status_code == 400
+    assert (
+        pay(
+            clients[0], booking, key="one-key", amount="208.00", paymentMethod=GOOD_CARD
+        ).status_code
+        == 201
+    )
+    assert (
+        pay(
+            clients[0], booking, key="one-key", amount="207.00", paymentMethod=GOOD_CARD
+        ).status_code
+        == 422
+    )
+    assert (
+        pay(clients[0], booking, key=None, amount="208.00", paymentMethod=GOOD_CARD).status_code
+        == 400
+    )
     assert SandboxCharge.objects.count() == 1
 
 
@@ -77,10 +99,12 @@ def test_200_rounds_of_payment_success_racing_hold_expiry():
         Booking.objects.filter(pk=booking.pk).update(expires_at=deadline)
         Seat.objects.filter(booking=booking).update(held_until=deadline)
 
-        outcomes = run_concurrently([
-            lambda p=payment.pk: confirm_payment(payment_id=p, reference=payment.gateway_reference),
-            lambda d=deadline: expire_holds(now=d + timedelta(seconds=1)),
-        ])
+        outcomes = run_concurrently(
+            [
+                lambda p=payment: confirm_payment(payment_id=p.pk, reference=p.gateway_reference),
+                lambda d=deadline: expire_holds(now=d + timedelta(seconds=1)),
+            ]
+        )
         assert not outcomes.errors, (round_no, outcomes.errors)
 
         booking.refresh_from_db()
@@ -95,17 +119,23 @@ def test_200_rounds_of_payment_success_racing_hold_expiry():
             assert booking.status == BookingStatus.EXPIRED, round_no
             assert (seat.status, seat.booking_id) == (SeatStatus.AVAILABLE, None), round_no
             assert payment.status == PaymentStatus.REFUNDED, round_no
-            assert [(r.status, r.amount) for r in refunds] == [(RefundStatus.SUCCEEDED, payment.amount)]
+            assert [(r.status, r.amount) for r in refunds] == [
+                (RefundStatus.SUCCEEDED, payment.amount)
+            ]
 
     # Never SOLD without a successful payment; never both sold and refunded.
-    for seat in Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).select_related("booking"):
+    for seat in Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).select_related(
+        "booking"
+    ):
         assert seat.booking.status == BookingStatus.CONFIRMED
         assert seat.booking.payments.filter(status=PaymentStatus.SUCCEEDED).count() == 1
     assert not Refund.objects.filter(payment__booking__status=BookingStatus.CONFIRMED).exists()
     inventory = FareInventory.objects.get(flight=flight)
     assert (inventory.sold, inventory.held) == (results["CONFIRMED"], 0)
     assert SandboxRefund.objects.count() == results["EXPIRED"]
-    assert OutboxEvent.objects.filter(event_type="booking.confirmed").count() == results["CONFIRMED"]
+    assert (
+        OutboxEvent.objects.filter(event_type="booking.confirmed").count() == results["CONFIRMED"]
+    )
     assert OutboxEvent.objects.filter(event_type="refund.issued").count() == results["EXPIRED"]
     assert check_inventory(flight_id=flight.pk) == []
     # Both sides really won some rounds, so the race was real.

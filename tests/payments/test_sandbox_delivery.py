@@ -22,7 +22,9 @@ def start_checkout(customer, flight):
     return booking, response.json()["checkoutUrl"]
 
 
-def test_hosted_checkout_approve_confirms_via_webhook_over_http(customer, flight, deliver_to_live_server):
+def test_hosted_checkout_approve_confirms_via_webhook_over_http(
+    customer, flight, deliver_to_live_server
+):
     booking, url = start_checkout(customer, flight)
     browser = Client()
     page = browser.get(url)
@@ -46,11 +48,15 @@ def test_hosted_checkout_approve_confirms_via_webhook_over_http(customer, flight
 
 @pytest.mark.parametrize(
     ("form", "decline_code"),
-    [({"action": "decline"}, "customer_declined"),
-     ({"action": "approve", "card_number": "4000000000009995"}, "insufficient_funds"),
-     ({"action": "approve", "card_number": "1234"}, "incorrect_number")],
+    [
+        ({"action": "decline"}, "customer_declined"),
+        ({"action": "approve", "card_number": "4000000000009995"}, "insufficient_funds"),
+        ({"action": "approve", "card_number": "1234"}, "incorrect_number"),
+    ],
 )
-def test_hosted_checkout_decline_fails_the_payment(customer, flight, deliver_to_live_server, form, decline_code):
+def test_hosted_checkout_decline_fails_the_payment(
+    customer, flight, deliver_to_live_server, form, decline_code
+):
     booking, url = start_checkout(customer, flight)
     done = Client().post(url, form, follow=True)
     assert b"Payment declined" in done.content
@@ -67,16 +73,22 @@ def test_checkout_page_rejects_a_missing_choice(customer, flight):
     assert Client().get("/sandbox/checkout/ch_nope").status_code == 404
 
 
-def test_non_2xx_is_retried_with_backoff_until_delivered(customer, flight, deliver_to_live_server,
-                                                         settings, monkeypatch):
+def test_non_2xx_is_retried_with_backoff_until_delivered(
+    customer, flight, deliver_to_live_server, settings, monkeypatch
+):
     settings.ROOT_URLCONF = "tests.payments.flaky_urls"
-    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX,
-                                 "WEBHOOK_URL": deliver_to_live_server.url + "/flaky-webhook"}
+    settings.PAYMENTS_SANDBOX = {
+        **settings.PAYMENTS_SANDBOX,
+        "WEBHOOK_URL": deliver_to_live_server.url + "/flaky-webhook",
+    }
     flaky_urls.FAILURES_LEFT["count"] = 2
     countdowns = []
     original = deliver_sandbox_event.retry
-    monkeypatch.setattr(deliver_sandbox_event, "retry",
-                        lambda **kw: countdowns.append(kw["countdown"]) or original(**kw))
+    monkeypatch.setattr(
+        deliver_sandbox_event,
+        "retry",
+        lambda **kw: countdowns.append(kw["countdown"]) or original(**kw),
+    )
 
     booking = hold(customer, flight)
     assert pay(api_client(customer), booking, paymentMethod=GOOD_CARD).status_code == 201
@@ -88,8 +100,10 @@ def test_non_2xx_is_retried_with_backoff_until_delivered(customer, flight, deliv
 
 
 def test_delivery_gives_up_after_max_retries(customer, flight, deliver_to_live_server, settings):
-    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX,
-                                 "WEBHOOK_URL": deliver_to_live_server.url + "/no-such-webhook"}
+    settings.PAYMENTS_SANDBOX = {
+        **settings.PAYMENTS_SANDBOX,
+        "WEBHOOK_URL": deliver_to_live_server.url + "/no-such-webhook",
+    }
     booking = hold(customer, flight)
     assert pay(api_client(customer), booking, paymentMethod=GOOD_CARD).status_code == 201
     event = SandboxEvent.objects.get()
@@ -97,7 +111,9 @@ def test_delivery_gives_up_after_max_retries(customer, flight, deliver_to_live_s
     assert [sandbox.backoff_seconds(n) for n in range(12)][-1] == 600  # capped
 
 
-def test_duplicate_deliveries_are_acknowledged_and_ignored(customer, flight, deliver_to_live_server, settings):
+def test_duplicate_deliveries_are_acknowledged_and_ignored(
+    customer, flight, deliver_to_live_server, settings
+):
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DUPLICATE_DELIVERIES": 2}
     booking, url = start_checkout(customer, flight)
     Client().post(url, {"action": "approve", "card_number": GOOD_CARD})
@@ -108,24 +124,34 @@ def test_duplicate_deliveries_are_acknowledged_and_ignored(customer, flight, del
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
 
 
-def test_failure_sent_after_success_does_not_undo_it(customer, flight, deliver_to_live_server, settings):
+def test_failure_sent_after_success_does_not_undo_it(
+    customer, flight, deliver_to_live_server, settings
+):
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "FAIL_AFTER_SUCCESS": True}
     booking, url = start_checkout(customer, flight)
     Client().post(url, {"action": "approve", "card_number": GOOD_CARD})
     assert list(SandboxEvent.objects.values_list("event_type", "last_status")) == [
-        ("payment.succeeded", 200), ("payment.failed", 200)
+        ("payment.succeeded", 200),
+        ("payment.failed", 200),
     ]
     assert WebhookEvent.objects.count() == 2
     assert Payment.objects.get().status == PaymentStatus.SUCCEEDED
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
 
 
-def test_delay_switch_schedules_delivery_later(customer, flight, deliver_to_live_server, settings, monkeypatch):
+def test_delay_switch_schedules_delivery_later(
+    customer, flight, deliver_to_live_server, settings, monkeypatch
+):
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELAY_SECONDS": 7}
     scheduled = []
     original = deliver_sandbox_event.apply_async
-    monkeypatch.setattr(deliver_sandbox_event, "apply_async",
-                        lambda args, countdown=None: scheduled.append(countdown) or original(args, countdown=countdown))
+    monkeypatch.setattr(
+        deliver_sandbox_event,
+        "apply_async",
+        lambda args, countdown=None: (
+            scheduled.append(countdown) or original(args, countdown=countdown)
+        ),
+    )
     booking, url = start_checkout(customer, flight)
     Client().post(url, {"action": "approve", "card_number": GOOD_CARD})
     assert scheduled == [7]

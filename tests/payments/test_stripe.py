@@ -35,23 +35,44 @@ class StubStripeHTTP(stripe.HTTPClient):
 
     def request(self, method, url, headers, post_data=None, *, _usage=None):
         params = {k: v[0] for k, v in parse_qs(post_data or "").items()}
-        self.requests.append({"method": method, "url": url, "headers": dict(headers), "params": params})
+        self.requests.append(
+            {"method": method, "url": url, "headers": dict(headers), "params": params}
+        )
         if url.endswith("/v1/payment_intents"):
             intent = {
-                "id": "pi_123", "object": "payment_intent", "amount": int(params["amount"]),
-                "currency": params["currency"], "status": self.intent_status,
-                "metadata": {"payment_id": params["metadata[payment_id]"]}, "client_secret": "pi_123_secret",
+                "id": "pi_123",
+                "object": "payment_intent",
+                "amount": int(params["amount"]),
+                "currency": params["currency"],
+                "status": self.intent_status,
+                "metadata": {"payment_id": params["metadata[payment_id]"]},
+                "client_secret": "pi_123_secret",
             }
             if self.decline:
-                error = {"error": {"type": "card_error", "code": "card_declined", "message": "Declined",
-                                   "payment_intent": {**intent, "status": "requires_payment_method"}}}
+                error = {
+                    "error": {
+                        "type": "card_error",
+                        "code": "card_declined",
+                        "message": "Declined",
+                        "payment_intent": {**intent, "status": "requires_payment_method"},
+                    }
+                }
                 return json.dumps(error), 402, {}
             return json.dumps(intent), 200, {}
         if url.endswith("/v1/refunds"):
-            refund = {"id": "re_456", "object": "refund", "amount": int(params["amount"]),
-                      "payment_intent": params["payment_intent"], "status": "succeeded"}
+            refund = {
+                "id": "re_456",
+                "object": "refund",
+                "amount": int(params["amount"]),
+                "payment_intent": params["payment_intent"],
+                "status": "succeeded",
+            }
             return json.dumps(refund), 200, {}
-        return json.dumps({"error": {"type": "invalid_request_error", "message": "no route"}}), 404, {}
+        return (
+            json.dumps({"error": {"type": "invalid_request_error", "message": "no route"}}),
+            404,
+            {},
+        )
 
     def close(self):
         pass
@@ -61,18 +82,36 @@ class StubStripeHTTP(stripe.HTTPClient):
 def stub(settings):
     http = StubStripeHTTP()
     settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "stripe"}
-    settings.STRIPE = {**settings.STRIPE, "API_KEY": "sk_test_stub", "WEBHOOK_SECRET": SECRET,
-                       "HTTP_CLIENT": http, "MAX_NETWORK_RETRIES": 0}
+    settings.STRIPE = {
+        **settings.STRIPE,
+        "API_KEY": "sk_test_stub",
+        "WEBHOOK_SECRET": SECRET,
+        "HTTP_CLIENT": http,
+        "MAX_NETWORK_RETRIES": 0,
+    }
     return http
 
 
-def stripe_event(payment_id, *, event_type="payment_intent.succeeded", amount=20800, event_id="evt_s1"):
+def stripe_event(
+    payment_id, *, event_type="payment_intent.succeeded", amount=20800, event_id="evt_s1"
+):
     return {
-        "id": event_id, "object": "event", "type": event_type, "api_version": "2024-06-20",
-        "created": int(time.time()), "livemode": False,
-        "data": {"object": {"id": "pi_123", "object": "payment_intent", "amount": amount,
-                            "currency": "eur", "status": "succeeded",
-                            "metadata": {"payment_id": str(payment_id)}}},
+        "id": event_id,
+        "object": "event",
+        "type": event_type,
+        "api_version": "2024-06-20",
+        "created": int(time.time()),
+        "livemode": False,
+        "data": {
+            "object": {
+                "id": "pi_123",
+                "object": "payment_intent",
+                "amount": amount,
+                "currency": "eur",
+                "status": "succeeded",
+                "metadata": {"payment_id": str(payment_id)},
+            }
+        },
     }
 
 
@@ -93,9 +132,14 @@ def test_create_payment_sends_idempotency_key_and_confirms(stub, customer, fligh
     assert call["method"] == "post" and call["url"] == "https://api.stripe.com/v1/payment_intents"
     assert call["headers"]["Idempotency-Key"] == f"seatkeeper-payment-{payment.pk}"
     assert call["params"]["amount"] == "20800" and call["params"]["currency"] == "eur"
-    assert call["params"]["confirm"] == "true" and call["params"]["payment_method"] == "pm_card_visa"
+    assert (
+        call["params"]["confirm"] == "true" and call["params"]["payment_method"] == "pm_card_visa"
+    )
     assert (payment.status, payment.gateway, payment.gateway_reference) == (
-        PaymentStatus.SUCCEEDED, "stripe", "pi_123")
+        PaymentStatus.SUCCEEDED,
+        "stripe",
+        "pi_123",
+    )
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CONFIRMED
 
@@ -115,7 +159,9 @@ def test_pending_intent_confirmed_by_signed_webhook(stub, customer, flight):
     payment = Payment.objects.get()
 
     body, headers = stripe_signed(stripe_event(payment.pk))
-    response = Client().post("/api/payments/webhook", body, content_type="application/json", **headers)
+    response = Client().post(
+        "/api/payments/webhook", body, content_type="application/json", **headers
+    )
 
     assert response.status_code == 200 and response.json()["duplicate"] is False
     booking.refresh_from_db()
@@ -132,14 +178,17 @@ def test_stripe_webhook_verification_rejects(stub, customer, flight, tamper):
     pay(api_client(customer), booking)
     payload = stripe_event(Payment.objects.get().pk)
     body, headers = stripe_signed(
-        payload, secret="whsec_other" if tamper == "secret" else SECRET,
+        payload,
+        secret="whsec_other" if tamper == "secret" else SECRET,
         timestamp=int(time.time()) - 301 if tamper == "old" else None,
     )
     if tamper == "body":
         body = body.replace(b"20800", b"20801")
     if tamper == "missing":
         headers = {}
-    response = Client().post("/api/payments/webhook", body, content_type="application/json", **headers)
+    response = Client().post(
+        "/api/payments/webhook", body, content_type="application/json", **headers
+    )
     assert response.status_code == 400
     booking.refresh_from_db()
     assert booking.status == BookingStatus.HELD
@@ -148,11 +197,20 @@ def test_stripe_webhook_verification_rejects(stub, customer, flight, tamper):
 def test_parse_webhook_maps_event(stub):
     gateway = StripeGateway()
     body, headers = stripe_signed(stripe_event(42))
-    event = gateway.parse_webhook(body=body, headers={"Stripe-Signature": headers["HTTP_STRIPE_SIGNATURE"]})
+    event = gateway.parse_webhook(
+        body=body, headers={"Stripe-Signature": headers["HTTP_STRIPE_SIGNATURE"]}
+    )
     assert (event.kind, event.payment_id, event.amount, event.currency, event.reference) == (
-        "payment.succeeded", 42, Decimal("208.00"), "EUR", "pi_123")
+        "payment.succeeded",
+        42,
+        Decimal("208.00"),
+        "EUR",
+        "pi_123",
+    )
     with pytest.raises(WebhookSignatureInvalid):
-        gateway.parse_webhook(body=body + b" ", headers={"Stripe-Signature": headers["HTTP_STRIPE_SIGNATURE"]})
+        gateway.parse_webhook(
+            body=body + b" ", headers={"Stripe-Signature": headers["HTTP_STRIPE_SIGNATURE"]}
+        )
 
 
 def test_cancellation_refunds_through_stripe_with_idempotency_key(stub, customer, flight):
@@ -164,7 +222,10 @@ def test_cancellation_refunds_through_stripe_with_idempotency_key(stub, customer
     refund = Refund.objects.get()
     assert result.refund.pk == refund.pk
     assert (refund.status, refund.amount, refund.gateway_reference) == (
-        RefundStatus.SUCCEEDED, Decimal("208.00"), "re_456")
+        RefundStatus.SUCCEEDED,
+        Decimal("208.00"),
+        "re_456",
+    )
     call = stub.requests[-1]
     assert call["url"] == "https://api.stripe.com/v1/refunds"
     assert call["params"] == {"payment_intent": "pi_123", "amount": "20800"}

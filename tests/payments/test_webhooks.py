@@ -1,4 +1,4 @@
-"""POST /api/payments/webhook: signatures, exactly-once recording, any order, 503 on lock timeout."""
+"""POST /api/payments/webhook: signatures, recorded once, any order, 503 on lock timeout."""
 
 import threading
 import time
@@ -103,15 +103,17 @@ def test_bad_signatures_are_400_and_change_nothing(customer, flight, tamper):
 
 
 def test_timestamp_just_inside_tolerance_is_accepted(customer, flight):
-    booking, payment = pending_payment(customer, flight)
+    _, payment = pending_payment(customer, flight)
     body, headers = signed(sandbox_event(payment), timestamp=int(time.time()) - 290)
     assert post_webhook(Client(), body, headers).status_code == 200
 
 
 def test_late_failure_never_undoes_success(customer, flight):
     booking, payment = pending_payment(customer, flight)
-    for event in (sandbox_event(payment, event_id="e1"),
-                  sandbox_event(payment, kind="payment.failed", event_id="e2")):
+    for event in (
+        sandbox_event(payment, event_id="e1"),
+        sandbox_event(payment, kind="payment.failed", event_id="e2"),
+    ):
         assert post_webhook(Client(), *signed(event)).status_code == 200
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CONFIRMED
@@ -140,10 +142,14 @@ def test_success_after_expiry_is_refunded_in_full(customer, flight, swept):
     assert response.status_code == 200
     booking.refresh_from_db()
     assert booking.status == BookingStatus.EXPIRED
-    assert not Seat.objects.filter(flight=flight, status__in=[SeatStatus.HELD, SeatStatus.SOLD]).exists()
+    assert not Seat.objects.filter(
+        flight=flight, status__in=[SeatStatus.HELD, SeatStatus.SOLD]
+    ).exists()
     refund = Refund.objects.get()
     assert (refund.status, refund.reason, refund.amount) == (
-        RefundStatus.SUCCEEDED, RefundReason.LATE_PAYMENT, payment.amount
+        RefundStatus.SUCCEEDED,
+        RefundReason.LATE_PAYMENT,
+        payment.amount,
     )
     assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.REFUNDED
     assert SandboxRefund.objects.get().amount == payment.amount
@@ -184,7 +190,13 @@ def test_same_webhook_five_times_concurrently_over_http(customer, flight, live_s
 
     assert not outcomes.errors
     assert [r.status_code for r in outcomes.results] == [200] * 5
-    assert sorted(r.json()["duplicate"] for r in outcomes.results) == [False, True, True, True, True]
+    assert sorted(r.json()["duplicate"] for r in outcomes.results) == [
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
     assert OutboxEvent.objects.filter(event_type="booking.confirmed").count() == 1
     assert WebhookEvent.objects.count() == 1
