@@ -30,6 +30,9 @@ SCHEDULES = (
              6 * 3600, 3600),
     Schedule("waitroom: close waitlists of departed flights", "waitroom.close_departed_waitlists",
              300, 280),
+    Schedule("payments: purge expired idempotency keys", "payments.tasks.purge_idempotency_keys_task",
+             3600, 3000),
+    Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
 )
 
 

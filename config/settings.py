@@ -265,3 +265,37 @@ SPECTACULAR_SETTINGS = {
         "config.api.openapi.add_problem_headers",
     ],
 }
+
+# --- Payments -------------------------------------------------------------------------------
+# The gateway is chosen here; "sandbox" is the built-in simulated provider (demo and tests).
+PAYMENTS = {
+    "GATEWAY": env("PAYMENTS_GATEWAY", default="sandbox"),
+    # Idempotency keys are kept at least 24 h (see docs/payments.md); then purged.
+    "IDEMPOTENCY_KEY_RETENTION": timedelta(
+        hours=env.int("PAYMENTS_IDEMPOTENCY_KEY_HOURS", default=48)
+    ),
+    "WEBHOOK_TOLERANCE_SECONDS": 300,
+    # The webhook waits at most this long for a booking lock, then answers 503 so the
+    # gateway retries, instead of tying up a worker.
+    "WEBHOOK_LOCK_TIMEOUT_MS": env.int("PAYMENTS_WEBHOOK_LOCK_TIMEOUT_MS", default=2_000),
+    "REFUND_MAX_RETRIES": 8,
+}
+PAYMENTS_SANDBOX = {
+    "WEBHOOK_URL": env("SANDBOX_WEBHOOK_URL", default="http://127.0.0.1:8000/api/payments/webhook"),
+    "WEBHOOK_SECRET": env("SANDBOX_WEBHOOK_SECRET", default="whsec_sandbox_local_only"),
+    "DELIVER_WEBHOOKS": env.bool("SANDBOX_DELIVER_WEBHOOKS", default=True),
+    "TIMEOUT_SECONDS": 5,
+    "MAX_RETRIES": env.int("SANDBOX_WEBHOOK_MAX_RETRIES", default=8),
+    "BACKOFF_BASE_SECONDS": 2,
+    "BACKOFF_MAX_SECONDS": 600,
+    # Misbehaviour on purpose: extra copies of every delivery, a delay before delivering,
+    # and a "payment.failed" event sent after each success.
+    "DUPLICATE_DELIVERIES": env.int("SANDBOX_DUPLICATE_DELIVERIES", default=0),
+    "DELAY_SECONDS": env.int("SANDBOX_DELAY_SECONDS", default=0),
+    "FAIL_AFTER_SUCCESS": env.bool("SANDBOX_FAIL_AFTER_SUCCESS", default=False),
+}
+STRIPE = {
+    "API_KEY": env("STRIPE_API_KEY", default=""),
+    "WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", default=""),
+    "MAX_NETWORK_RETRIES": 2,
+}

@@ -1,1 +1,235 @@
+"""Payment records: our side of every charge, refund and webhook, plus the sandbox provider's
+own ledger (the simulated gateway keeps its state here, as a real provider keeps it on theirs)."""
 
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from flights.models import FareClass
+
+
+class PaymentStatus(models.TextChoices):
+    PROCESSING = "PROCESSING", "Processing"  # row committed, gateway call not answered yet
+    PENDING = "PENDING", "Awaiting customer"  # gateway wants the customer (hosted checkout)
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"
+    REFUND_REQUIRED = "REFUND_REQUIRED", "Refund required"  # paid for a hold that was gone
+    REFUNDED = "REFUNDED", "Refunded"
+
+
+# A booking has at most one payment under way: a second charge attempt is refused up front.
+# (SUCCEEDED is not in the set: a late success of an earlier attempt must still be recordable,
+# and is refunded when the booking was already paid.)
+IN_FLIGHT_PAYMENT_STATUSES = (PaymentStatus.PROCESSING, PaymentStatus.PENDING)
+
+
+class Payment(models.Model):
+    booking = models.ForeignKey(
+        "bookings.Booking", on_delete=models.PROTECT, related_name="payments"
+    )
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payments"
+    )
+    idempotency_key = models.CharField(
+        max_length=255,
+        null=True,
+        blank=True,
+        help_text="Client's Idempotency-Key, unique per customer; cleared after retention.",
+    )
+    request_fingerprint = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=16, choices=PaymentStatus.choices, default=PaymentStatus.PROCESSING
+    )
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    gateway = models.CharField(max_length=20)
+    gateway_reference = models.CharField(max_length=120, blank=True)
+    checkout_url = models.CharField(max_length=300, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    response_status = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="HTTP status stored for Idempotency-Key replays."
+    )
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    succeeded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["gateway", "gateway_reference"]),
+            models.Index(fields=["booking", "-created_at"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "idempotency_key"],
+                name="payment_idempotency_key_per_customer",
+            ),
+            models.UniqueConstraint(
+                fields=["booking"],
+                condition=Q(status__in=IN_FLIGHT_PAYMENT_STATUSES),
+                name="payment_one_in_flight_per_booking",
+            ),
+            models.CheckConstraint(condition=Q(amount__gte=0), name="payment_amount_non_negative"),
+            models.CheckConstraint(
+                condition=Q(refunded_amount__gte=0) & Q(refunded_amount__lte=F("amount")),
+                name="payment_refund_within_amount",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Payment {self.pk} {self.amount} {self.currency} ({self.status})"
+
+
+class RefundStatus(models.TextChoices):
+    PENDING = "PENDING", "Pending"
+    SUCCEEDED = "SUCCEEDED", "Succeeded"
+    FAILED = "FAILED", "Failed"
+
+
+class RefundReason(models.TextChoices):
+    LATE_PAYMENT = "LATE_PAYMENT", "Paid after the hold ended"
+    CANCELLATION = "CANCELLATION", "Booking cancelled"
+
+
+class Refund(models.Model):
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(
+        max_length=10, choices=RefundStatus.choices, default=RefundStatus.PENDING
+    )
+    reason = models.CharField(max_length=20, choices=RefundReason.choices)
+    gateway_reference = models.CharField(max_length=120, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField()
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
+            # A payment is refunded at most once per reason: a replayed cancellation or a
+            # duplicated late success can never pay the customer back twice.
+            models.UniqueConstraint(fields=["payment", "reason"], name="refund_once_per_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Refund {self.pk} {self.amount} {self.currency} ({self.status})"
+
+
+class WebhookEvent(models.Model):
+    """A gateway event we accepted.  The unique event id is what makes redelivery harmless."""
+
+    gateway = models.CharField(max_length=20)
+    event_id = models.CharField(max_length=120)
+    event_type = models.CharField(max_length=60)
+    payload = models.JSONField(default=dict)
+    outcome = models.CharField(max_length=200, blank=True)
+    received_at = models.DateTimeField()
+    processed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["gateway", "event_id"], name="webhook_event_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gateway} {self.event_type} {self.event_id}"
+
+
+class RefundPolicy(models.Model):
+    """How much of a confirmed booking's payment comes back on cancellation; edited by staff.
+
+    At least `full_refund_days` before departure: everything.  After that and until
+    `partial_refund_hours` before departure: `partial_refund_percent`.  Closer than that: nothing.
+    After departure a booking cannot be cancelled at all.
+    """
+
+    fare_class = models.CharField(max_length=10, choices=FareClass.choices, unique=True)
+    full_refund_days = models.PositiveSmallIntegerField(default=14)
+    partial_refund_percent = models.PositiveSmallIntegerField(default=50)
+    partial_refund_hours = models.PositiveSmallIntegerField(default=24)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["fare_class"]
+        verbose_name_plural = "refund policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(partial_refund_percent__lte=100), name="refund_policy_percent_max_100"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_fare_class_display()} refund policy"
+
+
+# --- the sandbox provider's side ---------------------------------------------------------------
+
+
+class SandboxChargeStatus(models.TextChoices):
+    REQUIRES_ACTION = "requires_action", "Requires action"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class SandboxCharge(models.Model):
+    """A charge as the simulated provider records it."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    idempotency_key = models.CharField(max_length=120, unique=True)
+    merchant_reference = models.CharField(max_length=60, help_text="Our payment id.")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=20, choices=SandboxChargeStatus.choices)
+    card_last4 = models.CharField(max_length=4, blank=True)
+    decline_code = models.CharField(max_length=40, blank=True)
+    refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(refunded_amount__lte=F("amount")), name="sandbox_refund_within_charge"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+
+class SandboxRefund(models.Model):
+    id = models.CharField(primary_key=True, max_length=40)
+    charge = models.ForeignKey(SandboxCharge, on_delete=models.PROTECT, related_name="refunds")
+    idempotency_key = models.CharField(max_length=120, unique=True)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class SandboxEvent(models.Model):
+    """An event the sandbox owes our webhook endpoint; its body is fixed at creation so every
+    (re)delivery carries the same event id and payload."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    charge = models.ForeignKey(SandboxCharge, on_delete=models.CASCADE, related_name="events")
+    event_type = models.CharField(max_length=40)
+    payload = models.JSONField()
+    attempts = models.PositiveIntegerField(default=0)
+    last_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.id}"

@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from payments.views import SandboxCheckoutView
 
 app_name = "payments"
-urlpatterns: list = []
+urlpatterns = [
+    path(
+        "sandbox/checkout/<str:charge_id>", SandboxCheckoutView.as_view(), name="sandbox-checkout"
+    ),
+]

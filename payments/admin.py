@@ -1,0 +1,146 @@
+"""Staff views of payments, refunds and webhook events (read-only: money moves only through
+services), and the editable refund policies."""
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from bookings.errors import DomainError
+from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
+from payments.services import cancel_booking, queue_refund
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class RefundInline(admin.TabularInline):
+    model = Refund
+    extra = 0
+    can_delete = False
+    readonly_fields = [
+        "amount",
+        "currency",
+        "status",
+        "reason",
+        "gateway_reference",
+        "created_at",
+        "completed_at",
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "booking",
+        "customer",
+        "status",
+        "amount",
+        "currency",
+        "refunded_amount",
+        "gateway",
+        "gateway_reference",
+        "created_at",
+    ]
+    list_filter = ["status", "gateway"]
+    search_fields = ["gateway_reference", "idempotency_key", "booking__id", "customer__username"]
+    list_select_related = ["booking", "customer"]
+    inlines = [RefundInline]
+    actions = ["cancel_booking_with_refund"]
+
+    @admin.action(description="Cancel the booking and refund by the fare class's policy")
+    def cancel_booking_with_refund(self, request, queryset):
+        for payment in queryset:
+            try:
+                result = cancel_booking(
+                    customer=request.user, booking_id=payment.booking_id, by_staff=True
+                )
+            except DomainError as exc:
+                self.message_user(
+                    request, f"Booking {payment.booking_id}: {exc.detail}", messages.ERROR
+                )
+            else:
+                self.message_user(
+                    request,
+                    f"Booking {payment.booking_id} cancelled; refund {result.quote.amount} "
+                    f"{result.quote.currency} ({result.quote.rule}).",
+                    messages.SUCCESS,
+                )
+
+
+@admin.register(Refund)
+class RefundAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "payment",
+        "amount",
+        "currency",
+        "status",
+        "reason",
+        "created_at",
+        "completed_at",
+    ]
+    list_filter = ["status", "reason"]
+    actions = ["retry_refund"]
+
+    @admin.action(description="Retry failed refunds through the gateway")
+    def retry_refund(self, request, queryset):
+        retried = 0
+        for refund in queryset.filter(status=RefundStatus.FAILED):
+            if Refund.objects.filter(pk=refund.pk, status=RefundStatus.FAILED).update(
+                status=RefundStatus.PENDING, failure_reason=""
+            ):
+                queue_refund(refund_id=refund.pk)
+                retried += 1
+        self.message_user(request, f"{retried} refund(s) sent to the gateway again.")
+
+
+@admin.register(WebhookEvent)
+class WebhookEventAdmin(ReadOnlyAdmin):
+    list_display = ["event_id", "gateway", "event_type", "outcome", "received_at", "processed_at"]
+    list_filter = ["gateway", "event_type"]
+    search_fields = ["event_id"]
+
+
+@admin.register(RefundPolicy)
+class RefundPolicyAdmin(admin.ModelAdmin):
+    list_display = [
+        "fare_class",
+        "full_refund_days",
+        "partial_refund_percent",
+        "partial_refund_hours",
+        "updated_at",
+    ]
+    readonly_fields = ["updated_at"]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "fare_class",
+                    "full_refund_days",
+                    "partial_refund_percent",
+                    "partial_refund_hours",
+                    "updated_at",
+                ],
+                "description": "Full refund until N days before departure; then the percentage "
+                "until H hours before departure; nothing after that. "
+                "No cancellation after departure.",
+            },
+        )
+    ]
+
+    def save_model(self, request, obj, form, change):
+        obj.updated_at = timezone.now()
+        super().save_model(request, obj, form, change)

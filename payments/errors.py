@@ -1,0 +1,61 @@
+"""Payment problems, as DomainErrors so the API answers problem+json and pages show the text."""
+
+from bookings.errors import DomainError
+
+
+class IdempotencyKeyMissing(DomainError):
+    status = 400
+    code = "idempotency-key-missing"
+    title = "Idempotency-Key header required"
+
+
+class IdempotencyKeyReused(DomainError):
+    status = 422
+    code = "idempotency-key-reused"
+    title = "Idempotency-Key was used for a different request"
+
+
+class IdempotencyKeyInFlight(DomainError):
+    status = 409
+    code = "idempotency-key-in-flight"
+    title = "A request with this Idempotency-Key is still being processed"
+
+
+class PaymentInProgress(DomainError):
+    status = 409
+    code = "payment-in-progress"
+    title = "This booking already has a payment"
+
+
+class AmountMismatch(DomainError):
+    status = 400
+    code = "amount-mismatch"
+    title = "Amount does not match the booking"
+
+
+class BookingNotPayable(DomainError):
+    status = 409
+    code = "booking-not-payable"
+    title = "This booking cannot be paid"
+
+
+class BookingAlreadyCancelled(DomainError):
+    status = 409
+    code = "booking-already-cancelled"
+    title = "Booking already cancelled"
+
+
+class CancellationRefused(DomainError):
+    status = 409
+    code = "cancellation-refused"
+    title = "This booking can no longer be cancelled"
+
+
+class WebhookSignatureInvalid(DomainError):
+    status = 400
+    code = "webhook-signature-invalid"
+    title = "Webhook signature invalid"
+
+
+class GatewayError(Exception):
+    """The gateway could not be reached or refused the call; the outcome may be unknown."""

@@ -1,0 +1,312 @@
+"""The sandbox: a simulated payment provider built into Seatkeeper.
+
+It keeps its own ledger (SandboxCharge / SandboxRefund / SandboxEvent), offers a hosted
+checkout page, and tells us the outcome the way real providers do: signed webhooks sent over
+real HTTP by a Celery task, retried with backoff until our endpoint answers 2xx.  Switches in
+`settings.PAYMENTS_SANDBOX` make it misbehave on purpose (duplicates, delays, a failure event
+after a success) so the webhook handler's idempotency is exercised, not assumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.urls import reverse
+from django.utils import timezone
+
+from payments.errors import WebhookSignatureInvalid
+from payments.gateways.base import (
+    PAYMENT_FAILED,
+    PAYMENT_SUCCEEDED,
+    ChargeResult,
+    Gateway,
+    GatewayEvent,
+    RefundResult,
+)
+from payments.models import SandboxCharge, SandboxChargeStatus, SandboxEvent, SandboxRefund
+
+SIGNATURE_HEADER = "Seatkeeper-Signature"
+
+# Test cards, as on the hosted checkout page.  Any other Luhn-valid number is approved.
+APPROVED_CARD = "4242424242424242"
+DECLINING_CARDS = {
+    "4000000000000002": "card_declined",
+    "4000000000009995": "insufficient_funds",
+    "4000000000000069": "expired_card",
+}
+
+
+def sandbox_settings() -> dict[str, Any]:
+    return settings.PAYMENTS_SANDBOX
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_urlsafe(18)}"
+
+
+# --- signatures --------------------------------------------------------------------------------
+
+
+def compute_signature(*, body: bytes, timestamp: int, secret: str) -> str:
+    signed = f"{timestamp}.".encode() + body
+    return hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+
+
+def signature_header(*, body: bytes, secret: str, timestamp: int | None = None) -> str:
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    return f"t={timestamp},v1={compute_signature(body=body, timestamp=timestamp, secret=secret)}"
+
+
+def verify_signature(*, body: bytes, header: str | None, secret: str, tolerance: int) -> None:
+    if not header:
+        raise WebhookSignatureInvalid(f"Missing {SIGNATURE_HEADER} header.")
+    parts: dict[str, list[str]] = {}
+    for item in header.split(","):
+        key, _, value = item.strip().partition("=")
+        parts.setdefault(key, []).append(value)
+    try:
+        timestamp = int(parts["t"][0])
+    except (KeyError, ValueError):
+        raise WebhookSignatureInvalid("Signature header has no timestamp.") from None
+    expected = compute_signature(body=body, timestamp=timestamp, secret=secret)
+    if not any(hmac.compare_digest(expected, candidate) for candidate in parts.get("v1", [])):
+        raise WebhookSignatureInvalid("Signature does not match the body.")
+    # Checked after the HMAC, so the timestamp itself is known to be authentic.
+    if abs(time.time() - timestamp) > tolerance:
+        raise WebhookSignatureInvalid(f"Signature timestamp is more than {tolerance} s old.")
+
+
+# --- cards -------------------------------------------------------------------------------------
+
+
+def _luhn_ok(number: str) -> bool:
+    if not number.isdigit() or not 12 <= len(number) <= 19:
+        return False
+    total = 0
+    for i, digit in enumerate(reversed(number)):
+        d = int(digit)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def decline_code_for(card_number: str) -> str:
+    """'' when the sandbox approves this card, else the decline code."""
+    number = card_number.replace(" ", "").replace("-", "")
+    if not _luhn_ok(number):
+        return "incorrect_number"
+    return DECLINING_CARDS.get(number, "")
+
+
+# --- the provider's side -----------------------------------------------------------------------
+
+
+def _event_payload(event_id: str, event_type: str, charge: SandboxCharge) -> dict[str, Any]:
+    return {
+        "id": event_id,
+        "type": event_type,
+        "created": int(time.time()),
+        "data": {
+            "charge": charge.id,
+            "paymentId": charge.merchant_reference,
+            "amount": str(charge.amount),
+            "currency": charge.currency,
+            "declineCode": charge.decline_code,
+        },
+    }
+
+
+def _emit_outcome(charge: SandboxCharge) -> None:
+    """Create the events announcing `charge`'s outcome and queue their delivery after commit."""
+    cfg = sandbox_settings()
+    now = timezone.now()
+    kinds = [
+        PAYMENT_SUCCEEDED if charge.status == SandboxChargeStatus.SUCCEEDED else PAYMENT_FAILED
+    ]
+    if kinds[0] == PAYMENT_SUCCEEDED and cfg["FAIL_AFTER_SUCCESS"]:
+        kinds.append(PAYMENT_FAILED)  # out of order on purpose: a failure after the success
+    events = []
+    for kind in kinds:
+        event_id = _new_id("evt")
+        events.append(
+            SandboxEvent(
+                id=event_id,
+                charge=charge,
+                event_type=kind,
+                payload=_event_payload(event_id, kind, charge),
+                created_at=now,
+            )
+        )
+    SandboxEvent.objects.bulk_create(events)
+    if not cfg["DELIVER_WEBHOOKS"]:
+        return
+    ids = [e.id for e in events]
+    transaction.on_commit(lambda: schedule_deliveries(ids))
+
+
+def schedule_deliveries(event_ids: list[str]) -> None:
+    from payments.tasks import deliver_sandbox_event
+
+    cfg = sandbox_settings()
+    delay = cfg["DELAY_SECONDS"] or None
+    for event_id in event_ids:
+        for _ in range(1 + cfg["DUPLICATE_DELIVERIES"]):
+            deliver_sandbox_event.apply_async((event_id,), countdown=delay)
+
+
+def complete_checkout(*, charge_id: str, card_number: str, approve: bool) -> SandboxCharge:
+    """The customer's decision on the hosted checkout page."""
+    decline = decline_code_for(card_number) if approve else "customer_declined"
+    number = card_number.replace(" ", "")
+    with transaction.atomic():
+        won = SandboxCharge.objects.filter(
+            pk=charge_id, status=SandboxChargeStatus.REQUIRES_ACTION
+        ).update(
+            status=SandboxChargeStatus.FAILED if decline else SandboxChargeStatus.SUCCEEDED,
+            decline_code=decline,
+            card_last4=number[-4:] if number.isdigit() else "",
+        )
+        charge = SandboxCharge.objects.get(pk=charge_id)
+        if won:
+            _emit_outcome(charge)
+    return charge
+
+
+def deliver_event(*, event_id: str) -> int:
+    """POST one event to our webhook URL; returns the HTTP status (0 when unreachable)."""
+    import requests
+
+    cfg = sandbox_settings()
+    event = SandboxEvent.objects.get(pk=event_id)
+    body = json.dumps(event.payload, separators=(",", ":"), sort_keys=True).encode()
+    headers = {
+        "Content-Type": "application/json",
+        SIGNATURE_HEADER: signature_header(body=body, secret=cfg["WEBHOOK_SECRET"]),
+    }
+    try:
+        status = requests.post(
+            cfg["WEBHOOK_URL"], data=body, headers=headers, timeout=cfg["TIMEOUT_SECONDS"]
+        ).status_code
+    except requests.RequestException:
+        status = 0
+    delivered = 200 <= status < 300
+    SandboxEvent.objects.filter(pk=event_id).update(
+        attempts=F("attempts") + 1,
+        last_status=status or None,
+        **({"delivered_at": timezone.now()} if delivered else {}),
+    )
+    return status
+
+
+def backoff_seconds(retries: int) -> int:
+    cfg = sandbox_settings()
+    return min(cfg["BACKOFF_BASE_SECONDS"] * 2**retries, cfg["BACKOFF_MAX_SECONDS"])
+
+
+# --- the merchant's side: the Gateway interface ------------------------------------------------
+
+
+class SandboxGateway(Gateway):
+    name = "sandbox"
+
+    def create_payment(
+        self,
+        *,
+        payment_id: int,
+        amount: Decimal,
+        currency: str,
+        idempotency_key: str,
+        payment_method: str = "",
+        description: str = "",
+    ) -> ChargeResult:
+        decline = decline_code_for(payment_method) if payment_method else ""
+        if not payment_method:
+            status = SandboxChargeStatus.REQUIRES_ACTION
+        else:
+            status = SandboxChargeStatus.FAILED if decline else SandboxChargeStatus.SUCCEEDED
+        number = payment_method.replace(" ", "")
+        try:
+            with transaction.atomic():
+                charge = SandboxCharge.objects.create(
+                    id=_new_id("ch"),
+                    idempotency_key=idempotency_key,
+                    merchant_reference=str(payment_id),
+                    amount=amount,
+                    currency=currency,
+                    status=status,
+                    decline_code=decline,
+                    card_last4=number[-4:] if number.isdigit() else "",
+                    created_at=timezone.now(),
+                )
+                if status != SandboxChargeStatus.REQUIRES_ACTION:
+                    _emit_outcome(charge)
+        except IntegrityError:
+            # Same outbound idempotency key: like a real provider, answer with the first charge.
+            charge = SandboxCharge.objects.get(idempotency_key=idempotency_key)
+        return self._result(charge)
+
+    def _result(self, charge: SandboxCharge) -> ChargeResult:
+        if charge.status == SandboxChargeStatus.REQUIRES_ACTION:
+            url = reverse("payments:sandbox-checkout", args=[charge.id])
+            return ChargeResult(status="requires_action", reference=charge.id, checkout_url=url)
+        return ChargeResult(
+            status=charge.status, reference=charge.id, failure_reason=charge.decline_code
+        )
+
+    def refund(
+        self, *, reference: str, amount: Decimal, currency: str, idempotency_key: str
+    ) -> RefundResult:
+        existing = SandboxRefund.objects.filter(idempotency_key=idempotency_key).first()
+        if existing:
+            return RefundResult(succeeded=True, reference=existing.id)
+        with transaction.atomic():
+            won = SandboxCharge.objects.filter(
+                pk=reference,
+                status=SandboxChargeStatus.SUCCEEDED,
+                currency=currency,
+                refunded_amount__lte=F("amount") - amount,
+            ).update(refunded_amount=F("refunded_amount") + amount)
+            if not won:
+                return RefundResult(succeeded=False, failure_reason="charge_not_refundable")
+            refund = SandboxRefund.objects.create(
+                id=_new_id("re"),
+                charge_id=reference,
+                idempotency_key=idempotency_key,
+                amount=amount,
+                created_at=timezone.now(),
+            )
+        return RefundResult(succeeded=True, reference=refund.id)
+
+    def parse_webhook(self, *, body: bytes, headers: Mapping[str, str]) -> GatewayEvent:
+        verify_signature(
+            body=body,
+            header=headers.get(SIGNATURE_HEADER),
+            secret=sandbox_settings()["WEBHOOK_SECRET"],
+            tolerance=settings.PAYMENTS["WEBHOOK_TOLERANCE_SECONDS"],
+        )
+        try:
+            payload = json.loads(body)
+            data = payload.get("data") or {}
+            return GatewayEvent(
+                event_id=str(payload["id"]),
+                kind=str(payload["type"]),
+                reference=str(data.get("charge", "")),
+                payment_id=int(data["paymentId"]) if data.get("paymentId") else None,
+                amount=Decimal(data["amount"]) if data.get("amount") else None,
+                currency=str(data.get("currency", "")),
+                failure_reason=str(data.get("declineCode", "")),
+                payload=payload,
+            )
+        except (ValueError, KeyError, TypeError, ArithmeticError):
+            raise WebhookSignatureInvalid("Signed, but not a sandbox event.") from None

@@ -1,0 +1,164 @@
+"""Stripe, through the official SDK.
+
+A payment is a PaymentIntent carrying our payment id in its metadata.  With a payment method
+(e.g. ``pm_card_visa``) it is confirmed at once; without one it waits for the customer
+(Stripe.js with the client secret).  Outcomes arrive as ``payment_intent.*`` webhooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+import stripe
+from django.conf import settings
+
+from payments.errors import GatewayError, WebhookSignatureInvalid
+from payments.gateways.base import (
+    PAYMENT_FAILED,
+    PAYMENT_SUCCEEDED,
+    ChargeResult,
+    Gateway,
+    GatewayEvent,
+    RefundResult,
+)
+
+SIGNATURE_HEADER = "Stripe-Signature"
+ZERO_DECIMAL_CURRENCIES = {
+    "BIF",
+    "CLP",
+    "DJF",
+    "GNF",
+    "JPY",
+    "KMF",
+    "KRW",
+    "MGA",
+    "PYG",
+    "RWF",
+    "UGX",
+    "VND",
+    "VUV",
+    "XAF",
+    "XOF",
+    "XPF",
+}
+EVENT_KINDS = {
+    "payment_intent.succeeded": PAYMENT_SUCCEEDED,
+    "payment_intent.payment_failed": PAYMENT_FAILED,
+}
+
+
+def to_minor_units(amount: Decimal, currency: str) -> int:
+    exponent = 0 if currency.upper() in ZERO_DECIMAL_CURRENCIES else 2
+    return int((amount * 10**exponent).to_integral_value())
+
+
+def from_minor_units(value: int, currency: str) -> Decimal:
+    exponent = 0 if currency.upper() in ZERO_DECIMAL_CURRENCIES else 2
+    return (Decimal(value) / 10**exponent).quantize(Decimal("0.01"))
+
+
+class StripeGateway(Gateway):
+    name = "stripe"
+
+    def __init__(self, http_client: stripe.HTTPClient | None = None) -> None:
+        cfg = settings.STRIPE
+        # Tests (and anyone wanting custom transport) replace the SDK's HTTP client.
+        self.client = stripe.StripeClient(
+            cfg["API_KEY"] or "sk_test_unset",
+            http_client=http_client or cfg.get("HTTP_CLIENT"),
+            max_network_retries=cfg["MAX_NETWORK_RETRIES"],
+        )
+        self.webhook_secret = cfg["WEBHOOK_SECRET"]
+
+    def create_payment(
+        self,
+        *,
+        payment_id: int,
+        amount: Decimal,
+        currency: str,
+        idempotency_key: str,
+        payment_method: str = "",
+        description: str = "",
+    ) -> ChargeResult:
+        params: dict = {
+            "amount": to_minor_units(amount, currency),
+            "currency": currency.lower(),
+            "description": description,
+            "metadata": {"payment_id": str(payment_id)},
+        }
+        if payment_method:
+            params.update(
+                payment_method=payment_method,
+                confirm=True,
+                automatic_payment_methods={"enabled": True, "allow_redirects": "never"},
+            )
+        else:
+            params["automatic_payment_methods"] = {"enabled": True}
+        try:
+            intent = self.client.v1.payment_intents.create(
+                params=params, options={"idempotency_key": idempotency_key}
+            )
+        except stripe.CardError as exc:
+            intent = exc.error and getattr(exc.error, "payment_intent", None)
+            intent_id = getattr(intent, "id", "") if intent else ""
+            return ChargeResult(
+                status="failed", reference=intent_id, failure_reason=exc.code or "card_declined"
+            )
+        except stripe.StripeError as exc:
+            raise GatewayError(str(exc)) from exc
+        if intent.status == "succeeded":
+            return ChargeResult(status="succeeded", reference=intent.id)
+        if intent.status in {"canceled", "requires_payment_method"} and payment_method:
+            return ChargeResult(status="failed", reference=intent.id, failure_reason=intent.status)
+        return ChargeResult(status="requires_action", reference=intent.id)
+
+    def refund(
+        self, *, reference: str, amount: Decimal, currency: str, idempotency_key: str
+    ) -> RefundResult:
+        try:
+            refund = self.client.v1.refunds.create(
+                params={"payment_intent": reference, "amount": to_minor_units(amount, currency)},
+                options={"idempotency_key": idempotency_key},
+            )
+        except stripe.StripeError as exc:
+            raise GatewayError(str(exc)) from exc
+        if refund.status in {"succeeded", "pending"}:
+            return RefundResult(succeeded=True, reference=refund.id)
+        return RefundResult(
+            succeeded=False, reference=refund.id, failure_reason=refund.status or ""
+        )
+
+    def parse_webhook(self, *, body: bytes, headers: Mapping[str, str]) -> GatewayEvent:
+        header = headers.get(SIGNATURE_HEADER)
+        if not header:
+            raise WebhookSignatureInvalid(f"Missing {SIGNATURE_HEADER} header.")
+        try:
+            event = stripe.Webhook.construct_event(
+                body.decode(),
+                header,
+                self.webhook_secret,
+                tolerance=settings.PAYMENTS["WEBHOOK_TOLERANCE_SECONDS"],
+            )
+        except stripe.SignatureVerificationError as exc:
+            raise WebhookSignatureInvalid(str(exc.user_message or exc)) from None
+        except ValueError:
+            raise WebhookSignatureInvalid("Signed, but not a Stripe event.") from None
+        kind = EVENT_KINDS.get(event.type, event.type)
+        payload = event.to_dict()
+        intent = payload.get("data", {}).get("object", {})
+        if intent.get("object") != "payment_intent":
+            return GatewayEvent(event_id=event.id, kind=kind, payload=payload)
+        metadata = intent.get("metadata") or {}
+        currency = str(intent.get("currency", "")).upper()
+        error = intent.get("last_payment_error") or {}
+        return GatewayEvent(
+            event_id=event.id,
+            kind=kind,
+            reference=intent["id"],
+            payment_id=int(metadata["payment_id"]) if metadata.get("payment_id") else None,
+            amount=from_minor_units(intent.get("amount", 0), currency),
+            currency=currency,
+            failure_reason=str(error.get("code") or ""),
+            payload=payload,
+        )

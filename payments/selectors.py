@@ -1,0 +1,187 @@
+"""Reads: refund quotes shown before a cancellation is confirmed, and the payment's API shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from bookings.errors import BookingNotFound
+from bookings.models import Booking, BookingStatus
+from config.problems import problem_body
+from flights.models import Flight, FlightStatus
+from payments.models import Payment, PaymentStatus, RefundPolicy
+
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class RefundQuote:
+    booking_id: int
+    cancellable: bool
+    rule: str  # "hold" | "full" | "partial" | "none" | "refused"
+    percent: int
+    amount: Decimal
+    paid: Decimal
+    currency: str
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "bookingId": self.booking_id,
+            "cancellable": self.cancellable,
+            "rule": self.rule,
+            "percent": self.percent,
+            "refundAmount": str(self.amount),
+            "paid": str(self.paid),
+            "currency": self.currency,
+            "reason": self.reason,
+        }
+
+
+def refund_policy_for(*, fare_class: str) -> RefundPolicy:
+    """The staff-edited policy, or the model defaults when staff never saved one."""
+    policy = RefundPolicy.objects.filter(fare_class=fare_class).first()
+    return policy or RefundPolicy(fare_class=fare_class, updated_at=timezone.now())
+
+
+def refund_percent(
+    *, policy: RefundPolicy, departure_at: datetime, flight_status: str, now: datetime
+) -> tuple[str, int, str]:
+    """(rule, percent, human reason) for cancelling at `now`; rule "refused" means not allowed."""
+    if flight_status == FlightStatus.CANCELLED:
+        return "full", 100, "The airline cancelled this flight: the full fare is refunded."
+    if flight_status == FlightStatus.DEPARTED or departure_at <= now:
+        return (
+            "refused",
+            0,
+            "The flight has already departed; the booking can no longer be cancelled.",
+        )
+    left = departure_at - now
+    if left >= timedelta(days=policy.full_refund_days):
+        return (
+            "full",
+            100,
+            (f"Cancelled at least {policy.full_refund_days} days before departure: full refund."),
+        )
+    if left >= timedelta(hours=policy.partial_refund_hours):
+        return (
+            "partial",
+            policy.partial_refund_percent,
+            (
+                f"Cancelled less than {policy.full_refund_days} days before departure: "
+                f"{policy.partial_refund_percent}% refund."
+            ),
+        )
+    return (
+        "none",
+        0,
+        (f"Cancelled less than {policy.partial_refund_hours} hours before departure: no refund."),
+    )
+
+
+def paid_payment(*, booking_id: int) -> Payment | None:
+    return Payment.objects.filter(booking_id=booking_id, status=PaymentStatus.SUCCEEDED).first()
+
+
+def quote_for(
+    *, booking: Booking, flight: Flight, payment: Payment | None, now: datetime
+) -> RefundQuote:
+    paid = payment.amount - payment.refunded_amount if payment else Decimal("0.00")
+
+    def quote(cancellable: bool, rule: str, percent: int, reason: str) -> RefundQuote:
+        amount = (paid * percent / 100).quantize(CENT, rounding=ROUND_HALF_UP)
+        return RefundQuote(
+            booking.pk, cancellable, rule, percent, amount, paid, booking.currency, reason
+        )
+
+    if booking.status == BookingStatus.HELD:
+        return quote(True, "hold", 0, "Nothing has been paid yet; the seats are released at once.")
+    if booking.status != BookingStatus.CONFIRMED:
+        return quote(False, "refused", 0, f"This booking is already {booking.status.lower()}.")
+    rule, percent, reason = refund_percent(
+        policy=refund_policy_for(fare_class=booking.fare_class),
+        departure_at=flight.departure_at,
+        flight_status=flight.status,
+        now=now,
+    )
+    return quote(rule != "refused", rule, percent, reason)
+
+
+def quote_refund(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    by_staff: bool = False,
+    now: datetime | None = None,
+) -> RefundQuote:
+    """What cancelling this booking now would pay back: shown before the customer confirms."""
+    bookings = Booking.objects.select_related("flight")
+    if not by_staff:
+        bookings = bookings.filter(customer=customer)
+    booking = bookings.filter(pk=booking_id).first()
+    if booking is None:
+        raise BookingNotFound()
+    return quote_for(
+        booking=booking,
+        flight=booking.flight,
+        payment=paid_payment(booking_id=booking.pk),
+        now=now or timezone.now(),
+    )
+
+
+# --- the API shape of a payment (also what Idempotency-Key replays return) ---------------------
+
+
+def payment_json(payment: Payment, *, booking_status: str) -> dict[str, Any]:
+    return {
+        "paymentId": payment.pk,
+        "bookingId": payment.booking_id,
+        "status": payment.status,
+        "bookingStatus": booking_status,
+        "amount": str(payment.amount),
+        "currency": payment.currency,
+        "gateway": payment.gateway,
+        "gatewayReference": payment.gateway_reference,
+        "checkoutUrl": payment.checkout_url or None,
+    }
+
+
+def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
+    """HTTP status and body for the outcome of a pay request."""
+    booking_status = Booking.objects.values_list("status", flat=True).get(pk=payment.booking_id)
+    body = payment_json(payment, booking_status=booking_status)
+    if payment.status == PaymentStatus.SUCCEEDED:
+        return 201, body
+    if payment.status == PaymentStatus.PENDING:
+        return 202, body
+    if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED):
+        return 409, problem_body(
+            status=409,
+            code="hold-ended-refunded",
+            title="Hold ended before the payment",
+            detail="Your hold ended before the payment arrived, so the seats were released. "
+            "The payment is refunded in full.",
+            payment=body,
+        )
+    if payment.failure_reason == "gateway_unavailable":
+        return 502, problem_body(
+            status=502,
+            code="gateway-unavailable",
+            title="Payment provider unavailable",
+            detail="The payment provider could not be reached. Please try again with a new "
+            "Idempotency-Key.",
+            payment=body,
+        )
+    return 402, problem_body(
+        status=402,
+        code="payment-declined",
+        title="Payment declined",
+        detail=f"The payment was declined ({payment.failure_reason or 'declined'}). "
+        "Please try another card.",
+        payment=body,
+    )

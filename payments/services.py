@@ -1,0 +1,496 @@
+"""Paying for a hold, confirming it, refunding, cancelling with refund.
+
+Rule of this module: a gateway call never runs inside a database transaction and never while
+this process holds a row lock.  Each pay request is three steps: (1) a short transaction that
+records the payment (and claims the Idempotency-Key), (2) the gateway call in autocommit,
+(3) a short transaction that applies the result.  Lock order, as everywhere: bookings, then
+payments, then seats (sorted), then fare inventory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
+from bookings.locking import lock_errors_as_too_busy
+from bookings.models import Booking, BookingStatus
+from bookings.outbox import emit_event
+from bookings.services import cancel_hold, close_bookings
+from flights.models import FareInventory, Flight, Seat, SeatStatus
+from payments.errors import (
+    AmountMismatch,
+    BookingAlreadyCancelled,
+    BookingNotPayable,
+    CancellationRefused,
+    GatewayError,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyMissing,
+    IdempotencyKeyReused,
+    PaymentInProgress,
+)
+from payments.gateways import get_gateway
+from payments.gateways.base import ChargeResult
+from payments.models import (
+    IN_FLIGHT_PAYMENT_STATUSES,
+    Payment,
+    PaymentStatus,
+    Refund,
+    RefundReason,
+    RefundStatus,
+)
+from payments.selectors import RefundQuote, payment_response, quote_for
+
+MAX_KEY_LENGTH = 255
+
+
+@dataclass(frozen=True)
+class PayResponse:
+    status: int
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def assert_no_transaction() -> None:
+    """Guard in front of every gateway call: a network wait must never hold rows locked."""
+    if connection.in_atomic_block:
+        raise RuntimeError("Gateway calls must not run inside a database transaction.")
+
+
+# --- paying --------------------------------------------------------------------------------------
+
+
+def request_fingerprint(
+    *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
+) -> str:
+    canonical = json.dumps(
+        {
+            "bookingId": booking_id,
+            "amount": None if amount is None else str(amount.quantize(Decimal("0.01"))),
+            "currency": (currency or "").upper() or None,
+            "paymentMethod": payment_method or None,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _replay(payment: Payment, fingerprint: str) -> PayResponse:
+    if payment.request_fingerprint != fingerprint:
+        raise IdempotencyKeyReused(
+            "This Idempotency-Key was already used for a different payment request."
+        )
+    if payment.response_status is None:
+        raise IdempotencyKeyInFlight(
+            "The first request with this Idempotency-Key is still running. Retry shortly."
+        )
+    return PayResponse(payment.response_status, payment.response_body, replayed=True)
+
+
+def _existing(customer: AbstractBaseUser, key: str) -> Payment | None:
+    return Payment.objects.filter(customer=customer, idempotency_key=key).first()
+
+
+def _record_payment(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    key: str,
+    fingerprint: str,
+    amount: Decimal | None,
+    currency: str | None,
+) -> Payment | PayResponse:
+    """Step 1: claim the key and write the payment row, committed before the gateway hears of it."""
+    existing = _existing(customer, key)
+    if existing:
+        return _replay(existing, fingerprint)
+    now = timezone.now()
+    with transaction.atomic():
+        booking = Booking.objects.filter(pk=booking_id, customer=customer).first()
+        if booking is None:
+            raise BookingNotFound()
+        if booking.status == BookingStatus.EXPIRED or (
+            booking.status == BookingStatus.HELD and booking.expires_at <= now
+        ):
+            raise HoldExpired()
+        if booking.status != BookingStatus.HELD:
+            raise BookingNotPayable(
+                f"This booking is {booking.status.lower()}; only a held booking can be paid."
+            )
+        if amount is not None and amount != booking.amount:
+            raise AmountMismatch(
+                f"The booking costs {booking.amount} {booking.currency}, not {amount}.",
+                amount=str(booking.amount),
+                currency=booking.currency,
+            )
+        if currency and currency.upper() != booking.currency:
+            raise AmountMismatch(
+                f"The booking is priced in {booking.currency}.",
+                amount=str(booking.amount),
+                currency=booking.currency,
+            )
+        try:
+            with transaction.atomic():
+                return Payment.objects.create(
+                    booking=booking,
+                    customer=customer,
+                    idempotency_key=key,
+                    request_fingerprint=fingerprint,
+                    amount=booking.amount,
+                    currency=booking.currency,
+                    gateway=settings.PAYMENTS["GATEWAY"],
+                    created_at=now,
+                    updated_at=now,
+                )
+        except IntegrityError:
+            # Either a concurrent request with the same key committed first (replay or 409),
+            # or another attempt for this booking is still under way.
+            pass
+    existing = _existing(customer, key)
+    if existing:
+        return _replay(existing, fingerprint)
+    other = Payment.objects.filter(
+        booking_id=booking_id, status__in=IN_FLIGHT_PAYMENT_STATUSES
+    ).first()
+    raise PaymentInProgress(
+        "Another payment for this booking is under way; finish or abandon it first.",
+        paymentId=other.pk if other else None,
+        checkoutUrl=(other.checkout_url or None) if other else None,
+    )
+
+
+def _charge(payment: Payment, payment_method: str) -> ChargeResult:
+    """Step 2: the gateway call, in autocommit, holding nothing."""
+    assert_no_transaction()
+    try:
+        return get_gateway(payment.gateway).create_payment(
+            payment_id=payment.pk,
+            amount=payment.amount,
+            currency=payment.currency,
+            idempotency_key=f"seatkeeper-payment-{payment.pk}",
+            payment_method=payment_method,
+            description=f"Seatkeeper booking {payment.booking_id}",
+        )
+    except GatewayError:
+        return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
+
+
+def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
+    """Step 3.  Safe in any order with the webhook announcing the same outcome."""
+    if result.status == "succeeded":
+        return confirm_payment(payment_id=payment_id, reference=result.reference)
+    if result.status == "failed":
+        return fail_payment(
+            payment_id=payment_id, reference=result.reference, reason=result.failure_reason
+        )
+    with transaction.atomic():
+        Payment.objects.filter(pk=payment_id, status=PaymentStatus.PROCESSING).update(
+            status=PaymentStatus.PENDING,
+            gateway_reference=result.reference,
+            checkout_url=result.checkout_url,
+            updated_at=timezone.now(),
+        )
+    return Payment.objects.get(pk=payment_id)
+
+
+def _store_response(payment_id: int) -> PayResponse:
+    payment = Payment.objects.get(pk=payment_id)
+    status, body = payment_response(payment)
+    Payment.objects.filter(pk=payment_id, response_status__isnull=True).update(
+        response_status=status, response_body=body, updated_at=timezone.now()
+    )
+    stored = Payment.objects.values_list("response_status", "response_body").get(pk=payment_id)
+    return PayResponse(*stored)
+
+
+def pay_for_booking(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    idempotency_key: str | None,
+    amount: Decimal | None = None,
+    currency: str | None = None,
+    payment_method: str = "",
+) -> PayResponse:
+    """Pay for a held booking, exactly once per (customer, Idempotency-Key)."""
+    key = (idempotency_key or "").strip()
+    if not key:
+        raise IdempotencyKeyMissing(
+            "Send an Idempotency-Key header (e.g. a UUID) with every payment."
+        )
+    if len(key) > MAX_KEY_LENGTH:
+        raise IdempotencyKeyMissing(f"An Idempotency-Key is at most {MAX_KEY_LENGTH} characters.")
+    fingerprint = request_fingerprint(
+        booking_id=booking_id, amount=amount, currency=currency, payment_method=payment_method
+    )
+    recorded = _record_payment(
+        customer=customer,
+        booking_id=booking_id,
+        key=key,
+        fingerprint=fingerprint,
+        amount=amount,
+        currency=currency,
+    )
+    if isinstance(recorded, PayResponse):
+        return recorded
+    result = _charge(recorded, payment_method)
+    apply_charge_result(payment_id=recorded.pk, result=result)
+    return _store_response(recorded.pk)
+
+
+# --- applying outcomes ---------------------------------------------------------------------------
+
+
+def _sell_held_booking(booking: Booking, now: datetime) -> list[str]:
+    won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
+        status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
+    )
+    if not won:  # the caller's booking lock makes this impossible
+        raise InvalidBookingState("The booking changed state concurrently.")
+    seats = list(
+        Seat.objects.select_for_update()
+        .filter(booking_id=booking.pk)
+        .order_by("seat_no")
+        .values_list("pk", "seat_no")
+    )
+    Seat.objects.filter(pk__in=[pk for pk, _ in seats], status=SeatStatus.HELD).update(
+        status=SeatStatus.SOLD, held_until=None
+    )
+    FareInventory.objects.filter(flight_id=booking.flight_id, fare_class=booking.fare_class).update(
+        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
+    )
+    return [seat_no for _, seat_no in seats]
+
+
+@lock_errors_as_too_busy
+def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
+    """The gateway says the money is ours.  Sell the held seats, or, when the hold is gone,
+    keep the money only long enough to pay it back: nobody pays for a seat someone else got."""
+    with transaction.atomic():
+        booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
+        booking = Booking.objects.select_for_update().get(pk=booking_id)
+        payment = Payment.objects.select_for_update().get(pk=payment_id)
+        if payment.status in (
+            PaymentStatus.SUCCEEDED,
+            PaymentStatus.REFUND_REQUIRED,
+            PaymentStatus.REFUNDED,
+        ):
+            return payment  # a duplicate of an outcome already applied
+        now = timezone.now()
+        reference = reference or payment.gateway_reference
+        if booking.status == BookingStatus.HELD and booking.expires_at <= now:
+            # Expired but not yet swept: expire it ourselves so the seats go back now.
+            close_bookings(
+                [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+            )
+        if booking.status == BookingStatus.HELD:
+            seats = _sell_held_booking(booking, now)
+            Payment.objects.filter(pk=payment_id).update(
+                status=PaymentStatus.SUCCEEDED,
+                gateway_reference=reference,
+                failure_reason="",
+                succeeded_at=now,
+                updated_at=now,
+            )
+            emit_event(
+                aggregate_type="booking",
+                aggregate_id=booking.pk,
+                event_type="booking.confirmed",
+                payload={
+                    "bookingId": booking.pk,
+                    "flightId": booking.flight_id,
+                    "fareClass": booking.fare_class,
+                    "seatCount": booking.seat_count,
+                    "seats": seats,
+                    "paymentId": payment.pk,
+                    "amount": str(payment.amount),
+                    "currency": payment.currency,
+                },
+            )
+        else:
+            Payment.objects.filter(pk=payment_id).update(
+                status=PaymentStatus.REFUND_REQUIRED,
+                gateway_reference=reference,
+                succeeded_at=now,
+                updated_at=now,
+            )
+            _create_refund(
+                payment, amount=payment.amount, reason=RefundReason.LATE_PAYMENT, now=now
+            )
+    return Payment.objects.get(pk=payment_id)
+
+
+def fail_payment(*, payment_id: int, reference: str = "", reason: str = "") -> Payment:
+    """A decline.  Only a payment under way can fail: a late failure never undoes a success."""
+    with transaction.atomic():
+        updates: dict[str, Any] = {
+            "status": PaymentStatus.FAILED,
+            "failure_reason": reason[:200],
+            "updated_at": timezone.now(),
+        }
+        if reference:
+            updates["gateway_reference"] = reference
+        Payment.objects.filter(pk=payment_id, status__in=IN_FLIGHT_PAYMENT_STATUSES).update(
+            **updates
+        )
+    return Payment.objects.get(pk=payment_id)
+
+
+# --- refunds -------------------------------------------------------------------------------------
+
+
+def _create_refund(payment: Payment, *, amount: Decimal, reason: str, now: datetime) -> Refund:
+    refund = Refund.objects.create(
+        payment=payment, amount=amount, currency=payment.currency, reason=reason, created_at=now
+    )
+    transaction.on_commit(lambda: queue_refund(refund_id=refund.pk))
+    return refund
+
+
+def queue_refund(*, refund_id: int) -> None:
+    from payments.tasks import issue_refund_task
+
+    issue_refund_task.delay(refund_id)
+
+
+def issue_refund(*, refund_id: int) -> Refund:
+    """Send a pending refund through the payment's gateway, then record it with its outbox row.
+
+    Raises GatewayError when the gateway cannot be reached (the task retries with backoff);
+    the outbound idempotency key makes a retry after an unknown outcome harmless."""
+    refund = Refund.objects.select_related("payment").get(pk=refund_id)
+    if refund.status != RefundStatus.PENDING:
+        return refund
+    payment = refund.payment
+    assert_no_transaction()
+    result = get_gateway(payment.gateway).refund(
+        reference=payment.gateway_reference,
+        amount=refund.amount,
+        currency=refund.currency,
+        idempotency_key=f"seatkeeper-refund-{refund.pk}",
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        if not result.succeeded:
+            Refund.objects.filter(pk=refund_id, status=RefundStatus.PENDING).update(
+                status=RefundStatus.FAILED,
+                failure_reason=result.failure_reason[:200],
+                completed_at=now,
+            )
+            return Refund.objects.get(pk=refund_id)
+        won = Refund.objects.filter(pk=refund_id, status=RefundStatus.PENDING).update(
+            status=RefundStatus.SUCCEEDED, gateway_reference=result.reference, completed_at=now
+        )
+        if won:
+            payment = Payment.objects.select_for_update().get(pk=payment.pk)
+            refunded = payment.refunded_amount + refund.amount
+            fully = refunded == payment.amount or payment.status == PaymentStatus.REFUND_REQUIRED
+            Payment.objects.filter(pk=payment.pk).update(
+                refunded_amount=refunded,
+                updated_at=now,
+                status=PaymentStatus.REFUNDED if fully else payment.status,
+            )
+            flight_id = Booking.objects.values_list("flight_id", flat=True).get(
+                pk=payment.booking_id
+            )
+            emit_event(
+                aggregate_type="booking",
+                aggregate_id=payment.booking_id,
+                event_type="refund.issued",
+                payload={
+                    "bookingId": payment.booking_id,
+                    "flightId": flight_id,
+                    "refundId": refund.pk,
+                    "paymentId": payment.pk,
+                    "amount": str(refund.amount),
+                    "currency": refund.currency,
+                    "reason": refund.reason,
+                },
+            )
+    return Refund.objects.get(pk=refund_id)
+
+
+# --- cancellation --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    booking: Booking
+    quote: RefundQuote
+    refund: Refund | None
+
+
+@lock_errors_as_too_busy
+def cancel_booking(
+    *, customer: AbstractBaseUser, booking_id: int, by_staff: bool = False
+) -> Cancellation:
+    """Cancel a booking: a hold is simply released; a confirmed booking gives its seats and
+    `sold` units back and is refunded by its fare class's policy.  Refused after departure."""
+    bookings = Booking.objects.all() if by_staff else Booking.objects.filter(customer=customer)
+    booking = bookings.filter(pk=booking_id).first()
+    if booking is None:
+        raise BookingNotFound()
+    if booking.status == BookingStatus.HELD:
+        released = cancel_hold(customer=booking.customer, booking_id=booking.pk)
+        flight = Flight.objects.get(pk=released.flight_id)
+        return Cancellation(
+            released,
+            quote_for(booking=booking, flight=flight, payment=None, now=timezone.now()),
+            None,
+        )
+    refund = None
+    with transaction.atomic():
+        booking = Booking.objects.select_for_update().get(pk=booking.pk)
+        if booking.status == BookingStatus.CANCELLED:
+            raise BookingAlreadyCancelled("This booking was already cancelled.")
+        if booking.status != BookingStatus.CONFIRMED:
+            raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be cancelled.")
+        payment = (
+            Payment.objects.select_for_update()
+            .filter(booking=booking, status=PaymentStatus.SUCCEEDED)
+            .first()
+        )
+        now = timezone.now()
+        quote = quote_for(
+            booking=booking,
+            flight=Flight.objects.get(pk=booking.flight_id),
+            payment=payment,
+            now=now,
+        )
+        if not quote.cancellable:
+            raise CancellationRefused(quote.reason)
+        close_bookings(
+            [booking],
+            from_status=BookingStatus.CONFIRMED,
+            to_status=BookingStatus.CANCELLED,
+            now=now,
+        )
+        if payment and quote.amount > 0:
+            refund = _create_refund(
+                payment, amount=quote.amount, reason=RefundReason.CANCELLATION, now=now
+            )
+    if refund:
+        refund.refresh_from_db()
+    return Cancellation(booking, quote, refund)
+
+
+# --- housekeeping --------------------------------------------------------------------------------
+
+
+def purge_idempotency_keys(*, now: datetime | None = None) -> int:
+    """Forget keys older than the retention period (at least 24 h; see docs/payments.md)."""
+    cutoff = (now or timezone.now()) - settings.PAYMENTS["IDEMPOTENCY_KEY_RETENTION"]
+    with transaction.atomic():
+        return Payment.objects.filter(
+            idempotency_key__isnull=False, created_at__lt=cutoff, response_status__isnull=False
+        ).update(idempotency_key=None)

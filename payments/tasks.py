@@ -1,0 +1,67 @@
+"""Celery tasks: ids in, a service call, retries with backoff.  No business logic here."""
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from payments.errors import GatewayError
+from payments.gateways import sandbox
+from payments.services import issue_refund, purge_idempotency_keys
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def deliver_sandbox_event(self, event_id: str) -> int:
+    """The sandbox provider POSTs one event to our webhook; any non-2xx answer is retried."""
+    status = sandbox.deliver_event(event_id=event_id)
+    if 200 <= status < 300:
+        return status
+    if self.request.retries >= settings.PAYMENTS_SANDBOX["MAX_RETRIES"]:
+        log.error(
+            "sandbox event %s undeliverable after %s attempts (last status %s)",
+            event_id,
+            self.request.retries + 1,
+            status,
+        )
+        return status
+    raise self.retry(countdown=sandbox.backoff_seconds(self.request.retries))
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def issue_refund_task(self, refund_id: int) -> str:
+    try:
+        return issue_refund(refund_id=refund_id).status
+    except GatewayError as exc:
+        if self.request.retries >= settings.PAYMENTS["REFUND_MAX_RETRIES"]:
+            log.error(
+                "refund %s still failing after %s attempts: %s",
+                refund_id,
+                self.request.retries + 1,
+                exc,
+            )
+            raise
+        raise self.retry(exc=exc, countdown=min(30 * 2**self.request.retries, 3600)) from exc
+
+
+@shared_task
+def purge_idempotency_keys_task() -> int:
+    return purge_idempotency_keys()
+
+
+@shared_task
+def retry_pending_refunds() -> int:
+    """Safety net: re-queue refunds whose task was lost (broker restart) after a grace period."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payments.models import Refund, RefundStatus
+
+    stale = Refund.objects.filter(
+        status=RefundStatus.PENDING, created_at__lt=timezone.now() - timedelta(minutes=10)
+    ).values_list("pk", flat=True)
+    for refund_id in stale:
+        issue_refund_task.delay(refund_id)
+    return len(stale)

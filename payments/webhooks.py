@@ -1,0 +1,91 @@
+"""Service behind POST /api/payments/webhook: verify, record once, apply in any order.
+
+The event row and the change it causes commit together.  A concurrent duplicate blocks on the
+unique event id until the first delivery commits, then is acknowledged and ignored; if the
+first delivery fails, its row rolls back with it and the gateway's retry processes the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from bookings.locking import lock_errors_as_too_busy
+from payments.gateways import get_gateway
+from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent
+from payments.models import Payment, WebhookEvent
+from payments.services import confirm_payment, fail_payment
+
+
+@dataclass(frozen=True)
+class WebhookOutcome:
+    event_id: str
+    duplicate: bool
+    outcome: str
+
+
+def receive_webhook(
+    *, body: bytes, headers: Mapping[str, str], gateway_name: str | None = None
+) -> WebhookOutcome:
+    gateway = get_gateway(gateway_name)
+    event = gateway.parse_webhook(body=body, headers=headers)  # WebhookSignatureInvalid → 400
+    return record_and_apply(gateway_name=gateway.name, event=event)
+
+
+@lock_errors_as_too_busy
+def record_and_apply(*, gateway_name: str, event: GatewayEvent) -> WebhookOutcome:
+    with transaction.atomic():
+        if settings.USES_POSTGRES:
+            # Answer fast: rather than queue behind a long lock, say 503 and let the gateway retry.
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('lock_timeout', %s, true)",
+                    [f"{settings.PAYMENTS['WEBHOOK_LOCK_TIMEOUT_MS']}ms"],
+                )
+        try:
+            with transaction.atomic():
+                record = WebhookEvent.objects.create(
+                    gateway=gateway_name,
+                    event_id=event.event_id,
+                    event_type=event.kind,
+                    payload=event.payload,
+                    received_at=timezone.now(),
+                )
+        except IntegrityError:
+            return WebhookOutcome(event.event_id, duplicate=True, outcome="duplicate, ignored")
+        outcome = _apply(gateway_name, event)
+        WebhookEvent.objects.filter(pk=record.pk).update(
+            outcome=outcome[:200], processed_at=timezone.now()
+        )
+    return WebhookOutcome(event.event_id, duplicate=False, outcome=outcome)
+
+
+def _apply(gateway_name: str, event: GatewayEvent) -> str:
+    if event.kind not in (PAYMENT_SUCCEEDED, PAYMENT_FAILED):
+        return f"ignored: {event.kind} is not handled"
+    payments = Payment.objects.filter(gateway=gateway_name)
+    if event.payment_id is not None:
+        payment = payments.filter(pk=event.payment_id).first()
+    else:
+        payment = (
+            payments.filter(gateway_reference=event.reference).first() if event.reference else None
+        )
+    if payment is None:
+        return "ignored: unknown payment"
+    if event.amount is not None and (
+        event.amount != payment.amount or event.currency.upper() != payment.currency
+    ):
+        return (
+            f"ignored: amount {event.amount} {event.currency} does not match payment {payment.pk}"
+        )
+    if event.kind == PAYMENT_SUCCEEDED:
+        payment = confirm_payment(payment_id=payment.pk, reference=event.reference)
+    else:
+        payment = fail_payment(
+            payment_id=payment.pk, reference=event.reference, reason=event.failure_reason
+        )
+    return f"payment {payment.pk} is {payment.status}"
