@@ -11,6 +11,7 @@ api_patterns = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
+    path("accounts/", include("django.contrib.auth.urls")),
     path("", include("flights.urls")),
     path("", include("bookings.urls")),
     path("", include("payments.urls")),
