@@ -30,7 +30,7 @@ class SeatMapListener:
         async def receive():
             try:
                 return await asyncio.wait_for(self.layer.receive(self.channel), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return None
 
         return self._run(receive())

@@ -27,8 +27,12 @@ def test_a_hold_is_announced_only_when_its_transaction_commits(
     customer, flight, listener, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks() as callbacks:
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-                   seat_numbers=["12B", "12A"])
+        hold_seats(
+            customer=customer,
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=["12B", "12A"],
+        )
     assert listener.next(timeout=0.5) is None  # not committed yet: nothing may be sent
     before = current_version(flight.pk)
     for callback in callbacks:
@@ -41,7 +45,9 @@ def test_a_hold_is_announced_only_when_its_transaction_commits(
 
 def lapse(customer):
     past = timezone.now() - timedelta(seconds=1)
-    ids = list(Booking.objects.filter(customer=customer, status="HELD").values_list("pk", flat=True))
+    ids = list(
+        Booking.objects.filter(customer=customer, status="HELD").values_list("pk", flat=True)
+    )
     Booking.objects.filter(pk__in=ids).update(expires_at=past)
     Seat.objects.filter(booking_id__in=ids).update(held_until=past)
 
@@ -53,23 +59,29 @@ class Rollback(Exception):
 @pytest.mark.django_db(transaction=True)
 def test_a_rolled_back_hold_announces_nothing(customer, flight, listener):
     with pytest.raises(Rollback), transaction.atomic():
-        hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["4A"])
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["4A"]
+        )
         raise Rollback
     assert listener.next(timeout=1.0) is None
     assert Booking.objects.count() == 0
 
 
 @pytest.mark.django_db(transaction=True)
-def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(customer, other_customer, flight,
-                                                               listener):
+def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
+    customer, other_customer, flight, listener
+):
     start = current_version(flight.pk)
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-                         seat_numbers=["20A", "20B"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A", "20B"]
+    )
     cancel_hold(customer=customer, booking_id=booking.pk)
     hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"])
     lapse(customer)
     # Taking over the lapsed hold releases its seat and holds it again, in one transaction.
-    hold_seats(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"])
+    hold_seats(
+        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"]
+    )
     hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["22A"])
     lapse(customer)
     assert expire_holds() == 1

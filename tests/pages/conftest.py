@@ -52,8 +52,20 @@ def start_asgi_server(name: str, **env: str) -> AsgiServer:
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / f"uvicorn-{name}.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
-         "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--lifespan",
+            "off",
+            "--log-level",
+            "warning",
+        ],
         cwd=ROOT,
         env={**os.environ, "DATABASE_URL": _test_database_url(), "DJANGO_DEBUG": "false", **env},
         stdout=log.open("w"),

@@ -20,14 +20,20 @@ def open_seat_map(server, flight_id, origin):
 def test_same_origin_page_receives_versioned_changes_after_commit(asgi_server, customer, flight):
     with open_seat_map(asgi_server, flight.pk, origin=asgi_server.url) as ws:
         start = current_version(flight.pk)
-        booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY",
-                             seat_numbers=["14C", "14D"])
+        booking = hold_seats(
+            customer=customer,
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=["14C", "14D"],
+        )
         held = json.loads(ws.recv(timeout=2))
         cancel_hold(customer=customer, booking_id=booking.pk)
         released = json.loads(ws.recv(timeout=2))
     assert held == {"type": "seats", "version": start + 1, "seats": {"14C": "HELD", "14D": "HELD"}}
     assert released == {
-        "type": "seats", "version": start + 2, "seats": {"14C": "AVAILABLE", "14D": "AVAILABLE"}
+        "type": "seats",
+        "version": start + 2,
+        "seats": {"14C": "AVAILABLE", "14D": "AVAILABLE"},
     }
 
 
