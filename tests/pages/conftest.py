@@ -47,8 +47,8 @@ def _test_database_url() -> str:
     return parts._replace(path="/" + connection.settings_dict["NAME"]).geturl()
 
 
-def start_asgi_server(name: str, **env: str) -> AsgiServer:
-    port = _free_port()
+def start_asgi_server(name: str, port: int | str | None = None, **env: str) -> AsgiServer:
+    port = port or _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / f"uvicorn-{name}.log"
     process = subprocess.Popen(
