@@ -26,7 +26,9 @@
       box.hidden = true;
       expired.hidden = false;
       if (actions) actions.hidden = true;
-      document.querySelector(".booking").dataset.status = "EXPIRED";
+      var booking = document.querySelector(".booking");
+      booking.dataset.status = "EXPIRED";
+      booking.querySelector("h1").textContent = "Your hold has expired";
       return;
     }
     setTimeout(tick, 1000 - ((Date.now() + skew) % 1000));
