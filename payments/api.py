@@ -62,7 +62,7 @@ class PayForBookingApi(ProblemAPIView):
             max_digits=12, decimal_places=2, min_value=0, required=False
         )
         currency = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
-        paymentMethod = serializers.CharField(
+        payment_method = serializers.CharField(
             max_length=100,
             required=False,
             allow_blank=True,
@@ -79,7 +79,7 @@ class PayForBookingApi(ProblemAPIView):
             idempotency_key=request.headers.get("Idempotency-Key"),
             amount=data.validated_data.get("amount"),
             currency=data.validated_data.get("currency"),
-            payment_method=data.validated_data.get("paymentMethod", ""),
+            payment_method=data.validated_data.get("payment_method", ""),
         )
         response = JsonResponse(
             result.body,

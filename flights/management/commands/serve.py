@@ -71,7 +71,8 @@ class Command(BaseCommand):
             hostname="embedded@seatkeeper",
         )
         threading.Thread(target=worker.start, name="celery-worker", daemon=True).start()
-        beat = EmbeddedService(celery_app, thread=True)
+        # Service defaults to the shelve-file scheduler; ours keeps its schedule in the database.
+        beat = EmbeddedService(celery_app, thread=True, scheduler_cls=celery_app.conf.beat_scheduler)
         beat.start()
 
         def stop():
