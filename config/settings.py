@@ -258,6 +258,8 @@ SPECTACULAR_SETTINGS = {
         "BookingStatusEnum": "bookings.models.BookingStatus",
         "SeatStatusEnum": "flights.models.SeatStatus",
         "FlightStatusEnum": "flights.models.FlightStatus",
+        "PaymentStatusEnum": "payments.models.PaymentStatus",
+        "TicketStatusEnum": "bookings.models.TicketStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
