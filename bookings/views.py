@@ -49,7 +49,8 @@ def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
     if kind == "png":
         body, content_type, name = qr_png(ticket.code), "image/png", f"ticket-{ticket.serial}.png"
     elif kind == "svg":
-        body, content_type, name = qr_svg(ticket.code), "image/svg+xml", f"ticket-{ticket.serial}.svg"
+        body, content_type = qr_svg(ticket.code), "image/svg+xml"
+        name = f"ticket-{ticket.serial}.svg"
     else:
         body, content_type = ticket_pdf(ticket), "application/pdf"
         name = f"boarding-pass-{ticket.flight.code}-{ticket.seat_no or ticket.serial}.pdf"

@@ -154,8 +154,10 @@ def test_too_busy_is_503_with_retry_after(api, customer, flight, monkeypatch):
 def test_payments_are_throttled_per_user(api, other_customer, settings):
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-                                   "payments": "2/min"},
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "payments": "2/min",
+        },
     }
     assert [pay(api, 987654321).status_code for _ in range(2)] == [404, 404]
     throttled = pay(api, 987654321)
@@ -177,12 +179,20 @@ def signed_event(payment_id: int | str = "0", secret: str = "whsec_api_tests"):
             "id": "evt_api_1",
             "type": "payment.succeeded",
             "created": int(time.time()),
-            "data": {"charge": "ch_x", "paymentId": str(payment_id), "amount": "1.00",
-                     "currency": "EUR", "declineCode": ""},
+            "data": {
+                "charge": "ch_x",
+                "paymentId": str(payment_id),
+                "amount": "1.00",
+                "currency": "EUR",
+                "declineCode": "",
+            },
         }
     ).encode()
-    return body, {f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": signature_header(
-        body=body, secret=secret)}
+    return body, {
+        f"HTTP_{SIGNATURE_HEADER.upper().replace('-', '_')}": signature_header(
+            body=body, secret=secret
+        )
+    }
 
 
 @pytest.mark.parametrize("path", ["/api/payments/webhook", "/api/payments/webhook/sandbox"])
@@ -199,7 +209,9 @@ def test_webhook_needs_no_user_but_a_signature(anon, sandbox_payments, path):
 
 
 def test_webhook_for_an_unknown_gateway_is_404(anon):
-    data = problem(anon.post("/api/payments/webhook/paypal", b"{}", content_type="application/json"), 404)
+    data = problem(
+        anon.post("/api/payments/webhook/paypal", b"{}", content_type="application/json"), 404
+    )
     assert data["type"].endswith("/gateway-not-found")
 
 
@@ -230,7 +242,10 @@ def test_refund_quote_follows_the_policy_and_changes_nothing(sandbox_payments, c
     Flight.objects.filter(pk=flight.pk).update(departure_at=timezone.now() + timedelta(days=5))
     data = client.get(f"/api/bookings/{booking.pk}/refund-quote").json()
     assert (data["rule"], data["percent"], data["refundAmount"], data["paid"]) == (
-        "partial", 50, "104.00", "208.00"
+        "partial",
+        50,
+        "104.00",
+        "208.00",
     )
     assert data["cancellable"] is True
     Flight.objects.filter(pk=flight.pk).update(
