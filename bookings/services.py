@@ -36,6 +36,7 @@ from bookings.errors import (
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
+from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom import services as waitlist
 
@@ -200,6 +201,7 @@ def hold_seats(
             Passenger(booking=booking, seat=seat, full_name=name)
             for seat, name in zip(seats, names, strict=True)
         )
+        announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.HELD)
     return booking
 
 
@@ -304,6 +306,11 @@ def close_bookings(
     Seat.objects.filter(booking_id__in=ids).update(
         status=SeatStatus.AVAILABLE, booking=None, held_until=None
     )
+    by_flight: dict[int, list[str]] = defaultdict(list)
+    for b in bookings:
+        by_flight[b.flight_id].extend(released[b.pk])
+    for flight_id, seat_nos in sorted(by_flight.items()):
+        announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"

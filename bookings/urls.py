@@ -5,6 +5,11 @@ from bookings import views
 app_name = "bookings"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
 urlpatterns = [
+    path("flights/<int:flight_id>/hold/", views.hold_create, name="hold_create"),
+    path("bookings/", views.my_bookings, name="mine"),
+    path("bookings/<int:booking_id>/", views.booking_detail, name="detail"),
+    path("bookings/<int:booking_id>/cancel-hold/", views.hold_cancel, name="hold_cancel"),
+    path("accounts/signup/", views.signup, name="signup"),
     path(f"{ticket}.png", views.ticket_qr_png, name="ticket-png"),
     path(f"{ticket}.svg", views.ticket_qr_svg, name="ticket-svg"),
     path(f"{ticket}.pdf", views.ticket_pdf_download, name="ticket-pdf"),

@@ -20,6 +20,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
+    path("accounts/", include("django.contrib.auth.urls")),
     path("", include("flights.urls")),
     path("", include("bookings.urls")),
     path("", include("payments.urls")),

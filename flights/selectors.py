@@ -9,15 +9,19 @@ Cached values are plain data (dicts, lists, Decimals, datetimes), never model in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from flights.models import Airport, FareInventory, Flight, SeatStatus
+from flights.live import current_version
+from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
@@ -143,3 +147,180 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
     }
     cache.set(key, found, _ttl("SEAT_MAP_SECONDS"))
     return found
+
+
+# --- customer pages: offers with local times, the cabin grid, the live snapshot ---------------
+
+@dataclass(frozen=True)
+class FareOffer:
+    fare_class: str
+    label: str
+    price: Decimal
+    currency: str
+    seats_left: int
+
+
+@dataclass(frozen=True)
+class FlightOffer:
+    flight: Flight
+    departure_local: datetime
+    arrival_local: datetime
+    duration: timedelta
+    fares: list[FareOffer]
+
+    @property
+    def duration_text(self) -> str:
+        minutes = int(self.duration.total_seconds()) // 60
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+
+    @property
+    def arrival_day_offset(self) -> int:
+        return (self.arrival_local.date() - self.departure_local.date()).days
+
+
+def local_time(moment: datetime, airport: Airport) -> datetime:
+    return moment.astimezone(ZoneInfo(airport.time_zone))
+
+
+def _sellable_seats() -> Q:
+    # An expired hold not yet swept is sellable: the next hold takes it over.
+    return Q(status=SeatStatus.AVAILABLE) | Q(
+        status=SeatStatus.HELD, held_until__lte=timezone.now()
+    )
+
+
+def fare_offers(flight_ids: list[int]) -> dict[int, list[FareOffer]]:
+    """Per flight, each fare class with what is left to pick: the smaller of the fare units
+    still for sale and the free physical seats (the overbooking margin has no seat to pick)."""
+    free = {
+        (row["flight_id"], row["fare_class"]): row["n"]
+        for row in Seat.objects.filter(_sellable_seats(), flight_id__in=flight_ids)
+        .values("flight_id", "fare_class")
+        .annotate(n=Count("id"))
+    }
+    offers: dict[int, list[FareOffer]] = {fid: [] for fid in flight_ids}
+    for inv in FareInventory.objects.filter(flight_id__in=flight_ids).order_by(
+        "flight_id", "price"
+    ):
+        offers[inv.flight_id].append(
+            FareOffer(
+                fare_class=inv.fare_class,
+                label=inv.get_fare_class_display(),
+                price=inv.price,
+                currency=inv.currency,
+                seats_left=min(inv.available, free.get((inv.flight_id, inv.fare_class), 0)),
+            )
+        )
+    return offers
+
+
+def search_flight_offers(
+    *, origin: Airport, destination: Airport, local_date: date
+) -> list[FlightOffer]:
+    """Scheduled flights leaving `origin` on `local_date` in the origin airport's own time."""
+    start = datetime.combine(local_date, time.min, tzinfo=ZoneInfo(origin.time_zone))
+    flights = list(
+        Flight.objects.select_related("origin", "destination")
+        .filter(
+            origin=origin,
+            destination=destination,
+            status=FlightStatus.SCHEDULED,
+            departure_at__gte=max(start, timezone.now()),
+            departure_at__lt=start + timedelta(days=1),
+        )
+        .order_by("departure_at")
+    )
+    offers = fare_offers([f.pk for f in flights])
+    return [
+        FlightOffer(
+            flight=f,
+            departure_local=local_time(f.departure_at, f.origin),
+            arrival_local=local_time(f.arrival_at, f.destination),
+            duration=f.arrival_at - f.departure_at,
+            fares=offers[f.pk],
+        )
+        for f in flights
+    ]
+
+
+def seat_map_snapshot(*, flight_id: int) -> dict:
+    """Every seat's status, with the version of the last change already contained in it.
+
+    The version is read first: a change that lands in between is then in the seats as well
+    and its message (a higher version) is applied again harmlessly, because messages carry
+    statuses, not deltas.
+    """
+    version = current_version(flight_id)
+    now = timezone.now()
+    seats = {}
+    for seat_no, status, held_until in Seat.objects.filter(flight_id=flight_id).values_list(
+        "seat_no", "status", "held_until"
+    ):
+        if status == SeatStatus.HELD and held_until <= now:
+            status = SeatStatus.AVAILABLE
+        seats[seat_no] = status
+    return {"flightId": flight_id, "version": version, "seats": seats}
+
+
+@dataclass(frozen=True)
+class SeatCell:
+    seat_no: str
+    letter: str
+    fare_class: str
+    status: str
+    surcharge: Decimal
+    position: str  # window / middle / aisle
+    in_fare: bool  # sold in the fare class being picked
+
+    @property
+    def fare_label(self) -> str:
+        return FareClass(self.fare_class).label
+
+    @property
+    def is_free(self) -> bool:
+        return self.status == SeatStatus.AVAILABLE
+
+
+@dataclass(frozen=True)
+class CabinRow:
+    number: int
+    fare_class: str
+    fare_label: str
+    # One entry per column, left to right; None is an empty place (a wider business seat).
+    left: list[SeatCell | None]
+    right: list[SeatCell | None]
+
+
+def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str], list[CabinRow]]:
+    """The cabin row by row, for drawing: (letters left of the aisle, letters right of it,
+    rows).  The aisle runs between the two halves of all the cabin's seat letters."""
+    snapshot_at = timezone.now()
+    seats = list(
+        Seat.objects.filter(flight_id=flight_id)
+        .order_by("row", "letter")
+        .values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge")
+    )
+    letters = sorted({s[2] for s in seats})
+    half = (len(letters) + 1) // 2
+    windows = {letters[0], letters[-1]} if letters else set()
+    by_aisle = set(letters[half - 1 : half + 1])
+    rows: dict[int, dict] = {}
+    for seat_no, row, letter, seat_fare, status, held_until, surcharge in seats:
+        if status == SeatStatus.HELD and held_until <= snapshot_at:
+            status = SeatStatus.AVAILABLE
+        position = "window" if letter in windows else "aisle" if letter in by_aisle else "middle"
+        cell = SeatCell(
+            seat_no, letter, seat_fare, status, surcharge, position, seat_fare == fare_class
+        )
+        rows.setdefault(row, {"fare_class": seat_fare, "cells": {}})["cells"][letter] = cell
+    drawn = [
+        CabinRow(
+            number=number,
+            fare_class=data["fare_class"],
+            fare_label=FareClass(data["fare_class"]).label,
+            left=[data["cells"].get(letter) for letter in letters[:half]],
+            right=[data["cells"].get(letter) for letter in letters[half:]],
+        )
+        for number, data in sorted(rows.items())
+    ]
+    return letters[:half], letters[half:], drawn

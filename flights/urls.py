@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from flights import views
 
 app_name = "flights"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.search, name="search"),
+    path("flights/<int:flight_id>/seats/", views.seat_picker, name="seat_picker"),
+    path("flights/<int:flight_id>/seatmap.json", views.seat_map_snapshot, name="seat_map"),
+]

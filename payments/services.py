@@ -50,6 +50,7 @@ from payments.models import (
     RefundStatus,
 )
 from payments.selectors import RefundQuote, payment_response, quote_for
+from waitroom import services as waitlist
 
 MAX_KEY_LENGTH = 255
 
@@ -302,6 +303,7 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
             )
         if booking.status == BookingStatus.HELD:
             seats = _sell_held_booking(booking, now)
+            waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
             Payment.objects.filter(pk=payment_id).update(
                 status=PaymentStatus.SUCCEEDED,
                 gateway_reference=reference,

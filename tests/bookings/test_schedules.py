@@ -20,6 +20,9 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "bookings.expire_holds": 30,
         "bookings.redispatch_stale_notifications": 60,
         "bookings.purge_published_outbox": 6 * 3600,
+        "waitroom.close_departed_waitlists": 300,
+        "payments.tasks.purge_idempotency_keys_task": 3600,
+        "payments.tasks.retry_pending_refunds": 300,
     }
 
     def installed():
@@ -39,7 +42,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
     call_command("install_schedules", stdout=open(os.devnull, "w"))  # noqa: SIM115
 
     assert installed() == before  # re-enabled, nothing duplicated
-    assert PeriodicTask.objects.filter(task__startswith="bookings.").count() == 4
+    assert PeriodicTask.objects.filter(name__in=[s.name for s in SCHEDULES]).count() == len(SCHEDULES)
     assert IntervalSchedule.objects.filter(every=1, period="seconds").count() == 1
 
 
@@ -50,7 +53,7 @@ def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
         "import django, json; django.setup();"
         "from config.celery import app; app.loader.import_default_modules();"
         "print(json.dumps([app.conf.broker_url, sorted(t for t in app.tasks"
-        " if t.startswith('bookings.'))]))"
+        " if t.startswith(('bookings.', 'payments.', 'waitroom.')))]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", script],

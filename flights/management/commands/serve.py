@@ -27,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
 
     def handle(self, *args, host, port, **options):
+        self._point_urls_at(host, port)
         embedded = settings.CELERY_BROKER_URL.startswith("memory://")
         stop_background = self._start_embedded() if embedded else self._start_processes()
         mode = "embedded single process" if embedded else "worker and beat as child processes"
@@ -42,6 +43,20 @@ class Command(BaseCommand):
             )
         finally:
             stop_background()
+
+    def _point_urls_at(self, host: str, port: int) -> None:
+        """Links in e-mails and the sandbox gateway's webhooks must reach *this* server, on
+        whatever port it was given, unless the environment says otherwise.  Set in the
+        environment too, so worker and beat child processes agree."""
+        public_host = "127.0.0.1" if host in {"0.0.0.0", "::"} else host
+        base = f"http://{public_host}:{port}"
+        defaults = {"PUBLIC_BASE_URL": base, "SANDBOX_WEBHOOK_URL": f"{base}/api/payments/webhook"}
+        for name, value in defaults.items():
+            os.environ.setdefault(name, value)
+        settings.PUBLIC_BASE_URL = os.environ["PUBLIC_BASE_URL"]
+        settings.PAYMENTS_SANDBOX = {
+            **settings.PAYMENTS_SANDBOX, "WEBHOOK_URL": os.environ["SANDBOX_WEBHOOK_URL"]
+        }
 
     def _start_embedded(self):
         from celery.beat import EmbeddedService

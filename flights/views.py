@@ -1,0 +1,84 @@
+"""Customer pages for finding a flight and picking seats.  Reads only; holds are in bookings."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from flights import selectors
+from flights.forms import PickerQuery, SearchForm
+from flights.live import current_version
+from flights.models import Flight, FlightStatus
+
+
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    form = SearchForm(request.GET or None)
+    offers, passengers = None, 1
+    if form.is_valid():
+        data = form.cleaned_data
+        passengers = data["passengers"]
+        offers = selectors.search_flight_offers(
+            origin=data["origin"], destination=data["destination"], local_date=data["date"]
+        )
+    elif form.is_bound:
+        messages.error(request, "Please correct the search. " + _first_errors(form))
+    return render(
+        request, "flights/search.html", {"form": form, "offers": offers, "passengers": passengers}
+    )
+
+
+@require_GET
+def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
+    flight = get_object_or_404(Flight.objects.select_related("origin", "destination"), pk=flight_id)
+    query = PickerQuery(request.GET)
+    if not query.is_valid():
+        messages.error(request, "Choose a fare class and a party size. " + _first_errors(query))
+        return redirect("flights:search")
+    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= timezone.now():
+        messages.error(request, f"Flight {flight.code} can no longer be booked.")
+        return redirect("flights:search")
+    fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
+    # Version before seats: the drawn map is at least as new as the version it carries.
+    version = current_version(flight.pk)
+    left_letters, right_letters, rows = selectors.cabin_rows(
+        flight_id=flight.pk, fare_class=fare_class
+    )
+    fares = {f.fare_class: f for f in selectors.fare_offers([flight.pk])[flight.pk]}
+    if fare_class not in fares:
+        messages.error(request, f"Flight {flight.code} does not sell that fare class.")
+        return redirect("flights:search")
+    return render(
+        request,
+        "flights/seat_picker.html",
+        {
+            "flight": flight,
+            "departure_local": selectors.local_time(flight.departure_at, flight.origin),
+            "arrival_local": selectors.local_time(flight.arrival_at, flight.destination),
+            "fare": fares[fare_class],
+            "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
+            "passengers": passengers,
+            "passenger_slots": range(1, passengers + 1),
+            "left_letters": left_letters,
+            "right_letters": right_letters,
+            "rows": rows,
+            "version": version,
+        },
+    )
+
+
+@never_cache
+@require_GET
+def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
+    get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
+    return JsonResponse(selectors.seat_map_snapshot(flight_id=flight_id))
+
+
+def _first_errors(form) -> str:
+    parts = []
+    for name, errors in form.errors.items():
+        label = form.fields[name].label if name in form.fields else None
+        parts.append(f"{label or name.title()}: {errors[0]}" if name != "__all__" else errors[0])
+    return " ".join(parts)

@@ -1,0 +1,37 @@
+/* Hold page: counts down to the hold's expiresAt.  The server's clock decides; the page
+ * only corrects for the difference between the two clocks at load time. */
+(function () {
+  "use strict";
+  var box = document.getElementById("hold-timer");
+  if (!box) return;
+  var expiresAt = Date.parse(box.dataset.expiresAt);
+  var skew = Date.parse(box.dataset.serverNow) - Date.now();
+  var out = document.getElementById("countdown");
+  var expired = document.getElementById("hold-expired");
+  var actions = document.getElementById("hold-actions");
+  var lastAnnounced = null;
+
+  function pad(n) { return n < 10 ? "0" + n : String(n); }
+
+  function tick() {
+    var left = Math.max(0, Math.round((expiresAt - (Date.now() + skew)) / 1000));
+    out.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
+    // Announce to screen readers once a minute, and every 10 s in the last minute.
+    var bucket = left > 60 ? Math.ceil(left / 60) + " minutes" : Math.ceil(left / 10) * 10 + " seconds";
+    if (bucket !== lastAnnounced) {
+      out.setAttribute("aria-label", "about " + bucket + " left");
+      lastAnnounced = bucket;
+    }
+    if (left === 0) {
+      box.hidden = true;
+      expired.hidden = false;
+      if (actions) actions.hidden = true;
+      var booking = document.querySelector(".booking");
+      booking.dataset.status = "EXPIRED";
+      booking.querySelector("h1").textContent = "Your hold has expired";
+      return;
+    }
+    setTimeout(tick, 1000 - ((Date.now() + skew) % 1000));
+  }
+  tick();
+})();

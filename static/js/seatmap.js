@@ -1,0 +1,181 @@
+/* Seat picker: selection limits, keyboard moves, and the live seat map.
+ *
+ * Live updates arrive over a websocket as {version, seats: {"12A": "HELD"}}.  The channel
+ * layer delivers at most once, so versions must follow one another: on a gap, and after every
+ * (re)connect, the page reloads the snapshot, whose version says which messages it already
+ * contains.  Reconnects back off exponentially with jitter.
+ */
+(function () {
+  "use strict";
+  var form = document.getElementById("seat-form");
+  if (!form) return;
+
+  var maxSeats = parseInt(form.dataset.max, 10);
+  var farePrice = parseFloat(form.dataset.farePrice);
+  var currency = form.dataset.currency;
+  var version = parseInt(form.dataset.version, 10) || 0;
+  var inputs = Array.prototype.slice.call(form.querySelectorAll("input.seat-input"));
+  var bySeat = {};
+  inputs.forEach(function (input) { bySeat[input.dataset.seat] = input; });
+  var selection = document.getElementById("selection");
+  var notice = document.getElementById("seat-notice");
+  var liveState = document.getElementById("live-state");
+
+  function isMine(input) { return input.dataset.mine === "1"; }
+  function isFree(input) { return input.dataset.status !== "taken"; }
+  function chosen() { return inputs.filter(function (i) { return i.checked; }); }
+
+  inputs.forEach(function (input) {
+    input.dataset.status = input.disabled && isMine(input) ? "taken" : "free";
+  });
+
+  function describe(input) {
+    var state = !isMine(input) ? "other fare class" : !isFree(input) ? "taken" : input.checked ? "selected" : "free";
+    input.setAttribute("aria-label", input.dataset.desc + ", " + state);
+  }
+
+  function refresh() {
+    var picked = chosen();
+    var full = picked.length >= maxSeats;
+    inputs.forEach(function (input) {
+      if (!isMine(input)) return;
+      input.disabled = !isFree(input) || (full && !input.checked);
+      input.parentNode.classList.toggle("taken", !isFree(input));
+      input.parentNode.classList.toggle("selected", input.checked);
+      describe(input);
+    });
+    if (!picked.length) {
+      selection.textContent = "No seat chosen yet (0 of " + maxSeats + ").";
+      return;
+    }
+    var total = picked.reduce(function (sum, i) { return sum + farePrice + parseFloat(i.dataset.surcharge); }, 0);
+    selection.textContent = "Seats " + picked.map(function (i) { return i.dataset.seat; }).join(", ") +
+      " (" + picked.length + " of " + maxSeats + "), " + total.toFixed(2) + " " + currency + ".";
+  }
+
+  form.addEventListener("change", function (event) {
+    if (event.target.classList.contains("seat-input")) {
+      notice.textContent = "";
+      refresh();
+    }
+  });
+
+  // Arrow keys move between the seats one can pick, like in a grid: left/right along the
+  // row, up/down to the same letter in the nearest row where it is free.  Tab leaves the map.
+  form.addEventListener("keydown", function (event) {
+    var input = event.target;
+    if (!input.classList || !input.classList.contains("seat-input")) return;
+    var keys = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+    var move = keys[event.key];
+    if (!move) return;
+    event.preventDefault();
+    var enabled = function (i) { return i && !i.disabled; };
+    var target = null;
+    if (move[1]) {
+      var cells = Array.prototype.slice.call(input.closest(".seat-row").querySelectorAll("input.seat-input"));
+      for (var c = cells.indexOf(input) + move[1]; c >= 0 && c < cells.length && !target; c += move[1]) {
+        if (enabled(cells[c])) target = cells[c];
+      }
+    } else {
+      var rows = Array.prototype.slice.call(form.querySelectorAll(".seat-row[role=group]"));
+      var letter = input.dataset.seat.slice(-1);
+      for (var r = rows.indexOf(input.closest(".seat-row")) + move[0]; r >= 0 && r < rows.length && !target; r += move[0]) {
+        var candidate = rows[r].querySelector('input[data-seat$="' + letter + '"]');
+        if (enabled(candidate)) target = candidate;
+      }
+    }
+    if (target) target.focus();
+  });
+
+  form.addEventListener("submit", function (event) {
+    if (chosen().length !== maxSeats) {
+      event.preventDefault();
+      notice.textContent = "Pick " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") + " first.";
+    }
+  });
+
+  // --- live updates ---------------------------------------------------------------------
+
+  function apply(seats) {
+    var lost = [];
+    Object.keys(seats).forEach(function (seatNo) {
+      var input = bySeat[seatNo];
+      if (!input || !isMine(input)) return;
+      var free = seats[seatNo] === "AVAILABLE";
+      if (!free && input.checked) {
+        input.checked = false;
+        lost.push(seatNo);
+      }
+      input.dataset.status = free ? "free" : "taken";
+    });
+    if (lost.length) {
+      notice.textContent = "Seat " + lost.join(", ") + " was just taken by someone else. Please pick another.";
+    }
+    refresh();
+  }
+
+  var resyncing = false;
+  var pending = [];
+
+  function resync() {
+    if (resyncing) return;
+    resyncing = true;
+    fetch(form.dataset.snapshotUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
+      .then(function (response) {
+        if (!response.ok) throw new Error("snapshot " + response.status);
+        return response.json();
+      })
+      .then(function (snapshot) {
+        version = snapshot.version;
+        apply(snapshot.seats);
+        resyncing = false;
+        form.dataset.version = version;
+        var queued = pending.sort(function (a, b) { return a.version - b.version; });
+        pending = [];
+        queued.forEach(receive);
+      })
+      .catch(function () {
+        resyncing = false;
+        setTimeout(resync, 2000);
+      });
+  }
+
+  function receive(message) {
+    if (resyncing) { pending.push(message); return; }
+    if (typeof message.version !== "number") { resync(); return; }
+    if (message.version <= version) return;  // already contained in what we show
+    if (message.version !== version + 1) { resync(); return; }  // a message was lost
+    version = message.version;
+    form.dataset.version = version;
+    apply(message.seats);
+  }
+
+  var attempts = 0;
+  function setState(state, text) {
+    liveState.dataset.state = state;
+    liveState.textContent = text;
+  }
+
+  function connect() {
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    var socket = new WebSocket(scheme + location.host + form.dataset.wsPath);
+    socket.onopen = function () {
+      attempts = 0;
+      setState("live", "on");
+      resync();  // whatever happened while we were not listening
+    };
+    socket.onmessage = function (event) {
+      try { receive(JSON.parse(event.data)); } catch (e) { resync(); }
+    };
+    socket.onclose = function () {
+      attempts += 1;
+      var delay = Math.min(30000, 500 * Math.pow(2, attempts - 1)) * (0.5 + Math.random() / 2);
+      setState("reconnecting", "reconnecting…");
+      setTimeout(connect, delay);
+    };
+  }
+
+  refresh();
+  if ("WebSocket" in window && "fetch" in window) connect();
+  else setState("off", "off (reload the page to see changes)");
+})();

@@ -1,0 +1,117 @@
+"""Seat changes reach the flight's seat-map group after commit, never before, with versions
+that grow by one per message."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from bookings.models import Booking
+from bookings.services import cancel_hold, expire_holds, hold_seats
+from flights.live import current_version
+from flights.models import Seat
+from flights.selectors import seat_map_snapshot
+from tests.live import SeatMapListener
+
+
+@pytest.fixture
+def listener(flight):
+    listening = SeatMapListener(flight.pk)
+    yield listening
+    listening.close()
+
+
+@pytest.mark.django_db
+def test_a_hold_is_announced_only_when_its_transaction_commits(
+    customer, flight, listener, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks() as callbacks:
+        hold_seats(
+            customer=customer,
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            seat_numbers=["12B", "12A"],
+        )
+    assert listener.next(timeout=0.5) is None  # not committed yet: nothing may be sent
+    before = current_version(flight.pk)
+    for callback in callbacks:
+        callback()
+    message = listener.next()
+    assert message["type"] == "seats.changed"
+    assert message["seats"] == {"12A": "HELD", "12B": "HELD"}
+    assert message["version"] == before + 1 == current_version(flight.pk)
+
+
+def lapse(customer):
+    past = timezone.now() - timedelta(seconds=1)
+    ids = list(
+        Booking.objects.filter(customer=customer, status="HELD").values_list("pk", flat=True)
+    )
+    Booking.objects.filter(pk__in=ids).update(expires_at=past)
+    Seat.objects.filter(booking_id__in=ids).update(held_until=past)
+
+
+class Rollback(Exception):
+    pass
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_hold_announces_nothing(customer, flight, listener):
+    with pytest.raises(Rollback), transaction.atomic():
+        hold_seats(
+            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["4A"]
+        )
+        raise Rollback
+    assert listener.next(timeout=1.0) is None
+    assert Booking.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
+    customer, other_customer, flight, listener
+):
+    start = current_version(flight.pk)
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A", "20B"]
+    )
+    cancel_hold(customer=customer, booking_id=booking.pk)
+    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"])
+    lapse(customer)
+    # Taking over the lapsed hold releases its seat and holds it again, in one transaction.
+    hold_seats(
+        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"]
+    )
+    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["22A"])
+    lapse(customer)
+    assert expire_holds() == 1
+
+    messages = [listener.next() for _ in range(6)]
+    assert [m["version"] for m in messages] == list(range(start + 1, start + 7))
+    assert [m["seats"] for m in messages] == [
+        {"20A": "HELD", "20B": "HELD"},
+        {"20A": "AVAILABLE", "20B": "AVAILABLE"},  # cancelled
+        {"21A": "HELD"},
+        {"21A": "AVAILABLE"},  # the lapsed hold is closed...
+        {"21A": "HELD"},  # ...and the seat held by the newcomer
+        {"22A": "HELD"},
+    ]
+    expired = listener.next()
+    assert expired["version"] == start + 7 and expired["seats"] == {"22A": "AVAILABLE"}
+    assert listener.next(timeout=0.5) is None
+    # The snapshot carries the version of the last change it contains.
+    snapshot = seat_map_snapshot(flight_id=flight.pk)
+    assert snapshot["version"] == start + 7
+    assert snapshot["seats"]["21A"] == "HELD" and snapshot["seats"]["22A"] == "AVAILABLE"
+
+
+@pytest.mark.django_db
+def test_version_counter_survives_a_lost_key(flight):
+    from django.core.cache import cache
+
+    from flights.live import _version_key, publish_seat_changes
+
+    first = publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"})
+    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "AVAILABLE"}) == first + 1
+    cache.delete(_version_key(flight.pk))
+    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"}) == 1
