@@ -225,7 +225,7 @@ class BookingDetailApi(APIView):
         responses={
             200: CancellationSerializer,
             **problems(
-                401, 404, 409, 410, 503,
+                401, 403, 404, 409, 410, 503,
                 s409="The booking is already cancelled, or the flight has departed.",
                 s410="The hold had already expired; its seats were released.",
             ),

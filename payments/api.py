@@ -147,7 +147,7 @@ class PayForBookingApi(APIView):
                 "The payment provider could not be reached; retry with a new key."
             ),
             **problems(
-                400, 401, 404, 410, 415, 422, 429, 503,
+                400, 401, 403, 404, 410, 415, 422, 429, 503,
                 s400="Invalid body, missing Idempotency-Key, or an amount/currency that does not "
                 "match the booking.",
                 s404="No such booking of yours.",
