@@ -14,10 +14,9 @@ from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
-
-from rest_framework.permissions import IsAdminUser
 
 from bookings import selectors, services
 from bookings.errors import FlightNotFound
@@ -26,6 +25,9 @@ from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
 from flights.models import FareClass, Flight
+from payments.api import RefundQuoteSerializer
+from payments.models import RefundReason, RefundStatus
+from payments.services import cancel_booking
 
 DB_BIGINT_MAX = 2**63 - 1
 
@@ -97,17 +99,24 @@ class BookingSerializer(serializers.Serializer):
 
 
 class RefundSerializer(serializers.Serializer):
-    id = serializers.IntegerField(allow_null=True)
+    id = serializers.IntegerField()
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     currency = serializers.CharField()
-    status = serializers.CharField()
-    reason = serializers.CharField(help_text="Which rule of the fare's refund policy applied.")
+    status = serializers.ChoiceField(
+        choices=RefundStatus.choices,
+        help_text="PENDING until the gateway has paid it back (a moment later), then SUCCEEDED.",
+    )
+    reason = serializers.ChoiceField(choices=RefundReason.choices)
 
 
 class CancellationSerializer(serializers.Serializer):
     booking = BookingSerializer()
     refund = RefundSerializer(
-        allow_null=True, help_text="The refund decided; null when nothing was paid."
+        allow_null=True,
+        help_text="The refund decided; null when nothing was paid or the policy refunds nothing.",
+    )
+    policy = RefundQuoteSerializer(
+        source="quote", help_text="The refund rule that was applied, and why."
     )
 
 
@@ -208,19 +217,33 @@ class BookingDetailApi(APIView):
         tags=["bookings"],
         summary="Cancel a booking",
         description=(
-            "A HELD booking is cancelled and its seats are free at once; nothing was paid, so "
-            "`refund` is null."
+            "A HELD booking is released at once and nothing is refunded. A CONFIRMED booking "
+            "gives its seats back and is refunded by its fare class's policy (see "
+            "`GET /api/bookings/{id}/refund-quote` beforehand); `refund` is the refund decided. "
+            "After departure a booking can no longer be cancelled (409)."
         ),
         responses={
             200: CancellationSerializer,
-            **problems(401, 403, 404, 409, 410, 503, s409="The booking is already closed."),
+            **problems(
+                401, 403, 404, 409, 410, 503,
+                s409="The booking is already cancelled, or the flight has departed.",
+                s410="The hold had already expired; its seats were released.",
+            ),
         },
     )
     def delete(self, request, booking_id: int):
         booking = selectors.access_booking(user=request.user, booking_id=booking_id)
-        services.cancel_hold(customer=booking.customer, booking_id=booking.pk)
+        cancellation = cancel_booking(
+            customer=request.user,
+            booking_id=booking.pk,
+            by_staff=selectors.acts_for_customers(request.user),
+        )
         booking = selectors.access_booking(user=request.user, booking_id=booking.pk)
-        return Response(CancellationSerializer({"booking": booking, "refund": None}).data)
+        return Response(
+            CancellationSerializer(
+                {"booking": booking, "refund": cancellation.refund, "quote": cancellation.quote}
+            ).data
+        )
 
 
 # --- gate check-in -----------------------------------------------------------------------------

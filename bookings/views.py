@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from bookings import selectors, services
 from bookings.errors import DomainError
 from bookings.forms import HoldForm
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, Ticket
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from flights.selectors import local_time
@@ -174,10 +174,21 @@ def _ticket_or_404(request: HttpRequest, booking_id: int, ticket_id: int):
         raise Http404(exc.detail) from exc
 
 
-def _download(body: bytes, content_type: str, filename: str, *, inline: bool) -> HttpResponse:
+def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
+    """The ticket as a download: "png" / "svg" (the QR code) or "pdf" (the boarding pass).
+
+    Shared by these pages and the REST API, so both hand out the same bytes and headers."""
+    if kind == "png":
+        body, content_type, name = qr_png(ticket.code), "image/png", f"ticket-{ticket.serial}.png"
+    elif kind == "svg":
+        body, content_type = qr_svg(ticket.code), "image/svg+xml"
+        name = f"ticket-{ticket.serial}.svg"
+    else:
+        body, content_type = ticket_pdf(ticket), "application/pdf"
+        name = f"boarding-pass-{ticket.flight.code}-{ticket.seat_no or ticket.serial}.pdf"
     response = HttpResponse(body, content_type=content_type)
-    disposition = "inline" if inline else "attachment"
-    response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    disposition = "attachment" if kind == "pdf" else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{name}"'
     # A ticket is a bearer credential: keep it out of shared caches.
     response["Cache-Control"] = "private, no-store"
     return response
@@ -186,24 +197,19 @@ def _download(body: bytes, content_type: str, filename: str, *, inline: bool) ->
 @require_GET
 @login_required
 def ticket_qr_png(request: HttpRequest, booking_id: int, ticket_id: int) -> HttpResponse:
-    ticket = _ticket_or_404(request, booking_id, ticket_id)
-    return _download(qr_png(ticket.code), "image/png", f"ticket-{ticket.serial}.png", inline=True)
+    return ticket_file(_ticket_or_404(request, booking_id, ticket_id), "png")
 
 
 @require_GET
 @login_required
 def ticket_qr_svg(request: HttpRequest, booking_id: int, ticket_id: int) -> HttpResponse:
-    ticket = _ticket_or_404(request, booking_id, ticket_id)
-    name = f"ticket-{ticket.serial}.svg"
-    return _download(qr_svg(ticket.code), "image/svg+xml", name, inline=True)
+    return ticket_file(_ticket_or_404(request, booking_id, ticket_id), "svg")
 
 
 @require_GET
 @login_required
 def ticket_pdf_download(request: HttpRequest, booking_id: int, ticket_id: int) -> HttpResponse:
-    ticket = _ticket_or_404(request, booking_id, ticket_id)
-    name = f"boarding-pass-{ticket.flight.code}-{ticket.seat_no or ticket.serial}.pdf"
-    return _download(ticket_pdf(ticket), "application/pdf", name, inline=False)
+    return ticket_file(_ticket_or_404(request, booking_id, ticket_id), "pdf")
 
 
 @require_http_methods(["GET", "POST"])

@@ -18,7 +18,9 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-change-me-in-production-0123456789")
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+ALLOWED_HOSTS = env.list(
+    "DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -258,6 +260,8 @@ SPECTACULAR_SETTINGS = {
         "BookingStatusEnum": "bookings.models.BookingStatus",
         "SeatStatusEnum": "flights.models.SeatStatus",
         "FlightStatusEnum": "flights.models.FlightStatus",
+        "PaymentStatusEnum": "payments.models.PaymentStatus",
+        "TicketStatusEnum": "bookings.models.TicketStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

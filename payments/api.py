@@ -1,77 +1,162 @@
-"""REST endpoints: pay for a held booking, receive gateway webhooks.  Thin: parse, call a
-service, render.  Errors are RFC 9457 problem+json."""
+"""REST endpoints: pay for a held booking, receive gateway webhooks, quote a refund.
+
+Thin: parse, call a service, render.  Errors leave through the project-wide problem+json
+handler (`config.api.exceptions`), which maps each DomainError's status.
+"""
 
 from __future__ import annotations
 
-from django.http import JsonResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.exceptions import APIException
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings.errors import DomainError, TooBusy
-from config.problems import PROBLEM_CONTENT_TYPE, domain_error_response, problem_response
+from bookings.selectors import access_booking, acts_for_customers
+from config.api.openapi import ProblemSerializer, problems
+from config.api.throttles import PaymentsThrottle
+from config.problems import PROBLEM_CONTENT_TYPE
+from payments.errors import GatewayNotFound
 from payments.gateways import gateway_names
+from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
+from payments.gateways.stripe import SIGNATURE_HEADER as STRIPE_SIGNATURE_HEADER
+from payments.models import PaymentStatus
+from payments.selectors import quote_refund
 from payments.services import pay_for_booking
 from payments.webhooks import receive_webhook
 
-
-class ProblemAPIView(APIView):
-    """Renders domain errors and DRF's own errors as problem+json.
-
-    (Kept local so payments works on its own; the project-wide exception handler may replace it.)
-    """
-
-    def handle_exception(self, exc):
-        if isinstance(exc, DomainError):
-            response = domain_error_response(exc)
-            if isinstance(exc, TooBusy):
-                response["Retry-After"] = "2"
-            return response
-        if not isinstance(exc, APIException):
-            return super().handle_exception(exc)
-        drf_response = super().handle_exception(exc)
-        extra = {}
-        if isinstance(exc, serializers.ValidationError):
-            extra["errors"] = drf_response.data
-            detail = "The request body is not valid."
-        else:
-            detail = str(exc.detail)
-        response = problem_response(
-            status=drf_response.status_code,
-            title=exc.default_detail.rstrip(".")
-            if isinstance(exc.default_detail, str)
-            else "Error",
-            detail=detail,
-            code=exc.default_code.replace("_", "-"),
-            **extra,
-        )
-        for header in ("WWW-Authenticate", "Retry-After", "Allow"):
-            if header in drf_response:
-                response[header] = drf_response[header]
-        return response
+# --- serializers -------------------------------------------------------------------------------
 
 
-class PayForBookingApi(ProblemAPIView):
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
-    permission_classes = [IsAuthenticated]
+class PayRequestSerializer(serializers.Serializer):
+    amount = serializers.DecimalField(
+        max_digits=12, decimal_places=2, min_value=0, required=False,
+        help_text="Optional check: refused (400) unless it is the booking's amount.",
+    )
+    currency = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
+    payment_method = serializers.CharField(
+        max_length=100, required=False, allow_blank=True,
+        help_text="Sandbox: a test card number; Stripe: a PaymentMethod id. "
+        "Omit it for the hosted checkout (202 with `checkoutUrl`).",
+    )
 
-    class InputSerializer(serializers.Serializer):
-        amount = serializers.DecimalField(
-            max_digits=12, decimal_places=2, min_value=0, required=False
-        )
-        currency = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
-        payment_method = serializers.CharField(
-            max_length=100,
-            required=False,
-            allow_blank=True,
-            help_text="Sandbox: a test card number; Stripe: a PaymentMethod id. "
-            "Omit it for the hosted checkout.",
-        )
 
+class PaymentSerializer(serializers.Serializer):
+    """Documents the stored body that `payments.selectors.payment_json` builds."""
+
+    payment_id = serializers.IntegerField()
+    booking_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=PaymentStatus.choices)
+    booking_status = serializers.CharField()
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    gateway = serializers.CharField()
+    gateway_reference = serializers.CharField(allow_blank=True)
+    checkout_url = serializers.CharField(
+        allow_null=True, help_text="Hosted checkout to send the customer to (202 only)."
+    )
+
+
+class PaymentProblemSerializer(ProblemSerializer):
+    payment = PaymentSerializer(required=False, help_text="The payment the problem is about.")
+    payment_id = serializers.IntegerField(required=False, allow_null=True)
+    checkout_url = serializers.CharField(required=False, allow_null=True)
+    amount = serializers.CharField(required=False, help_text="What the booking costs.")
+    currency = serializers.CharField(required=False)
+
+    class Meta:
+        ref_name = "PaymentProblem"
+
+
+class RefundQuoteSerializer(serializers.Serializer):
+    """A `payments.selectors.RefundQuote`, the same shape as its `as_json()`."""
+
+    booking_id = serializers.IntegerField()
+    cancellable = serializers.BooleanField()
+    rule = serializers.ChoiceField(
+        choices=["hold", "full", "partial", "none", "refused"],
+        help_text="hold: nothing paid yet; full/partial/none: the policy band; refused: "
+        "cannot be cancelled (departed or already closed).",
+    )
+    percent = serializers.IntegerField(min_value=0, max_value=100)
+    refund_amount = serializers.DecimalField(max_digits=12, decimal_places=2, source="amount")
+    paid = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    reason = serializers.CharField(help_text="The policy rule that applies, in words.")
+
+
+class WebhookAckSerializer(serializers.Serializer):
+    received = serializers.BooleanField()
+    event_id = serializers.CharField()
+    duplicate = serializers.BooleanField(help_text="Seen before: acknowledged and ignored.")
+
+
+def _payment_problem(description: str) -> OpenApiResponse:
+    return OpenApiResponse(PaymentProblemSerializer, description=description)
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", str, OpenApiParameter.HEADER, required=True,
+    description="One per payment attempt (e.g. a UUID), at most 255 characters. Repeating it "
+    "with the same body replays the stored answer (`Idempotent-Replayed: true`) and never "
+    "charges twice.",
+)
+SIGNATURE_HEADERS = [
+    OpenApiParameter(
+        name, str, OpenApiParameter.HEADER, required=False,
+        description=f"{gateway}'s signature over the raw body; a missing or wrong one is 400.",
+    )
+    for name, gateway in (
+        (SANDBOX_SIGNATURE_HEADER, "The sandbox gateway"),
+        (STRIPE_SIGNATURE_HEADER, "Stripe"),
+    )
+]
+
+
+BAD_SIGNATURE = "The signature is missing or wrong, or the signed body is not an event."
+
+
+# --- views -------------------------------------------------------------------------------------
+
+
+class PayForBookingApi(APIView):
+    throttle_classes = [PaymentsThrottle]
+
+    @extend_schema(
+        operation_id="bookings_pay",
+        tags=["payments"],
+        summary="Pay for a held booking",
+        description=(
+            "Charges the booking's amount once per Idempotency-Key. 201: paid, the booking is "
+            "CONFIRMED. 202: the customer must finish a hosted checkout (`checkoutUrl`). A "
+            "held booking is paid by its owner, or by someone booking on their behalf."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=PayRequestSerializer,
+        responses={
+            201: PaymentSerializer,
+            202: PaymentSerializer,
+            (402, PROBLEM_CONTENT_TYPE): _payment_problem("The card was declined (`payment`)."),
+            (409, PROBLEM_CONTENT_TYPE): _payment_problem(
+                "Another payment for this booking is under way (`paymentId`, `checkoutUrl`), "
+                "the first request with this key is still running, the booking is not HELD, "
+                "or the hold ended before the money arrived (refunded in full, `payment`)."
+            ),
+            (502, PROBLEM_CONTENT_TYPE): _payment_problem(
+                "The payment provider could not be reached; retry with a new key."
+            ),
+            **problems(
+                400, 401, 403, 404, 410, 415, 422, 429, 503,
+                s400="Invalid body, missing Idempotency-Key, or an amount/currency that does not "
+                "match the booking.",
+                s404="No such booking of yours.",
+                s422="This Idempotency-Key was already used for a different request.",
+            ),
+        },
+    )
     def post(self, request, booking_id: int):
-        data = self.InputSerializer(data=request.data)
+        data = PayRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = pay_for_booking(
             customer=request.user,
@@ -80,25 +165,72 @@ class PayForBookingApi(ProblemAPIView):
             amount=data.validated_data.get("amount"),
             currency=data.validated_data.get("currency"),
             payment_method=data.validated_data.get("payment_method", ""),
+            on_behalf=acts_for_customers(request.user),
         )
-        response = JsonResponse(
+        response = Response(
             result.body,
             status=result.status,
-            content_type=PROBLEM_CONTENT_TYPE if result.status >= 400 else "application/json",
+            content_type=PROBLEM_CONTENT_TYPE if result.status >= 400 else None,
         )
         if result.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
 
 
-class PaymentWebhookApi(ProblemAPIView):
+class RefundQuoteApi(APIView):
+    @extend_schema(
+        operation_id="bookings_refund_quote",
+        tags=["payments"],
+        summary="What cancelling now would refund",
+        description="The refund policy applied to this booking at this moment; nothing changes.",
+        responses={200: RefundQuoteSerializer, **problems(401, 404)},
+    )
+    def get(self, request, booking_id: int):
+        booking = access_booking(user=request.user, booking_id=booking_id)
+        quote = quote_refund(customer=booking.customer, booking_id=booking.pk)
+        return Response(RefundQuoteSerializer(quote).data)
+
+
+class PaymentWebhookApi(APIView):
+    """The gateway calls this; its signature over the raw body is the authentication."""
+
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        operation_id="payments_webhook",
+        tags=["payments"],
+        summary="Gateway webhook (the configured gateway)",
+        request={"application/json": OpenApiTypes.OBJECT},
+        parameters=SIGNATURE_HEADERS,
+        responses={200: WebhookAckSerializer, **problems(400, 503, s400=BAD_SIGNATURE)},
+        auth=[],
+    )
     def post(self, request, gateway: str | None = None):
         if gateway is not None and gateway not in gateway_names():
-            return problem_response(status=404, title="Unknown gateway", code="gateway-not-found")
+            raise GatewayNotFound(f"There is no payment gateway {gateway!r}.")
+        # The raw bytes, not request.data: the signature covers exactly what was sent.
         outcome = receive_webhook(body=request.body, headers=request.headers, gateway_name=gateway)
-        return JsonResponse(
-            {"received": True, "eventId": outcome.event_id, "duplicate": outcome.duplicate}
+        return Response(
+            {"received": True, "event_id": outcome.event_id, "duplicate": outcome.duplicate}
         )
+
+
+class GatewayWebhookApi(PaymentWebhookApi):
+    @extend_schema(
+        operation_id="payments_webhook_gateway",
+        tags=["payments"],
+        summary="Gateway webhook (a named gateway)",
+        request={"application/json": OpenApiTypes.OBJECT},
+        parameters=[
+            OpenApiParameter("gateway", str, OpenApiParameter.PATH, enum=list(gateway_names())),
+            *SIGNATURE_HEADERS,
+        ],
+        responses={
+            200: WebhookAckSerializer,
+            **problems(400, 404, 503, s400=BAD_SIGNATURE, s404="No gateway of that name."),
+        },
+        auth=[],
+    )
+    def post(self, request, gateway: str | None = None):
+        return super().post(request, gateway)

@@ -57,5 +57,11 @@ class WebhookSignatureInvalid(DomainError):
     title = "Webhook signature invalid"
 
 
+class GatewayNotFound(DomainError):
+    status = 404
+    code = "gateway-not-found"
+    title = "Unknown payment gateway"
+
+
 class GatewayError(Exception):
     """The gateway could not be reached or refused the call; the outcome may be unknown."""

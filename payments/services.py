@@ -110,6 +110,7 @@ def _record_payment(
     fingerprint: str,
     amount: Decimal | None,
     currency: str | None,
+    on_behalf: bool = False,
 ) -> Payment | PayResponse:
     """Step 1: claim the key and write the payment row, committed before the gateway hears of it."""
     existing = _existing(customer, key)
@@ -117,7 +118,8 @@ def _record_payment(
         return _replay(existing, fingerprint)
     now = timezone.now()
     with transaction.atomic():
-        booking = Booking.objects.filter(pk=booking_id, customer=customer).first()
+        bookings = Booking.objects.all() if on_behalf else Booking.objects.filter(customer=customer)
+        booking = bookings.filter(pk=booking_id).first()
         if booking is None:
             raise BookingNotFound()
         if booking.status == BookingStatus.EXPIRED or (
@@ -222,8 +224,12 @@ def pay_for_booking(
     amount: Decimal | None = None,
     currency: str | None = None,
     payment_method: str = "",
+    on_behalf: bool = False,
 ) -> PayResponse:
-    """Pay for a held booking, exactly once per (customer, Idempotency-Key)."""
+    """Pay for a held booking, exactly once per (customer, Idempotency-Key).
+
+    `customer` is who pays and owns the key; with `on_behalf` (travel agents, staff) the
+    booking may be another customer's."""
     key = (idempotency_key or "").strip()
     if not key:
         raise IdempotencyKeyMissing(
@@ -241,6 +247,7 @@ def pay_for_booking(
         fingerprint=fingerprint,
         amount=amount,
         currency=currency,
+        on_behalf=on_behalf,
     )
     if isinstance(recorded, PayResponse):
         return recorded
@@ -455,6 +462,8 @@ def cancel_booking(
         booking = Booking.objects.select_for_update().get(pk=booking.pk)
         if booking.status == BookingStatus.CANCELLED:
             raise BookingAlreadyCancelled("This booking was already cancelled.")
+        if booking.status == BookingStatus.EXPIRED:
+            raise HoldExpired("This hold had already expired; its seats are released.")
         if booking.status != BookingStatus.CONFIRMED:
             raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be cancelled.")
         payment = (

@@ -84,7 +84,8 @@ def add_problem_headers(result: dict[str, Any], generator, request, public) -> d
                         "description": "The authentication scheme to use: `Token`.",
                         "schema": {"type": "string"},
                     }
-                elif status == "201":
+                elif status == "201" and operation.get("operationId", "").endswith("_create"):
+                    # Only the `*_create` operations make an addressable resource.
                     response.setdefault("headers", {})["Location"] = {
                         "description": "URL of the created resource.",
                         "schema": {"type": "string"},

@@ -78,3 +78,31 @@ def problem(response, status: int) -> dict:
     assert body["status"] == status
     assert body["title"] and body["type"]
     return body
+
+
+@pytest.fixture
+def sandbox_payments(settings):
+    """Real payments through the sandbox gateway: Celery tasks (refunds, the outbox relay) run
+    eagerly after commit, and the sandbox sends no webhooks.  Paying needs a transactional
+    test: the service refuses to call a gateway inside a transaction."""
+    from config.celery import app as celery_app
+
+    settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "sandbox"}
+    settings.PAYMENTS_SANDBOX = {
+        **settings.PAYMENTS_SANDBOX,
+        "WEBHOOK_SECRET": "whsec_api_tests",
+        "DELIVER_WEBHOOKS": False,
+    }
+    previous = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = True, False
+    yield settings
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = previous
+
+
+GOOD_CARD = "4242424242424242"
+DECLINED_CARD = "4000000000000002"
+
+
+def pay(client, booking_id: int, key: str | None = "key-1", **body):
+    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
+    return client.post(f"/api/bookings/{booking_id}/payments", body, format="json", **headers)

@@ -177,7 +177,9 @@ def test_invalid_body_is_400_problem(customer, flight):
     booking = hold(customer, flight)
     response = pay(api_client(customer), booking, amount="lots")
     assert response.status_code == 400
-    assert "amount" in response.json()["errors"]
+    assert response["Content-Type"] == "application/problem+json"
+    assert [p["name"] for p in response.json()["invalidParams"]] == ["amount"]
+    assert not Payment.objects.exists()
 
 
 def test_expired_hold_cannot_be_paid(customer, flight):
