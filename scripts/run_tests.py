@@ -65,6 +65,11 @@ def main(args: list[str]) -> int:
         os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/seatkeeper"
     if not os.environ.get("REDIS_URL") and port_open("127.0.0.1", 6379):
         os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/15"
+        # Our own scratch database: start every run without counters, queues or caches left
+        # by an earlier one.
+        import redis
+
+        redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
 
     if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
         ensure_max_connections(os.environ["DATABASE_URL"])
