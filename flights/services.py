@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from bookings.errors import InvalidRequest
 from bookings.models import Booking, BookingStatus, Passenger
+from flights.live import announce_seats_on_commit
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
 from waitroom import services as waitlist
 
@@ -226,6 +227,7 @@ def block_seat(*, flight_id: int, seat_no: str) -> bool:
                 f"Seat {seat_no} cannot be blocked: every unit of {seat.fare_class} is sold or held."
             )
         Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.BLOCKED)
+        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.BLOCKED)
     return True
 
 
@@ -243,5 +245,8 @@ def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
         FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
             capacity=F("capacity") + 1
         )
+        # Announced before the waitlist runs: an offer that takes this seat announces HELD
+        # after it, and on_commit callbacks run (and get versions) in registration order.
+        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.AVAILABLE)
         waitlist.offer_freed_units(flight_id=flight_id, fare_class=seat.fare_class, now=timezone.now())
     return True

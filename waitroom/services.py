@@ -25,6 +25,7 @@ from django.utils import timezone
 from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
+from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
 from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
@@ -141,6 +142,10 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetim
     if seats:
         Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE).update(
             status=SeatStatus.HELD, booking=booking, held_until=expires_at
+        )
+        # After the release's AVAILABLE (same transaction, registered earlier): pages end on HELD.
+        announce_seats_on_commit(
+            flight_id=inventory.flight_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
         )
     Passenger.objects.bulk_create(
         [Passenger(booking=booking, seat=s) for s in seats]
