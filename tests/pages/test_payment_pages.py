@@ -45,7 +45,9 @@ def detail_url(booking):
 
 
 def pay_key(page) -> str:
-    return re.search(rb'name="idempotency_key" value="([0-9a-f]{32})"', page.content).group(1).decode()
+    return (
+        re.search(rb'name="idempotency_key" value="([0-9a-f]{32})"', page.content).group(1).decode()
+    )
 
 
 def pay(client, booking, key):
@@ -155,9 +157,7 @@ def test_a_declined_payment_says_so_and_offers_pay_again(client, customer, fligh
     assert Payment.objects.count() == 2
 
 
-def test_paying_for_an_expired_hold_says_hold_expired_and_charges_nothing(
-    client, customer, flight
-):
+def test_paying_for_an_expired_hold_says_hold_expired_and_charges_nothing(client, customer, flight):
     booking = hold(customer, flight)
     client.force_login(customer)
     key = pay_key(client.get(detail_url(booking)))
@@ -217,7 +217,9 @@ def test_payment_pages_of_someone_elses_booking_are_404_and_change_nothing(
 
 def test_anonymous_pay_goes_to_login(client, customer, flight):
     booking = hold(customer, flight)
-    response = client.post(reverse("payments:checkout", args=[booking.pk]), {"idempotency_key": "k" * 32})
+    response = client.post(
+        reverse("payments:checkout", args=[booking.pk]), {"idempotency_key": "k" * 32}
+    )
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
     assert Payment.objects.count() == 0
 
@@ -242,7 +244,10 @@ def test_cancel_shows_the_refund_first_then_cancels_and_shows_it(client, custome
     refund = Refund.objects.get()
     assert (refund.amount, refund.status) == (Decimal("208.00"), "PENDING")
     assert any("refund of 208.00 EUR" in m for m in messages_of(done))
-    assert b"Booking cancelled" in done.content and b"Refund of <strong>208.00 EUR</strong>" in done.content
+    assert (
+        b"Booking cancelled" in done.content
+        and b"Refund of <strong>208.00 EUR</strong>" in done.content
+    )
     assert b"on its way" in done.content
     assert Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).count() == 0
     assert check_inventory(flight_id=flight.pk) == []
@@ -253,7 +258,9 @@ def test_cancel_with_a_changed_quote_asks_again_and_changes_nothing(client, cust
     # Departure moved closer since the page was opened: 50 % now, not 100 %.
     Flight.objects.filter(pk=flight.pk).update(departure_at=timezone.now() + timedelta(days=3))
 
-    response = client.post(reverse("payments:cancel", args=[booking.pk]), {"quoted_refund": "208.00"})
+    response = client.post(
+        reverse("payments:cancel", args=[booking.pk]), {"quoted_refund": "208.00"}
+    )
 
     assert response.status_code == 400
     assert any("changed to 104.00 EUR" in m for m in messages_of(response))
