@@ -1,5 +1,6 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
+from bookings.errors import DomainError
 from bookings.models import Booking, OutboxEvent, Passenger
 
 
@@ -36,12 +37,33 @@ class BookingAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     inlines = [PassengerInline]
     readonly_fields = [f.name for f in Booking._meta.fields]
+    actions = ["cancel_with_refund"]
 
     def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.action(description="Cancel selected bookings with refund (by the fare's policy)")
+    def cancel_with_refund(self, request, queryset):
+        # Imported here: payments builds on bookings, not the other way round.
+        from payments.services import cancel_booking
+
+        for booking_id in queryset.order_by("pk").values_list("pk", flat=True):
+            try:
+                done = cancel_booking(customer=request.user, booking_id=booking_id, by_staff=True)
+            except DomainError as error:
+                self.message_user(
+                    request, f"Booking {booking_id}: {error.title}. {error.detail}", messages.ERROR
+                )
+                continue
+            refund = (
+                f"refund of {done.refund.amount} {done.refund.currency} queued"
+                if done.refund
+                else "no refund"
+            )
+            self.message_user(request, f"Booking {booking_id} cancelled: {refund}.")
 
 
 @admin.register(OutboxEvent)

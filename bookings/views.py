@@ -5,6 +5,7 @@ message on the page the customer came from."""
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Callable
 
 from django.contrib import messages
@@ -13,11 +14,12 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bookings import selectors, services
@@ -27,6 +29,9 @@ from bookings.models import Booking, BookingStatus, Ticket
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from flights.selectors import local_time
+from payments import selectors as payment_selectors
+from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
+from waitroom import selectors as waitlist_selectors
 
 
 def show_domain_error(request: HttpRequest, error: DomainError) -> None:
@@ -66,6 +71,51 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     return redirect("bookings:detail", booking_id=booking.pk)
 
 
+def _page_state(booking: Booking, now) -> dict:
+    """What the booking page shows, and a fingerprint of it the page polls for changes while
+    something is under way elsewhere (the payment webhook, the ticket worker, a refund)."""
+    lapsed = booking.status == BookingStatus.HELD and booking.expires_at <= now
+    holding = booking.status == BookingStatus.HELD and not lapsed
+    payment = payment_selectors.latest_payment(booking_id=booking.pk)
+    paying = holding and payment is not None and payment.status in IN_FLIGHT_PAYMENT_STATUSES
+    tickets = (
+        list(selectors.tickets_for_booking(booking_id=booking.pk))
+        if booking.status == BookingStatus.CONFIRMED
+        else []
+    )
+    issuing = booking.status == BookingStatus.CONFIRMED and not tickets
+    refunds = list(payment_selectors.refunds_of(booking_id=booking.pk))
+    refunding = any(r.status == RefundStatus.PENDING for r in refunds)
+    fingerprint = "|".join(
+        [
+            "EXPIRED" if lapsed else booking.status,
+            payment.status if payment else "-",
+            str(len(tickets)),
+            ",".join(r.status for r in refunds),
+        ]
+    )
+    return {
+        # Not yet swept by expire_holds, but no longer payable: show it as expired.
+        "lapsed": lapsed,
+        "holding": holding,
+        "payment": payment,
+        "paying": paying,
+        "declined": holding and payment is not None and payment.status == PaymentStatus.FAILED,
+        "decline_reason": (payment.failure_reason or "declined").replace("_", " ")
+        if payment
+        else "",
+        # Paid after the hold had ended: the seats are gone and the money goes back in full.
+        "late_payment": payment is not None
+        and booking.confirmed_at is None
+        and payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED),
+        "tickets": tickets,
+        "issuing": issuing,
+        "refunds": refunds,
+        "poll": paying or issuing or refunding,
+        "state": fingerprint,
+    }
+
+
 @login_required
 def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page while HELD (countdown, pay), the confirmation once CONFIRMED."""
@@ -75,7 +125,6 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
         customer=request.user,
     )
     now = timezone.now()
-    lapsed = booking.status == BookingStatus.HELD and booking.expires_at <= now
     passengers = booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
     return render(
         request,
@@ -83,15 +132,22 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
         {
             "booking": booking,
             "passengers": passengers,
-            # Not yet swept by expire_holds, but no longer payable: show it as expired.
-            "lapsed": lapsed,
-            "holding": booking.status == BookingStatus.HELD and not lapsed,
             "now": now,
             "departure_local": local_time(booking.flight.departure_at, booking.flight.origin),
             "arrival_local": local_time(booking.flight.arrival_at, booking.flight.destination),
-            "pay_url": _payments_url("payments:checkout", booking.pk),
+            # A fresh key per drawing of the page: a double submit of this form is one payment.
+            "idempotency_key": uuid.uuid4().hex,
+            **_page_state(booking, now),
         },
     )
+
+
+@never_cache
+@require_GET
+@login_required
+def booking_progress(request: HttpRequest, booking_id: int) -> JsonResponse:
+    booking = get_object_or_404(Booking, pk=booking_id, customer=request.user)
+    return JsonResponse({"state": _page_state(booking, timezone.now())["state"]})
 
 
 @login_required
@@ -106,7 +162,11 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
         b.departure_local = local_time(b.flight.departure_at, b.flight.origin)
-    return render(request, "bookings/my_bookings.html", {"bookings": bookings})
+    return render(
+        request,
+        "bookings/my_bookings.html",
+        {"bookings": bookings, "waitlist": waitlist_selectors.waitlist_of(customer=request.user)},
+    )
 
 
 @require_POST
@@ -138,15 +198,6 @@ def signup(request: HttpRequest) -> HttpResponse:
             return redirect(next_url)
         return redirect("flights:search")
     return render(request, "registration/signup.html", {"form": form})
-
-
-def _payments_url(name: str, booking_id: int) -> str | None:
-    # TODO(payments): the payments helper provides `payments:checkout` (POST, booking id) that
-    # starts the sandbox hosted checkout; until that URL exists the hold page offers no payment.
-    try:
-        return reverse(name, args=[booking_id])
-    except NoReverseMatch:
-        return None
 
 
 # --- tickets and gate check-in ---------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from bookings.errors import InvalidRequest
 from bookings.models import Booking, BookingStatus, Passenger
+from flights.live import announce_seats_on_commit
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
 from waitroom import services as waitlist
 
@@ -45,7 +46,9 @@ class CabinLayout:
                 surcharge = (
                     section.premium_surcharge if row in section.premium_rows else Decimal("0.00")
                 )
-                seats.extend((section.fare_class, row, letter, surcharge) for letter in section.letters)
+                seats.extend(
+                    (section.fare_class, row, letter, surcharge) for letter in section.letters
+                )
         return seats
 
 
@@ -146,7 +149,9 @@ def set_fare_limits(
 
 
 def check_inventory(*, flight_id: int | None = None) -> list[str]:
-    """Compare every counter with the rows it summarises.  Returns drift descriptions; [] is clean."""
+    """Compare every counter with the rows it summarises.
+
+    Returns drift descriptions; [] is clean."""
     problems: list[str] = []
     inventories = FareInventory.objects.select_related("flight").order_by("flight_id", "fare_class")
     bookings = Booking.objects.all()
@@ -171,12 +176,18 @@ def check_inventory(*, flight_id: int | None = None) -> list[str]:
         if inv.held != counted["held"]:
             problems.append(f"{where}: held={inv.held} but HELD bookings cover {counted['held']}")
         if inv.sold != counted["sold"]:
-            problems.append(f"{where}: sold={inv.sold} but CONFIRMED bookings cover {counted['sold']}")
+            problems.append(
+                f"{where}: sold={inv.sold} but CONFIRMED bookings cover {counted['sold']}"
+            )
         if inv.sold + inv.held > inv.capacity + inv.overbook_limit:
             problems.append(f"{where}: sold+held exceeds capacity+overbook_limit")
 
-    expected_seat_status = {BookingStatus.HELD: SeatStatus.HELD, BookingStatus.CONFIRMED: SeatStatus.SOLD}
-    for seat in seats.filter(status__in=[SeatStatus.HELD, SeatStatus.SOLD]).select_related("booking"):
+    expected_seat_status = {
+        BookingStatus.HELD: SeatStatus.HELD,
+        BookingStatus.CONFIRMED: SeatStatus.SOLD,
+    }
+    taken = seats.filter(status__in=[SeatStatus.HELD, SeatStatus.SOLD]).select_related("booking")
+    for seat in taken:
         booking = seat.booking
         if booking is None or expected_seat_status.get(booking.status) != seat.status:
             state = booking.status if booking else "no booking"
@@ -188,7 +199,10 @@ def check_inventory(*, flight_id: int | None = None) -> list[str]:
 
     for p in passengers.filter(is_live=True, seat__isnull=False).select_related("seat"):
         if p.seat.booking_id != p.booking_id:
-            problems.append(f"passenger {p.pk} of booking {p.booking_id} points at seat {p.seat.seat_no} of another booking")
+            problems.append(
+                f"passenger {p.pk} of booking {p.booking_id} points at seat {p.seat.seat_no} "
+                "of another booking"
+            )
     live = [BookingStatus.HELD, BookingStatus.CONFIRMED]
     for b in bookings.annotate(
         live_passengers=Count("passengers", filter=Q(passengers__is_live=True))
@@ -196,7 +210,8 @@ def check_inventory(*, flight_id: int | None = None) -> list[str]:
         expected = b["seat_count"] if b["status"] in live else 0
         if b["live_passengers"] != expected:
             problems.append(
-                f"booking {b['id']} ({b['status']}) has {b['live_passengers']} live passengers, expected {expected}"
+                f"booking {b['id']} ({b['status']}) has {b['live_passengers']} live passengers, "
+                f"expected {expected}"
             )
     return problems
 
@@ -223,9 +238,11 @@ def block_seat(*, flight_id: int, seat_no: str) -> bool:
         ).update(capacity=F("capacity") - 1)
         if not shrunk:
             raise InvalidRequest(
-                f"Seat {seat_no} cannot be blocked: every unit of {seat.fare_class} is sold or held."
+                f"Seat {seat_no} cannot be blocked: "
+                f"every unit of {seat.fare_class} is sold or held."
             )
         Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.BLOCKED)
+        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.BLOCKED)
     return True
 
 
@@ -243,5 +260,10 @@ def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
         FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
             capacity=F("capacity") + 1
         )
-        waitlist.offer_freed_units(flight_id=flight_id, fare_class=seat.fare_class, now=timezone.now())
+        # Announced before the waitlist runs: an offer that takes this seat announces HELD
+        # after it, and on_commit callbacks run (and get versions) in registration order.
+        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.AVAILABLE)
+        waitlist.offer_freed_units(
+            flight_id=flight_id, fare_class=seat.fare_class, now=timezone.now()
+        )
     return True

@@ -8,13 +8,14 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus
 from config.problems import problem_body
 from flights.models import Flight, FlightStatus
-from payments.models import Payment, PaymentStatus, RefundPolicy
+from payments.models import Payment, PaymentStatus, Refund, RefundPolicy
 
 CENT = Decimal("0.01")
 
@@ -132,6 +133,15 @@ def quote_refund(
         payment=paid_payment(booking_id=booking.pk),
         now=now or timezone.now(),
     )
+
+
+def latest_payment(*, booking_id: int) -> Payment | None:
+    """The booking's most recent payment attempt: what its page reports (pending, declined...)."""
+    return Payment.objects.filter(booking_id=booking_id).order_by("-created_at", "-id").first()
+
+
+def refunds_of(*, booking_id: int) -> QuerySet[Refund]:
+    return Refund.objects.filter(payment__booking_id=booking_id).order_by("created_at", "id")
 
 
 # --- the API shape of a payment (also what Idempotency-Key replays return) ---------------------

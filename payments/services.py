@@ -27,6 +27,7 @@ from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
 from bookings.services import cancel_hold, close_bookings
+from flights.live import announce_seats_on_commit
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from payments.errors import (
     AmountMismatch,
@@ -277,7 +278,9 @@ def _sell_held_booking(booking: Booking, now: datetime) -> list[str]:
     FareInventory.objects.filter(flight_id=booking.flight_id, fare_class=booking.fare_class).update(
         held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
     )
-    return [seat_no for _, seat_no in seats]
+    seat_nos = [seat_no for _, seat_no in seats]
+    announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    return seat_nos
 
 
 @lock_errors_as_too_busy

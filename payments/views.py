@@ -1,10 +1,24 @@
-"""The sandbox provider's hosted checkout page.  It stands in for the provider's own site, so it
-needs no Seatkeeper login: the unguessable charge id in the URL is the capability."""
+"""Payment pages.
+
+The customer's side (pay for a hold, cancel a booking with its refund shown first) needs a
+login and answers 404 for other people's bookings.  The sandbox provider's hosted checkout
+page stands in for the provider's own site, so it needs no Seatkeeper login: the unguessable
+charge id in the URL is the capability."""
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views import View
+from django.views.decorators.http import require_http_methods, require_POST
 
+from bookings.errors import DomainError
+from bookings.models import Booking
+from payments import selectors, services
+from payments.errors import PaymentInProgress
+from payments.forms import CancelForm, PayForm
 from payments.gateways import sandbox
 from payments.models import Payment, SandboxCharge, SandboxChargeStatus
 
@@ -27,6 +41,10 @@ class SandboxCheckoutView(View):
                 "test_cards": TEST_CARDS,
                 "booking_id": payment and payment.booking_id,
                 "open": charge.status == SandboxChargeStatus.REQUIRES_ACTION,
+                # The merchant's return URL: where the customer goes back after paying.
+                "return_url": reverse("bookings:detail", args=[payment.booking_id])
+                if payment
+                else "/",
             },
             status=status,
         )
@@ -55,3 +73,91 @@ class SandboxCheckoutView(View):
         else:
             messages.error(request, f"Payment declined ({charge.decline_code.replace('_', ' ')}).")
         return redirect("payments:sandbox-checkout", charge_id=charge.pk)
+
+
+# --- the customer's side: pay for a hold, cancel a booking -------------------------------------
+
+
+def _owned_booking(request: HttpRequest, booking_id: int) -> Booking:
+    """404 for a booking that is not the customer's: nobody learns that it exists."""
+    return get_object_or_404(
+        Booking.objects.select_related("flight"), pk=booking_id, customer=request.user
+    )
+
+
+def _show(request: HttpRequest, error: DomainError) -> None:
+    messages.error(request, f"{error.title}. {error.detail}")
+
+
+@require_POST
+def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
+    """Start paying for a hold: on to the provider's hosted checkout, back to the booking page."""
+    detail = reverse("bookings:detail", args=[booking_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(detail)
+    booking = _owned_booking(request, booking_id)
+    form = PayForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The payment form was incomplete. Please press Pay again.")
+        return redirect(detail)
+    try:
+        outcome = services.pay_for_booking(
+            customer=request.user,
+            booking_id=booking.pk,
+            idempotency_key=form.cleaned_data["idempotency_key"],
+        )
+    except PaymentInProgress:
+        messages.info(
+            request,
+            "A payment for this booking is already in progress. Finish it at the payment "
+            "provider, or decline it there to start again.",
+        )
+        return redirect(detail)
+    except DomainError as error:
+        _show(request, error)
+        return redirect(detail)
+    checkout_url = outcome.body.get("checkoutUrl")
+    if outcome.status == 202 and checkout_url:
+        return redirect(checkout_url)
+    if outcome.status == 201:
+        messages.success(request, "Payment received. Your booking is confirmed.")
+    else:
+        messages.error(request, f"{outcome.body['title']}. {outcome.body['detail']}")
+    return redirect(detail)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
+    """A confirmation step that shows the refund first; the POST cancels and refunds."""
+    booking = _owned_booking(request, booking_id)
+    quote = selectors.quote_refund(customer=request.user, booking_id=booking.pk)
+    if request.method == "POST":
+        form = CancelForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Please confirm the cancellation from this page.")
+        elif form.cleaned_data["quoted_refund"] != quote.amount:
+            messages.warning(
+                request,
+                f"The refund has changed to {quote.amount} {quote.currency} since you opened "
+                "this page. Please check it and confirm again.",
+            )
+        else:
+            try:
+                done = services.cancel_booking(customer=request.user, booking_id=booking.pk)
+            except DomainError as error:
+                _show(request, error)
+                return redirect("bookings:detail", booking_id=booking.pk)
+            if done.refund:
+                messages.success(
+                    request,
+                    f"Booking cancelled. A refund of {done.refund.amount} {done.refund.currency} "
+                    "is on its way to your card.",
+                )
+            else:
+                messages.success(request, f"Booking cancelled. {done.quote.reason}")
+            return redirect("bookings:detail", booking_id=booking.pk)
+    status = 200 if request.method == "GET" else 400
+    return render(
+        request, "payments/cancel.html", {"booking": booking, "quote": quote}, status=status
+    )

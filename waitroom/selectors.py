@@ -20,3 +20,17 @@ def active_entry(*, customer, flight_id: int, fare_class: str) -> WaitlistEntry 
         .select_related("offer")
         .first()
     )
+
+
+def waitlist_of(*, customer) -> list[WaitlistEntry]:
+    """The customer's live entries (waiting or offered), each with `position` set."""
+    entries = list(
+        WaitlistEntry.objects.filter(
+            customer=customer, status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED]
+        )
+        .select_related("flight__origin", "flight__destination", "offer")
+        .order_by("joined_at", "id")
+    )
+    for entry in entries:
+        entry.position = waitlist_position(entry=entry)
+    return entries

@@ -25,6 +25,7 @@ from django.utils import timezone
 from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
+from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
 from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
@@ -55,7 +56,8 @@ def join_waitlist(
         raise FlightNotBookable("This flight has departed or was cancelled.")
     if inventory.available >= party_size:
         raise NotSoldOut(
-            f"{inventory.available} seat(s) of {fare_class.title()} are available: book them directly."
+            f"{inventory.available} seat(s) of {fare_class.title()} are available: "
+            "book them directly."
         )
     try:
         with transaction.atomic():
@@ -68,7 +70,8 @@ def join_waitlist(
 
 
 def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: str) -> WaitlistEntry:
-    """Leave the queue.  An offer already made stays a normal hold the customer can pay or let lapse."""
+    """Leave the queue.  An offer already made stays a normal hold the customer can pay or
+    let lapse."""
     now = timezone.now()
     with transaction.atomic():
         entry = (
@@ -124,7 +127,9 @@ def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list
     return offered
 
 
-def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetime) -> Booking | None:
+def _hold_for_entry(
+    entry: WaitlistEntry, inventory: FareInventory, now: datetime
+) -> Booking | None:
     n = entry.party_size
     if not FareInventory.objects.filter(
         pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
@@ -133,7 +138,9 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetim
     seats = _best_seats(inventory.flight_id, inventory.fare_class, n)
     expires_at = now + offer_ttl()
     booking = Booking.objects.create(
-        customer_id=entry.customer_id, flight_id=inventory.flight_id, fare_class=inventory.fare_class,
+        customer_id=entry.customer_id,
+        flight_id=inventory.flight_id,
+        fare_class=inventory.fare_class,
         status=BookingStatus.HELD, seat_count=n,
         amount=inventory.price * n + sum((s.surcharge for s in seats), Decimal(0)),
         currency=inventory.currency, expires_at=expires_at, created_at=now, updated_at=now,
@@ -141,6 +148,10 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetim
     if seats:
         Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE).update(
             status=SeatStatus.HELD, booking=booking, held_until=expires_at
+        )
+        # After the release's AVAILABLE (same transaction, registered earlier): pages end on HELD.
+        announce_seats_on_commit(
+            flight_id=inventory.flight_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
         )
     Passenger.objects.bulk_create(
         [Passenger(booking=booking, seat=s) for s in seats]
@@ -154,7 +165,9 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: FareInventory, now: datetim
         OutboxEvent(
             aggregate_type="booking", aggregate_id=str(booking.pk), event_type="waitlist.offered",
             payload={
-                "bookingId": booking.pk, "flightId": booking.flight_id, "fareClass": booking.fare_class,
+                "bookingId": booking.pk,
+                "flightId": booking.flight_id,
+                "fareClass": booking.fare_class,
                 "customerId": entry.customer_id, "waitlistEntryId": entry.pk, "partySize": n,
                 "seats": sorted(s.seat_no for s in seats), "expiresAt": expires_at.isoformat(),
             },

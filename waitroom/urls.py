@@ -1,4 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from waitroom import views
 
 app_name = "waitroom"
-urlpatterns: list = []
+urlpatterns = [
+    path("flights/<int:flight_id>/waitlist/join/", views.join, name="join"),
+    path("flights/<int:flight_id>/waitlist/leave/", views.leave, name="leave"),
+]

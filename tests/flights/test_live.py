@@ -115,3 +115,81 @@ def test_version_counter_survives_a_lost_key(flight):
     assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "AVAILABLE"}) == first + 1
     cache.delete(_version_key(flight.pk))
     assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"}) == 1
+
+
+# --- sold, blocked, unblocked, and seats handed to a waitlist offer --------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_paid_hold_is_announced_sold(customer, flight, listener):
+    from payments.services import confirm_payment
+    from tests.payments.helpers import hold
+
+    booking = hold(customer, flight, seats=("14A", "14B"))
+    assert listener.next()["seats"] == {"14A": "HELD", "14B": "HELD"}
+    payment = _payment_for(booking)
+
+    confirm_payment(payment_id=payment.pk, reference="ch_live")
+
+    assert listener.next()["seats"] == {"14A": "SOLD", "14B": "SOLD"}
+    assert seat_map_snapshot(flight_id=flight.pk)["seats"]["14A"] == "SOLD"
+
+
+def _payment_for(booking):
+    from payments.models import Payment
+
+    return Payment.objects.create(
+        booking=booking,
+        customer=booking.customer,
+        idempotency_key=f"live-{booking.pk}",
+        request_fingerprint="x",
+        amount=booking.amount,
+        currency=booking.currency,
+        gateway="sandbox",
+        status="PENDING",
+        created_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_staff_block_and_unblock_are_announced(flight, listener):
+    from flights.services import block_seat, unblock_seat
+
+    assert block_seat(flight_id=flight.pk, seat_no="30F")
+    assert listener.next()["seats"] == {"30F": "BLOCKED"}
+    assert unblock_seat(flight_id=flight.pk, seat_no="30F")
+    assert listener.next()["seats"] == {"30F": "AVAILABLE"}
+    assert not block_seat(flight_id=flight.pk, seat_no="NOPE")
+    assert listener.next(timeout=0.5) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seats_freed_into_a_waitlist_offer_end_up_held_on_the_map(listener):
+    from tests.factories import FlightFactory, UserFactory, economy_only_layout
+    from waitroom.models import WaitlistEntry
+    from waitroom.services import join_waitlist
+
+    small = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
+    own = SeatMapListener(small.pk)
+    try:
+        holders = [UserFactory() for _ in range(6)]
+        bookings = [
+            hold_seats(customer=h, flight_id=small.pk, fare_class="ECONOMY", seat_numbers=[s])
+            for h, s in zip(holders, ["1A", "1B", "1C", "1D", "1E", "1F"], strict=True)
+        ]
+        for _ in bookings:
+            own.next()
+        waiter = UserFactory()
+        join_waitlist(customer=waiter, flight_id=small.pk, fare_class="ECONOMY", party_size=1)
+
+        cancel_hold(customer=holders[2], booking_id=bookings[2].pk)
+
+        released, offered = own.next(), own.next()
+        assert released["seats"] == {"1C": "AVAILABLE"}
+        assert offered["seats"] == {"1C": "HELD"} and offered["version"] == released["version"] + 1
+        entry = WaitlistEntry.objects.get(customer=waiter)
+        assert entry.offer.passengers.get().seat.seat_no == "1C"
+        assert seat_map_snapshot(flight_id=small.pk)["seats"]["1C"] == "HELD"
+    finally:
+        own.close()

@@ -1,4 +1,5 @@
-"""A real ASGI server (uvicorn) against the test database, for websocket and browser tests.
+"""A real ASGI server (uvicorn), a real Celery worker and headless Chromium against the test
+database and Redis, for websocket and browser tests.
 
 pytest-django's live server speaks WSGI only, so uvicorn runs `config.asgi:application` as a
 subprocess with DATABASE_URL pointing at the test database.  Tests that use it must commit
@@ -19,7 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from django.db import connection
+from django.db import connection, connections
+from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -102,3 +104,115 @@ def asgi_server(django_db_setup) -> Iterator[AsgiServer]:
     server = start_asgi_server("session")
     yield server
     stop_asgi_server(server)
+
+
+# --- a real Celery worker ------------------------------------------------------------------
+
+
+@dataclass
+class CeleryWorker:
+    name: str
+    process: subprocess.Popen
+    log: Path
+
+
+def start_celery_worker(name: str, **env: str) -> CeleryWorker:
+    """`celery -A config worker` as a subprocess on the test database and this run's Redis.
+    Messages left in the queue by earlier tests (which ran without a worker) are purged first:
+    they name rows that no longer exist."""
+    from config.celery import app
+
+    assert app.conf.broker_url.startswith("redis://"), "a real worker needs the Redis broker"
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(app.conf.task_default_queue)
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / f"celery-{name}.log"
+    node = f"pages-{name}-{os.getpid()}@localhost"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool",
+            "solo",
+            "--hostname",
+            node,
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": _test_database_url(), **env},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    worker = CeleryWorker(node, process, log)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"celery worker exited: {log.read_text()}")
+        if app.control.ping(destination=[node], timeout=1):
+            return worker
+    stop_celery_worker(worker)
+    raise RuntimeError(f"celery worker not ready within 60 s: {log.read_text()}")
+
+
+def stop_celery_worker(worker: CeleryWorker) -> None:
+    worker.process.terminate()  # warm shutdown: the task under way finishes
+    try:
+        worker.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        worker.process.kill()
+        worker.process.wait()
+
+
+@pytest.fixture
+def celery_worker_process(asgi_server) -> Iterator[CeleryWorker]:
+    """A worker that delivers the sandbox's webhooks to the test's uvicorn over HTTP, relays
+    the outbox (tickets, e-mails) and sends refunds."""
+    worker = start_celery_worker(
+        "journey", SANDBOX_WEBHOOK_URL=asgi_server.url + "/api/payments/webhook"
+    )
+    yield worker
+    stop_celery_worker(worker)
+
+
+# --- headless Chromium ---------------------------------------------------------------------
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser(transactional_db, monkeypatch):
+    # Function-scoped and after the database fixture: Playwright's loop is gone again before
+    # pytest-django flushes the tables.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(
+        executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+    )
+    yield chromium
+    # Connections opened by the test body live in the context Playwright's loop runs in;
+    # close them here, or they outlive the test database.
+    connections.close_all()
+    chromium.close()
+    playwright.stop()
+
+
+def shot(page, name: str) -> None:
+    """Screenshots for reviewers, in test-artifacts/ (not committed)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

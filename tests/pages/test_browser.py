@@ -1,8 +1,9 @@
 """End to end in headless Chromium (Debian's), against uvicorn, PostgreSQL and Redis.
 
-Playwright's sync API keeps an event loop running in the test thread, so service calls that
-broadcast after commit (async_to_sync) run in a helper thread (`off_loop`), and plain ORM
-calls in the test thread are allowed with DJANGO_ALLOW_ASYNC_UNSAFE.
+The `browser` fixture is in conftest.py.  Playwright's sync API keeps an event loop running
+in the test thread, so service calls that broadcast after commit (async_to_sync) run in a
+helper thread (`off_loop`), and plain ORM calls in the test thread are allowed with
+DJANGO_ALLOW_ASYNC_UNSAFE.
 """
 
 from __future__ import annotations
@@ -15,45 +16,16 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.db import connections
 from django.test import Client
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from bookings.models import Booking, BookingStatus
 from bookings.services import expire_holds, hold_seats
 from flights.models import Seat, SeatStatus
 from flights.services import check_inventory
 from tests.factories import FlightFactory, UserFactory
-from tests.pages.conftest import ARTIFACTS, start_asgi_server, stop_asgi_server
+from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture
-def browser(transactional_db, monkeypatch):
-    # Function-scoped and after the database fixture: Playwright's loop is gone again before
-    # pytest-django flushes the tables.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-    )
-    yield chromium
-    # Connections opened by the test body live in the context Playwright's loop runs in;
-    # close them here, or they outlive the test database.
-    connections.close_all()
-    chromium.close()
-    playwright.stop()
-
 
 def off_loop(fn, *args, **kwargs):
     """Run a service call in its own thread (and connection), return its result."""
@@ -73,11 +45,6 @@ def off_loop(fn, *args, **kwargs):
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("result")
-
-
-def shot(page, name):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def logged_in_page(browser, server, user, **context_args):

@@ -1,0 +1,122 @@
+"""Issue 6's staff side in Django admin: cancel with refund, block and unblock a seat, and the
+inventory overview, driven through the admin's own changelist actions."""
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from bookings.models import Booking, BookingStatus
+from bookings.services import hold_seats
+from flights.models import FareInventory, Seat, SeatStatus
+from flights.services import check_inventory
+from payments.models import Payment, Refund, RefundReason
+from payments.services import confirm_payment
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def confirmed(customer, flight, seats=("12A", "12B")):
+    from django.utils import timezone
+
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=list(seats)
+    )
+    now = timezone.now()
+    payment = Payment.objects.create(
+        booking=booking,
+        customer=customer,
+        idempotency_key=f"adm-{booking.pk}",
+        request_fingerprint="x",
+        amount=booking.amount,
+        currency=booking.currency,
+        gateway="sandbox",
+        status="PENDING",
+        created_at=now,
+        updated_at=now,
+    )
+    confirm_payment(payment_id=payment.pk, reference=f"ch_{booking.pk}")
+    booking.refresh_from_db()
+    return booking
+
+
+def run_action(client, model, action, ids):
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    return client.post(
+        url, {"action": action, "_selected_action": [str(i) for i in ids]}, follow=True
+    )
+
+
+def admin_messages(response):
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_staff_cancel_with_refund_from_the_bookings_list(
+    client, staff_user, customer, flight, settings
+):
+    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+    booking = confirmed(customer, flight)
+    held = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
+    client.force_login(staff_user)
+
+    response = run_action(client, Booking, "cancel_with_refund", [booking.pk, held.pk])
+
+    messages = admin_messages(response)
+    assert f"Booking {booking.pk} cancelled: refund of 208.00 EUR queued." in messages
+    assert f"Booking {held.pk} cancelled: no refund." in messages
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
+    refund = Refund.objects.get()
+    assert (refund.amount, refund.reason) == (Decimal("208.00"), RefundReason.CANCELLATION)
+    assert check_inventory(flight_id=flight.pk) == []
+
+    again = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    assert any("already cancelled" in m for m in admin_messages(again))
+    assert Refund.objects.count() == 1
+
+
+def test_staff_cancel_after_departure_is_refused(client, staff_user, customer, flight):
+    booking = confirmed(customer, flight)
+    flight.status = "DEPARTED"
+    flight.save(update_fields=["status"])
+    client.force_login(staff_user)
+    response = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    assert any("already departed" in m for m in admin_messages(response))
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
+
+
+def test_block_and_unblock_seat_actions(client, staff_user, flight):
+    seat = Seat.objects.get(flight=flight, seat_no="30F")
+    capacity = FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity
+    client.force_login(staff_user)
+    changelist = client.get(reverse("admin:flights_seat_changelist"))
+    assert b'value="block"' in changelist.content and b'value="unblock"' in changelist.content
+
+    blocked = run_action(client, Seat, "block", [seat.pk])
+    assert "1 seat(s) blocked" in admin_messages(blocked)[0]
+    seat.refresh_from_db()
+    assert seat.status == SeatStatus.BLOCKED
+    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == capacity - 1
+
+    run_action(client, Seat, "unblock", [seat.pk])
+    seat.refresh_from_db()
+    assert seat.status == SeatStatus.AVAILABLE
+    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == capacity
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_inventory_overview_on_the_flight_list(client, staff_user, customer, flight):
+    confirmed(customer, flight)
+    client.force_login(staff_user)
+    html = client.get(reverse("admin:flights_flight_changelist")).content.decode()
+    # economy: 168 capacity + 3 overbook, 2 sold, 0 held, 169 left
+    assert "Economy: 2 / 0 / 169 of 168+3" in html
+
+
+def test_non_staff_cannot_use_the_admin(client, customer, flight):
+    booking = confirmed(customer, flight)
+    client.force_login(customer)
+    response = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    assert response.redirect_chain and "login" in response.redirect_chain[-1][0]
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED

@@ -1,0 +1,76 @@
+"""Waitlist pages: join from a sold-out fare class, leave from "My bookings".  Thin: validate,
+call a service, say what happened.  Offers show up in "My bookings" on the next page load
+(and by e-mail); they are ordinary holds, paid from the hold page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from bookings.errors import DomainError
+from waitroom import selectors, services
+from waitroom.forms import JoinForm, LeaveForm
+
+
+def _back(request: HttpRequest) -> str:
+    """The page the form was on (search results, seat picker), if it is one of ours."""
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        return target
+    return reverse("flights:search")
+
+
+def _errors(form) -> str:
+    return " ".join(e for errors in form.errors.values() for e in errors)
+
+
+@require_POST
+def join(request: HttpRequest, flight_id: int) -> HttpResponse:
+    back = _back(request)
+    if not request.user.is_authenticated:
+        return redirect_to_login(back)
+    form = JoinForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Could not join the waitlist. " + _errors(form))
+        return redirect(back)
+    try:
+        entry = services.join_waitlist(
+            customer=request.user,
+            flight_id=flight_id,
+            fare_class=form.cleaned_data["fare_class"],
+            party_size=form.cleaned_data["party_size"],
+        )
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+        return redirect(back)
+    messages.success(
+        request,
+        f"You are number {selectors.waitlist_position(entry=entry)} on the waitlist. When seats "
+        "free up we hold them for you and tell you by e-mail.",
+    )
+    return redirect(reverse("bookings:mine") + "#waitlist")
+
+
+@require_POST
+def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
+    mine = reverse("bookings:mine")
+    if not request.user.is_authenticated:
+        return redirect_to_login(mine)
+    form = LeaveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Could not leave the waitlist. " + _errors(form))
+        return redirect(mine)
+    try:
+        services.leave_waitlist(
+            customer=request.user, flight_id=flight_id, fare_class=form.cleaned_data["fare_class"]
+        )
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+    else:
+        messages.success(request, "You have left the waitlist.")
+    return redirect(mine + "#waitlist")
