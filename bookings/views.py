@@ -162,10 +162,15 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
         b.departure_local = local_time(b.flight.departure_at, b.flight.origin)
+    waitlist = waitlist_selectors.waitlist_of(customer=request.user)
     return render(
         request,
         "bookings/my_bookings.html",
-        {"bookings": bookings, "waitlist": waitlist_selectors.waitlist_of(customer=request.user)},
+        {
+            "bookings": bookings,
+            "waitlist": waitlist,
+            "waitlist_state": waitlist_selectors.waitlist_fingerprint(waitlist),
+        },
     )
 
 

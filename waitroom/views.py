@@ -1,16 +1,19 @@
 """Waitlist pages: join from a sold-out fare class, leave from "My bookings".  Thin: validate,
-call a service, say what happened.  Offers show up in "My bookings" on the next page load
-(and by e-mail); they are ordinary holds, paid from the hold page."""
+call a service, say what happened.  Offers appear live in "My bookings" (the page polls
+`state.json` and reloads when the waitlist changes) and by e-mail; they are ordinary holds,
+paid from the hold page."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
 
 from bookings.errors import DomainError
 from waitroom import selectors, services
@@ -74,3 +77,11 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
     else:
         messages.success(request, "You have left the waitlist.")
     return redirect(mine + "#waitlist")
+
+
+@require_GET
+@never_cache
+@login_required
+def state(request: HttpRequest) -> JsonResponse:
+    entries = selectors.waitlist_of(customer=request.user)
+    return JsonResponse({"state": selectors.waitlist_fingerprint(entries)})

@@ -1,5 +1,5 @@
-/* Booking page: while something happens elsewhere (the payment provider's webhook, the
- * ticket worker, a refund), ask the server every second whether the page would look
+/* Booking page and "My bookings": while something happens elsewhere (the payment webhook, the
+ * ticket worker, a refund, a waitlist offer), ask the server every second whether the page would look
  * different, and reload it when it would.  The server decides; the page only asks. */
 (function () {
   "use strict";

@@ -188,3 +188,19 @@ def test_an_expired_offer_no_longer_shows_as_payable(client, customer, sold_out)
     page = client.get(reverse("bookings:detail", args=[offer.pk]))
     assert b'id="pay-form"' not in page.content and b"Your hold has expired" in page.content
     assert Booking.objects.get(pk=offer.pk).status == BookingStatus.HELD  # the sweep decides
+
+
+def test_waitlist_state_changes_when_an_offer_arrives(client, customer, sold_out):
+    client.force_login(customer)
+    join(client, sold_out, party="1")
+    page = client.get(reverse("bookings:mine"))
+    before = client.get(reverse("waitroom:state")).json()["state"]
+    assert f'data-state="{before}"' in page.text and "WAITING" in before
+    cancel_hold(customer=sold_out.holds[0].customer, booking_id=sold_out.holds[0].pk)
+    after = client.get(reverse("waitroom:state")).json()["state"]
+    assert after != before and "OFFERED" in after
+
+
+def test_waitlist_state_needs_login(client):
+    response = client.get(reverse("waitroom:state"))
+    assert response.status_code == 302 and "login" in response["Location"]
