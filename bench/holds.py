@@ -26,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-BENCH_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench")
+BENCH_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench"
+)
 os.environ["DATABASE_URL"] = BENCH_URL
 os.environ.pop("REDIS_URL", None)
 
@@ -119,10 +121,13 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--threads", type=int, default=32, help="competitors on the flight")
     parser.add_argument(
-        "--processes", action="store_true",
+        "--processes",
+        action="store_true",
         help="fork one process per competitor (like separate web workers) instead of threads",
     )
     parser.add_argument("--scenarios", default="seat-pairs,one-seat,seatless")
@@ -138,14 +143,18 @@ def main() -> None:
 
     from bookings.services import hold_seatless, hold_seats
     from flights.demo import AIRPORTS
-    from flights.models import Airport, Seat
+    from flights.models import Airport
     from flights.services import check_inventory, create_flight
 
     call_command("migrate", verbosity=0)
     for code, name, city, country, tz in AIRPORTS[:2]:
-        Airport.objects.get_or_create(code=code, defaults={"name": name, "city": city, "country": country, "time_zone": tz})
+        Airport.objects.get_or_create(
+            code=code, defaults={"name": name, "city": city, "country": country, "time_zone": tz}
+        )
     origin, destination = Airport.objects.order_by("code")[:2]
-    users = [get_user_model().objects.get_or_create(username=f"bench{i}")[0] for i in range(args.threads)]
+    users = [
+        get_user_model().objects.get_or_create(username=f"bench{i}")[0] for i in range(args.threads)
+    ]
 
     def new_flight():
         from datetime import timedelta
@@ -153,12 +162,23 @@ def main() -> None:
         from django.utils import timezone
 
         departure = timezone.now() + timedelta(days=10, seconds=random.randint(0, 10**6))
-        return create_flight(code="BN1", origin=origin, destination=destination,
-                             departure_at=departure, arrival_at=departure + timedelta(hours=2))
+        return create_flight(
+            code="BN1",
+            origin=origin,
+            destination=destination,
+            departure_at=departure,
+            arrival_at=departure + timedelta(hours=2),
+        )
 
     kind = "processes" if args.processes else "threads"
-    print(f"PostgreSQL hold bench: {args.threads} {kind}, a fresh A320 per scenario (economy 168 seats + 3 overbook)")
-    print(f"{'scenario':<12}{'holds':>7}{'attempts':>10}{'holds/s':>10}{'attempts/s':>12}{'p50 ms':>9}{'p99 ms':>9}  errors")
+    print(
+        f"PostgreSQL hold bench: {args.threads} {kind}, a fresh A320 per scenario "
+        "(economy 168 seats + 3 overbook)"
+    )
+    print(
+        f"{'scenario':<12}{'holds':>7}{'attempts':>10}{'holds/s':>10}{'attempts/s':>12}"
+        f"{'p50 ms':>9}{'p99 ms':>9}  errors"
+    )
     for scenario in args.scenarios.split(","):
         flight = new_flight()
         if scenario == "seat-pairs":
@@ -167,20 +187,40 @@ def main() -> None:
             ]
 
             def attempt(i, rng, flight=flight, pairs=pairs):
-                hold_seats(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=rng.choice(pairs))
+                hold_seats(
+                    customer=users[i],
+                    flight_id=flight.pk,
+                    fare_class="ECONOMY",
+                    seat_numbers=rng.choice(pairs),
+                )
 
-            result = run(scenario, args.threads, attempt, stop_after_failures=40, processes=args.processes)
+            result = run(
+                scenario, args.threads, attempt, stop_after_failures=40, processes=args.processes
+            )
         elif scenario == "one-seat":
-            def attempt(i, rng, flight=flight):
-                hold_seats(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
 
-            result = run(scenario, args.threads, attempt, stop_after_failures=20, processes=args.processes)
+            def attempt(i, rng, flight=flight):
+                hold_seats(
+                    customer=users[i],
+                    flight_id=flight.pk,
+                    fare_class="ECONOMY",
+                    seat_numbers=["12A"],
+                )
+
+            result = run(
+                scenario, args.threads, attempt, stop_after_failures=20, processes=args.processes
+            )
             assert result["holds"] == 1, result
         elif scenario == "seatless":
-            def attempt(i, rng, flight=flight):
-                hold_seatless(customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
 
-            result = run(scenario, args.threads, attempt, stop_after_failures=5, processes=args.processes)
+            def attempt(i, rng, flight=flight):
+                hold_seatless(
+                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                )
+
+            result = run(
+                scenario, args.threads, attempt, stop_after_failures=5, processes=args.processes
+            )
             assert result["holds"] == 171, result
         else:
             raise SystemExit(f"unknown scenario {scenario}")
@@ -188,7 +228,8 @@ def main() -> None:
         assert not problems, problems
         print(
             f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"
-            f"{result['attempts_per_s']:>12.0f}{result['p50_ms']:>9.1f}{result['p99_ms']:>9.1f}  {result['errors']}"
+            f"{result['attempts_per_s']:>12.0f}{result['p50_ms']:>9.1f}{result['p99_ms']:>9.1f}"
+            f"  {result['errors']}"
         )
     connections.close_all()
 

@@ -38,21 +38,30 @@ DB_BIGINT_MAX = 2**63 - 1
 class BookingCreateSerializer(serializers.Serializer):
     flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
     customer_id = serializers.IntegerField(
-        min_value=1, max_value=DB_BIGINT_MAX, required=False,
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     seats = serializers.ListField(
-        child=serializers.CharField(max_length=8), min_length=1, max_length=50, required=False,
+        child=serializers.CharField(max_length=8),
+        min_length=1,
+        max_length=50,
+        required=False,
         help_text='Seat numbers, e.g. ["12A", "12B"]. Either this or `passengers`.',
     )
     passengers = serializers.IntegerField(
-        min_value=1, max_value=50, required=False,
+        min_value=1,
+        max_value=50,
+        required=False,
         help_text="Seatless booking: how many passengers (seats are assigned later).",
     )
     passenger_names = serializers.ListField(
-        child=serializers.CharField(max_length=120, allow_blank=True), max_length=50,
-        required=False, help_text="Optional; one per seat or passenger, in order.",
+        child=serializers.CharField(max_length=120, allow_blank=True),
+        max_length=50,
+        required=False,
+        help_text="Optional; one per seat or passenger, in order.",
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +169,15 @@ class BookingListCreateApi(GenericAPIView):
         responses={
             201: BookingSerializer,
             **problems(
-                400, 401, 403, 404, 409, 413, 415, 429, 503,
+                400,
+                401,
+                403,
+                404,
+                409,
+                413,
+                415,
+                429,
+                503,
                 s403="`customerId` names someone else and you may not book on their behalf.",
                 s404="No such flight.",
             ),
@@ -225,7 +242,12 @@ class BookingDetailApi(APIView):
         responses={
             200: CancellationSerializer,
             **problems(
-                401, 403, 404, 409, 410, 503,
+                401,
+                403,
+                404,
+                409,
+                410,
+                503,
                 s409="The booking is already cancelled, or the flight has departed.",
                 s410="The hold had already expired; its seats were released.",
             ),

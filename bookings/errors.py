@@ -48,9 +48,7 @@ class SeatWrongCabin(DomainError):
 
     def __init__(self, seats: Iterable[str], fare_class: str) -> None:
         seats = sorted(seats)
-        super().__init__(
-            f"Seat {', '.join(seats)} is not sold in {fare_class}.", seats=seats
-        )
+        super().__init__(f"Seat {', '.join(seats)} is not sold in {fare_class}.", seats=seats)
 
 
 class FlightNotBookable(DomainError):

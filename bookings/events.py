@@ -37,7 +37,8 @@ def register_consumer(event_type: str, *, name: str) -> Callable[[Handler], Hand
     def decorator(handle: Handler) -> Handler:
         existing = _consumers.get(name)
         if existing and (existing.event_type, existing.handle.__qualname__) != (
-            event_type, handle.__qualname__
+            event_type,
+            handle.__qualname__,
         ):
             raise ValueError(f"An outbox consumer named {name!r} is already registered.")
         _consumers[name] = Consumer(name=name, event_type=event_type, handle=handle)

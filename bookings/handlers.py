@@ -62,5 +62,3 @@ def email_refund(event: OutboxEvent) -> None:
             "currency": payload.get("currency"),
         },
     )
-
-

@@ -115,13 +115,14 @@ class OutboxEvent(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            models.Index(fields=["id"], condition=Q(published_at__isnull=True), name="outbox_unpublished_idx"),
+            models.Index(
+                fields=["id"], condition=Q(published_at__isnull=True), name="outbox_unpublished_idx"
+            ),
             models.Index(fields=["aggregate_type", "aggregate_id", "id"]),
         ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.aggregate_type}:{self.aggregate_id}"
-
 
 
 class ProcessedEvent(models.Model):
@@ -228,7 +229,8 @@ class Notification(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(
-                fields=["updated_at"], condition=Q(status__in=["PENDING", "SENDING"]),
+                fields=["updated_at"],
+                condition=Q(status__in=["PENDING", "SENDING"]),
                 name="notification_unsent_idx",
             ),
         ]

@@ -36,7 +36,7 @@ SUBJECTS = {
     NotificationKind.BOOKING_EXPIRED: "Your hold on flight {flight} has expired",
     NotificationKind.BOOKING_CANCELLED: "Your booking for flight {flight} is cancelled",
     NotificationKind.REFUND_ISSUED: "Refund for your booking on flight {flight}",
-    NotificationKind.WAITLIST_OFFER: "Seats for you on flight {flight}: pay before your offer lapses",
+    NotificationKind.WAITLIST_OFFER: "Seats are held for you on flight {flight}",
 }
 
 
@@ -55,8 +55,14 @@ def queue_notification(
     now = timezone.now()
     with transaction.atomic():
         notification = Notification.objects.create(
-            booking=booking, event=event, kind=kind, to=to, context=context or {},
-            status=NotificationStatus.PENDING, created_at=now, updated_at=now,
+            booking=booking,
+            event=event,
+            kind=kind,
+            to=to,
+            context=context or {},
+            status=NotificationStatus.PENDING,
+            created_at=now,
+            updated_at=now,
         )
         transaction.on_commit(partial(dispatch_notification, notification.pk), robust=True)
     return notification

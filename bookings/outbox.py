@@ -121,8 +121,12 @@ def relay_outbox(*, batch_size: int | None = None, now: datetime | None = None) 
                     last_error="\n".join(errors)[:4000],
                 )
                 if attempts >= settings.OUTBOX["MAX_ATTEMPTS"]:
-                    logger.error("outbox event %s gave up after %s attempts; its booking's "
-                                 "later events wait for an operator", event.pk, attempts)
+                    logger.error(
+                        "outbox event %s gave up after %s attempts; its booking's "
+                        "later events wait for an operator",
+                        event.pk,
+                        attempts,
+                    )
                 continue
             OutboxEvent.objects.filter(pk=event.pk).update(
                 published_at=timezone.now(), next_attempt_at=None, last_error=""

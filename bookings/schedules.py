@@ -24,14 +24,24 @@ class Schedule:
 SCHEDULES = (
     Schedule("bookings: relay outbox", "bookings.relay_outbox", 1, 10),
     Schedule("bookings: expire holds", "bookings.expire_holds", 30, 25),
-    Schedule("bookings: resend stale notifications", "bookings.redispatch_stale_notifications",
-             60, 55),
-    Schedule("bookings: purge published outbox events", "bookings.purge_published_outbox",
-             6 * 3600, 3600),
-    Schedule("waitroom: close waitlists of departed flights", "waitroom.close_departed_waitlists",
-             300, 280),
-    Schedule("payments: purge expired idempotency keys", "payments.tasks.purge_idempotency_keys_task",
-             3600, 3000),
+    Schedule(
+        "bookings: resend stale notifications", "bookings.redispatch_stale_notifications", 60, 55
+    ),
+    Schedule(
+        "bookings: purge published outbox events", "bookings.purge_published_outbox", 6 * 3600, 3600
+    ),
+    Schedule(
+        "waitroom: close waitlists of departed flights",
+        "waitroom.close_departed_waitlists",
+        300,
+        280,
+    ),
+    Schedule(
+        "payments: purge expired idempotency keys",
+        "payments.tasks.purge_idempotency_keys_task",
+        3600,
+        3000,
+    ),
     Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
 )
 

@@ -80,7 +80,9 @@ def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
     duplicates = sorted({s for s in normalised if normalised.count(s) > 1})
     if duplicates:
         raise InvalidRequest(
-            f"Seat {', '.join(duplicates)} is listed more than once.", field="seats", seats=duplicates
+            f"Seat {', '.join(duplicates)} is listed more than once.",
+            field="seats",
+            seats=duplicates,
         )
     # One global lock order for every hold: this is what makes {12A,12B} racing {12B,12A}
     # end in a clean loser instead of a deadlock.
@@ -220,7 +222,9 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
     if any(waitlist.has_waiting(flight_id=b.flight_id, fare_class=b.fare_class) for b in lockable):
         raise SeatUnavailable(seat_nos)
-    close_bookings(lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now)
+    close_bookings(
+        lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+    )
 
 
 @lock_errors_as_too_busy
@@ -339,12 +343,20 @@ def close_bookings(
             "seats": sorted(released[b.pk]),
         }
         events.append(
-            OutboxEvent(aggregate_type="booking", aggregate_id=str(b.pk), event_type=event_type, payload=payload)
+            OutboxEvent(
+                aggregate_type="booking",
+                aggregate_id=str(b.pk),
+                event_type=event_type,
+                payload=payload,
+            )
         )
         if released[b.pk] or b.seat_count:
             events.append(
                 OutboxEvent(
-                    aggregate_type="booking", aggregate_id=str(b.pk), event_type="seats.released", payload=payload
+                    aggregate_type="booking",
+                    aggregate_id=str(b.pk),
+                    event_type="seats.released",
+                    payload=payload,
                 )
             )
     emit_events(events)
@@ -368,7 +380,9 @@ def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) 
                 .only("id", "flight_id", "fare_class", "seat_count")
                 .order_by("id")[:batch_size]
             )
-            close_bookings(batch, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=moment)
+            close_bookings(
+                batch, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=moment
+            )
         expired += len(batch)
         if len(batch) < batch_size:
             return expired
@@ -387,8 +401,12 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
         if booking.status == BookingStatus.EXPIRED:
             raise HoldExpired("This hold had already expired; its seats are released.")
         if booking.status != BookingStatus.HELD:
-            raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be given up as a hold.")
-        close_bookings([booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now)
+            raise InvalidBookingState(
+                f"A {booking.status.lower()} booking cannot be given up as a hold."
+            )
+        close_bookings(
+            [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now
+        )
     return booking
 
 

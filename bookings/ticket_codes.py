@@ -49,8 +49,13 @@ def _signature(key_id: str, signed_part: str) -> str:
 def sign_ticket(content: TicketContent) -> str:
     key_id = settings.TICKET_SIGNING_KEY_ID
     body = json.dumps(
-        [content.serial, content.flight_id, content.seat_no, content.fare_class,
-         content.passenger_name],
+        [
+            content.serial,
+            content.flight_id,
+            content.seat_no,
+            content.fare_class,
+            content.passenger_name,
+        ],
         separators=(",", ":"),
         ensure_ascii=False,
     )

@@ -85,8 +85,13 @@ def ticket_pdf(ticket: Ticket) -> bytes:
         pdf.drawString(50 * mm, y, value)
         y -= 9 * mm
     size = 70 * mm
-    pdf.drawImage(ImageReader(io.BytesIO(qr_png(ticket.code))), width - 20 * mm - size,
-                  top - 10 * mm - size, size, size)
+    pdf.drawImage(
+        ImageReader(io.BytesIO(qr_png(ticket.code))),
+        width - 20 * mm - size,
+        top - 10 * mm - size,
+        size,
+        size,
+    )
     pdf.setFont(regular, 8)
     pdf.drawString(20 * mm, y - 5 * mm, "Show this code at the gate. It is valid once.")
     pdf.showPage()

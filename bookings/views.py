@@ -207,6 +207,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 # --- tickets and gate check-in ---------------------------------------------------------------
 
+
 def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Anonymous users go to the login page; signed-in non-staff get 403, not a login loop."""
 

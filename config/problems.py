@@ -12,8 +12,9 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://seatkeeper.dev/problems/"
 
 
-def problem_body(*, status: int, title: str, detail: str | None = None, code: str | None = None,
-                 **extra: Any) -> dict[str, Any]:
+def problem_body(
+    *, status: int, title: str, detail: str | None = None, code: str | None = None, **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "type": PROBLEM_TYPE_BASE + code if code else "about:blank",
         "title": title,
@@ -25,8 +26,9 @@ def problem_body(*, status: int, title: str, detail: str | None = None, code: st
     return body
 
 
-def problem_response(*, status: int, title: str, detail: str | None = None, code: str | None = None,
-                     **extra: Any) -> JsonResponse:
+def problem_response(
+    *, status: int, title: str, detail: str | None = None, code: str | None = None, **extra: Any
+) -> JsonResponse:
     return JsonResponse(
         problem_body(status=status, title=title, detail=detail, code=code, **extra),
         status=status,

@@ -3,7 +3,6 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.api.auth import ObtainTokenApi
-
 from config.health import healthz
 
 api_patterns = [

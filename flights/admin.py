@@ -95,7 +95,7 @@ class FlightAdmin(admin.ModelAdmin):
             SeatStatus.AVAILABLE: "·",
             SeatStatus.HELD: "H",
             SeatStatus.SOLD: "■",
-            SeatStatus.BLOCKED: "×",
+            SeatStatus.BLOCKED: "x",
         }
         lines = format_html_join(
             "\n",
@@ -106,7 +106,8 @@ class FlightAdmin(admin.ModelAdmin):
             ),
         )
         return format_html(
-            "<pre style='font-size:12px;line-height:1.3'>{}\n\n· available  H held  ■ sold  × blocked</pre>",
+            "<pre style='font-size:12px;line-height:1.3'>{}\n\n"
+            "· available  H held  ■ sold  x blocked</pre>",
             lines,
         )
 

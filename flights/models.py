@@ -48,7 +48,9 @@ class Flight(models.Model):
         ordering = ["departure_at", "code"]
         indexes = [models.Index(fields=["origin", "destination", "departure_at"])]
         constraints = [
-            models.UniqueConstraint(fields=["code", "departure_at"], name="flight_code_departure_uniq"),
+            models.UniqueConstraint(
+                fields=["code", "departure_at"], name="flight_code_departure_uniq"
+            ),
             models.CheckConstraint(
                 condition=~Q(origin=F("destination")), name="flight_origin_not_destination"
             ),
@@ -58,7 +60,8 @@ class Flight(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.code} {self.origin_id}→{self.destination_id} {self.departure_at:%Y-%m-%d %H:%M}Z"
+        route = f"{self.origin_id}→{self.destination_id}"
+        return f"{self.code} {route} {self.departure_at:%Y-%m-%d %H:%M}Z"
 
 
 class FareInventory(models.Model):
@@ -83,18 +86,24 @@ class FareInventory(models.Model):
         ordering = ["flight_id", "fare_class"]
         verbose_name_plural = "fare inventories"
         constraints = [
-            models.UniqueConstraint(fields=["flight", "fare_class"], name="inventory_flight_class_uniq"),
+            models.UniqueConstraint(
+                fields=["flight", "fare_class"], name="inventory_flight_class_uniq"
+            ),
             models.CheckConstraint(
                 condition=Q(sold__lte=F("capacity") + F("overbook_limit") - F("held")),
                 name="inventory_sold_plus_held_within_limit",
             ),
             models.CheckConstraint(condition=Q(sold__gte=0), name="inventory_sold_non_negative"),
             models.CheckConstraint(condition=Q(held__gte=0), name="inventory_held_non_negative"),
-            models.CheckConstraint(condition=Q(capacity__gte=0), name="inventory_capacity_non_negative"),
+            models.CheckConstraint(
+                condition=Q(capacity__gte=0), name="inventory_capacity_non_negative"
+            ),
             models.CheckConstraint(
                 condition=Q(overbook_limit__gte=0), name="inventory_overbook_non_negative"
             ),
-            models.CheckConstraint(condition=Q(price__gte=Decimal("0")), name="inventory_price_non_negative"),
+            models.CheckConstraint(
+                condition=Q(price__gte=Decimal("0")), name="inventory_price_non_negative"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -118,13 +127,17 @@ class Seat(models.Model):
     row = models.PositiveSmallIntegerField()
     letter = models.CharField(max_length=1)
     fare_class = models.CharField(max_length=10, choices=FareClass.choices)
-    status = models.CharField(max_length=10, choices=SeatStatus.choices, default=SeatStatus.AVAILABLE)
+    status = models.CharField(
+        max_length=10, choices=SeatStatus.choices, default=SeatStatus.AVAILABLE
+    )
     held_until = models.DateTimeField(null=True, blank=True)
     booking = models.ForeignKey(
         "bookings.Booking", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     surcharge = models.DecimalField(
-        max_digits=10, decimal_places=2, default=Decimal("0.00"),
+        max_digits=10,
+        decimal_places=2,
+        default=Decimal("0.00"),
         help_text="Added to the fare for this seat (exit row, front rows, ...).",
     )
 
@@ -141,7 +154,9 @@ class Seat(models.Model):
                 ),
                 name="seat_status_matches_booking",
             ),
-            models.CheckConstraint(condition=Q(surcharge__gte=0), name="seat_surcharge_non_negative"),
+            models.CheckConstraint(
+                condition=Q(surcharge__gte=0), name="seat_surcharge_non_negative"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -33,8 +33,11 @@ def _ttl(name: str) -> int:
 
 def _airport(airport: Airport) -> dict[str, Any]:
     return {
-        "code": airport.code, "name": airport.name, "city": airport.city,
-        "country": airport.country, "time_zone": airport.time_zone,
+        "code": airport.code,
+        "name": airport.name,
+        "city": airport.city,
+        "country": airport.country,
+        "time_zone": airport.time_zone,
     }
 
 
@@ -89,8 +92,10 @@ def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str
             _flight(f)
             for f in _flights()
             .filter(
-                origin_id=origin, destination_id=destination,
-                departure_at__gte=start, departure_at__lt=end,
+                origin_id=origin,
+                destination_id=destination,
+                departure_at__gte=start,
+                departure_at__lt=end,
             )
             .order_by("departure_at", "code")
         ]
@@ -118,25 +123,31 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         return found
 
     flight = (
-        Flight.objects.filter(pk=flight_id).prefetch_related("inventories")
-        .only("id", "code", "status").first()
+        Flight.objects.filter(pk=flight_id)
+        .prefetch_related("inventories")
+        .only("id", "code", "status")
+        .first()
     )
     if flight is None:
         return None
     now = timezone.now()
     seats = []
-    for seat_no, row, letter, fare_class, status, held_until, surcharge in (
-        flight.seats.order_by("row", "letter").values_list(
-            "seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge"
-        )
-    ):
+    for seat_no, row, letter, fare_class, status, held_until, surcharge in flight.seats.order_by(
+        "row", "letter"
+    ).values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge"):
         # A lapsed hold not yet swept is free: the next hold takes it over.
         if status == SeatStatus.HELD and held_until <= now:
             status = SeatStatus.AVAILABLE
-        seats.append({
-            "seat_no": seat_no, "row": row, "letter": letter, "fare_class": fare_class,
-            "status": status, "surcharge": surcharge,
-        })
+        seats.append(
+            {
+                "seat_no": seat_no,
+                "row": row,
+                "letter": letter,
+                "fare_class": fare_class,
+                "status": status,
+                "surcharge": surcharge,
+            }
+        )
     found = {
         "flight_id": flight.pk,
         "code": flight.code,
@@ -150,6 +161,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
 
 
 # --- customer pages: offers with local times, the cabin grid, the live snapshot ---------------
+
 
 @dataclass(frozen=True)
 class FareOffer:

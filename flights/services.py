@@ -53,8 +53,11 @@ class CabinLayout:
 
 
 def a320_layout(
-    *, business_price: Decimal = Decimal("420.00"), economy_price: Decimal = Decimal("89.00"),
-    economy_overbook: int = 3, currency: str = "EUR",
+    *,
+    business_price: Decimal = Decimal("420.00"),
+    economy_price: Decimal = Decimal("89.00"),
+    economy_overbook: int = 3,
+    currency: str = "EUR",
 ) -> CabinLayout:
     """An A320: 3 business rows of 4 (ACDF) and 28 economy rows of 6 (ABCDEF) = 180 seats.
 
@@ -66,8 +69,12 @@ def a320_layout(
         sections=(
             CabinSection(FareClass.BUSINESS, rows=3, letters="ACDF", price=business_price),
             CabinSection(
-                FareClass.ECONOMY, rows=28, letters="ABCDEF", price=economy_price,
-                overbook_limit=economy_overbook, premium_rows=(4, 5, 12, 13),
+                FareClass.ECONOMY,
+                rows=28,
+                letters="ABCDEF",
+                price=economy_price,
+                overbook_limit=economy_overbook,
+                premium_rows=(4, 5, 12, 13),
                 premium_surcharge=Decimal("15.00"),
             ),
         ),
@@ -92,8 +99,11 @@ def create_flight(
     seats = layout.seats()
     with transaction.atomic():
         flight = Flight.objects.create(
-            code=code, origin=origin, destination=destination,
-            departure_at=departure_at, arrival_at=arrival_at,
+            code=code,
+            origin=origin,
+            destination=destination,
+            departure_at=departure_at,
+            arrival_at=arrival_at,
         )
         FareInventory.objects.bulk_create(
             FareInventory(
@@ -108,8 +118,12 @@ def create_flight(
         )
         Seat.objects.bulk_create(
             Seat(
-                flight=flight, seat_no=f"{row}{letter}", row=row, letter=letter,
-                fare_class=fare_class, surcharge=surcharge,
+                flight=flight,
+                seat_no=f"{row}{letter}",
+                row=row,
+                letter=letter,
+                fare_class=fare_class,
+                surcharge=surcharge,
             )
             for fare_class, row, letter, surcharge in seats
         )

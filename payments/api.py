@@ -31,12 +31,17 @@ from payments.webhooks import receive_webhook
 
 class PayRequestSerializer(serializers.Serializer):
     amount = serializers.DecimalField(
-        max_digits=12, decimal_places=2, min_value=0, required=False,
+        max_digits=12,
+        decimal_places=2,
+        min_value=0,
+        required=False,
         help_text="Optional check: refused (400) unless it is the booking's amount.",
     )
     currency = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
     payment_method = serializers.CharField(
-        max_length=100, required=False, allow_blank=True,
+        max_length=100,
+        required=False,
+        allow_blank=True,
         help_text="Sandbox: a test card number; Stripe: a PaymentMethod id. "
         "Omit it for the hosted checkout (202 with `checkoutUrl`).",
     )
@@ -97,14 +102,20 @@ def _payment_problem(description: str) -> OpenApiResponse:
 
 
 IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key", str, OpenApiParameter.HEADER, required=True,
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=True,
     description="One per payment attempt (e.g. a UUID), at most 255 characters. Repeating it "
     "with the same body replays the stored answer (`Idempotent-Replayed: true`) and never "
     "charges twice.",
 )
 SIGNATURE_HEADERS = [
     OpenApiParameter(
-        name, str, OpenApiParameter.HEADER, required=False,
+        name,
+        str,
+        OpenApiParameter.HEADER,
+        required=False,
         description=f"{gateway}'s signature over the raw body; a missing or wrong one is 400.",
     )
     for name, gateway in (
@@ -147,7 +158,15 @@ class PayForBookingApi(APIView):
                 "The payment provider could not be reached; retry with a new key."
             ),
             **problems(
-                400, 401, 403, 404, 410, 415, 422, 429, 503,
+                400,
+                401,
+                403,
+                404,
+                410,
+                415,
+                422,
+                429,
+                503,
                 s400="Invalid body, missing Idempotency-Key, or an amount/currency that does not "
                 "match the booking.",
                 s404="No such booking of yours.",

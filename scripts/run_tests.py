@@ -43,10 +43,13 @@ def ensure_max_connections(database_url: str) -> None:
         if not (local and shutil.which("pg_ctlcluster") and os.geteuid() == 0):
             sys.exit(
                 f"PostgreSQL allows {current} connections; the concurrency tests need "
-                f"{NEEDED_CONNECTIONS}.  Run: ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}; "
+                f"{NEEDED_CONNECTIONS}.  Run: "
+                f"ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}; "
                 "and restart PostgreSQL."
             )
-        print(f"Raising local PostgreSQL max_connections {current} -> {NEEDED_CONNECTIONS} (restart).")
+        print(
+            f"Raising local PostgreSQL max_connections {current} -> {NEEDED_CONNECTIONS} (restart)."
+        )
         conn.execute(f"ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}")
     version = next(Path("/etc/postgresql").iterdir()).name
     subprocess.run(

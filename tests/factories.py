@@ -64,17 +64,28 @@ class FlightFactory(factory.django.DjangoModelFactory):
         return create_flight(layout=layout, **kwargs)
 
 
-def economy_only_layout(*, rows: int = 30, overbook_limit: int = 3, price: str = "100.00") -> CabinLayout:
+def economy_only_layout(
+    *, rows: int = 30, overbook_limit: int = 3, price: str = "100.00"
+) -> CabinLayout:
     """One economy cabin of `rows` x 6 seats: 30 rows are the 180 seats of the seed's example."""
     return CabinLayout(
         sections=(
-            CabinSection(FareClass.ECONOMY, rows=rows, letters="ABCDEF", price=Decimal(price),
-                         overbook_limit=overbook_limit),
+            CabinSection(
+                FareClass.ECONOMY,
+                rows=rows,
+                letters="ABCDEF",
+                price=Decimal(price),
+                overbook_limit=overbook_limit,
+            ),
         ),
     )
 
 
 __all__ = [
-    "AirportFactory", "FlightFactory", "StaffFactory", "UserFactory", "a320_layout",
+    "AirportFactory",
+    "FlightFactory",
+    "StaffFactory",
+    "UserFactory",
+    "a320_layout",
     "economy_only_layout",
 ]

@@ -6,7 +6,17 @@ from waitroom.models import WaitlistEntry, WaitlistStatus
 
 @admin.register(WaitlistEntry)
 class WaitlistEntryAdmin(admin.ModelAdmin):
-    list_display = ["id", "flight", "fare_class", "customer", "party_size", "status", "joined_at", "offer", "offered_at"]
+    list_display = [
+        "id",
+        "flight",
+        "fare_class",
+        "customer",
+        "party_size",
+        "status",
+        "joined_at",
+        "offer",
+        "offered_at",
+    ]
     list_filter = ["status", "fare_class"]
     search_fields = ["flight__code", "=flight__id", "customer__username", "customer__email"]
     list_select_related = ["flight", "customer", "offer"]
@@ -24,4 +34,6 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
         removed = queryset.filter(status=WaitlistStatus.WAITING).update(
             status=WaitlistStatus.LEFT, closed_at=timezone.now()
         )
-        self.message_user(request, f"{removed} waiting entr{'y' if removed == 1 else 'ies'} removed.")
+        self.message_user(
+            request, f"{removed} waiting entr{'y' if removed == 1 else 'ies'} removed."
+        )

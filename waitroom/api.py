@@ -22,7 +22,11 @@ class JoinSerializer(serializers.Serializer):
 class FareClassQuerySerializer(serializers.Serializer):
     # Query strings are not run through the camelCase parser: the field keeps its wire name.
     def get_fields(self):
-        return {"fareClass": serializers.ChoiceField(choices=FareClass.choices, default=FareClass.ECONOMY)}
+        return {
+            "fareClass": serializers.ChoiceField(
+                choices=FareClass.choices, default=FareClass.ECONOMY
+            )
+        }
 
 
 def fare_class_from(request) -> str:
@@ -45,7 +49,9 @@ class EntrySerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     party_size = serializers.IntegerField()
     status = serializers.ChoiceField(choices=WaitlistStatus.choices)
-    position = serializers.SerializerMethodField(help_text="1-based place while WAITING, else null.")
+    position = serializers.SerializerMethodField(
+        help_text="1-based place while WAITING, else null."
+    )
     joined_at = serializers.DateTimeField()
     offer = OfferSerializer(allow_null=True, help_text="The hold made for you once seats freed up.")
 
@@ -60,8 +66,10 @@ FARE_CLASS_PARAM = OpenApiParameter(
 
 class WaitlistApi(APIView):
     @extend_schema(
-        operation_id="waitlist_status", parameters=[FARE_CLASS_PARAM],
-        responses={200: EntrySerializer, **problems(400, 401, 404)}, tags=["waitlist"],
+        operation_id="waitlist_status",
+        parameters=[FARE_CLASS_PARAM],
+        responses={200: EntrySerializer, **problems(400, 401, 404)},
+        tags=["waitlist"],
     )
     def get(self, request, flight_id: int):
         entry = selectors.active_entry(
@@ -72,8 +80,10 @@ class WaitlistApi(APIView):
         return Response(EntrySerializer(entry).data)
 
     @extend_schema(
-        operation_id="waitlist_join", request=JoinSerializer,
-        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 429)}, tags=["waitlist"],
+        operation_id="waitlist_join",
+        request=JoinSerializer,
+        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 429)},
+        tags=["waitlist"],
         description="Join the waitlist of a sold-out fare class (409 while seats are available).",
     )
     def post(self, request, flight_id: int):
@@ -85,8 +95,10 @@ class WaitlistApi(APIView):
         return Response(EntrySerializer(entry).data, status=201)
 
     @extend_schema(
-        operation_id="waitlist_leave", parameters=[FARE_CLASS_PARAM],
-        responses={200: EntrySerializer, **problems(400, 401, 404)}, tags=["waitlist"],
+        operation_id="waitlist_leave",
+        parameters=[FARE_CLASS_PARAM],
+        responses={200: EntrySerializer, **problems(400, 401, 404)},
+        tags=["waitlist"],
     )
     def delete(self, request, flight_id: int):
         entry = services.leave_waitlist(

@@ -30,8 +30,12 @@ class WaitlistEntry(models.Model):
         max_length=10, choices=WaitlistStatus.choices, default=WaitlistStatus.WAITING
     )
     offer = models.OneToOneField(
-        "bookings.Booking", on_delete=models.SET_NULL, null=True, blank=True,
-        related_name="waitlist_entry", help_text="The hold created for this entry when units freed up.",
+        "bookings.Booking",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="waitlist_entry",
+        help_text="The hold created for this entry when units freed up.",
     )
     joined_at = models.DateTimeField()
     offered_at = models.DateTimeField(null=True, blank=True)
@@ -42,7 +46,8 @@ class WaitlistEntry(models.Model):
         verbose_name_plural = "waitlist entries"
         indexes = [
             models.Index(
-                fields=["flight", "fare_class", "id"], condition=Q(status="WAITING"),
+                fields=["flight", "fare_class", "id"],
+                condition=Q(status="WAITING"),
                 name="waitlist_waiting_order_idx",
             ),
         ]
@@ -62,4 +67,5 @@ class WaitlistEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Waitlist {self.pk} {self.flight_id}/{self.fare_class} x{self.party_size} ({self.status})"
+        where = f"{self.flight_id}/{self.fare_class}"
+        return f"Waitlist {self.pk} {where} x{self.party_size} ({self.status})"

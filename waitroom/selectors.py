@@ -5,16 +5,23 @@ def waitlist_position(*, entry: WaitlistEntry) -> int | None:
     """1-based place in the queue among those still waiting; None once no longer waiting."""
     if entry.status != WaitlistStatus.WAITING:
         return None
-    return WaitlistEntry.objects.filter(
-        flight_id=entry.flight_id, fare_class=entry.fare_class, status=WaitlistStatus.WAITING,
-        id__lt=entry.id,
-    ).count() + 1
+    return (
+        WaitlistEntry.objects.filter(
+            flight_id=entry.flight_id,
+            fare_class=entry.fare_class,
+            status=WaitlistStatus.WAITING,
+            id__lt=entry.id,
+        ).count()
+        + 1
+    )
 
 
 def active_entry(*, customer, flight_id: int, fare_class: str) -> WaitlistEntry | None:
     return (
         WaitlistEntry.objects.filter(
-            customer=customer, flight_id=flight_id, fare_class=fare_class,
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
             status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED],
         )
         .select_related("offer")

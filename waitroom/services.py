@@ -62,8 +62,11 @@ def join_waitlist(
     try:
         with transaction.atomic():
             return WaitlistEntry.objects.create(
-                flight_id=flight_id, fare_class=fare_class, customer=customer,
-                party_size=party_size, joined_at=now,
+                flight_id=flight_id,
+                fare_class=fare_class,
+                customer=customer,
+                party_size=party_size,
+                joined_at=now,
             )
     except IntegrityError as exc:
         raise AlreadyWaiting("You are already on this waitlist.") from exc
@@ -76,8 +79,12 @@ def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: st
     with transaction.atomic():
         entry = (
             WaitlistEntry.objects.select_for_update()
-            .filter(flight_id=flight_id, fare_class=fare_class, customer=customer,
-                    status=WaitlistStatus.WAITING)
+            .filter(
+                flight_id=flight_id,
+                fare_class=fare_class,
+                customer=customer,
+                status=WaitlistStatus.WAITING,
+            )
             .first()
         )
         if entry is None:
@@ -141,9 +148,13 @@ def _hold_for_entry(
         customer_id=entry.customer_id,
         flight_id=inventory.flight_id,
         fare_class=inventory.fare_class,
-        status=BookingStatus.HELD, seat_count=n,
+        status=BookingStatus.HELD,
+        seat_count=n,
         amount=inventory.price * n + sum((s.surcharge for s in seats), Decimal(0)),
-        currency=inventory.currency, expires_at=expires_at, created_at=now, updated_at=now,
+        currency=inventory.currency,
+        expires_at=expires_at,
+        created_at=now,
+        updated_at=now,
     )
     if seats:
         Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE).update(
@@ -161,18 +172,25 @@ def _hold_for_entry(
         status=WaitlistStatus.OFFERED, offer=booking, offered_at=now
     )
     entry.status, entry.offer, entry.offered_at = WaitlistStatus.OFFERED, booking, now
-    emit_events([
-        OutboxEvent(
-            aggregate_type="booking", aggregate_id=str(booking.pk), event_type="waitlist.offered",
-            payload={
-                "bookingId": booking.pk,
-                "flightId": booking.flight_id,
-                "fareClass": booking.fare_class,
-                "customerId": entry.customer_id, "waitlistEntryId": entry.pk, "partySize": n,
-                "seats": sorted(s.seat_no for s in seats), "expiresAt": expires_at.isoformat(),
-            },
-        )
-    ])
+    emit_events(
+        [
+            OutboxEvent(
+                aggregate_type="booking",
+                aggregate_id=str(booking.pk),
+                event_type="waitlist.offered",
+                payload={
+                    "bookingId": booking.pk,
+                    "flightId": booking.flight_id,
+                    "fareClass": booking.fare_class,
+                    "customerId": entry.customer_id,
+                    "waitlistEntryId": entry.pk,
+                    "partySize": n,
+                    "seats": sorted(s.seat_no for s in seats),
+                    "expiresAt": expires_at.isoformat(),
+                },
+            )
+        ]
+    )
     return booking
 
 
@@ -187,7 +205,7 @@ def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
     for _, row_seats in groupby(free, key=lambda s: s.row):
         row_seats = list(row_seats)
         for start in range(len(row_seats) - n + 1):
-            block = row_seats[start:start + n]
+            block = row_seats[start : start + n]
             letters = [ord(s.letter) for s in block]
             if letters == list(range(letters[0], letters[0] + n)):
                 return block

@@ -40,7 +40,6 @@ TITLES = {
 TOO_BUSY_RETRY_AFTER_SECONDS = 1
 
 
-
 class RequestTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
@@ -87,7 +86,10 @@ def _validation_body(exc: exceptions.ValidationError) -> dict[str, Any]:
     first = params[0] if params else {"name": "", "reason": "Invalid request."}
     detail = f"{first['name']}: {first['reason']}" if first["name"] else first["reason"]
     return problem_body(
-        status=400, title="Invalid request", detail=detail, code="invalid-request",
+        status=400,
+        title="Invalid request",
+        detail=detail,
+        code="invalid-request",
         invalid_params=params,
     )
 
@@ -141,7 +143,9 @@ def _is_api(request) -> bool:
 def not_found(request, exception=None):
     if _is_api(request):
         return problem_response(
-            status=404, title="Not found", detail="No API endpoint at this address.",
+            status=404,
+            title="Not found",
+            detail="No API endpoint at this address.",
             code="not-found",
         )
     return defaults.page_not_found(request, exception)
@@ -150,7 +154,9 @@ def not_found(request, exception=None):
 def server_error(request):
     if _is_api(request):
         return problem_response(
-            status=500, title="Internal server error",
-            detail="Something went wrong on our side; it has been logged.", code="server-error",
+            status=500,
+            title="Internal server error",
+            detail="Something went wrong on our side; it has been logged.",
+            code="server-error",
         )
     return defaults.server_error(request)

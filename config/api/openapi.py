@@ -15,7 +15,7 @@ PROBLEM_DESCRIPTIONS = {
     403: "Authenticated but not allowed (also: the CSRF check failed for session auth).",
     404: "No such resource, or it belongs to someone else.",
     409: "Conflict: a seat was just taken (`seats` names them), the fare class is sold out "
-         "(`fareClass`), or the booking is in a state that does not allow this.",
+    "(`fareClass`), or the booking is in a state that does not allow this.",
     410: "The hold expired; its seats were released.",
     413: "The request body is too large.",
     415: "Send `Content-Type: application/json`.",
@@ -45,7 +45,8 @@ class ProblemSerializer(serializers.Serializer):
     detail = serializers.CharField(required=False, help_text="Human-readable; safe to show.")
     invalid_params = InvalidParamSerializer(many=True, required=False)
     seats = serializers.ListField(
-        child=serializers.CharField(), required=False,
+        child=serializers.CharField(),
+        required=False,
         help_text="The seats the problem is about (unavailable, unknown, wrong cabin).",
     )
     fare_class = serializers.CharField(required=False)

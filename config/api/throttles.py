@@ -18,7 +18,7 @@ PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
-    """"30/min" -> (30, 60)."""
+    """ "30/min" -> (30, 60)."""
     count, period = rate.split("/")
     return int(count), PERIODS[period[0]]
 

@@ -322,9 +322,13 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
 def test_seatless_passenger_gets_a_seat_later(customer, flight):
     from bookings.services import assign_seat
 
-    booking = hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    booking = hold_seatless(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+    )
     first, second = booking.passengers.order_by("pk")
-    hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["15C"])
+    hold_seats(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["15C"]
+    )
     with pytest.raises(SeatUnavailable):
         assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15C")
     with pytest.raises(SeatWrongCabin):
@@ -332,7 +336,11 @@ def test_seatless_passenger_gets_a_seat_later(customer, flight):
     held_before = economy(flight).held
     assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15d")
     seat = Seat.objects.get(flight=flight, seat_no="15D")
-    assert (seat.status, seat.booking_id, seat.held_until) == (SeatStatus.HELD, booking.pk, booking.expires_at)
+    assert (seat.status, seat.booking_id, seat.held_until) == (
+        SeatStatus.HELD,
+        booking.pk,
+        booking.expires_at,
+    )
     with pytest.raises(InvalidBookingState):
         assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15E")
     assert economy(flight).held == held_before  # the unit was already counted

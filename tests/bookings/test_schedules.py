@@ -42,7 +42,9 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
     call_command("install_schedules", stdout=open(os.devnull, "w"))  # noqa: SIM115
 
     assert installed() == before  # re-enabled, nothing duplicated
-    assert PeriodicTask.objects.filter(name__in=[s.name for s in SCHEDULES]).count() == len(SCHEDULES)
+    assert PeriodicTask.objects.filter(name__in=[s.name for s in SCHEDULES]).count() == len(
+        SCHEDULES
+    )
     assert IntervalSchedule.objects.filter(every=1, period="seconds").count() == 1
 
 

@@ -48,5 +48,5 @@ def test_garbage_is_forged(garbage):
 def test_the_longest_name_fits_the_code_column():
     from bookings.models import Ticket
 
-    longest = TicketContent("Zx81kQ_pl2mNv0a1", 2**31, "99K", "BUSINESS", "𝔸" * 120)
+    longest = TicketContent("Zx81kQ_pl2mNv0a1", 2**31, "99K", "BUSINESS", "𝔸" * 120)  # noqa: RUF001 - multi-byte on purpose
     assert len(sign_ticket(longest)) <= Ticket._meta.get_field("code").max_length

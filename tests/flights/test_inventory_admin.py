@@ -19,8 +19,15 @@ def test_set_fare_limits_refuses_going_below_sold_and_held(customer):
     inv = FareInventory.objects.get(flight=flight)
     with pytest.raises(InvalidRequest):
         set_fare_limits(inventory_id=inv.pk, capacity=3, overbook_limit=0, price=Decimal("10"))
-    updated = set_fare_limits(inventory_id=inv.pk, capacity=4, overbook_limit=2, price=Decimal("120.50"))
-    assert (updated.capacity, updated.overbook_limit, updated.price, updated.held) == (4, 2, Decimal("120.50"), 4)
+    updated = set_fare_limits(
+        inventory_id=inv.pk, capacity=4, overbook_limit=2, price=Decimal("120.50")
+    )
+    assert (updated.capacity, updated.overbook_limit, updated.price, updated.held) == (
+        4,
+        2,
+        Decimal("120.50"),
+        4,
+    )
 
 
 def test_admin_inline_edit_never_overwrites_live_counters(client, staff_user, customer, flight):
@@ -33,22 +40,31 @@ def test_admin_inline_edit_never_overwrites_live_counters(client, staff_user, cu
     # A hold lands after staff opened the form: the stale form must not reset `held` to 0.
     hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
     form = {
-        "code": flight.code, "origin": flight.origin_id, "destination": flight.destination_id,
+        "code": flight.code,
+        "origin": flight.origin_id,
+        "destination": flight.destination_id,
         "departure_at_0": flight.departure_at.strftime("%Y-%m-%d"),
         "departure_at_1": flight.departure_at.strftime("%H:%M:%S"),
         "arrival_at_0": flight.arrival_at.strftime("%Y-%m-%d"),
         "arrival_at_1": flight.arrival_at.strftime("%H:%M:%S"),
         "status": "SCHEDULED",
-        "inventories-TOTAL_FORMS": "2", "inventories-INITIAL_FORMS": "2",
-        "inventories-MIN_NUM_FORMS": "0", "inventories-MAX_NUM_FORMS": "1000",
+        "inventories-TOTAL_FORMS": "2",
+        "inventories-INITIAL_FORMS": "2",
+        "inventories-MIN_NUM_FORMS": "0",
+        "inventories-MAX_NUM_FORMS": "1000",
     }
     for i, row in enumerate([business, inv]):
-        form.update({
-            f"inventories-{i}-id": row.pk, f"inventories-{i}-flight": flight.pk,
-            f"inventories-{i}-fare_class": row.fare_class, f"inventories-{i}-capacity": row.capacity,
-            f"inventories-{i}-overbook_limit": 5 if row == inv else row.overbook_limit,
-            f"inventories-{i}-price": row.price, f"inventories-{i}-currency": row.currency,
-        })
+        form.update(
+            {
+                f"inventories-{i}-id": row.pk,
+                f"inventories-{i}-flight": flight.pk,
+                f"inventories-{i}-fare_class": row.fare_class,
+                f"inventories-{i}-capacity": row.capacity,
+                f"inventories-{i}-overbook_limit": 5 if row == inv else row.overbook_limit,
+                f"inventories-{i}-price": row.price,
+                f"inventories-{i}-currency": row.currency,
+            }
+        )
     response = client.post(url, form)
     assert response.status_code == 302, response.content[:2000]
     inv.refresh_from_db()
@@ -72,9 +88,14 @@ def test_admin_refuses_capacity_below_sold_with_a_message(client, staff_user, cu
 
 
 def test_admin_lists_bookings_and_inventory(client, staff_user, customer, flight):
-    booking = hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     client.force_login(staff_user)
-    listing = client.get(reverse("admin:bookings_booking_changelist"), {"q": customer.username, "status__exact": "HELD"})
+    listing = client.get(
+        reverse("admin:bookings_booking_changelist"),
+        {"q": customer.username, "status__exact": "HELD"},
+    )
     assert listing.status_code == 200 and f">{booking.pk}<" in listing.text
     overview = client.get(reverse("admin:flights_fareinventory_changelist"))
     assert overview.status_code == 200 and flight.code in overview.text
@@ -106,7 +127,10 @@ def test_demo_data_loads_twice_without_duplicates():
     assert Flight.objects.count() == 20
     flight = Flight.objects.first()
     assert flight.seats.count() == 180
-    assert {i.fare_class: i.capacity for i in flight.inventories.all()} == {"BUSINESS": 12, "ECONOMY": 168}
+    assert {i.fare_class: i.capacity for i in flight.inventories.all()} == {
+        "BUSINESS": 12,
+        "ECONOMY": 168,
+    }
     from django.contrib.auth import authenticate
 
     assert authenticate(username="demo", password="pw-for-test-2") is not None

@@ -27,6 +27,7 @@ from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+
 def off_loop(fn, *args, **kwargs):
     """Run a service call in its own thread (and connection), return its result."""
     outcome = {}

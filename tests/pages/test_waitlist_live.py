@@ -16,7 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_an_offer_appears_live_on_my_bookings(browser, asgi_server):
     flight, holders = off_loop(sold_out_flight)
     waiting = UserFactory()
-    off_loop(join_waitlist, customer=waiting, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    off_loop(
+        join_waitlist, customer=waiting, flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
     page = logged_in_page(browser, asgi_server, waiting)
     page.goto(f"{asgi_server.url}/bookings/")
     expect(page.locator(".waitlist-entry .position")).to_have_text("number 1")

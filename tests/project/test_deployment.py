@@ -25,7 +25,10 @@ def test_compose_describes_the_production_shape():
     for name in ("postgres", "redis", "web", "worker", "beat"):
         assert services[name]["healthcheck"]["test"], name
     assert services["beat"]["deploy"]["replicas"] == 1
-    assert "uvicorn" in services["web"]["command"] and "config.asgi:application" in services["web"]["command"]
+    assert (
+        "uvicorn" in services["web"]["command"]
+        and "config.asgi:application" in services["web"]["command"]
+    )
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
 
 
@@ -34,8 +37,13 @@ def test_compose_file_is_accepted_by_docker_compose():
     if binary is None:
         pytest.fail("docker-compose is not installed (.ci/run installs Debian's docker-compose)")
     env = {**os.environ, "DJANGO_SECRET_KEY": "x" * 50}
-    result = subprocess.run([binary, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
-                            capture_output=True, text=True, env=env, cwd=ROOT)
+    result = subprocess.run(
+        [binary, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
 
 

@@ -35,22 +35,36 @@ def wait_until(condition, *, timeout: float, what: str):
 
 @pytest.fixture
 def embedded_server(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}
+    }
     database = tmp_path / "embedded.sqlite3"
     # No relay kick on commit: the tickets can then only come from beat's one-second relay tick
     # running on the embedded worker, so the test proves web, beat and worker all run.
-    env.update(DATABASE_URL=f"sqlite:///{database}", DEMO_PASSWORD="embedded-demo-pw",
-               OUTBOX_KICK_ON_COMMIT="false")
+    env.update(
+        DATABASE_URL=f"sqlite:///{database}",
+        DEMO_PASSWORD="embedded-demo-pw",
+        OUTBOX_KICK_ON_COMMIT="false",
+    )
     manage = [sys.executable, "manage.py"]
     for command in (["migrate", "--noinput"], ["load_demo", "--days", "2"]):
-        subprocess.run([*manage, *command], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [*manage, *command], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300
+        )
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen([*manage, "serve", "--port", str(port)], cwd=ROOT, env=env,
-                              stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [*manage, "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
+
         def up():
             try:
                 return httpx.get(f"{base}/healthz", timeout=1).status_code == 200
@@ -67,26 +81,38 @@ def embedded_server(tmp_path):
 
 def test_embedded_server_books_pays_and_tickets_in_one_process(embedded_server):
     base, database = embedded_server
-    token = httpx.post(f"{base}/api/auth/token", json={"username": "demo", "password": "embedded-demo-pw"}).json()["token"]
+    token = httpx.post(
+        f"{base}/api/auth/token", json={"username": "demo", "password": "embedded-demo-pw"}
+    ).json()["token"]
     auth = {"Authorization": f"Token {token}"}
-    flight = httpx.get(f"{base}/api/flights?from=SGN&to=HAN&date={tomorrow_in('Asia/Ho_Chi_Minh')}").json()
+    flight = httpx.get(
+        f"{base}/api/flights?from=SGN&to=HAN&date={tomorrow_in('Asia/Ho_Chi_Minh')}"
+    ).json()
     flight_id = flight[0]["id"] if isinstance(flight, list) else flight["results"][0]["id"]
 
-    hold = httpx.post(f"{base}/api/bookings", headers=auth,
-                      json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["12A", "12B"]})
+    hold = httpx.post(
+        f"{base}/api/bookings",
+        headers=auth,
+        json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["12A", "12B"]},
+    )
     assert hold.status_code == 201, hold.text
     booking_id = hold.json()["bookingId"]
 
-    paid = httpx.post(f"{base}/api/bookings/{booking_id}/payments",
-                      headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
-                      json={"paymentMethod": "4242424242424242"})
+    paid = httpx.post(
+        f"{base}/api/bookings/{booking_id}/payments",
+        headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
+        json={"paymentMethod": "4242424242424242"},
+    )
     assert paid.status_code in (200, 201), paid.text
 
     def tickets():
         with sqlite3.connect(database) as db:
-            return db.execute(
-                "SELECT COUNT(*) FROM bookings_ticket WHERE booking_id = ?", [booking_id]
-            ).fetchone()[0] == 2
+            return (
+                db.execute(
+                    "SELECT COUNT(*) FROM bookings_ticket WHERE booking_id = ?", [booking_id]
+                ).fetchone()[0]
+                == 2
+            )
 
     # Confirmation writes an outbox event; beat's relay tick runs on the embedded worker, which
     # hands it to the ticket consumer.

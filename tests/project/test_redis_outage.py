@@ -19,11 +19,18 @@ def redis_gone(settings):
         "default": {
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": DEAD_REDIS,
-            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.2, "SOCKET_TIMEOUT": 0.2},
+            "OPTIONS": {
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": 0.2,
+                "SOCKET_TIMEOUT": 0.2,
+            },
         }
     }
     settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [DEAD_REDIS]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [DEAD_REDIS]},
+        }
     }
     # Django's setting_changed handler rebuilds the cache connections from the new setting.
     yield

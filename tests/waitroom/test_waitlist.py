@@ -23,7 +23,14 @@ def sold_out_flight(seats_rows=1):
     holders = []
     for seat in Seat.objects.filter(flight=flight).order_by("row", "letter"):
         holder = UserFactory()
-        holders.append(hold_seats(customer=holder, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat.seat_no]))
+        holders.append(
+            hold_seats(
+                customer=holder,
+                flight_id=flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=[seat.seat_no],
+            )
+        )
     return flight, holders
 
 
@@ -39,24 +46,34 @@ def test_join_only_when_sold_out_once_and_with_position(customer, flight):
         join_waitlist(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
     sold_out, _ = sold_out_flight()
     waiters = [UserFactory() for _ in range(3)]
-    entries = [join_waitlist(customer=w, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1) for w in waiters]
+    entries = [
+        join_waitlist(customer=w, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+        for w in waiters
+    ]
     assert [waitlist_position(entry=e) for e in entries] == [1, 2, 3]
     with pytest.raises(AlreadyWaiting):
-        join_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=2)
+        join_waitlist(
+            customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=2
+        )
     leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
     with pytest.raises(NotWaiting):
         leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
     entries[2].refresh_from_db()
     assert waitlist_position(entry=entries[2]) == 2
     # Leaving is not forever: rejoining puts you at the back.
-    back = join_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+    back = join_waitlist(
+        customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1
+    )
     assert waitlist_position(entry=back) == 3
 
 
 def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on():
     flight, holders = sold_out_flight()
     waiters = [UserFactory() for _ in range(5)]
-    entries = [join_waitlist(customer=w, flight_id=flight.pk, fare_class="ECONOMY", party_size=1) for w in waiters]
+    entries = [
+        join_waitlist(customer=w, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        for w in waiters
+    ]
 
     cancel_hold(customer=holders[0].customer, booking_id=holders[0].pk)
     cancel_hold(customer=holders[1].customer, booking_id=holders[1].pk)
@@ -65,14 +82,21 @@ def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on
         e.refresh_from_db()
     assert [e.status for e in entries] == ["OFFERED", "OFFERED", "WAITING", "WAITING", "WAITING"]
     offers = [e.offer for e in entries[:2]]
-    assert all(o.status == BookingStatus.HELD and o.customer_id == e.customer_id for o, e in zip(offers, entries, strict=False))
+    assert all(
+        o.status == BookingStatus.HELD and o.customer_id == e.customer_id
+        for o, e in zip(offers, entries, strict=False)
+    )
     assert offers[0].expires_at - timezone.now() > timedelta(minutes=29)
     # The freed seats went straight to the offers: nobody else can take them.
-    offered_seats = sorted(Seat.objects.filter(booking__in=offers).values_list("seat_no", flat=True))
+    offered_seats = sorted(
+        Seat.objects.filter(booking__in=offers).values_list("seat_no", flat=True)
+    )
     assert offered_seats == ["1A", "1B"]
     outsider = UserFactory()
     with pytest.raises(SeatUnavailable):
-        hold_seats(customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"])
+        hold_seats(
+            customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+        )
     with pytest.raises(SoldOut):
         hold_seatless(customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
     assert OutboxEvent.objects.filter(event_type="waitlist.offered").count() == 2
@@ -87,8 +111,12 @@ def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on
 
 def test_party_of_three_behind_party_of_one_first_fit_policy():
     flight, holders = sold_out_flight()
-    big = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=3)
-    small = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    big = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=3
+    )
+    small = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
 
     cancel_hold(customer=holders[5].customer, booking_id=holders[5].pk)  # 1 unit frees
     big.refresh_from_db()
@@ -101,14 +129,22 @@ def test_party_of_three_behind_party_of_one_first_fit_policy():
         cancel_hold(customer=h.customer, booking_id=h.pk)
     big.refresh_from_db()
     assert big.status == "OFFERED" and big.offer.seat_count == 3
-    assert sorted(big.offer.passengers.values_list("seat__seat_no", flat=True)) == ["1C", "1D", "1E"]
+    assert sorted(big.offer.passengers.values_list("seat__seat_no", flat=True)) == [
+        "1C",
+        "1D",
+        "1E",
+    ]
     assert check_inventory(flight_id=flight.pk) == []
 
 
 def test_raising_limits_and_unblocking_serve_the_waitlist_first():
     flight, _ = sold_out_flight()
-    first = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2)
-    second = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    first = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2
+    )
+    second = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
     inventory = FareInventory.objects.get(flight=flight)
     set_fare_limits(inventory_id=inventory.pk, capacity=6, overbook_limit=2, price=inventory.price)
     first.refresh_from_db()
@@ -125,8 +161,12 @@ def test_unblocked_seat_goes_to_the_waitlist():
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     assert block_seat(flight_id=flight.pk, seat_no="1F")
     for seat in ["1A", "1B", "1C", "1D", "1E"]:
-        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat])
-    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        hold_seats(
+            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat]
+        )
+    entry = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
     unblock_seat(flight_id=flight.pk, seat_no="1F")
     entry.refresh_from_db()
     assert entry.status == "OFFERED"
@@ -136,20 +176,29 @@ def test_unblocked_seat_goes_to_the_waitlist():
 
 def test_expired_seat_is_not_taken_over_while_the_waitlist_waits():
     flight, holders = sold_out_flight()
-    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    entry = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
     past = timezone.now() - timedelta(seconds=1)
     Booking.objects.filter(pk=holders[0].pk).update(expires_at=past)
     Seat.objects.filter(booking=holders[0]).update(held_until=past)
     with pytest.raises(SeatUnavailable):
-        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"])
+        hold_seats(
+            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+        )
     expire_holds()
     entry.refresh_from_db()
-    assert entry.status == "OFFERED" and Seat.objects.get(flight=flight, seat_no="1A").booking_id == entry.offer_id
+    assert (
+        entry.status == "OFFERED"
+        and Seat.objects.get(flight=flight, seat_no="1A").booking_id == entry.offer_id
+    )
 
 
 def test_departed_flights_close_their_waitlists():
     flight, _ = sold_out_flight()
-    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+    entry = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+    )
     assert close_departed_waitlists() == 0
     flight.departure_at = timezone.now() - timedelta(minutes=1)
     flight.arrival_at = timezone.now() + timedelta(hours=1)
@@ -158,7 +207,9 @@ def test_departed_flights_close_their_waitlists():
     entry.refresh_from_db()
     assert entry.status == WaitlistStatus.CLOSED
     with pytest.raises(FlightNotBookable):
-        join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(
+            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        )
     assert Seat.objects.filter(flight=flight, status=SeatStatus.AVAILABLE).count() == 0
 
 
@@ -166,7 +217,9 @@ def test_staff_see_and_remove_waitlist_entries_in_admin(client, staff_user):
     from django.urls import reverse
 
     flight, _ = sold_out_flight()
-    entry = join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2)
+    entry = join_waitlist(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2
+    )
     client.force_login(staff_user)
     listing = client.get(reverse("admin:waitroom_waitlistentry_changelist"), {"q": flight.code})
     assert listing.status_code == 200 and entry.customer.username in listing.text

@@ -25,18 +25,34 @@ def client_for(user):
 
 def test_join_status_and_leave_over_the_api(customer, flight):
     api = client_for(customer)
-    refused = api.post(f"/api/flights/{flight.pk}/waitlist", {"fareClass": "ECONOMY", "partySize": 2}, format="json")
+    refused = api.post(
+        f"/api/flights/{flight.pk}/waitlist",
+        {"fareClass": "ECONOMY", "partySize": 2},
+        format="json",
+    )
     assert refused.status_code == 409 and refused["Content-Type"] == "application/problem+json"
     assert refused.json()["type"].endswith("/not-sold-out")
 
     full, _ = sold_out_flight()
     ahead = UserFactory()
     client_for(ahead).post(f"/api/flights/{full.pk}/waitlist", {"partySize": 1}, format="json")
-    joined = api.post(f"/api/flights/{full.pk}/waitlist", {"fareClass": "ECONOMY", "partySize": 2}, format="json")
+    joined = api.post(
+        f"/api/flights/{full.pk}/waitlist", {"fareClass": "ECONOMY", "partySize": 2}, format="json"
+    )
     assert joined.status_code == 201, joined.json()
     body = joined.json()
-    assert (body["flightId"], body["fareClass"], body["partySize"], body["status"], body["position"]) == (
-        full.pk, "ECONOMY", 2, "WAITING", 2,
+    assert (
+        body["flightId"],
+        body["fareClass"],
+        body["partySize"],
+        body["status"],
+        body["position"],
+    ) == (
+        full.pk,
+        "ECONOMY",
+        2,
+        "WAITING",
+        2,
     )
     assert body["offer"] is None
     again = api.post(f"/api/flights/{full.pk}/waitlist", {"partySize": 1}, format="json")
@@ -63,7 +79,9 @@ def test_join_status_and_leave_over_the_api(customer, flight):
 )
 def test_bad_join_requests_are_problems_and_change_nothing(customer, body, query, status):
     full, _ = sold_out_flight()
-    response = client_for(customer).post(f"/api/flights/{full.pk}/waitlist{query}", body, format="json")
+    response = client_for(customer).post(
+        f"/api/flights/{full.pk}/waitlist{query}", body, format="json"
+    )
     assert response.status_code == status
     assert response["Content-Type"] == "application/problem+json"
     assert not WaitlistEntry.objects.exists()
@@ -71,10 +89,17 @@ def test_bad_join_requests_are_problems_and_change_nothing(customer, body, query
 
 def test_unknown_flight_bad_fare_query_and_anonymous(customer):
     api = client_for(customer)
-    assert api.post("/api/flights/999999/waitlist", {"partySize": 1}, format="json").status_code == 404
+    assert (
+        api.post("/api/flights/999999/waitlist", {"partySize": 1}, format="json").status_code == 404
+    )
     full, _ = sold_out_flight()
     assert api.get(f"/api/flights/{full.pk}/waitlist?fareClass=FIRST").status_code == 400
-    assert APIClient().post(f"/api/flights/{full.pk}/waitlist", {"partySize": 1}, format="json").status_code == 401
+    assert (
+        APIClient()
+        .post(f"/api/flights/{full.pk}/waitlist", {"partySize": 1}, format="json")
+        .status_code
+        == 401
+    )
 
 
 @pytest.mark.django_db(transaction=True)  # the gateway is only ever called outside a transaction
@@ -88,8 +113,12 @@ def test_offer_shows_up_in_status_and_paying_it_books_the_entry(customer):
     assert status["status"] == "OFFERED" and status["position"] is None
     offer_id = status["offer"]["bookingId"]
 
-    pay_for_booking(customer=customer, booking_id=offer_id, idempotency_key="offer-pay-1",
-                    payment_method="4242424242424242")
+    pay_for_booking(
+        customer=customer,
+        booking_id=offer_id,
+        idempotency_key="offer-pay-1",
+        payment_method="4242424242424242",
+    )
     entry = WaitlistEntry.objects.get(customer=customer)
     assert entry.status == WaitlistStatus.BOOKED
     assert entry.offer.status == "CONFIRMED"

@@ -17,14 +17,30 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 
 def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     flight = FlightFactory(layout=economy_only_layout(rows=3, overbook_limit=2))  # 18 seats + 2
-    seats = list(Seat.objects.filter(flight=flight).order_by("row", "letter").values_list("seat_no", flat=True))
+    seats = list(
+        Seat.objects.filter(flight=flight)
+        .order_by("row", "letter")
+        .values_list("seat_no", flat=True)
+    )
     holders = [
-        hold_seats(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]) for s in seats
+        hold_seats(
+            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]
+        )
+        for s in seats
     ]
-    holders.append(hold_seatless(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=2))
+    holders.append(
+        hold_seatless(
+            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+        )
+    )
     rng = random.Random(7)
     entries = [
-        join_waitlist(customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=rng.choice([1, 1, 2, 3]))
+        join_waitlist(
+            customer=UserFactory(),
+            flight_id=flight.pk,
+            fare_class="ECONOMY",
+            party_size=rng.choice([1, 1, 2, 3]),
+        )
         for _ in range(10)
     ]
     outsiders = [UserFactory() for _ in range(30)]
@@ -32,9 +48,16 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     def outsider_try(i):
         def call():
             if i % 3 == 0:
-                return hold_seatless(customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
-            return hold_seats(customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY",
-                              seat_numbers=[seats[(i * 7) % len(seats)]])
+                return hold_seatless(
+                    customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                )
+            return hold_seats(
+                customer=outsiders[i],
+                flight_id=flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=[seats[(i * 7) % len(seats)]],
+            )
+
         return call
 
     calls = [lambda b=b: cancel_hold(customer=b.customer, booking_id=b.pk) for b in holders[:12]]

@@ -6,7 +6,9 @@ from django_celery_beat.models import PeriodicTask
 
 
 class Command(BaseCommand):
-    help = "Exit non-zero unless beat has run an enabled periodic task recently (compose healthcheck)."
+    help = (
+        "Exit non-zero unless beat has run an enabled periodic task recently (compose healthcheck)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--within", type=int, default=120, help="seconds")

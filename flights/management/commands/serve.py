@@ -55,7 +55,8 @@ class Command(BaseCommand):
             os.environ.setdefault(name, value)
         settings.PUBLIC_BASE_URL = os.environ["PUBLIC_BASE_URL"]
         settings.PAYMENTS_SANDBOX = {
-            **settings.PAYMENTS_SANDBOX, "WEBHOOK_URL": os.environ["SANDBOX_WEBHOOK_URL"]
+            **settings.PAYMENTS_SANDBOX,
+            "WEBHOOK_URL": os.environ["SANDBOX_WEBHOOK_URL"],
         }
 
     def _start_embedded(self):
@@ -72,7 +73,9 @@ class Command(BaseCommand):
         )
         threading.Thread(target=worker.start, name="celery-worker", daemon=True).start()
         # Service defaults to the shelve-file scheduler; ours keeps its schedule in the database.
-        beat = EmbeddedService(celery_app, thread=True, scheduler_cls=celery_app.conf.beat_scheduler)
+        beat = EmbeddedService(
+            celery_app, thread=True, scheduler_cls=celery_app.conf.beat_scheduler
+        )
         beat.start()
 
         def stop():
