@@ -35,7 +35,7 @@ from bookings.errors import (
 )
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
-from bookings.outbox import emit_events
+from bookings.outbox import emit_event, emit_events
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom import services as waitlist
@@ -450,3 +450,46 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
         Passenger.objects.filter(pk=passenger.pk).update(seat=seat)
         passenger.seat = seat
     return passenger
+
+
+def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None = None) -> list[str]:
+    """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
+    `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
+    the outbox — all in the caller's transaction.  Returns the seat numbers sold.
+
+    `payment` (paymentId, amount, currency) travels in the event for its consumers.
+    """
+    won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
+        status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
+    )
+    if not won:  # the caller's booking lock makes this impossible
+        raise InvalidBookingState("The booking changed state concurrently.")
+    seat_nos = list(
+        Seat.objects.select_for_update()
+        .filter(booking_id=booking.pk)
+        .order_by("seat_no")
+        .values_list("seat_no", flat=True)
+    )
+    Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
+        status=SeatStatus.SOLD, held_until=None
+    )
+    FareInventory.objects.filter(flight_id=booking.flight_id, fare_class=booking.fare_class).update(
+        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
+    )
+    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
+    booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
+    emit_event(
+        aggregate_type="booking",
+        aggregate_id=booking.pk,
+        event_type="booking.confirmed",
+        payload={
+            "bookingId": booking.pk,
+            "flightId": booking.flight_id,
+            "fareClass": booking.fare_class,
+            "seatCount": booking.seat_count,
+            "seats": seat_nos,
+            **(payment or {}),
+        },
+    )
+    announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    return seat_nos

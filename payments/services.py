@@ -19,16 +19,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
-from bookings.services import cancel_hold, close_bookings
-from flights.live import announce_seats_on_commit
-from flights.models import FareInventory, Flight, Seat, SeatStatus
+from bookings.services import cancel_hold, close_bookings, sell_held_booking
+from flights.models import Flight
 from payments.errors import (
     AmountMismatch,
     BookingAlreadyCancelled,
@@ -51,7 +49,6 @@ from payments.models import (
     RefundStatus,
 )
 from payments.selectors import RefundQuote, payment_response, quote_for
-from waitroom import services as waitlist
 
 MAX_KEY_LENGTH = 255
 
@@ -260,29 +257,6 @@ def pay_for_booking(
 # --- applying outcomes ---------------------------------------------------------------------------
 
 
-def _sell_held_booking(booking: Booking, now: datetime) -> list[str]:
-    won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
-        status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
-    )
-    if not won:  # the caller's booking lock makes this impossible
-        raise InvalidBookingState("The booking changed state concurrently.")
-    seats = list(
-        Seat.objects.select_for_update()
-        .filter(booking_id=booking.pk)
-        .order_by("seat_no")
-        .values_list("pk", "seat_no")
-    )
-    Seat.objects.filter(pk__in=[pk for pk, _ in seats], status=SeatStatus.HELD).update(
-        status=SeatStatus.SOLD, held_until=None
-    )
-    FareInventory.objects.filter(flight_id=booking.flight_id, fare_class=booking.fare_class).update(
-        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
-    )
-    seat_nos = [seat_no for _, seat_no in seats]
-    announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
-    return seat_nos
-
-
 @lock_errors_as_too_busy
 def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
     """The gateway says the money is ours.  Sell the held seats, or, when the hold is gone,
@@ -305,29 +279,21 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
                 [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
             )
         if booking.status == BookingStatus.HELD:
-            seats = _sell_held_booking(booking, now)
-            waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
+            sell_held_booking(
+                booking,
+                now=now,
+                payment={
+                    "paymentId": payment.pk,
+                    "amount": str(payment.amount),
+                    "currency": payment.currency,
+                },
+            )
             Payment.objects.filter(pk=payment_id).update(
                 status=PaymentStatus.SUCCEEDED,
                 gateway_reference=reference,
                 failure_reason="",
                 succeeded_at=now,
                 updated_at=now,
-            )
-            emit_event(
-                aggregate_type="booking",
-                aggregate_id=booking.pk,
-                event_type="booking.confirmed",
-                payload={
-                    "bookingId": booking.pk,
-                    "flightId": booking.flight_id,
-                    "fareClass": booking.fare_class,
-                    "seatCount": booking.seat_count,
-                    "seats": seats,
-                    "paymentId": payment.pk,
-                    "amount": str(payment.amount),
-                    "currency": payment.currency,
-                },
             )
         else:
             Payment.objects.filter(pk=payment_id).update(

@@ -1,46 +1,21 @@
-"""Test-side confirmation of bookings.  Payments owns the real `confirm_payment`; these tests
-need CONFIRMED bookings with the same effects: seats SOLD, held -> sold, and the
-`booking.confirmed` outbox event written in the same transaction."""
+"""Test-side confirmation of bookings without going through a gateway: the same
+`sell_held_booking` that `payments.services.confirm_payment` uses."""
 
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
-from bookings.services import close_bookings, hold_seats
-from flights.models import FareInventory, Seat, SeatStatus
+from bookings.services import close_bookings, hold_seats, sell_held_booking
 
 
 def confirm(booking: Booking) -> Booking:
-    now = timezone.now()
+    """Confirm without a payment: the booking side of `payments.services.confirm_payment`."""
     with transaction.atomic():
         booking = Booking.objects.select_for_update().get(pk=booking.pk)
-        won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
-            status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
-        )
-        assert won == 1
-        seats = sorted(Seat.objects.filter(booking=booking).values_list("seat_no", flat=True))
-        Seat.objects.filter(booking=booking, status=SeatStatus.HELD).update(
-            status=SeatStatus.SOLD, held_until=None
-        )
-        FareInventory.objects.filter(
-            flight_id=booking.flight_id, fare_class=booking.fare_class
-        ).update(held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count)
-        emit_event(
-            aggregate_type="booking",
-            aggregate_id=booking.pk,
-            event_type="booking.confirmed",
-            payload={
-                "bookingId": booking.pk,
-                "flightId": booking.flight_id,
-                "fareClass": booking.fare_class,
-                "seatCount": booking.seat_count,
-                "seats": seats,
-            },
-        )
+        sell_held_booking(booking, now=timezone.now())
     booking.refresh_from_db()
     return booking
 
