@@ -32,6 +32,20 @@ class FareInventoryForm(forms.ModelForm):
         return cleaned
 
 
+def apply_fare_limits(model_admin, request, inventory_id: int, cleaned_data: dict) -> None:
+    """Write only the staff-editable limits (sold/held move under live traffic and must never
+    be written back from a stale form); a refusal becomes an admin message."""
+    try:
+        set_fare_limits(
+            inventory_id=inventory_id,
+            capacity=cleaned_data["capacity"],
+            overbook_limit=cleaned_data["overbook_limit"],
+            price=cleaned_data["price"],
+        )
+    except DomainError as error:
+        model_admin.message_user(request, error.detail, messages.ERROR)
+
+
 class FareInventoryInline(admin.TabularInline):
     model = FareInventory
     form = FareInventoryForm
@@ -123,15 +137,7 @@ class FlightAdmin(admin.ModelAdmin):
                 inventory.flight = form.instance
                 inventory.save()
                 continue
-            try:
-                set_fare_limits(
-                    inventory_id=inventory.pk,
-                    capacity=inline_form.cleaned_data["capacity"],
-                    overbook_limit=inline_form.cleaned_data["overbook_limit"],
-                    price=inline_form.cleaned_data["price"],
-                )
-            except DomainError as error:
-                self.message_user(request, error.detail, messages.ERROR)
+            apply_fare_limits(self, request, inventory.pk, inline_form.cleaned_data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
     @admin.action(description="Mark selected flights as departed")
@@ -224,12 +230,4 @@ class FareInventoryAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        try:
-            set_fare_limits(
-                inventory_id=obj.pk,
-                capacity=form.cleaned_data["capacity"],
-                overbook_limit=form.cleaned_data["overbook_limit"],
-                price=form.cleaned_data["price"],
-            )
-        except DomainError as error:
-            self.message_user(request, error.detail, messages.ERROR)
+        apply_fare_limits(self, request, obj.pk, form.cleaned_data)
