@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -339,6 +339,23 @@ def queue_refund(*, refund_id: int) -> None:
     from payments.tasks import issue_refund_task
 
     issue_refund_task.delay(refund_id)
+
+
+def requeue_stale_refunds(
+    *, now: datetime | None = None, grace: timedelta = timedelta(minutes=10)
+) -> int:
+    """Safety net for refunds whose task was lost (broker restart): queue again every refund
+    still PENDING after `grace`.  Sending twice is harmless: the outbound idempotency key and
+    the conditional PENDING -> SUCCEEDED update in `issue_refund` make it so."""
+    cutoff = (now or timezone.now()) - grace
+    stale = list(
+        Refund.objects.filter(status=RefundStatus.PENDING, created_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for refund_id in stale:
+        queue_refund(refund_id=refund_id)
+    return len(stale)
 
 
 def issue_refund(*, refund_id: int) -> Refund:

@@ -7,7 +7,7 @@ from django.conf import settings
 
 from payments.errors import GatewayError
 from payments.gateways import sandbox
-from payments.services import issue_refund, purge_idempotency_keys
+from payments.services import issue_refund, purge_idempotency_keys, requeue_stale_refunds
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +52,4 @@ def purge_idempotency_keys_task() -> int:
 
 @shared_task
 def retry_pending_refunds() -> int:
-    """Safety net: re-queue refunds whose task was lost (broker restart) after a grace period."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from payments.models import Refund, RefundStatus
-
-    stale = Refund.objects.filter(
-        status=RefundStatus.PENDING, created_at__lt=timezone.now() - timedelta(minutes=10)
-    ).values_list("pk", flat=True)
-    for refund_id in stale:
-        issue_refund_task.delay(refund_id)
-    return len(stale)
+    return requeue_stale_refunds()

@@ -252,3 +252,23 @@ def test_admin_pages_for_payments_render(customer, staff_user):
         f"/admin/payments/payment/{Payment.objects.get().pk}/change/",
     ]:
         assert admin.get(url).status_code == 200, url
+
+
+def test_lost_refund_tasks_are_requeued_once_stale(customer, monkeypatch):
+    from payments import services
+
+    _, booking = confirmed(customer)
+    # The broker loses the refund task: nothing is queued after the cancellation commits.
+    monkeypatch.setattr(services, "queue_refund", lambda *, refund_id: None)
+    cancel_booking(customer=customer, booking_id=booking.pk)
+    refund = Refund.objects.get()
+    assert refund.status == RefundStatus.PENDING
+    monkeypatch.undo()
+
+    assert services.requeue_stale_refunds() == 0  # still within the grace period
+    later = timezone.now() + timedelta(minutes=11)
+    assert services.requeue_stale_refunds(now=later) == 1
+    refund.refresh_from_db()
+    assert refund.status == RefundStatus.SUCCEEDED
+    assert services.requeue_stale_refunds(now=later) == 0
+    assert SandboxRefund.objects.count() == 1
