@@ -72,6 +72,15 @@ def _flights():
     return Flight.objects.select_related("origin", "destination").prefetch_related("inventories")
 
 
+def local_day(day: date, time_zone: str) -> tuple[datetime, datetime]:
+    """Midnight to midnight of `day` where the flight leaves; a DST day is 23 or 25 hours."""
+    zone = ZoneInfo(time_zone)
+    return (
+        datetime.combine(day, time.min, tzinfo=zone),
+        datetime.combine(day + timedelta(days=1), time.min, tzinfo=zone),
+    )
+
+
 def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str, Any]]:
     """Flights from `origin` to `destination` departing on `day` in the origin's local time."""
     origin, destination = origin.upper(), destination.upper()
@@ -84,10 +93,7 @@ def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str
     if airport is None or not SEARCHABLE_DAYS[0] <= day <= SEARCHABLE_DAYS[1]:
         found = []
     else:
-        zone = ZoneInfo(airport.time_zone)
-        # Midnight to midnight where the flight leaves; a DST day is 23 or 25 hours long.
-        start = datetime.combine(day, time.min, tzinfo=zone)
-        end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=zone)
+        start, end = local_day(day, airport.time_zone)
         found = [
             _flight(f)
             for f in _flights()
@@ -230,7 +236,7 @@ def search_flight_offers(
     *, origin: Airport, destination: Airport, local_date: date
 ) -> list[FlightOffer]:
     """Scheduled flights leaving `origin` on `local_date` in the origin airport's own time."""
-    start = datetime.combine(local_date, time.min, tzinfo=ZoneInfo(origin.time_zone))
+    start, end = local_day(local_date, origin.time_zone)
     flights = list(
         Flight.objects.select_related("origin", "destination")
         .filter(
@@ -238,7 +244,7 @@ def search_flight_offers(
             destination=destination,
             status=FlightStatus.SCHEDULED,
             departure_at__gte=max(start, timezone.now()),
-            departure_at__lt=start + timedelta(days=1),
+            departure_at__lt=end,
         )
         .order_by("departure_at")
     )
