@@ -198,7 +198,9 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
-AXES_RESET_ON_SUCCESS = True
+# Failures expire after the lockout time; a success does not wipe them (or an attacker could
+# clear an address's count by logging in to an account of their own now and then).
+AXES_RESET_ON_SUCCESS = False
 AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
