@@ -68,18 +68,44 @@ def test_staff_and_agents_are_exempt_by_permission(customer, staff_user, flight)
     hold(agent, flight, ["11A", "11B", "11C", "11D", "11E"])
 
 
+def two_cabins_at_once(customer, flight):
+    """Three business seats and three economy seats for one customer, at the same moment:
+    the two holds lock different inventory rows, so nothing but the cap's own lock stops both
+    from counting zero held units and passing."""
+    business = [f"{r}{letter}" for r in (1, 2) for letter in "ACDF"]
+    economy = [f"{r}{letter}" for r in (10, 11) for letter in "ABCD"]
+    return run_concurrently(
+        [
+            lambda: hold_seats(
+                customer=customer,
+                flight_id=flight.pk,
+                fare_class="BUSINESS",
+                seat_numbers=business[:3],
+            ),
+            lambda: hold_seats(
+                customer=customer,
+                flight_id=flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=economy[:3],
+            ),
+        ]
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
-def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight):
-    """Eight threads, one customer, three seats each on different rows: without the per
-    customer lock each would count the others' uncommitted holds as zero and all would pass."""
+def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight, monkeypatch):
+    real_lock = booking_services._lock_customer_on_flight
+
+    def slow_lock(**kwargs):
+        time.sleep(0.2)  # the same widened window as the control below
+        real_lock(**kwargs)
+
+    monkeypatch.setattr(booking_services, "_lock_customer_on_flight", slow_lock)
     customer = UserFactory()
-    rows = range(10, 18)
-    outcomes = run_concurrently(
-        [lambda r=r: hold(customer, flight, [f"{r}A", f"{r}B", f"{r}C"]) for r in rows]
-    )
+    outcomes = two_cabins_at_once(customer, flight)
     assert len(outcomes.results) == 1, outcomes.errors
-    assert outcomes.error_kinds == {"HoldLimitReached": 7}
+    assert outcomes.error_kinds == {"HoldLimitReached": 1}
     live = Booking.objects.filter(customer=customer, status=BookingStatus.HELD)
     assert sum(b.seat_count for b in live) == 3
     assert check_inventory(flight_id=flight.pk) == []
@@ -88,18 +114,15 @@ def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
 def test_control_without_the_lock_the_race_lets_the_cap_be_exceeded(flight, monkeypatch):
-    """The same load with the advisory lock taken out: more than one hold passes, so the test
-    above can fail."""
+    """The same load with the per customer lock taken out: both holds pass (6 > 4 units), so
+    the test above is able to fail."""
 
     def no_lock(**_):
         time.sleep(0.2)  # widen the window between counting and inserting
 
     monkeypatch.setattr(booking_services, "_lock_customer_on_flight", no_lock)
-    customer = UserFactory()
-    outcomes = run_concurrently(
-        [lambda r=r: hold(customer, flight, [f"{r}A", f"{r}B", f"{r}C"]) for r in range(10, 18)]
-    )
-    assert len(outcomes.results) > 1
+    outcomes = two_cabins_at_once(UserFactory(), flight)
+    assert len(outcomes.results) == 2, outcomes.errors
 
 
 # --- the page path ------------------------------------------------------------------------------
