@@ -196,6 +196,7 @@ AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_USERNAME_CALLABLE = "config.auth_backends.attempted_username"
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 # Failures expire after the lockout time; a success does not wipe them (or an attacker could

@@ -150,3 +150,23 @@ def test_names_from_every_script_are_still_welcome(customer, flight):
         passenger_names=names,
     )
     assert sorted(booking.passengers.values_list("full_name", flat=True)) == sorted(names)
+
+
+# --- found by the page-form fuzz ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("username", ["x" * 100_000, "ana\x00"])
+def test_login_page_with_a_hostile_username_is_a_failed_login(client, username):
+    response = client.post("/accounts/login/", {"username": username, "password": "guess"})
+    assert response.status_code == 200  # the form again, with its error
+
+
+@pytest.mark.parametrize("target", ["0", "/\n", "//evil.example/", "https://evil.example/"])
+def test_waitlist_next_must_be_a_path_of_ours(client, customer, flight, target):
+    client.force_login(customer)
+    response = client.post(
+        f"/flights/{flight.pk}/waitlist/join/",
+        {"fare_class": "ECONOMY", "party_size": 1, "next": target},
+    )
+    assert response.status_code == 302
+    assert response["Location"] == "/"
