@@ -1,7 +1,7 @@
 from django import forms
 from django.conf import settings
 
-from bookings.services import SEAT_NO_RE, is_printable_name
+from bookings.services import is_printable_name
 from flights.models import FareClass
 
 
@@ -34,6 +34,4 @@ class HoldForm(forms.Form):
             raise forms.ValidationError("A passenger name is at most 120 characters.")
         if not all(is_printable_name(n) for n in self.names):
             raise forms.ValidationError("A passenger name cannot contain control characters.")
-        if not all(SEAT_NO_RE.match(s.upper()) for s in self.seats):
-            raise forms.ValidationError("Pick seats from the seat map.")
         return data
