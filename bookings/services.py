@@ -36,6 +36,7 @@ from bookings.errors import (
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
+from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom import services as waitlist
@@ -144,7 +145,12 @@ def hold_seats(
     expires_at = now + hold_ttl()
 
     fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
-    with transaction.atomic():
+    with (
+        availability.hold_admission(
+            flight_id=flight_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+        ),
+        transaction.atomic(),
+    ):
         seats = list(
             Seat.objects.select_for_update(of=("self",))
             .select_related("flight")
@@ -256,7 +262,10 @@ def hold_seatless(
         _raise_for_missing_flight_or_class(flight_id, fare_class)
     _check_flight_open(inventory.flight, now)
 
-    with transaction.atomic():
+    with (
+        availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers),
+        transaction.atomic(),
+    ):
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class)
         booking = Booking.objects.create(
@@ -315,6 +324,7 @@ def close_bookings(
         by_flight[b.flight_id].extend(released[b.pk])
     for flight_id, seat_nos in sorted(by_flight.items()):
         announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(flight_id=flight_id, seat_nos=seat_nos)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"
@@ -325,6 +335,7 @@ def close_bookings(
         FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+        availability.give_back(flight_id=flight_id, fare_class=fare_class, units=n)
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
