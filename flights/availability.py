@@ -176,7 +176,9 @@ def _enter_gate(flight_id: int, seat_nos: Sequence[str]) -> str | None:
         return None
     token = uuid.uuid4().hex
     keys = [gate_key(flight_id, s) for s in seat_nos]
-    ttl_ms = int(_config()["SEAT_GATE_SECONDS"] * 1000)
+    # Never longer than a hold lives: a gate must not outlast the hold it stands for.
+    seconds = min(_config()["SEAT_GATE_SECONDS"], settings.SEATKEEPER["HOLD_TTL"].total_seconds())
+    ttl_ms = max(int(seconds * 1000), 1)
     taken = _run(_GATE, keys, [token, ttl_ms])
     if taken is None:
         return None
@@ -219,7 +221,9 @@ def _available_in_db(flight_id: int, fare_class: str) -> int | None:
     return None if row is None else max(row, 0)
 
 
-def seed_counter(*, flight_id: int, fare_class: str, available: int, overwrite: bool = True) -> None:
+def seed_counter(
+    *, flight_id: int, fare_class: str, available: int, overwrite: bool = True
+) -> None:
     """Set the counter to `available` (a figure just read from, or written to, PostgreSQL)."""
     if counter_enabled():
         _run(
@@ -268,6 +272,19 @@ def rebuild_open_counters() -> int:
         _redis_failed(exc)
         return 0
     return len(rows)
+
+
+def counter_value(*, flight_id: int, fare_class: str) -> int | None:
+    """Units left per the counter (None: missing or Redis unreachable) — for audits and tests."""
+    client = _client()
+    if client is None:
+        return None
+    try:
+        value = client.hget(counter_key(flight_id, fare_class), "n")
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+        return None
+    return None if value is None else int(value)
 
 
 def give_back(*, flight_id: int, fare_class: str, units: int) -> None:

@@ -14,7 +14,11 @@ def pytest_configure(config):
     # The Redis hold filters answer some refusals before PostgreSQL does, and tests that fake
     # an expiry by editing rows would meet a still-closed seat gate: they are off unless a test
     # asks for them (tests/flights/test_hold_filters.py).
-    settings.HOLD_FILTERS = {**settings.HOLD_FILTERS, "SEAT_GATE": False, "AVAILABILITY_COUNTER": False}
+    settings.HOLD_FILTERS = {
+        **settings.HOLD_FILTERS,
+        "SEAT_GATE": False,
+        "AVAILABILITY_COUNTER": False,
+    }
 
 
 @pytest.fixture
