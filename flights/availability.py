@@ -9,8 +9,11 @@ Two filters, each switched by a setting (`HOLD_FILTERS`), both failing open to P
   when a hold is cancelled, expires or is taken over (`release_seats`).  A sold seat keeps its
   gate until the TTL: PostgreSQL would refuse it too.
 * **Availability counter** (`AVAILABILITY_COUNTER`): units left per (flight, fare class),
-  taken in Lua with a floor at 0 before the transaction and given back when the database
-  refuses or a hold ends.  A refusal is `SoldOut` without a transaction.
+  taken in Lua with a floor at 0 before the transaction (and counted as *pending* until the
+  hold commits), given back when the database refuses or a hold ends (cancel, expiry), not
+  moved by a sale, rebuilt when staff change limits.  It answers `SoldOut` without a
+  transaction only when it is short *and no hold is pending*: a running hold may still fail
+  and return its units, and refusing meanwhile would refuse what PostgreSQL would sell.
 
 Why a wrong filter can never oversell: PostgreSQL still runs the full hold (seat locks, the
 conditional inventory UPDATE, the CHECK constraints); a filter can only *refuse early*.
@@ -33,7 +36,6 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import redis
 from django.conf import settings
@@ -45,30 +47,46 @@ from flights.models import FareInventory, FlightStatus
 
 logger = logging.getLogger(__name__)
 
-# KEYS[1] counter hash {n, at}; ARGV[1] units.  -> {left after taking | -1 missing | -2 short, at}
+# A counter is a hash: n = units left that nobody has taken, pending = units taken by holds
+# still running in PostgreSQL, at = when it was last rebuilt (ms).  It refuses only when n is
+# short *and* nothing is pending: a pending hold may yet fail and give its units back, so
+# while one runs a short counter lets the request through to PostgreSQL instead.
+#
+# KEYS[1] counter; ARGV[1] units -> {1, at} taken | {0, at, pending} short | {-1} missing
 _TAKE = """
 local n = redis.call('HGET', KEYS[1], 'n')
-if not n then return {-1, 0} end
+if not n then return {-1} end
 local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0')
 local units = tonumber(ARGV[1])
-n = tonumber(n)
-if n < units then return {-2, at} end
-redis.call('HINCRBY', KEYS[1], 'n', -units)
-return {n - units, at}
-"""
-# Give back only to a counter that exists: HINCRBY on a missing key would create a counter
-# holding just the returned units, far below the truth.
-_GIVE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('HINCRBY', KEYS[1], 'n', tonumber(ARGV[1]))
+if tonumber(n) < units then
+  return {0, at, tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')}
 end
-return -1
+redis.call('HINCRBY', KEYS[1], 'n', -units)
+redis.call('HINCRBY', KEYS[1], 'pending', units)
+return {1, at}
+"""
+# KEYS[1] counter; ARGV units, dn (0/1: give n back), dpending (0/1: no longer pending), take
+# (0/1: a hold let through untracked has won: n goes down, floored at 0).  Never creates the
+# counter: HINCRBY on a missing key would start it at the returned units, far below the truth.
+_SETTLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local units = tonumber(ARGV[1])
+if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'n', units) end
+if ARGV[3] == '1' then
+  local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')
+  redis.call('HSET', KEYS[1], 'pending', math.max(pending - units, 0))
+end
+if ARGV[4] == '1' then
+  local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+  redis.call('HSET', KEYS[1], 'n', math.max(n - units, 0))
+end
+return 1
 """
 # ARGV: n, at, ttl seconds, overwrite (1/0).  A rebuild after a miss does not overwrite: of
 # several processes rebuilding at once, the first wins and later takes are kept.
 _SEED = """
 if ARGV[4] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'n', ARGV[1], 'at', ARGV[2])
+redis.call('HSET', KEYS[1], 'n', ARGV[1], 'at', ARGV[2], 'pending', 0)
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
 """
@@ -265,7 +283,7 @@ def rebuild_open_counters() -> int:
         pipe = client.pipeline(transaction=False)
         for flight_id, fare_class, left in rows:
             key = counter_key(flight_id, fare_class)
-            pipe.hset(key, mapping={"n": max(left, 0), "at": now})
+            pipe.hset(key, mapping={"n": max(left, 0), "at": now, "pending": 0})
             pipe.expire(key, COUNTER_KEY_TTL_SECONDS)
         pipe.execute()
     except redis.RedisError as exc:
@@ -288,49 +306,72 @@ def counter_value(*, flight_id: int, fare_class: str) -> int | None:
 
 
 def give_back(*, flight_id: int, fare_class: str, units: int) -> None:
-    """Units returned to the fare class (a failed hold, a cancel, an expiry, an unblocked seat).
+    """Units returned to the fare class (a cancel, an expiry, an unblocked seat).
 
     Inside the releasing transaction, for the same reason as `release_seats`: a counter that
     is briefly too high only sends a request to PostgreSQL."""
     if units > 0 and counter_enabled():
-        _run(_GIVE, [counter_key(flight_id, fare_class)], [units])
+        _settle(flight_id, fare_class, units, give=True)
 
 
-def _take(flight_id: int, fare_class: str, units: int) -> bool | None:
-    """True: taken; False: refused (sold out per the counter); None: not filtered."""
+def _settle(
+    flight_id: int,
+    fare_class: str,
+    units: int,
+    *,
+    give: bool = False,
+    pending: bool = False,
+    take: bool = False,
+) -> None:
+    _run(
+        _SETTLE,
+        [counter_key(flight_id, fare_class)],
+        [units, int(give), int(pending), int(take)],
+    )
+
+
+class Take:
+    TAKEN = "taken"  # n went down and the units are pending until the hold ends
+    REFUSED = "refused"  # sold out per the counter: answer SoldOut
+    THROUGH = "through"  # not filtered (Redis down, short but unsure): PostgreSQL decides
+
+
+def _take(flight_id: int, fare_class: str, units: int) -> str:
     key = counter_key(flight_id, fare_class)
     result = _run(_TAKE, [key], [units])
     if result is None:
-        return None
-    left, at = int(result[0]), int(result[1])
-    if left == -1:  # missing (Redis restarted empty, flight created while Redis was down)
+        return Take.THROUGH
+    if int(result[0]) == -1:  # missing (Redis restarted empty, flight created while it was down)
         if rebuild_counter(flight_id=flight_id, fare_class=fare_class, overwrite=False) is None:
-            return None  # no such fare class: let the hold report it
+            return Take.THROUGH  # no such fare class: let the hold report it
         result = _run(_TAKE, [key], [units])
-        if result is None:
-            return None
-        left, at = int(result[0]), int(result[1])
-        if left == -1:
-            return None
-    if left >= 0:
-        return True
-    trust_ms = _config()["COUNTER_TRUST_SECONDS"] * 1000
-    if _now_ms() - at <= trust_ms or not _claim_rebuild(key):
-        return False
-    # The counter refuses and is older than we trust: check with PostgreSQL once.
+        if result is None or int(result[0]) == -1:
+            return Take.THROUGH
+    if int(result[0]) == 1:
+        return Take.TAKEN
+    at, pending = int(result[1]), int(result[2])
+    if pending > 0:
+        return Take.THROUGH  # a running hold may still give units back
+    if _now_ms() - at <= _config()["COUNTER_TRUST_SECONDS"] * 1000:
+        return Take.REFUSED
+    # Short, and older than we trust: check with PostgreSQL.  One process rebuilds; the
+    # others go through to PostgreSQL meanwhile rather than refuse on a figure nobody checked.
+    if not _claim_rebuild(key):
+        return Take.THROUGH
     rebuild_counter(flight_id=flight_id, fare_class=fare_class)
     result = _run(_TAKE, [key], [units])
-    return None if result is None else int(result[0]) >= 0
+    if result is None or int(result[0]) == -1:
+        return Take.THROUGH
+    return Take.TAKEN if int(result[0]) == 1 else Take.REFUSED
 
 
 def _claim_rebuild(key: str) -> bool:
-    """One sanity rebuild per counter per trust period, however many losers see it stale."""
+    """One rebuild at a time per counter, however many requests find it stale at once."""
     client = _client()
     if client is None:
         return False
-    ttl_ms = max(int(_config()["COUNTER_TRUST_SECONDS"] * 1000), 100)
     try:
-        return bool(client.set(f"{key}:rebuilding", 1, nx=True, px=ttl_ms))
+        return bool(client.set(f"{key}:rebuilding", 1, nx=True, px=1000))
     except redis.RedisError as exc:
         _redis_failed(exc)
         return False
@@ -339,40 +380,39 @@ def _claim_rebuild(key: str) -> bool:
 # --- the hold's entry ----------------------------------------------------------------------------
 
 
-@dataclass
-class Admission:
-    flight_id: int
-    fare_class: str
-    units: int
-    seat_nos: Sequence[str]
-    gate_token: str | None = None
-    units_taken: bool = False
-
-
 @contextmanager
 def hold_admission(
     *, flight_id: int, fare_class: str, units: int, seat_nos: Sequence[str] = ()
-) -> Iterator[Admission]:
-    """Run a hold behind the filters.  Refuses early with `SeatUnavailable` / `SoldOut`;
-    whatever the body raises gives back what the filters took."""
-    admission = Admission(flight_id, fare_class, units, seat_nos)
-    admission.gate_token = _enter_gate(flight_id, seat_nos)
+) -> Iterator[None]:
+    """Run a hold (the body: its whole transaction) behind the filters.
+
+    Refuses early with `SeatUnavailable` / `SoldOut`.  If the body raises, whatever the filters
+    took is given back; if it returns, the hold is committed and its units stop being pending.
+    """
+    gate_token = _enter_gate(flight_id, seat_nos)
+    take = Take.THROUGH
     try:
         if counter_enabled():
-            taken = _take(flight_id, fare_class, units)
-            if taken is False:
+            take = _take(flight_id, fare_class, units)
+            if take == Take.REFUSED:
                 raise SoldOut(fare_class)
-            admission.units_taken = bool(taken)
-        yield admission
+        yield
     except BaseException as exc:
-        if admission.units_taken:
-            give_back(flight_id=flight_id, fare_class=fare_class, units=units)
-            if isinstance(exc, SoldOut):
-                # The counter let through what PostgreSQL refused: it is too high.  Correct it
-                # now (at most once per trust period) so the next losers stay cheap.
-                key = counter_key(flight_id, fare_class)
-                if _claim_rebuild(key):
-                    rebuild_counter(flight_id=flight_id, fare_class=fare_class)
-        if admission.gate_token:
-            _leave_gate(flight_id, seat_nos, admission.gate_token)
+        if take == Take.TAKEN:
+            _settle(flight_id, fare_class, units, give=True, pending=True)
+        # The counter let through what PostgreSQL refused as sold out: it is too high.
+        # Correct it now so the next losers stay cheap.
+        if (
+            isinstance(exc, SoldOut)
+            and take != Take.REFUSED
+            and counter_enabled()
+            and _claim_rebuild(counter_key(flight_id, fare_class))
+        ):
+            rebuild_counter(flight_id=flight_id, fare_class=fare_class)
+        if gate_token:
+            _leave_gate(flight_id, seat_nos, gate_token)
         raise
+    if take == Take.TAKEN:
+        _settle(flight_id, fare_class, units, pending=True)
+    elif take == Take.THROUGH and counter_enabled():
+        _settle(flight_id, fare_class, units, take=True)
