@@ -251,7 +251,27 @@ def hold_seatless(
     names = _passenger_names(passenger_names, passengers)
     _check_fare_class(fare_class)
     now = timezone.now()
+    # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
+    with availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers):
+        return _hold_units(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            passengers=passengers,
+            names=names,
+            now=now,
+        )
 
+
+def _hold_units(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+) -> Booking:
     inventory = (
         FareInventory.objects.select_related("flight")
         .filter(flight_id=flight_id, fare_class=fare_class)
@@ -262,10 +282,7 @@ def hold_seatless(
         _raise_for_missing_flight_or_class(flight_id, fare_class)
     _check_flight_open(inventory.flight, now)
 
-    with (
-        availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers),
-        transaction.atomic(),
-    ):
+    with transaction.atomic():
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class)
         booking = Booking.objects.create(
