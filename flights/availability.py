@@ -41,6 +41,8 @@ import redis
 from django.conf import settings
 from django.db import connection
 from django.db.models import F
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from bookings.errors import SeatUnavailable, SoldOut
 from flights.models import FareInventory, FlightStatus
@@ -143,6 +145,8 @@ def _client() -> redis.Redis | None:
                     url,
                     socket_timeout=config["TIMEOUT_SECONDS"],
                     socket_connect_timeout=config["TIMEOUT_SECONDS"],
+                    # A filter does not retry: PostgreSQL answers instead.
+                    retry=Retry(NoBackoff(), 0),
                 )
                 _clients[url] = client
     return client
