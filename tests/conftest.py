@@ -43,6 +43,7 @@ def pytest_runtest_logreport(report):
     _seconds_by_directory[directory] += report.duration
 
 
+@pytest.hookimpl(trylast=True)  # after --durations: the last thing a run prints
 def pytest_terminal_summary(terminalreporter):
     if not _seconds_by_directory:
         return
