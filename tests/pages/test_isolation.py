@@ -21,7 +21,17 @@ def run_probe() -> tuple[dict[str, str], str]:
     url = urlsplit(os.environ["DATABASE_URL"])
     database_url = url._replace(path=url.path.rstrip("/") + "_isolation").geturl()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", PROBE, "-p", "no:cacheprovider", "-rA", "-q"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            PROBE,
+            "--nomigrations",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "-q",
+        ],
         cwd=ROOT,
         env={**os.environ, "DATABASE_URL": database_url, "CHROMIUM_PATH": ""},
         capture_output=True,
