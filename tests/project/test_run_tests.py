@@ -3,6 +3,7 @@ throw-away PostgreSQL and Redis it starts, uses and removes (never the machine's
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -195,3 +196,52 @@ def test_a_private_redis_keeps_nothing_and_is_stopped():
         server.close()
     assert not run_tests.port_open("127.0.0.1", port)
     assert not Path(directory).exists()
+
+
+# --- which servers a run uses ---------------------------------------------------------------
+
+
+@pytest.fixture
+def dry_main(monkeypatch):
+    """main() with pytest, the tool check and signal handlers replaced: returns the URLs the
+    run would have handed to pytest, and what it started."""
+    started = []
+
+    @contextlib.contextmanager
+    def fake_private(kind):
+        started.append(kind)
+        yield f"{kind}://private"
+
+    monkeypatch.setattr(run_tests.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(run_tests, "tools_needed", lambda args: [])
+    monkeypatch.setattr(run_tests, "postgres_bindir", lambda: Path("/pg/bin"))
+    monkeypatch.setattr(run_tests, "private_postgres", lambda bindir: fake_private("postgres"))
+    monkeypatch.setattr(run_tests, "private_redis", lambda binary: fake_private("redis"))
+    monkeypatch.setattr(run_tests, "check_max_connections", lambda url: None)
+    seen = {}
+
+    def fake_pytest(args):
+        seen.update(DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+        return 0
+
+    monkeypatch.setattr(run_tests, "run_pytest", fake_pytest)
+
+    def run(**env):
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert run_tests.main([]) == 0
+        return seen, started
+
+    return run
+
+
+def test_urls_in_the_environment_win_and_nothing_is_started(dry_main):
+    seen, started = dry_main(DATABASE_URL="postgres://mine/db", REDIS_URL="redis://mine/3")
+    assert seen == {"DATABASE_URL": "postgres://mine/db", "REDIS_URL": "redis://mine/3"}
+    assert started == []
+
+
+def test_without_urls_a_private_postgres_and_redis_are_started(dry_main):
+    seen, started = dry_main(DATABASE_URL="", REDIS_URL="")
+    assert seen == {"DATABASE_URL": "postgres://private", "REDIS_URL": "redis://private"}
+    assert started == ["postgres", "redis"]
