@@ -238,7 +238,8 @@ def private_postgres(bindir: Path) -> Iterator[str]:
         )
         yield f"postgres://postgres@127.0.0.1:{port}/seatkeeper"
     finally:
-        if started:
+        # postmaster.pid, not `started`: a Ctrl-C while pg_ctl waited may leave a server up.
+        if (data / "postmaster.pid").exists():
             subprocess.run(
                 [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                 capture_output=True,
