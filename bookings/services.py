@@ -35,6 +35,7 @@ from bookings.errors import (
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
+from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom import services as waitlist
@@ -143,7 +144,12 @@ def hold_seats(
     expires_at = now + hold_ttl()
 
     fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
-    with transaction.atomic():
+    with (
+        availability.hold_admission(
+            flight_id=flight_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+        ),
+        transaction.atomic(),
+    ):
         seats = list(
             Seat.objects.select_for_update(of=("self",))
             .select_related("flight")
@@ -245,7 +251,27 @@ def hold_seatless(
     names = _passenger_names(passenger_names, passengers)
     _check_fare_class(fare_class)
     now = timezone.now()
+    # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
+    with availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers):
+        return _hold_units(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            passengers=passengers,
+            names=names,
+            now=now,
+        )
 
+
+def _hold_units(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+) -> Booking:
     inventory = (
         FareInventory.objects.select_related("flight")
         .filter(flight_id=flight_id, fare_class=fare_class)
@@ -315,6 +341,7 @@ def close_bookings(
         by_flight[b.flight_id].extend(released[b.pk])
     for flight_id, seat_nos in sorted(by_flight.items()):
         announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(flight_id=flight_id, seat_nos=seat_nos)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"
@@ -325,6 +352,7 @@ def close_bookings(
         FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+        availability.give_back(flight_id=flight_id, fare_class=fare_class, units=n)
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
