@@ -1,8 +1,7 @@
 """Holds: the only code that moves fare inventory and seats out of AVAILABLE.
 
-Lock order, everywhere: bookings, then seats (sorted by seat number), then fare inventory
-rows (sorted by flight and fare class).  A path that finds itself needing a booking lock
-while already holding seat locks (the takeover of an expired hold) only *tries* it with
+Locks follow the one lock order in docs/architecture.md ("Lock order"); the takeover of an
+expired hold, which needs a booking lock while holding seat locks, only *tries* it with
 SKIP LOCKED, so it can never close a cycle.
 """
 
@@ -40,6 +39,7 @@ from bookings.locking import lock_errors_as_too_busy, lock_seats
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
 from bookings.selectors import acts_for_customers
+from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from waitroom import services as waitlist
@@ -88,8 +88,8 @@ def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
             field="seats",
             seats=duplicates,
         )
-    # One global lock order for every hold: this is what makes {12A,12B} racing {12B,12A}
-    # end in a clean loser instead of a deadlock.
+    # Sorted as the lock order (docs/architecture.md) says: this is what makes {12A,12B}
+    # racing {12B,12A} end in a clean loser instead of a deadlock.
     return sorted(normalised)
 
 
@@ -185,7 +185,12 @@ def hold_seats(
     expires_at = now + hold_ttl()
 
     fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
-    with transaction.atomic():
+    with (
+        availability.hold_admission(
+            flight_id=flight_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+        ),
+        transaction.atomic(),
+    ):
         seats = list(
             lock_seats(
                 Seat.objects.select_related("flight")
@@ -251,8 +256,9 @@ def hold_seats(
 
 def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: list[str]) -> None:
     # We already hold seat locks; waiting for a booking lock here could close a cycle with
-    # the sweep or a late payment (which lock booking, then seats).  So only try: if another
-    # transaction is closing that booking right now, report the seat as taken for the moment.
+    # the sweep or a late payment, which take the booking first (lock order,
+    # docs/architecture.md).  So only try: if another transaction is closing that booking
+    # right now, report the seat as taken for the moment.
     lockable = list(
         Booking.objects.select_for_update(skip_locked=True)
         .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
@@ -292,7 +298,27 @@ def hold_seatless(
     names = _passenger_names(passenger_names, passengers)
     _check_fare_class(fare_class)
     now = timezone.now()
+    # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
+    with availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers):
+        return _hold_units(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            passengers=passengers,
+            names=names,
+            now=now,
+        )
 
+
+def _hold_units(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+) -> Booking:
     inventory = (
         FareInventory.objects.select_related("flight")
         .filter(flight_id=flight_id, fare_class=fare_class)
@@ -365,6 +391,7 @@ def close_bookings(
         by_flight[b.flight_id].extend(released[b.pk])
     for flight_id, seat_nos in sorted(by_flight.items()):
         announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(flight_id=flight_id, seat_nos=seat_nos)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"
@@ -375,6 +402,7 @@ def close_bookings(
         FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+        availability.give_back(flight_id=flight_id, fare_class=fare_class, units=n)
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.

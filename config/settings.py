@@ -240,6 +240,19 @@ SEATKEEPER = {
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
 
+# Redis filters in front of the hold (flights/availability.py): cheap refusals for losers,
+# never a decision; PostgreSQL still runs every hold that gets through.  On by default when
+# there is a Redis; each switch exists so a benchmark can measure with and without.
+HOLD_FILTERS = {
+    "REDIS_URL": env("HOLD_FILTERS_REDIS_URL", default=REDIS_URL),
+    "SEAT_GATE": env.bool("HOLD_SEAT_GATE", default=True),
+    "AVAILABILITY_COUNTER": env.bool("HOLD_AVAILABILITY_COUNTER", default=True),
+    "SEAT_GATE_SECONDS": env.float("HOLD_SEAT_GATE_SECONDS", default=15),
+    "COUNTER_TRUST_SECONDS": env.float("HOLD_COUNTER_TRUST_SECONDS", default=5),
+    "TIMEOUT_SECONDS": env.float("HOLD_FILTERS_TIMEOUT_SECONDS", default=0.25),
+    "BACKOFF_SECONDS": env.float("HOLD_FILTERS_BACKOFF_SECONDS", default=2),
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
