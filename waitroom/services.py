@@ -198,7 +198,8 @@ def _hold_for_entry(
 def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
     """Adjacent seats in the frontmost row that has them; else any n free seats; else none
     (a seatless offer: the units exist, a seat is assigned later)."""
-    # We hold the inventory lock, which comes after seats in the lock order: only try seats.
+    # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
+    # order"): only try seats.
     free = sorted(
         lock_seats(
             Seat.objects.filter(
