@@ -211,17 +211,22 @@ def test_a_real_deadlock_is_retried_once_and_both_succeed(flight, retries):
     """Two transactions lock 9A and 10A in opposite orders (what a path outside the helper
     would do): PostgreSQL kills one; the decorator runs it again and it succeeds."""
     barrier = threading.Barrier(2)
+    survivor_done = threading.Event()
     attempts: list[str] = []
 
     def opposite_orders(first: str, second: str):
         @lock_errors_as_too_busy
         def work():
             attempts.append(first)
+            retry = len(attempts) > 2
+            if retry:  # let the survivor finish, or the retry may deadlock with it again
+                survivor_done.wait(timeout=10)
             with transaction.atomic():
                 Seat.objects.filter(flight=flight, seat_no=first).update(surcharge=1)
-                if len(attempts) <= 2:  # only the first round meets at the barrier
+                if not retry:  # only the first round meets at the barrier
                     barrier.wait(timeout=10)
                 Seat.objects.filter(flight=flight, seat_no=second).update(surcharge=2)
+            survivor_done.set()
             return first
 
         return work
