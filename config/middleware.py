@@ -1,0 +1,48 @@
+"""Request id and request metrics, outermost in MIDDLEWARE."""
+
+from __future__ import annotations
+
+import time
+
+from config import metrics
+from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
+
+
+class RequestIdMiddleware:
+    """Take the caller's X-Request-ID when it is sane, else make one; every log line of the
+    request carries it, tasks it queues inherit it, and the response returns it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request_id = accept_or_new(request.headers.get(HEADER))
+        request.request_id = request_id
+        token = set_request_id(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            reset_request_id(token)
+        response[HEADER] = request_id
+        return response
+
+
+class MetricsMiddleware:
+    """Requests and latency by route pattern (never the raw path: ids would explode the
+    series), and every 503 answered as "too busy"."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        route = (match.route or match.view_name) if match else "unmatched"
+        metrics.observe_request(
+            route=route,
+            method=request.method,
+            status=response.status_code,
+            seconds=time.perf_counter() - started,
+        )
+        return response

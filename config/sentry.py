@@ -1,0 +1,34 @@
+"""Error tracking with the Sentry SDK, switched on by SENTRY_DSN.  No DSN: never initialised,
+nothing is sent anywhere.  Imported by settings, so it reads no Django settings itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def init_sentry(
+    *,
+    dsn: str,
+    environment: str = "production",
+    traces_sample_rate: float = 0.0,
+    transport: Any = None,
+) -> bool:
+    """Initialise the SDK with the Django and Celery integrations; False when `dsn` is empty."""
+    if not dsn:
+        return False
+    import sentry_sdk
+    from sentry_sdk.integrations.celery import CeleryIntegration
+    from sentry_sdk.integrations.django import DjangoIntegration
+
+    options: dict[str, Any] = {
+        "dsn": dsn,
+        "environment": environment,
+        "integrations": [DjangoIntegration(), CeleryIntegration()],
+        "traces_sample_rate": traces_sample_rate,
+        # No user names, e-mails, cookies or bodies: passenger data stays here.
+        "send_default_pii": False,
+    }
+    if transport is not None:
+        options["transport"] = transport
+    sentry_sdk.init(**options)
+    return True
