@@ -3,13 +3,16 @@ what happens: a hold won, a 409, a sale, a 503 under a held lock."""
 
 import threading
 import uuid
+from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from bookings import metrics as kernel_metrics
-from bookings.models import OutboxEvent
+from bookings.errors import SoldOut
+from bookings.models import Booking, OutboxEvent
 from bookings.services import hold_seatless
 from tests.api.conftest import client_for
 from tests.bookings.confirming import confirm
@@ -87,8 +90,6 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
     assert value(middle, "seatkeeper_outbox_lag_seconds") >= 0
     assert ("seatkeeper_celery_queue_length", (("queue", "celery"),)) in middle
 
-    from bookings.models import Booking
-
     confirm(Booking.objects.get(pk=won.json()["bookingId"]))
 
     # A 503: another transaction holds the seat's row lock longer than our lock_timeout.
@@ -96,7 +97,6 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
 
     def hold_the_lock():
         from django.db import connection as own
-        from django.db import transaction
 
         with transaction.atomic():
             list(
@@ -158,14 +158,12 @@ def test_sold_out_answers_outbox_lag_and_the_waiting_room_hook(client):
             customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
         )
     before = scrape(client)
-    from bookings.errors import SoldOut
 
     with pytest.raises(SoldOut):
         hold_seatless(
             customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
         )
     from django.db import transaction
-    from django.utils import timezone
 
     with transaction.atomic():
         OutboxEvent.objects.create(
@@ -173,7 +171,7 @@ def test_sold_out_answers_outbox_lag_and_the_waiting_room_hook(client):
             aggregate_id="1",
             event_type="test.lag",
             payload={},
-            created_at=timezone.now() - timezone.timedelta(seconds=90),
+            created_at=timezone.now() - timedelta(seconds=90),
         )
     kernel_metrics.register_waiting_room(length=lambda: {"flash-sale": 42})
     try:
