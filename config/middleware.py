@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from django.utils.log import log_response
+
 from config import metrics
 from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
 
@@ -21,6 +23,16 @@ class RequestIdMiddleware:
         token = set_request_id(request_id)
         try:
             response = self.get_response(request)
+            if response.status_code >= 400:
+                # Django logs 4xx/5xx after the middleware chain returns, outside this
+                # request's id; log here (it marks the response as logged) so the line has it.
+                log_response(
+                    "%s: %s",
+                    response.reason_phrase,
+                    request.path,
+                    response=response,
+                    request=request,
+                )
         finally:
             reset_request_id(token)
         response[HEADER] = request_id
