@@ -48,7 +48,7 @@ def check_redis() -> None:
 def check_broker() -> None:
     from config.celery import app
 
-    with app.connection_for_read() as conn:
+    with app.connection_for_read(settings.CELERY_BROKER_URL) as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=1)
 
 

@@ -25,8 +25,10 @@ def init_sentry(
         "environment": environment,
         "integrations": [DjangoIntegration(), CeleryIntegration()],
         "traces_sample_rate": traces_sample_rate,
-        # No user names, e-mails, cookies or bodies: passenger data stays here.
-        "send_default_pii": False,
+        # Personal data stays here: the SDK's default sends no user names, e-mails, cookies
+        # or bodies (send_default_pii unset), and no frame locals, which could hold
+        # passenger names or card numbers.
+        "include_local_variables": False,
     }
     if transport is not None:
         options["transport"] = transport
