@@ -497,6 +497,6 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         },
     )
     announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
-    transaction.on_commit(partial(metrics.count, "sales"), robust=True)
-    transaction.on_commit(partial(metrics.count, "units_sold", booking.seat_count), robust=True)
+    # Counted once committed: a sale rolled back by the caller never happened.
+    transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos

@@ -88,9 +88,8 @@ def _sink(name: str, amount: float, labels: dict[str, str]) -> None:
         HOLDS.labels(labels.get("outcome", ""), labels.get("reason", "")).inc(amount)
         if labels.get("reason") == "sold-out":
             SOLD_OUT.inc(amount)
-    elif name == "sales":
-        SALES.inc(amount)
-    elif name == "units_sold":
+    elif name == "sales":  # one booking confirmed; `amount` is its units
+        SALES.inc()
         UNITS_SOLD.inc(amount)
     elif name == "outbox_relay_failures":
         RELAY_FAILURES.labels(labels.get("event_type", "")).inc(amount)
