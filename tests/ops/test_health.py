@@ -8,7 +8,6 @@ import pytest
 from django.db import connection
 
 
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

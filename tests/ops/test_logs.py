@@ -97,9 +97,7 @@ def test_one_request_id_from_the_web_request_into_the_worker_tasks_it_caused(
         server.server_close()
 
     records = lines(worker.log.read_text())
-    finished = {
-        r["task_name"]: r["request_id"] for r in records if r["message"] == "task finished"
-    }
+    finished = {r["task_name"]: r["request_id"] for r in records if r["message"] == "task finished"}
     assert finished.get("bookings.relay_outbox") == "req-cancel-4242", finished
     assert finished.get("partners.deliver_webhook") == "req-cancel-4242", finished
     assert len(receiver.accepted) == 1
