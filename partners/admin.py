@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import models
 
 from bookings.errors import InvalidRequest
 from partners import services
@@ -17,6 +18,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     list_filter = ["is_active"]
     search_fields = ["url", "owner__username", "description"]
     readonly_fields = ["created_at", "updated_at"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def get_fields(self, request, obj=None):
         # The secret never appears on the change form; it is shown once after creation.
