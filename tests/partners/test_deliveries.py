@@ -191,3 +191,28 @@ def test_stale_sending_rows_and_lost_retries_are_sent_again(
     result = attempt_delivery(delivery_id=delivery.pk)
     assert result.status == DeliveryStatus.DELIVERED
     assert WebhookDelivery.objects.get().attempts == 2
+
+
+def test_admin_sends_failed_deliveries_again_only_for_staff_who_may_change_endpoints(
+    client, customer, flight, receiver
+):
+    from django.contrib.auth.models import Permission
+
+    endpoint = create_endpoint(
+        owner=StaffFactory(), url=receiver.url, event_types=["booking.confirmed"]
+    )
+    hold_and_confirm(customer, flight)
+    relay_outbox()
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.FAILED)
+    action = {"action": "send_again", "_selected_action": [delivery.pk]}
+
+    viewer = UserFactory(is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_webhookdelivery"))
+    client.force_login(viewer)
+    client.post("/admin/partners/webhookdelivery/", action)
+    assert WebhookDelivery.objects.get().status == DeliveryStatus.FAILED
+
+    client.force_login(StaffFactory())
+    client.post("/admin/partners/webhookdelivery/", action)
+    assert WebhookDelivery.objects.get().status == DeliveryStatus.PENDING
