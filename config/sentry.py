@@ -25,9 +25,10 @@ def init_sentry(
         "environment": environment,
         "integrations": [DjangoIntegration(), CeleryIntegration()],
         "traces_sample_rate": traces_sample_rate,
-        # Personal data stays here: the SDK's default sends no user names, e-mails, cookies
-        # or bodies (send_default_pii unset), and no frame locals, which could hold
-        # passenger names or card numbers.
+        # Personal data stays here: no user details or cookies (send_default_pii left at its
+        # default, off), no request bodies and no frame locals, which could hold passenger
+        # names or card numbers.
+        "max_request_body_size": "never",
         "include_local_variables": False,
     }
     if transport is not None:

@@ -41,6 +41,7 @@ def test_with_a_dsn_errors_are_captured_with_django_and_celery_integrations():
         assert {"django", "celery"} <= set(client.integrations)
         assert not client.options["send_default_pii"]
         assert client.options["include_local_variables"] is False
+        assert client.options["max_request_body_size"] == "never"
         try:
             raise RuntimeError("payment gateway exploded")
         except RuntimeError as exc:
