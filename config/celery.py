@@ -51,7 +51,7 @@ def _adopt_request_id(task_id: str | None = None, task=None, **_: object) -> Non
 
 
 @task_postrun.connect
-def _close_old_connections(task_id: str | None = None, task=None, state=None, **_: object) -> None:
+def _task_finished(task_id: str | None = None, task=None, state=None, **_: object) -> None:
     logger.info(
         "task finished",
         extra={"task_name": getattr(task, "name", ""), "task_id": task_id, "state": state},
