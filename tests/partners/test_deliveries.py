@@ -16,7 +16,7 @@ from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from partners.services import attempt_delivery, create_endpoint, partner_event_id
 from partners.signing import verify_signature
 from tests.bookings.confirming import confirm, hold_and_confirm
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import FlightFactory, StaffFactory, UserFactory, economy_only_layout
 
 pytestmark = pytest.mark.django_db
 EVERYTHING = ["booking.confirmed", "booking.cancelled", "refund.issued", "waitlist.offered"]
@@ -216,3 +216,51 @@ def test_admin_sends_failed_deliveries_again_only_for_staff_who_may_change_endpo
     client.force_login(StaffFactory())
     client.post("/admin/partners/webhookdelivery/", action)
     assert WebhookDelivery.objects.get().status == DeliveryStatus.PENDING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_partner_event_type_is_delivered_from_the_domain_services(settings, receiver):
+    """Confirmation, cancellation with a refund, and a waitlist offer, each through the
+    services that emit them; the relay turns each into a delivery."""
+    from config.celery import app as celery_app
+    from payments.services import cancel_booking
+    from tests.payments.helpers import GOOD_CARD, api_client, pay
+    from waitroom.services import join_waitlist
+
+    settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "sandbox"}
+    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+    settings.OUTBOX = {**settings.OUTBOX, "KICK_ON_COMMIT": False}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"holds": "1000/min", "payments": "1000/min", "auth": "1/s"},
+    }
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
+        create_endpoint(owner=StaffFactory(), url=receiver.url, event_types=EVERYTHING)
+        payer, waiter = UserFactory(), UserFactory()
+        paid = hold_seats(
+            customer=payer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+        )
+        for seat in ["1B", "1C", "1D", "1E", "1F"]:
+            hold_seats(
+                customer=UserFactory(),
+                flight_id=flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=[seat],
+            )
+        assert pay(api_client(payer), paid, paymentMethod=GOOD_CARD).status_code == 201
+        join_waitlist(customer=waiter, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        cancel_booking(customer=payer, booking_id=paid.pk)  # refund, and 1A offered to waiter
+        while relay_outbox().claimed:
+            pass
+    finally:
+        celery_app.conf.task_always_eager = eager
+
+    delivered = sorted(WebhookDelivery.objects.values_list("event_type", flat=True))
+    assert delivered == sorted(EVERYTHING)
+    offer = WebhookDelivery.objects.get(event_type="waitlist.offered").data
+    refund = WebhookDelivery.objects.get(event_type="refund.issued").data
+    assert offer["customerId"] == waiter.pk and offer["seats"] == ["1A"]
+    assert refund["bookingId"] == paid.pk and refund["amount"] == str(paid.amount)
