@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.utils.log import log_response
 
 from config import metrics
 from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
+
+access_log = logging.getLogger("seatkeeper.requests")
 
 
 class RequestIdMiddleware:
@@ -41,7 +44,7 @@ class RequestIdMiddleware:
 
 class MetricsMiddleware:
     """Requests and latency by route pattern (never the raw path: ids would explode the
-    series), and every 503 answered as "too busy"."""
+    series), every 503 answered as "too busy", and one access log line per request."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -51,10 +54,21 @@ class MetricsMiddleware:
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
         route = (match.route or match.view_name) if match else "unmatched"
+        seconds = time.perf_counter() - started
         metrics.observe_request(
-            route=route,
-            method=request.method,
-            status=response.status_code,
-            seconds=time.perf_counter() - started,
+            route=route, method=request.method, status=response.status_code, seconds=seconds
+        )
+        access_log.info(
+            "%s %s %s",
+            request.method,
+            request.path,
+            response.status_code,
+            extra={
+                "method": request.method,
+                "path": request.path,
+                "route": route,
+                "status": response.status_code,
+                "duration_ms": round(seconds * 1000, 1),
+            },
         )
         return response

@@ -52,7 +52,15 @@ def test_json_lines_carry_the_request_id(client, db, json_log):
     warning = next(r for r in records if r["logger"] == "django.request")
     assert warning["request_id"] == "req-json-0001" and warning["level"] == "WARNING"
     assert "Not Found" in warning["message"] and warning["status_code"] == 404
-    assert all("\n" not in line for line in json_log.getvalue().splitlines())
+    access = next(r for r in records if r["logger"] == "seatkeeper.requests")
+    assert access["request_id"] == "req-json-0001"
+    assert (access["method"], access["path"], access["route"], access["status"]) == (
+        "GET",
+        "/no/such/page",
+        "unmatched",
+        404,
+    )
+    assert access["duration_ms"] >= 0
 
     try:
         raise ValueError("boom")
