@@ -43,6 +43,9 @@ SCHEDULES = (
         3000,
     ),
     Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
+    Schedule(
+        "partners: resend overdue webhook deliveries", "partners.resend_due_deliveries", 30, 25
+    ),
 )
 
 
