@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
+from bookings import metrics
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -33,6 +35,7 @@ from bookings.errors import (
     SoldOut,
 )
 from bookings.locking import lock_errors_as_too_busy
+from bookings.metrics import counts_holds
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
 from flights import availability
@@ -127,6 +130,7 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seats(
     *,
@@ -233,6 +237,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seatless(
     *,
@@ -520,4 +525,6 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         },
     )
     announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    # Counted once committed: a sale rolled back by the caller never happened.
+    transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos

@@ -39,9 +39,14 @@ INSTALLED_APPS = [
     "bookings",
     "payments",
     "waitroom",
+    "partners",
+    "config.apps.OpsConfig",
 ]
 
 MIDDLEWARE = [
+    # First: every response (even an early error) carries the request id and is measured.
+    "config.middleware.RequestIdMiddleware",
+    "config.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -220,12 +225,42 @@ HOLD_FILTERS = {
     "BACKOFF_SECONDS": env.float("HOLD_FILTERS_BACKOFF_SECONDS", default=2),
 }
 
+# --- Logs, metrics, error tracking (docs/operations.md) ----------------------------------
+# LOG_FORMAT=json: one JSON object per line, with the request id of the web request (or of
+# the request that queued the Celery task) in every line.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "filters": {"request_id": {"()": "config.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "config.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+}
+# /metrics is off (404) unless METRICS_ENABLED; then it needs the bearer token (when set)
+# and a client address in METRICS_ALLOWED_IPS (when set).  Enabled with neither is refused
+# by a system check outside DEBUG.
+METRICS = {
+    "ENABLED": env.bool("METRICS_ENABLED", default=False),
+    "TOKEN": env("METRICS_TOKEN", default=""),
+    "ALLOWED_IPS": env.list("METRICS_ALLOWED_IPS", default=[]),
+    # Celery queues whose length (Redis LLEN) /metrics reports.
+    "CELERY_QUEUES": env.list("METRICS_CELERY_QUEUES", default=["celery"]),
+}
+SENTRY = {
+    "DSN": env("SENTRY_DSN", default=""),
+    "ENVIRONMENT": env("SENTRY_ENVIRONMENT", default="production"),
+    "TRACES_SAMPLE_RATE": env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
 }
 
 # --- REST API -------------------------------------------------------------------------------
@@ -316,3 +351,25 @@ STRIPE = {
     "WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", default=""),
     "MAX_NETWORK_RETRIES": 2,
 }
+
+# --- Partners: outgoing webhooks (docs/operations.md) --------------------------------------
+PARTNER_WEBHOOKS = {
+    "TIMEOUT_SECONDS": env.float("PARTNER_WEBHOOK_TIMEOUT_SECONDS", default=5),
+    "MAX_ATTEMPTS": env.int("PARTNER_WEBHOOK_MAX_ATTEMPTS", default=12),
+    # Attempt n waits BASE * 2**(n-1) seconds, at most MAX.
+    "BACKOFF_BASE_SECONDS": env.float("PARTNER_WEBHOOK_BACKOFF_BASE_SECONDS", default=10),
+    "BACKOFF_MAX_SECONDS": env.float("PARTNER_WEBHOOK_BACKOFF_MAX_SECONDS", default=3600),
+    # A delivery SENDING this long is taken as abandoned (its worker died) and sent again.
+    "STALE_AFTER_SECONDS": env.float("PARTNER_WEBHOOK_STALE_AFTER_SECONDS", default=120),
+    # Endpoints on loopback/private addresses: only for dev and tests.
+    "ALLOW_PRIVATE_URLS": env.bool("PARTNER_WEBHOOK_ALLOW_PRIVATE_URLS", default=DEBUG),
+}
+
+# Error tracking only when a DSN is configured (no DSN: the SDK is never initialised).
+from config.sentry import init_sentry  # noqa: E402
+
+init_sentry(
+    dsn=SENTRY["DSN"],
+    environment=SENTRY["ENVIRONMENT"],
+    traces_sample_rate=SENTRY["TRACES_SAMPLE_RATE"],
+)
