@@ -8,6 +8,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Under the ASGI server every request runs in a thread of its own: connections come from a
+# per-process pool (config/settings.py, docs/performance.md).  DB_POOL=0 opts out.
+os.environ.setdefault("DB_POOL", "1")
 # Set up Django (apps, settings) before anything imports models.
 django_asgi_app = get_asgi_application()
 

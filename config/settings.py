@@ -39,11 +39,14 @@ INSTALLED_APPS = [
     "bookings",
     "payments",
     "waitroom",
+    "config.api",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # WhiteNoise's own middleware is sync-only: under ASGI it would cost every request two
+    # extra thread hops.  Ours is the same lookup, usable from async code.
+    "config.static.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -80,7 +83,23 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = f"-c lock_timeout={DB_LOCK_TIMEOUT_MS}"
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
+    # Connection reuse (docs/performance.md).  The ASGI server runs each request in a thread of
+    # its own, so Django's persistent connections (CONN_MAX_AGE) would open one connection per
+    # request thread and never reuse it: "too many clients".  There a per-process psycopg pool
+    # is used instead: a request borrows a connection and gives it back when it ends, and one
+    # process never holds more than DB_POOL_MAX_SIZE.  config/asgi.py turns it on; Celery
+    # processes (one task at a time) keep one persistent connection each.
+    if env.bool("DB_POOL", default=False):
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": env.int("DB_POOL_MIN_SIZE", default=2),
+            "max_size": env.int("DB_POOL_MAX_SIZE", default=8),
+            # A request that cannot get a connection this fast is answered 503 "too busy".
+            "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=10.0),
+            "max_idle": 300,
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so two writers serialise instead of one
@@ -211,8 +230,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"expected_conflicts": {"()": "config.logging_filters.SkipExpectedConflicts"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        # A 409 is a race's loser getting its answer, hundreds per sale: not a WARNING line.
+        "django.request": {"filters": ["expected_conflicts"]},
+    },
 }
 
 # --- REST API -------------------------------------------------------------------------------
@@ -222,7 +246,7 @@ LOGGING = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous request then gets 401 with `WWW-Authenticate: Token`.
-        "rest_framework.authentication.TokenAuthentication",
+        "config.api.tokens.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -238,6 +262,8 @@ REST_FRAMEWORK = {
 }
 # "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").
 JSON_CAMEL_CASE = {"JSON_UNDERSCOREIZE": {"no_underscore_before_number": True}}
+# How long a token's user is remembered in the cache (config/api/auth.py says what empties it).
+API_TOKEN_CACHE_SECONDS = env.int("API_TOKEN_CACHE_SECONDS", default=60)
 API_CACHE = {
     # The article's trade-off: reads may be a little stale, holds always ask the database.
     "FLIGHT_SEARCH_SECONDS": env.int("API_FLIGHT_SEARCH_CACHE_SECONDS", default=30),
