@@ -223,11 +223,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def compose_commands(checkout: Path) -> dict[str, list[str]]:
+def compose_services(checkout: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """(command, environment) of the checkout's web, worker and beat services.  Of the
+    environment only plain settings are kept: URLs, secrets and `${...}` values are ours."""
     import yaml
 
     services = yaml.safe_load((checkout / "docker-compose.yml").read_text())["services"]
-    return {name: list(services[name]["command"]) for name in ("web", "worker", "beat")}
+    out = {}
+    for name in ("web", "worker", "beat"):
+        env = services[name].get("environment") or {}
+        plain = {
+            k: str(v)
+            for k, v in env.items()
+            if "${" not in str(v) and not k.endswith("_URL") and "SECRET" not in k
+        }
+        out[name] = (list(services[name]["command"]), plain)
+    return out
 
 
 def localise(command: list[str], *, checkout: Path, port: int, workers: int | None) -> list[str]:
@@ -248,20 +259,34 @@ def localise(command: list[str], *, checkout: Path, port: int, workers: int | No
 
 
 class Stack:
-    def __init__(self, *, checkout: Path, env: dict[str, str], port: int, workers: int | None):
+    def __init__(
+        self,
+        *,
+        checkout: Path,
+        env: dict[str, str],
+        port: int,
+        workers: int | None,
+        web_command: str | None = None,
+    ):
         self.checkout, self.env, self.port, self.workers = checkout, env, port, workers
+        self.web_command = web_command
         self.logdir = Path(tempfile.mkdtemp(prefix="flash-sale-"))
         self.procs: dict[str, subprocess.Popen] = {}
 
     def start(self) -> None:
-        for name, command in compose_commands(self.checkout).items():
+        for name, (command, compose_env) in compose_services(self.checkout).items():
             cmd = localise(command, checkout=self.checkout, port=self.port, workers=self.workers)
+            if name == "web" and self.web_command:
+                cmd = localise(
+                    shlex.split(self.web_command), checkout=self.checkout, port=self.port,
+                    workers=None,
+                )  # fmt: skip
             log = open(self.logdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-            print(f"  start {name}: {shlex.join(cmd)}", flush=True)
+            print(f"  start {name}: {shlex.join(cmd)}  {compose_env or ''}", flush=True)
             self.procs[name] = subprocess.Popen(
                 cmd,
                 cwd=self.checkout,
-                env=self.env,
+                env={**self.env, **compose_env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -657,6 +682,11 @@ def main() -> None:
     parser.add_argument("--database-url", default=DEFAULT_DB)
     parser.add_argument("--redis-url", default=f"redis://127.0.0.1:6379/{DEFAULT_REDIS_DB}")
     parser.add_argument("--web-workers", type=int, help="override the compose web worker count")
+    parser.add_argument(
+        "--web-command",
+        help="run this instead of the compose web command (to compare servers), e.g. "
+        "'gunicorn config.wsgi -k gthread -w 2 --threads 8 -b 0.0.0.0:8000'",
+    )
     parser.add_argument("--no-pgbench", action="store_true")
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
@@ -707,7 +737,13 @@ def main() -> None:
             [str(python), "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=checkout, env=env, check=True,
         )  # fmt: skip
-        stack = Stack(checkout=checkout, env=env, port=port, workers=args.web_workers)
+        stack = Stack(
+            checkout=checkout,
+            env=env,
+            port=port,
+            workers=args.web_workers,
+            web_command=args.web_command,
+        )
         stack.start()
         base_url = stack.base_url
     django_setup(args.database_url, args.redis_url)
