@@ -1,0 +1,157 @@
+"""Seat map and flight search served as cached JSON bytes with an ETag (issue 12).
+
+The ETag follows the live seat map's per-flight version (`flights.live`), so any committed
+seat change (hold, sale, release) gives a new ETag at once; a matching `If-None-Match` gets
+304; a stale one gets 200 with the fresh map.  Holds never read these caches.
+"""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.core.cache import cache
+
+from flights import selectors
+from flights.models import SeatStatus
+from tests.api.conftest import GOOD_CARD, client_for, pay
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+HOLD = {"fareClass": "ECONOMY", "seats": ["12A"]}
+
+
+def seats_of(response) -> dict[str, str]:
+    return {s["seatNo"]: s["status"] for s in response.json()["seats"]}
+
+
+def hold(api, flight, seats, django_capture_on_commit_callbacks):
+    # The version is bumped after commit: run the on-commit callbacks as a commit would.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            "/api/bookings", {**HOLD, "flightId": flight.pk, "seats": seats}, format="json"
+        )
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_seat_map_carries_an_etag_and_answers_304_while_nothing_changed(anon, flight):
+    first = anon.get(f"/api/flights/{flight.pk}/seats")
+    assert first.status_code == 200
+    etag = first["ETag"]
+    assert etag.startswith('W/"') and f"{flight.pk}." in etag
+    assert first["Content-Type"] == "application/json"
+
+    again = anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304
+    assert again.content == b""
+    assert again["ETag"] == etag
+    # The strong form of the same tag and a list containing it match too (weak comparison).
+    assert (
+        anon.get(
+            f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=f'"x", {etag[2:]}'
+        ).status_code
+        == 304
+    )
+    assert (
+        anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH='"other"').status_code == 200
+    )
+
+
+def test_cached_body_is_what_the_serializer_renders(anon, flight):
+    cold = anon.get(f"/api/flights/{flight.pk}/seats")
+    warm = anon.get(f"/api/flights/{flight.pk}/seats")
+    assert warm.content == cold.content  # the second one came from the cached bytes
+    body = warm.json()
+    assert body["flightId"] == flight.pk and len(body["seats"]) == 180
+    assert body["seats"][0].keys() == {
+        "seatNo",
+        "row",
+        "letter",
+        "fareClass",
+        "status",
+        "surcharge",
+    }
+    assert {f["fareClass"] for f in body["fares"]} == {"BUSINESS", "ECONOMY"}
+
+
+def test_a_hold_changes_the_etag_and_a_stale_etag_gets_the_fresh_map(
+    anon, api, flight, django_capture_on_commit_callbacks
+):
+    before = anon.get(f"/api/flights/{flight.pk}/seats")
+    assert seats_of(before)["12A"] == SeatStatus.AVAILABLE
+
+    hold(api, flight, ["12A"], django_capture_on_commit_callbacks)
+
+    # Well inside the cache time: the version, not the TTL, retires the cached map.
+    after = anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=before["ETag"])
+    assert after.status_code == 200
+    assert after["ETag"] != before["ETag"]
+    assert seats_of(after)["12A"] == SeatStatus.HELD
+    assert (
+        anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=after["ETag"]).status_code
+        == 304
+    )
+
+
+def test_without_the_version_bump_the_cached_map_would_be_served(
+    anon, api, flight, django_capture_on_commit_callbacks
+):
+    """Control: a seat change whose on-commit announcement never ran (so the version stayed)
+    is not seen inside the cache time.  This is what the version check above prevents."""
+    before = anon.get(f"/api/flights/{flight.pk}/seats")
+    with django_capture_on_commit_callbacks(execute=False):
+        api.post("/api/bookings", {**HOLD, "flightId": flight.pk}, format="json")
+    stale = anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=before["ETag"])
+    assert stale.status_code == 304
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sale_changes_the_etag(anon, sandbox_payments, flight):
+    customer = UserFactory()
+    api = client_for(customer)
+    booking = api.post("/api/bookings", {**HOLD, "flightId": flight.pk}, format="json")
+    assert booking.status_code == 201
+    held = anon.get(f"/api/flights/{flight.pk}/seats")
+    assert seats_of(held)["12A"] == SeatStatus.HELD
+
+    paid = pay(api, booking.json()["bookingId"], paymentMethod=GOOD_CARD)
+    assert paid.status_code == 201, paid.content
+
+    sold = anon.get(f"/api/flights/{flight.pk}/seats", HTTP_IF_NONE_MATCH=held["ETag"])
+    assert sold.status_code == 200
+    assert sold["ETag"] != held["ETag"]
+    assert seats_of(sold)["12A"] == SeatStatus.SOLD
+
+
+def test_the_hold_path_never_reads_the_cached_maps(
+    anon, api, flight, django_capture_on_commit_callbacks
+):
+    """Poison the cached seat map (12A shown SOLD, at the current version): the hold still
+    asks PostgreSQL and wins; and the cached map's lie about 12B does not help a second hold
+    of 12A either."""
+    real = selectors.seat_map_json(flight_id=flight.pk, render=lambda data: b"{}")
+    key = f"flights:seatmap:v2:{flight.pk}"
+    version, etag, _ = cache.get(key)
+    cache.set(key, (version, etag, b'{"seats": "all SOLD"}'), 60)
+    assert anon.get(f"/api/flights/{flight.pk}/seats").content == b'{"seats": "all SOLD"}'
+    assert real.etag == etag
+
+    hold(api, flight, ["12A"], django_capture_on_commit_callbacks)
+    other = client_for(UserFactory())
+    lost = other.post("/api/bookings", {**HOLD, "flightId": flight.pk}, format="json")
+    assert lost.status_code == 409
+
+
+def test_search_is_cached_bytes_with_an_etag_and_304(anon, flight):
+    day = flight.departure_at.astimezone(ZoneInfo(flight.origin.time_zone)).date()
+    url = f"/api/flights?from=SGN&to=HAN&date={day.isoformat()}"
+    first = anon.get(url)
+    assert first.status_code == 200
+    assert [f["id"] for f in first.json()] == [flight.pk]
+    assert first["ETag"].startswith('W/"s')
+    assert anon.get(url).content == first.content
+    assert anon.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    assert anon.get(url.replace("SGN", "sgn")).json() == first.json()
+    assert anon.get(url.replace("date=", "date=x")).status_code == 400
