@@ -524,13 +524,31 @@ def summarise(name: str, result: dict[str, Any], *, win_label: str = "wins") -> 
 
 
 def measured(stack: Stack | None, fn):
+    """Run fn() and add the CPU each process group used: % of one core, and CPU ms per
+    request.  On a shared machine the second is the steadier figure: it does not depend on
+    how much of the CPU the other tenants left us."""
     groups = (stack.groups() if stack else {}) | {"postgres(all)": postgres_pids()}
     meter = CpuMeter(groups)
+    children_before = os.times()
     out = fn()
+    children_after = os.times()
     groups = (stack.groups() if stack else {}) | {"postgres(all)": postgres_pids()}
+    span = time.monotonic() - meter.started
     cpu = meter.stop(groups)
-    print("  cpu % of one core: " + ", ".join(f"{k} {v:.0f}%" for k, v in cpu.items()))
+    loadgen = (children_after.children_user - children_before.children_user) + (
+        children_after.children_system - children_before.children_system
+    )
+    cpu["loadgen"] = loadgen / span * 100
+    requests = max(1, out.get("requests", 1))
     out["cpu"] = cpu
+    # Percent figures are over the meter's span (a bit longer than the load itself).
+    out["cpu_ms_per_request"] = {k: v / 100 * span * 1000 / requests for k, v in cpu.items()}
+    print(
+        "  cpu % of one core: "
+        + ", ".join(f"{k} {v:.0f}%" for k, v in cpu.items())
+        + " | cpu ms per request: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in out["cpu_ms_per_request"].items())
+    )
     return out
 
 

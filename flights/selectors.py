@@ -12,6 +12,7 @@ one Redis round trip and no serialisation; `If-None-Match` answers 304 from the 
 from __future__ import annotations
 
 import hashlib
+import time as time_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -161,10 +162,11 @@ def seat_map_json(*, flight_id: int, render: Render) -> CachedJson | None:
 
     The entry is tied to the flight's live-seat-map version (`flights.live`, bumped after
     every committed seat change): a reader that finds a different version rebuilds, so a seat
-    change is visible at once, and the ETag changes with it.  The TTL (SEAT_MAP_SECONDS)
-    still bounds the staleness of what no version covers: seatless units sold, and holds
-    lapsing without a sweep.  The version is read before the seats (as in
-    `seat_map_snapshot`), so an entry never claims a version newer than its seats.
+    change is visible at once, and the ETag changes with it.  SEAT_MAP_SECONDS still bounds
+    the staleness of what no version covers (seatless units sold, holds lapsing without a
+    sweep): after it one reader rebuilds while the others keep serving the entry for that
+    moment, instead of all of them querying at once.  The version is read before the seats
+    (as in `seat_map_snapshot`), so an entry never claims a version newer than its seats.
     Holds never read this: they lock and check the rows in PostgreSQL.
     """
     key = f"flights:seatmap:v2:{flight_id}"
@@ -172,13 +174,17 @@ def seat_map_json(*, flight_id: int, render: Render) -> CachedJson | None:
     version = found.get(version_key(flight_id)) or 0
     entry = found.get(key)
     if entry is not None and entry[0] == version:
-        return CachedJson(body=entry[2], etag=entry[1])
+        fresh = time_module.time() - entry[3] < _ttl("SEAT_MAP_SECONDS")
+        if fresh or not cache.add(f"{key}:rebuilding", 1, timeout=5):
+            return CachedJson(body=entry[2], etag=entry[1])
     data = seat_map(flight_id=flight_id)
     if data is None:
         return None
     etag = f'W/"{flight_id}.{version}.{_digest(data["fares"], data["seats"])}"'
     body = render(data)
-    cache.set(key, (version, etag, body), _ttl("SEAT_MAP_SECONDS"))
+    built = time_module.time()
+    cache.set(key, (version, etag, body, built), 10 * _ttl("SEAT_MAP_SECONDS") + 10)
+    cache.delete(f"{key}:rebuilding")
     return CachedJson(body=body, etag=etag)
 
 

@@ -128,13 +128,13 @@ def test_a_sale_changes_the_etag(anon, sandbox_payments, flight):
 def test_the_hold_path_never_reads_the_cached_maps(
     anon, api, flight, django_capture_on_commit_callbacks
 ):
-    """Poison the cached seat map (12A shown SOLD, at the current version): the hold still
-    asks PostgreSQL and wins; and the cached map's lie about 12B does not help a second hold
-    of 12A either."""
+    """Poison the cached seat map (every seat shown SOLD, at the current version): the hold
+    still asks PostgreSQL and wins.  (test_lean_requests also checks, command by command,
+    that a hold sends Redis no read of these keys.)"""
     real = selectors.seat_map_json(flight_id=flight.pk, render=lambda data: b"{}")
     key = f"flights:seatmap:v2:{flight.pk}"
-    version, etag, _ = cache.get(key)
-    cache.set(key, (version, etag, b'{"seats": "all SOLD"}'), 60)
+    version, etag, _, built = cache.get(key)
+    cache.set(key, (version, etag, b'{"seats": "all SOLD"}', built), 60)
     assert anon.get(f"/api/flights/{flight.pk}/seats").content == b'{"seats": "all SOLD"}'
     assert real.etag == etag
 
@@ -142,6 +142,24 @@ def test_the_hold_path_never_reads_the_cached_maps(
     other = client_for(UserFactory())
     lost = other.post("/api/bookings", {**HOLD, "flightId": flight.pk}, format="json")
     assert lost.status_code == 409
+
+
+def test_after_the_cache_time_one_reader_rebuilds_the_others_serve_the_entry(
+    settings, anon, flight
+):
+    settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 1}
+    first = anon.get(f"/api/flights/{flight.pk}/seats")
+    key = f"flights:seatmap:v2:{flight.pk}"
+    version, etag, body, built = cache.get(key)
+    cache.set(key, (version, etag, body, built - 5), 60)  # past its cache time
+    cache.add(f"{key}:rebuilding", 1, timeout=5)  # somebody else is rebuilding right now
+    assert anon.get(f"/api/flights/{flight.pk}/seats").content == first.content
+    assert cache.get(key)[3] == built - 5  # not rebuilt by this reader
+    cache.delete(f"{key}:rebuilding")
+    rebuilt = anon.get(f"/api/flights/{flight.pk}/seats")
+    assert rebuilt.json()["generatedAt"] != first.json()["generatedAt"]
+    assert rebuilt["ETag"] == first["ETag"]  # nothing changed: same tag, clients keep 304s
+    assert cache.get(key)[3] > built
 
 
 def test_search_is_cached_bytes_with_an_etag_and_304(anon, flight):
