@@ -607,17 +607,18 @@ def scenario_reads(args, stack, base_url: str) -> dict[str, Any]:
         etag = resp.headers.get("ETag")
     common = {"base_url": base_url, "kind": "reads", "timeout": args.timeout}
     results = {}
-    print(f"  cold: {len(cold_flights)} first reads of distinct flights, 4 clients", flush=True)
+    clients = ["-"] * 8  # the same concurrency for all three
+    print(f"  cold: {len(cold_flights)} first reads of distinct flights, 8 clients", flush=True)
     results["cold"] = measured(
         stack,
         lambda: summarise(
             "reads-cold",
-            run_load({**common, "cold": True, "flight_queue": cold_flights, "tokens": ["-"] * 4}),
+            run_load({**common, "cold": True, "flight_queue": cold_flights, "tokens": clients}),
             win_label="ok",
         ),
     )
-    print(f"  warm: {args.read_requests} reads of one cached flight, 16 clients", flush=True)
-    spec = {**common, "flight_queue": [hot], "tokens": ["-"] * 16, "requests": args.read_requests}
+    print(f"  warm: {args.read_requests} reads of one cached flight, 8 clients", flush=True)
+    spec = {**common, "flight_queue": [hot], "tokens": clients, "requests": args.read_requests}
     results["warm"] = measured(
         stack, lambda: summarise("reads-warm", run_load(spec), win_label="ok")
     )

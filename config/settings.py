@@ -83,12 +83,12 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = f"-c lock_timeout={DB_LOCK_TIMEOUT_MS}"
-    # Connection reuse (docs/performance.md).  The ASGI server runs each request in a thread of
-    # its own, so Django's persistent connections (CONN_MAX_AGE) would open one connection per
-    # request thread and never reuse it: "too many clients".  There a per-process psycopg pool
-    # is used instead: a request borrows a connection and gives it back when it ends, and one
-    # process never holds more than DB_POOL_MAX_SIZE.  config/asgi.py turns it on; Celery
-    # processes (one task at a time) keep one persistent connection each.
+    # Connection reuse (docs/performance.md).  By default the web server runs HTTP on a fixed
+    # pool of threads (config/asgi.py), each keeping one persistent connection
+    # (DB_CONN_MAX_AGE); so do Celery processes.  Django's ASGI handler instead runs each
+    # request in a thread of its own, where persistent connections would pile up ("too many
+    # clients"): with SEATKEEPER_HTTP=asgi, config/asgi.py turns on a per-process psycopg
+    # pool (DB_POOL): a request borrows a connection and gives it back when it ends.
     if env.bool("DB_POOL", default=False):
         DATABASES["default"]["OPTIONS"]["pool"] = {
             "min_size": env.int("DB_POOL_MIN_SIZE", default=2),

@@ -3,8 +3,10 @@ connection budget far below max_connections (issue 12).
 
 The real processes are started (uvicorn with 2 workers as in docker-compose.yml, a Celery
 worker, beat) against the test database, and `pg_stat_activity` is sampled while 60 clients
-hit them.  The control starts the web tier the old way (persistent connections, no pool)
-and shows that the same burst then needs a connection per request thread.
+hit them.  Both ways config/asgi.py can serve HTTP are checked: the default (WSGI on a fixed
+thread pool, persistent connections) and Django's ASGI handler with the psycopg pool.  The
+control starts the ASGI handler the old way (persistent connections, no pool) and shows that
+the same burst then needs a connection per request thread.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB_WORKERS = 2
-POOL_MAX = 3
+PER_PROCESS = 3  # WEB_THREADS, or DB_POOL_MAX_SIZE
 CELERY_CONCURRENCY = 2
 CLIENTS, REQUESTS = 60, 600
 
@@ -45,9 +47,7 @@ def database_url() -> str:
 
 
 def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
-    )
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
 def stop(procs: list[subprocess.Popen]) -> None:
@@ -109,7 +109,9 @@ def wait_up(base: str, procs: list[subprocess.Popen], logdir: Path) -> None:
 
 def stack_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": database_url(), **extra}
-    env.pop("DB_POOL", None)
+    for name in ("DB_POOL", "SEATKEEPER_HTTP", "WEB_THREADS", "DB_CONN_MAX_AGE"):
+        if name not in extra:
+            env.pop(name, None)
     return env
 
 
@@ -120,14 +122,21 @@ def web_cmd(port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def test_web_processes_and_workers_stay_inside_the_connection_budget(tmp_path):
+MODES = {
+    "wsgi-threads": {"WEB_THREADS": str(PER_PROCESS)},
+    "asgi-pool": {"SEATKEEPER_HTTP": "asgi", "DB_POOL_MAX_SIZE": str(PER_PROCESS)},
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_web_processes_and_workers_stay_inside_the_connection_budget(tmp_path, mode):
     name = settings.DATABASES["default"]["NAME"]
     connection.close()  # our own connection is not part of the budget
     port = free_port()
     celery = [sys.executable, "-m", "celery", "-A", "config"]
     worker_env = stack_env(DB_CONN_MAX_AGE="60")
     procs = [
-        start(web_cmd(port), stack_env(DB_POOL_MAX_SIZE=str(POOL_MAX)), tmp_path / "web.log"),
+        start(web_cmd(port), stack_env(**MODES[mode]), tmp_path / "web.log"),
         start(
             [*celery, "worker", "--loglevel=WARNING", f"--concurrency={CELERY_CONCURRENCY}"],
             worker_env,
@@ -140,9 +149,9 @@ def test_web_processes_and_workers_stay_inside_the_connection_budget(tmp_path):
         statuses, peak = burst(f"http://127.0.0.1:{port}", name)
     finally:
         stop(procs)
-    # Each web process holds at most its pool; each Celery process (the parent and its
-    # children) and beat at most one.
-    budget = WEB_WORKERS * POOL_MAX + (CELERY_CONCURRENCY + 1) + 1
+    # Each web process holds at most one connection per thread (or its pool); each Celery
+    # process (the parent and its children) and beat at most one.
+    budget = WEB_WORKERS * PER_PROCESS + (CELERY_CONCURRENCY + 1) + 1
     with psycopg.connect(database_url(), dbname="postgres") as conn:
         max_connections = int(conn.execute("SHOW max_connections").fetchone()[0])
     assert statuses == [200] * REQUESTS
@@ -153,11 +162,11 @@ def test_control_without_the_pool_every_request_thread_opens_its_own(tmp_path):
     name = settings.DATABASES["default"]["NAME"]
     connection.close()
     port = free_port()
-    env = stack_env(DB_POOL="0", DB_CONN_MAX_AGE="60")
+    env = stack_env(SEATKEEPER_HTTP="asgi", DB_POOL="0", DB_CONN_MAX_AGE="60")
     procs = [start(web_cmd(port), env, tmp_path / "web.log")]
     try:
         wait_up(f"http://127.0.0.1:{port}", procs, tmp_path)
         _, peak = burst(f"http://127.0.0.1:{port}", name)
     finally:
         stop(procs)
-    assert peak > WEB_WORKERS * POOL_MAX + CELERY_CONCURRENCY + 2, peak
+    assert peak > WEB_WORKERS * PER_PROCESS + CELERY_CONCURRENCY + 2, peak
