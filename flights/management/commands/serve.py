@@ -2,9 +2,10 @@
 
 With REDIS_URL (or CELERY_BROKER_URL) set, this is docker-compose.yml on one machine: uvicorn
 with `--workers` web processes (HTTP on WEB_THREADS threads each, one persistent database
-connection per thread; see config/asgi.py and docs/performance.md), a Celery worker and beat, all child processes.  Without, everything
-runs in this one process: the in-memory broker and channel layer only reach consumers inside
-the same process, so the embedded worker and beat live here as threads.
+connection per thread; see config/asgi.py and docs/performance.md), a Celery worker and
+beat, all child processes.  Without, everything runs in this one process: the in-memory
+broker and channel layer only reach consumers inside the same process, so the embedded
+worker and beat live here as threads.
 """
 
 import os
