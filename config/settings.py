@@ -100,7 +100,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
     else:
         DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A reused connection is checked (SELECT 1) at the first query of each request, so a
+    # database restart costs no failed request.  That is one round trip per request: the
+    # profile in docs/performance.md shows it; DB_CONN_HEALTH_CHECKS=0 trades it away.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so two writers serialise instead of one
     # failing half-way with "database is locked" on upgrade.

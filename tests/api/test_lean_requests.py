@@ -181,3 +181,28 @@ def test_a_lost_race_409_is_not_a_warning_line(api, flight, caplog):
     ]
     assert 409 not in statuses
     assert 404 in statuses
+
+
+# --- overload ----------------------------------------------------------------------------------
+
+
+def test_an_exhausted_connection_pool_is_a_polite_503(rf):
+    """SEATKEEPER_HTTP=asgi mode: no pooled connection within DB_POOL_TIMEOUT_SECONDS is
+    overload, answered like a lock timeout, not a 500."""
+    from django.db import OperationalError
+    from psycopg_pool import PoolTimeout
+
+    from config.api.exceptions import problem_exception_handler
+
+    try:
+        try:
+            raise PoolTimeout("couldn't get a connection after 10.00 sec")
+        except PoolTimeout as cause:
+            raise OperationalError(str(cause)) from cause
+    except OperationalError as exc:
+        response = problem_exception_handler(exc, {"request": rf.get("/api/bookings")})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.data["type"].endswith("/too-busy")
+    # Any other database error is still a bug (500 by Django), not hidden as "busy".
+    assert problem_exception_handler(OperationalError("boom"), {}) is None
