@@ -18,6 +18,7 @@ import hashlib
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
@@ -39,13 +40,22 @@ class CachedTokenAuthentication(TokenAuthentication):
         return user, key
 
 
+def _forget(cache_keys: list[str]) -> None:
+    """Drop the entries now and again after commit: a request that re-cached the user
+    between the two still saw the uncommitted (old) row."""
+    if not cache_keys:
+        return
+    cache.delete_many(cache_keys)
+    transaction.on_commit(lambda: cache.delete_many(cache_keys))
+
+
 def forget_token(*, key: str) -> None:
-    cache.delete(token_cache_key(key))
+    _forget([token_cache_key(key)])
 
 
 def forget_tokens_of(*, user_id: int) -> None:
     keys = Token.objects.filter(user_id=user_id).values_list("key", flat=True)
-    cache.delete_many([token_cache_key(key) for key in keys])
+    _forget([token_cache_key(key) for key in keys])
 
 
 def _on_token_deleted(sender, instance: Token, **kwargs) -> None:

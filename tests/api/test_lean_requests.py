@@ -7,6 +7,7 @@ import logging
 
 import pytest
 import redis
+from django.core.cache import cache
 from django.db import connection
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
@@ -73,6 +74,23 @@ def test_a_deactivated_user_is_refused_at_once(api, customer):
     assert api.get("/api/bookings").status_code == 200
     customer.is_active = False
     customer.save()
+    problem(api.get("/api/bookings"), 401)
+
+
+def test_a_user_re_cached_during_the_deactivating_transaction_is_forgotten_on_commit(
+    api, customer, django_capture_on_commit_callbacks
+):
+    """Admin saves run in a transaction: a request between the save and the commit still
+    reads the old (active) row and caches it; the after-commit forget drops that entry."""
+    assert api.get("/api/bookings").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        customer.is_active = False
+        customer.save()
+        # Another request, before the commit, re-caches the user as it was.
+        customer.is_active = True
+        token = Token.objects.get(user=customer).key
+        cache.set(tokens.token_cache_key(token), customer, 60)
+        customer.is_active = False
     problem(api.get("/api/bookings"), 401)
 
 
