@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from bookings.errors import FlightNotFound
 from config.api.openapi import problems
-from config.api.renderers import cached_json_response, camel_json
+from config.api.renderers import cached_json_response, camel_json, etag_matches
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
 
@@ -137,8 +137,11 @@ class SeatMapApi(PublicReadApi):
         responses={200: SeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, flight_id: int):
+        if_none_match = request.headers.get("If-None-Match")
         found = selectors.seat_map_json(
-            flight_id=flight_id, render=lambda seats: camel_json(SeatMapSerializer(seats).data)
+            flight_id=flight_id,
+            render=lambda seats: camel_json(SeatMapSerializer(seats).data),
+            known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
         )
         if found is None:
             raise FlightNotFound(f"There is no flight {flight_id}.")

@@ -38,9 +38,9 @@ def _ttl(name: str) -> int:
 
 @dataclass(frozen=True)
 class CachedJson:
-    """A finished response body and its (weak) ETag."""
+    """A finished response body and its (weak) ETag; body None: the client has it (304)."""
 
-    body: bytes
+    body: bytes | None
     etag: str
 
 
@@ -157,7 +157,9 @@ def flight_detail(*, flight_id: int) -> dict[str, Any] | None:
     return found
 
 
-def seat_map_json(*, flight_id: int, render: Render) -> CachedJson | None:
+def seat_map_json(
+    *, flight_id: int, render: Render, known: Callable[[str], bool] | None = None
+) -> CachedJson | None:
     """The seat map as finished JSON bytes; None if there is no such flight.
 
     The entry is tied to the flight's live-seat-map version (`flights.live`, bumped after
@@ -168,23 +170,35 @@ def seat_map_json(*, flight_id: int, render: Render) -> CachedJson | None:
     moment, instead of all of them querying at once.  The version is read before the seats
     (as in `seat_map_snapshot`), so an entry never claims a version newer than its seats.
     Holds never read this: they lock and check the rows in PostgreSQL.
+
+    `known(etag)` says whether the client already has that ETag (If-None-Match): then the
+    body stays in Redis and `body` is None.  The ETag and the body are separate keys so that
+    this answer moves a few bytes, not the whole map.
     """
-    key = f"flights:seatmap:v2:{flight_id}"
-    found = cache.get_many([version_key(flight_id), key]) or {}  # {} or None when Redis is down
+    meta_key, body_key = f"flights:seatmap:v3:{flight_id}", f"flights:seatmap:v3:{flight_id}:body"
+    wanted = [version_key(flight_id), meta_key] + ([] if known else [body_key])
+    found = cache.get_many(wanted) or {}  # {} or None when Redis is down
     version = found.get(version_key(flight_id)) or 0
-    entry = found.get(key)
-    if entry is not None and entry[0] == version:
-        fresh = time_module.time() - entry[3] < _ttl("SEAT_MAP_SECONDS")
-        if fresh or not cache.add(f"{key}:rebuilding", 1, timeout=5):
-            return CachedJson(body=entry[2], etag=entry[1])
+    meta = found.get(meta_key)  # (version, etag, built at)
+    if meta is not None and meta[0] == version:
+        fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
+        if fresh or not cache.add(f"{meta_key}:rebuilding", 1, timeout=5):
+            if known and known(meta[1]):
+                return CachedJson(body=None, etag=meta[1])
+            stored = found.get(body_key) if body_key in wanted else cache.get(body_key)
+            # The body carries its own ETag: two rebuilders racing may pair keys of two
+            # versions for a moment; such a pair is a miss, never a wrong 304 later.
+            if stored is not None and stored[0] == meta[1]:
+                return CachedJson(body=stored[1], etag=meta[1])
     data = seat_map(flight_id=flight_id)
     if data is None:
         return None
     etag = f'W/"{flight_id}.{version}.{_digest(data["fares"], data["seats"])}"'
     body = render(data)
-    built = time_module.time()
-    cache.set(key, (version, etag, body, built), 10 * _ttl("SEAT_MAP_SECONDS") + 10)
-    cache.delete(f"{key}:rebuilding")
+    timeout = 10 * _ttl("SEAT_MAP_SECONDS") + 10
+    cache.set(body_key, (etag, body), timeout)
+    cache.set(meta_key, (version, etag, time_module.time()), timeout)
+    cache.delete(f"{meta_key}:rebuilding")
     return CachedJson(body=body, etag=etag)
 
 

@@ -32,9 +32,11 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or _weak(etag) in {_weak(t) for t in tags}
 
 
-def cached_json_response(request, *, body: bytes, etag: str) -> HttpResponse:
+def cached_json_response(request, *, body: bytes | None, etag: str) -> HttpResponse:
+    """200 with `body`, or 304 when the client's If-None-Match has `etag` (body may then be
+    None: the selector did not even fetch it)."""
     # Caches may keep the body but must ask again before using it: the ETag makes that cheap.
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
-    if etag_matches(request.headers.get("If-None-Match"), etag):
+    if body is None or etag_matches(request.headers.get("If-None-Match"), etag):
         return HttpResponseNotModified(headers=headers)
     return HttpResponse(body, content_type="application/json", headers=headers)

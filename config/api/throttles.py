@@ -5,7 +5,7 @@ both let a request through on the last slot.  Here each window is one counter bu
 atomic INCR: across all workers exactly `limit` requests pass per window.  Fixed windows allow
 a burst of up to 2x at a window edge, which is fine for abuse control.
 
-On Redis the check is one round trip: INCR and EXPIRE in one pipeline.  When Redis does not
+On Redis the check is one round trip: INCRBY and EXPIRE in one pipeline.  When Redis does not
 answer, the throttle fails open: it must never be the reason a sale stops.
 """
 
@@ -46,7 +46,9 @@ def count_hit(key: str, *, period: int) -> int | None:
     try:
         pipe = redis.pipeline(transaction=False)
         pipe.incr(raw_key)
-        pipe.expire(raw_key, period + 1, nx=True)
+        # The key is per window, so renewing its expiry on every hit is harmless (and needs
+        # no EXPIRE NX, which Redis < 7 lacks).
+        pipe.expire(raw_key, period + 1)
         count, _ = pipe.execute()
     except RedisError as exc:
         logger.info("throttle: Redis unreachable, letting the request through (%s)", exc)
