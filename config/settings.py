@@ -265,7 +265,7 @@ REST_FRAMEWORK = {
 }
 # "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").
 JSON_CAMEL_CASE = {"JSON_UNDERSCOREIZE": {"no_underscore_before_number": True}}
-# How long a token's user is remembered in the cache (config/api/auth.py says what empties it).
+# How long a token's user is remembered in the cache (config/api/tokens.py says what empties it).
 API_TOKEN_CACHE_SECONDS = env.int("API_TOKEN_CACHE_SECONDS", default=60)
 API_CACHE = {
     # The article's trade-off: reads may be a little stale, holds always ask the database.
