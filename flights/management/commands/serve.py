@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import uvicorn
 from django.conf import settings
@@ -121,11 +120,13 @@ class Command(BaseCommand):
                 f"http://{host}:{port}/"
             )
         )
+        stopping = threading.Event()
+        # ^C or a supervisor's SIGTERM: stop the children too, never orphan them.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stopping.set())
         try:
-            while all(child.poll() is None for child in children):
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
+            while not stopping.is_set() and all(child.poll() is None for child in children):
+                stopping.wait(0.5)
         finally:
             for child in children:
                 if child.poll() is None:
