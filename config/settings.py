@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "waitroom",
     "partners",
     "config.apps.OpsConfig",
+    "config.api",
 ]
 
 MIDDLEWARE = [
@@ -48,7 +49,9 @@ MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
     "config.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # WhiteNoise's own middleware is sync-only: under ASGI it would cost every request two
+    # extra thread hops.  Ours is the same lookup, usable from async code.
+    "config.static.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -85,8 +88,27 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = f"-c lock_timeout={DB_LOCK_TIMEOUT_MS}"
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Connection reuse (docs/performance.md).  By default the web server runs HTTP on a fixed
+    # pool of threads (config/asgi.py), each keeping one persistent connection
+    # (DB_CONN_MAX_AGE); so do Celery processes.  Django's ASGI handler instead runs each
+    # request in a thread of its own, where persistent connections would pile up ("too many
+    # clients"): with SEATKEEPER_HTTP=asgi, config/asgi.py turns on a per-process psycopg
+    # pool (DB_POOL): a request borrows a connection and gives it back when it ends.
+    if env.bool("DB_POOL", default=False):
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": env.int("DB_POOL_MIN_SIZE", default=2),
+            "max_size": env.int("DB_POOL_MAX_SIZE", default=8),
+            # A request that cannot get a connection this fast is answered 503 "too busy".
+            "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=10.0),
+            "max_idle": 300,
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
+    # A reused connection is checked (SELECT 1) at the first query of each request, so a
+    # database restart costs no failed request.  That is one round trip per request: the
+    # profile in docs/performance.md shows it; DB_CONN_HEALTH_CHECKS=0 trades it away.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so two writers serialise instead of one
     # failing half-way with "database is locked" on upgrade.
@@ -233,7 +255,10 @@ LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.logs.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "config.logs.RequestIdFilter"},
+        "expected_conflicts": {"()": "config.logging_filters.SkipExpectedConflicts"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {"()": "config.logs.JsonFormatter"},
@@ -246,6 +271,10 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # A 409 is a race's loser getting its answer, hundreds per sale: not a WARNING line.
+        "django.request": {"filters": ["expected_conflicts"]},
+    },
 }
 # /metrics is off (404) unless METRICS_ENABLED; then it needs the bearer token (when set)
 # and a client address in METRICS_ALLOWED_IPS (when set).  Enabled with neither is refused
@@ -270,7 +299,7 @@ SENTRY = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous request then gets 401 with `WWW-Authenticate: Token`.
-        "rest_framework.authentication.TokenAuthentication",
+        "config.api.tokens.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -286,6 +315,8 @@ REST_FRAMEWORK = {
 }
 # "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").
 JSON_CAMEL_CASE = {"JSON_UNDERSCOREIZE": {"no_underscore_before_number": True}}
+# How long a token's user is remembered in the cache (config/api/tokens.py says what empties it).
+API_TOKEN_CACHE_SECONDS = env.int("API_TOKEN_CACHE_SECONDS", default=60)
 API_CACHE = {
     # The article's trade-off: reads may be a little stale, holds always ask the database.
     "FLIGHT_SEARCH_SECONDS": env.int("API_FLIGHT_SEARCH_CACHE_SECONDS", default=30),
