@@ -10,6 +10,7 @@ payments, then seats (sorted), then fare inventory.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -72,6 +73,10 @@ def assert_no_transaction() -> None:
 def request_fingerprint(
     *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
 ) -> str:
+    """What tells a replay from a different request under the same Idempotency-Key.
+
+    A keyed HMAC, not a plain hash: the request may carry a (sandbox test) card number, and an
+    unsalted SHA-256 of a 16-digit number is brute-forced in seconds."""
     canonical = json.dumps(
         {
             "bookingId": booking_id,
@@ -81,7 +86,8 @@ def request_fingerprint(
         },
         sort_keys=True,
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    key = settings.PAYMENTS["FINGERPRINT_KEY"].encode()
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
 
 def _replay(payment: Payment, fingerprint: str) -> PayResponse:
@@ -235,6 +241,9 @@ def pay_for_booking(
         )
     if len(key) > MAX_KEY_LENGTH:
         raise IdempotencyKeyMissing(f"An Idempotency-Key is at most {MAX_KEY_LENGTH} characters.")
+    # Before anything is written: a raw card number for a real gateway, or an unknown one for
+    # the sandbox, is refused (400) and never stored, fingerprinted or sent anywhere.
+    payment_method = get_gateway().accept_payment_method(payment_method)
     fingerprint = request_fingerprint(
         booking_id=booking_id, amount=amount, currency=currency, payment_method=payment_method
     )

@@ -71,3 +71,16 @@ class Gateway(ABC):
     @abstractmethod
     def parse_webhook(self, *, body: bytes, headers: Mapping[str, str]) -> GatewayEvent:
         """Verify the signature and freshness of a webhook; raise WebhookSignatureInvalid."""
+
+    @abstractmethod
+    def accept_payment_method(self, payment_method: str) -> str:
+        """The method in the form this gateway takes it, or PaymentMethodRefused (400).
+
+        '' means "no method: send the customer to the hosted checkout"."""
+
+    def refusal(self, event: GatewayEvent) -> str:
+        """Why a correctly signed event must still not be applied ('' to apply it).
+
+        A signature proves who knows the secret, not that the money moved; a gateway that can
+        check its own records cheaply says here when an event contradicts them."""
+        return ""

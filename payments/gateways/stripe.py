@@ -7,13 +7,14 @@ A payment is a PaymentIntent carrying our payment id in its metadata.  With a pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 
 import stripe
 from django.conf import settings
 
-from payments.errors import GatewayError, WebhookSignatureInvalid
+from payments.errors import GatewayError, PaymentMethodRefused, WebhookSignatureInvalid
 from payments.gateways.base import (
     PAYMENT_FAILED,
     PAYMENT_SUCCEEDED,
@@ -42,6 +43,8 @@ ZERO_DECIMAL_CURRENCIES = {
     "XOF",
     "XPF",
 }
+# A PaymentMethod id made by Stripe.js or the mobile SDKs: card data never reaches us.
+PAYMENT_METHOD_ID = re.compile(r"pm_[A-Za-z0-9_]{1,96}")
 EVENT_KINDS = {
     "payment_intent.succeeded": PAYMENT_SUCCEEDED,
     "payment_intent.payment_failed": PAYMENT_FAILED,
@@ -70,6 +73,15 @@ class StripeGateway(Gateway):
             max_network_retries=cfg["MAX_NETWORK_RETRIES"],
         )
         self.webhook_secret = cfg["WEBHOOK_SECRET"]
+
+    def accept_payment_method(self, payment_method: str) -> str:
+        method = payment_method.strip()
+        if not method or PAYMENT_METHOD_ID.fullmatch(method):
+            return method
+        raise PaymentMethodRefused(
+            "Send a Stripe PaymentMethod id (pm_...), created with Stripe.js; card numbers "
+            "are never accepted here."
+        )
 
     def create_payment(
         self,
@@ -133,6 +145,9 @@ class StripeGateway(Gateway):
         header = headers.get(SIGNATURE_HEADER)
         if not header:
             raise WebhookSignatureInvalid(f"Missing {SIGNATURE_HEADER} header.")
+        if not header.isascii():
+            # The SDK compares str digests, which raises on non-ASCII (an unauthenticated 500).
+            raise WebhookSignatureInvalid(f"{SIGNATURE_HEADER} header is not ASCII.")
         try:
             event = stripe.Webhook.construct_event(
                 body.decode(),

@@ -177,7 +177,9 @@ def signed_event(payment_id: int | str = "0", secret: str = "whsec_api_tests"):
     body = json.dumps(
         {
             "id": "evt_api_1",
-            "type": "payment.succeeded",
+            # A failure: a success for a charge the sandbox never made is refused (400) since
+            # the sandbox checks its ledger (tests/payments/test_forged_webhooks.py).
+            "type": "payment.failed",
             "created": int(time.time()),
             "data": {
                 "charge": "ch_x",
