@@ -19,8 +19,10 @@ def weak_secret(value: str, *, defaults: set[str]) -> str | None:
     """Why `value` is no secret (in the repository, a placeholder, too short), or None."""
     if not value:
         return "it is empty"
+    if value == f"ticket-signing:{settings.SECRET_KEY}":
+        return "it is unset, so derived from DJANGO_SECRET_KEY; give it its own value"
     if value in defaults:
-        return "it is the development default from the repository"
+        return "it is a development default from the repository"
     if value.startswith("django-insecure"):
         return "it is marked django-insecure"
     if len(value) < MIN_SECRET_LENGTH or len(set(value)) < MIN_DISTINCT_CHARACTERS:
