@@ -92,6 +92,7 @@ class RefundStatus(models.TextChoices):
 
 class RefundReason(models.TextChoices):
     LATE_PAYMENT = "LATE_PAYMENT", "Paid after the hold ended"
+    FLIGHT_CLOSED = "FLIGHT_CLOSED", "Paid after the flight departed or was cancelled"
     CANCELLATION = "CANCELLATION", "Booking cancelled"
 
 

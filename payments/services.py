@@ -22,12 +22,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
+from bookings.errors import BookingNotFound, FlightNotBookable, HoldExpired, InvalidBookingState
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
 from bookings.services import cancel_hold, close_bookings, sell_held_booking
 from flights.models import Flight
+from flights.rules import is_bookable
 from payments.errors import (
     AmountMismatch,
     BookingAlreadyCancelled,
@@ -133,6 +134,11 @@ def _record_payment(
         if booking.status != BookingStatus.HELD:
             raise BookingNotPayable(
                 f"This booking is {booking.status.lower()}; only a held booking can be paid."
+            )
+        if not is_bookable(Flight.objects.get(pk=booking.flight_id), now=now):
+            # Nothing is charged: the seats could never be flown.
+            raise FlightNotBookable(
+                "This flight has departed or was cancelled; nothing was charged."
             )
         if amount is not None and amount != booking.amount:
             raise AmountMismatch(
@@ -282,7 +288,17 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
             return payment  # a duplicate of an outcome already applied
         now = timezone.now()
         reference = reference or payment.gateway_reference
-        if booking.status == BookingStatus.HELD and booking.expires_at <= now:
+        late_reason = RefundReason.LATE_PAYMENT
+        if booking.status == BookingStatus.HELD and not is_bookable(
+            Flight.objects.get(pk=booking.flight_id), now=now
+        ):
+            # The flight left or was cancelled while the customer paid: the hold ends here,
+            # its seats go back, and the money is paid back in full like a late payment.
+            late_reason = RefundReason.FLIGHT_CLOSED
+            close_bookings(
+                [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+            )
+        elif booking.status == BookingStatus.HELD and booking.expires_at <= now:
             # Expired but not yet swept: expire it ourselves so the seats go back now.
             close_bookings(
                 [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
@@ -311,9 +327,7 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
                 succeeded_at=now,
                 updated_at=now,
             )
-            _create_refund(
-                payment, amount=payment.amount, reason=RefundReason.LATE_PAYMENT, now=now
-            )
+            _create_refund(payment, amount=payment.amount, reason=late_reason, now=now)
     return Payment.objects.get(pk=payment_id)
 
 

@@ -92,9 +92,7 @@ def test_malformed_sandbox_signature_header_is_400_and_changes_nothing(customer,
     booking, payment = held_and_unpaid(customer, flight)
     complete_checkout(charge_id=payment.gateway_reference, card_number=GOOD_CARD, approve=True)
     body, _ = signed(sandbox_event(payment))
-    response = post_webhook(
-        Client(), body, {SIGNATURE_HEADER: header.format(now=int(time.time()))}
-    )
+    response = post_webhook(Client(), body, {SIGNATURE_HEADER: header.format(now=int(time.time()))})
     assert response.status_code == 400
     assert response.json()["type"].endswith("/webhook-signature-invalid")
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.HELD
