@@ -43,6 +43,12 @@ SCHEDULES = (
         3000,
     ),
     Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
+    Schedule(
+        "payments: reconcile stuck payments",
+        "payments.tasks.reconcile_stuck_payments_task",
+        60,
+        55,
+    ),
 )
 
 

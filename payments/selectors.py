@@ -158,6 +158,7 @@ def payment_json(payment: Payment, *, booking_status: str) -> dict[str, Any]:
         "gateway": payment.gateway,
         "gatewayReference": payment.gateway_reference,
         "checkoutUrl": payment.checkout_url or None,
+        "clientSecret": payment.client_secret or None,
     }
 
 

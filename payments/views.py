@@ -121,6 +121,14 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
         return redirect(checkout_url)
     if outcome.status == 201:
         messages.success(request, "Payment received. Your booking is confirmed.")
+    elif outcome.status == 202:
+        # Waiting for the customer without a page to send them to (e.g. 3-D Secure through
+        # Stripe.js): say so rather than fail; pressing Pay again starts a fresh attempt.
+        messages.info(
+            request,
+            "The payment provider is waiting for your confirmation. Press Pay again to "
+            "start over.",
+        )
     else:
         messages.error(request, f"{outcome.body['title']}. {outcome.body['detail']}")
     return redirect(detail)

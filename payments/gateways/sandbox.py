@@ -235,6 +235,7 @@ class SandboxGateway(Gateway):
         idempotency_key: str,
         payment_method: str = "",
         description: str = "",
+        return_url: str = "",
     ) -> ChargeResult:
         decline = decline_code_for(payment_method) if payment_method else ""
         if not payment_method:
@@ -262,10 +263,30 @@ class SandboxGateway(Gateway):
             charge = SandboxCharge.objects.get(idempotency_key=idempotency_key)
         return self._result(charge)
 
+    def cancel_payment(self, *, reference: str) -> ChargeResult:
+        SandboxCharge.objects.filter(
+            pk=reference, status=SandboxChargeStatus.REQUIRES_ACTION
+        ).update(status=SandboxChargeStatus.CANCELED, decline_code="canceled")
+        charge = SandboxCharge.objects.filter(pk=reference).first()
+        if charge is None:
+            return ChargeResult(status="failed", reference=reference, failure_reason="canceled")
+        return self._result(charge)
+
+    def reconcile(self, *, idempotency_key: str, **kwargs: Any) -> ChargeResult:
+        """The provider's own ledger, by our key: the charge as it stands, or none at all."""
+        charge = SandboxCharge.objects.filter(idempotency_key=idempotency_key).first()
+        if charge is None:
+            return ChargeResult(
+                status="failed", reference="", failure_reason="gateway_unavailable"
+            )
+        return self._result(charge)
+
     def _result(self, charge: SandboxCharge) -> ChargeResult:
         if charge.status == SandboxChargeStatus.REQUIRES_ACTION:
             url = reverse("payments:sandbox-checkout", args=[charge.id])
             return ChargeResult(status="requires_action", reference=charge.id, checkout_url=url)
+        if charge.status == SandboxChargeStatus.CANCELED:
+            return ChargeResult(status="failed", reference=charge.id, failure_reason="canceled")
         return ChargeResult(
             status=charge.status, reference=charge.id, failure_reason=charge.decline_code
         )
