@@ -276,9 +276,7 @@ class SandboxGateway(Gateway):
         """The provider's own ledger, by our key: the charge as it stands, or none at all."""
         charge = SandboxCharge.objects.filter(idempotency_key=idempotency_key).first()
         if charge is None:
-            return ChargeResult(
-                status="failed", reference="", failure_reason="gateway_unavailable"
-            )
+            return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
         return self._result(charge)
 
     def _result(self, charge: SandboxCharge) -> ChargeResult:

@@ -139,13 +139,14 @@ class StripeGateway(Gateway):
     def _waiting(intent) -> ChargeResult:
         """An intent the customer must act on: Stripe.js needs the client secret; a redirect
         next action (if the bank asks for one) also gives a URL the page can send them to."""
-        next_action = intent.get("next_action") or {}
+        data = intent.to_dict()
+        next_action = data.get("next_action") or {}
         url = (next_action.get("redirect_to_url") or {}).get("url") or ""
         return ChargeResult(
             status="requires_action",
             reference=intent.id,
             checkout_url=url,
-            client_secret=getattr(intent, "client_secret", "") or "",
+            client_secret=data.get("client_secret") or "",
         )
 
     def _checkout_session(
