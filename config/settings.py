@@ -177,8 +177,9 @@ TICKET_SIGNING_KEYS = {
 # On by default whenever DEBUG is off; each can be switched off from the environment (e.g. a
 # plain-HTTP try-out on localhost), which `check --deploy` then reports.
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
-# The load balancer's health probe speaks plain HTTP to the container.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# The load balancer's health probe speaks plain HTTP to the container, and a redirected
+# webhook POST is lost (the signature, not the transport, authenticates it).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^api/payments/webhook"]
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=not DEBUG)

@@ -23,6 +23,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "waitroom.close_departed_waitlists": 300,
         "payments.tasks.purge_idempotency_keys_task": 3600,
         "payments.tasks.retry_pending_refunds": 300,
+        "payments.tasks.reconcile_stuck_payments_task": 60,
     }
 
     def installed():

@@ -247,3 +247,19 @@ def test_docker_compose_refuses_to_render_without_the_secrets(tmp_path):
         }
     )
     assert complete.returncode == 0, complete.stderr
+
+
+@pytest.mark.django_db
+def test_ssl_redirect_spares_only_the_health_probe_and_webhooks(settings):
+    from django.test import Client
+
+    settings.SECURE_SSL_REDIRECT = True  # as with DEBUG off (the test suite switches it off)
+    client = Client()
+    page = client.get("/")
+    assert page.status_code == 301 and page["Location"].startswith("https://")
+    assert client.get("/healthz").status_code != 301
+    webhook = client.post("/api/payments/webhook", b"{}", content_type="application/json")
+    assert webhook.status_code == 400  # unsigned, but answered, not redirected
+    # Behind the TLS proxy the same page is served.
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert Client().get("/", HTTP_X_FORWARDED_PROTO="https").status_code == 200
