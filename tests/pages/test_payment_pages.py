@@ -206,7 +206,9 @@ def test_pressing_pay_again_replaces_an_abandoned_checkout(client, customer, fli
 
     new = Payment.objects.exclude(pk=old.pk).get()
     assert response.status_code == 302
-    assert response["Location"] == reverse("payments:sandbox-checkout", args=[new.gateway_reference])
+    assert response["Location"] == reverse(
+        "payments:sandbox-checkout", args=[new.gateway_reference]
+    )
     old.refresh_from_db()
     assert old.status == PaymentStatus.FAILED
     assert SandboxCharge.objects.get(pk=old.gateway_reference).status == "canceled"
