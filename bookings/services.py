@@ -1,8 +1,7 @@
 """Holds: the only code that moves fare inventory and seats out of AVAILABLE.
 
-Lock order, everywhere: bookings, then seats (sorted by seat number), then fare inventory
-rows (sorted by flight and fare class).  A path that finds itself needing a booking lock
-while already holding seat locks (the takeover of an expired hold) only *tries* it with
+Locks follow the one lock order in docs/architecture.md ("Lock order"); the takeover of an
+expired hold, which needs a booking lock while holding seat locks, only *tries* it with
 SKIP LOCKED, so it can never close a cycle.
 """
 
@@ -85,8 +84,8 @@ def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
             field="seats",
             seats=duplicates,
         )
-    # One global lock order for every hold: this is what makes {12A,12B} racing {12B,12A}
-    # end in a clean loser instead of a deadlock.
+    # Sorted as the lock order (docs/architecture.md) says: this is what makes {12A,12B}
+    # racing {12B,12A} end in a clean loser instead of a deadlock.
     return sorted(normalised)
 
 
@@ -210,8 +209,9 @@ def hold_seats(
 
 def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: list[str]) -> None:
     # We already hold seat locks; waiting for a booking lock here could close a cycle with
-    # the sweep or a late payment (which lock booking, then seats).  So only try: if another
-    # transaction is closing that booking right now, report the seat as taken for the moment.
+    # the sweep or a late payment, which take the booking first (lock order,
+    # docs/architecture.md).  So only try: if another transaction is closing that booking
+    # right now, report the seat as taken for the moment.
     lockable = list(
         Booking.objects.select_for_update(skip_locked=True)
         .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)

@@ -3,8 +3,8 @@
 Rule of this module: a gateway call never runs inside a database transaction and never while
 this process holds a row lock.  Each pay request is three steps: (1) a short transaction that
 records the payment (and claims the Idempotency-Key), (2) the gateway call in autocommit,
-(3) a short transaction that applies the result.  Lock order, as everywhere: bookings, then
-payments, then seats (sorted), then fare inventory.
+(3) a short transaction that applies the result.  Locks follow the one lock order in
+docs/architecture.md ("Lock order").
 """
 
 from __future__ import annotations

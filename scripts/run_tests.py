@@ -1,9 +1,22 @@
-"""Find real PostgreSQL and Redis for the test suite, then run pytest.
+"""Install what the tests need, give them PostgreSQL and Redis of their own, run pytest.
 
-Order: DATABASE_URL / REDIS_URL from the environment; else the local servers on
-127.0.0.1:5432 / 127.0.0.1:6379; else testcontainers when a Docker engine answers; else a
-clear message.  The concurrency tests open 200+ connections at once, so a local server
-with a lower max_connections is raised (and restarted) when we are allowed to.
+Tools: the browser tests drive Debian's `chromium`, the compose test runs Debian's
+`docker-compose`.  When one is missing and we run as root with apt-get, it is installed;
+otherwise the run stops and says what to install.
+
+PostgreSQL, in this order:
+  1. DATABASE_URL from the environment (must allow NEEDED_CONNECTIONS connections; we never
+     restart a server we did not start, we say what to change);
+  2. a throw-away cluster of our own: initdb into a temp dir, on a free 127.0.0.1 port,
+     removed afterwards (also on failure and Ctrl-C), whenever the server binaries exist;
+  3. testcontainers, when a Docker engine answers;
+  4. else a clear message.
+Redis likewise: REDIS_URL; a throw-away `redis-server`; the local server's db 15 (flushed);
+testcontainers.
+
+A private cluster is what lets two checkouts run their tests at the same time, lets the
+concurrency tests have their few hundred connections, and never touches (let alone restarts)
+the developer's own server.
 """
 
 from __future__ import annotations
@@ -11,13 +24,101 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The concurrency tests open 200+ connections at once, next to uvicorn and Celery.
 NEEDED_CONNECTIONS = 300
+PRIVATE_MAX_CONNECTIONS = 400
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool:
+    command: str
+    package: str  # Debian's
+    tests: str  # the test directory that needs it
+
+
+TOOLS = (
+    Tool("chromium", "chromium", "tests/pages"),
+    Tool("docker-compose", "docker-compose", "tests/project"),
+)
+
+
+def selected_paths(args: Sequence[str], root: Path = ROOT) -> list[Path]:
+    """The test paths named on the command line; none named means all of `tests/`."""
+    paths = []
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        path = (root / arg.split("::", 1)[0]).resolve()
+        if path.exists():
+            paths.append(path)
+    return paths or [root / "tests"]
+
+
+def tools_needed(args: Sequence[str], root: Path = ROOT) -> list[Tool]:
+    paths = selected_paths(args, root)
+    needed = []
+    for tool in TOOLS:
+        tests = (root / tool.tests).resolve()
+        if any(p == tests or tests in p.parents or p in tests.parents for p in paths):
+            needed.append(tool)
+    return needed
+
+
+def ensure_tools(
+    tools: Sequence[Tool],
+    *,
+    which: Callable[[str], str | None] = shutil.which,
+    is_root: bool | None = None,
+    run: Callable[..., object] = subprocess.run,
+) -> None:
+    """Install the missing tools with apt-get as root; otherwise stop and say what to install."""
+    missing = [t for t in tools if which(t.command) is None]
+    if not missing:
+        return
+    packages = [t.package for t in missing]
+    if is_root is None:
+        is_root = os.geteuid() == 0
+    if is_root and which("apt-get"):
+        print(f"Installing {' '.join(packages)} (apt-get) ...", file=sys.stderr, flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        run(["apt-get", "update", "-qq"], check=True, env=env)
+        run(["apt-get", "install", "-y", "-qq", *packages], check=True, env=env)
+        missing = [t for t in missing if which(t.command) is None]
+        if not missing:
+            return
+    lines = [
+        f"  {t.command!r} (Debian package {t.package}) for {t.tests}, not found on PATH"
+        for t in missing
+    ]
+    sys.exit(
+        "The tests need programs that are not installed:\n"
+        + "\n".join(lines)
+        + f"\nInstall them:  sudo apt-get install -y {' '.join(t.package for t in missing)}\n"
+        "(./scripts/test installs them itself when it runs as root on Debian.)"
+    )
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def port_open(host: str, port: int) -> bool:
@@ -32,77 +133,248 @@ def docker_available() -> bool:
     return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
 
 
-def ensure_max_connections(database_url: str) -> None:
+# --- PostgreSQL ----------------------------------------------------------------------------
+
+
+def postgres_bindir() -> Path | None:
+    """Where initdb and pg_ctl live: Debian's /usr/lib/postgresql/<v>/bin, else pg_config's."""
+    candidates = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    if shutil.which("pg_config"):
+        out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
+        if out.returncode == 0 and out.stdout.strip():
+            candidates.append(Path(out.stdout.strip()))
+    for bindir in candidates:
+        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
+            return bindir
+    return None
+
+
+def _as_postgres_user() -> list[str]:
+    """PostgreSQL refuses to run as root: as root, run its programs as the `postgres` user."""
+    if os.geteuid() != 0:
+        return []
+    import pwd
+
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        sys.exit(
+            "Running as root, and PostgreSQL refuses to: create a `postgres` user "
+            "(apt-get install postgresql does) or run ./scripts/test as a normal user."
+        )
+    return ["runuser", "-u", "postgres", "--"]
+
+
+@contextlib.contextmanager
+def private_postgres(bindir: Path) -> Iterator[str]:
+    """A throw-away cluster: initdb into a temp dir, start on a free port, yield its URL,
+    then stop it and delete every file of it."""
+    as_user = _as_postgres_user()
+    tmp = Path(tempfile.mkdtemp(prefix="seatkeeper-pg-"))
+    data, log = tmp / "data", tmp / "postgres.log"
+    started = False
+    try:
+        if as_user:
+            shutil.chown(tmp, user="postgres", group="postgres")
+        subprocess.run(
+            [
+                *as_user,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        with (data / "postgresql.conf").open("a") as conf:
+            conf.write(
+                "\n# seatkeeper ./scripts/test: a throw-away cluster\n"
+                "listen_addresses = '127.0.0.1'\n"
+                f"unix_socket_directories = '{tmp}'\n"
+                f"max_connections = {PRIVATE_MAX_CONNECTIONS}\n"
+                # Nothing here must survive a crash: durability costs time, not safety.
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+            )
+        for _attempt in range(3):
+            port = free_port()
+            result = subprocess.run(
+                [
+                    *as_user,
+                    str(bindir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(log),
+                    "-o",
+                    f"-p {port}",
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ],
+                capture_output=True,
+                text=True,
+            )
+            if result.returncode == 0:
+                started = True
+                break
+        if not started:
+            sys.exit(f"Could not start a private PostgreSQL:\n{log.read_text()}")
+        print(
+            f"PostgreSQL: private cluster on 127.0.0.1:{port} "
+            f"(max_connections {PRIVATE_MAX_CONNECTIONS}, {tmp}, removed afterwards)",
+            file=sys.stderr,
+            flush=True,
+        )
+        yield f"postgres://postgres@127.0.0.1:{port}/seatkeeper"
+    finally:
+        # postmaster.pid, not `started`: a Ctrl-C while pg_ctl waited may leave a server up.
+        if (data / "postmaster.pid").exists():
+            subprocess.run(
+                [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                capture_output=True,
+            )
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_max_connections(database_url: str) -> None:
+    """A server we did not start is never reconfigured or restarted: we say what to do."""
     import psycopg
 
     with psycopg.connect(database_url, dbname="postgres", autocommit=True) as conn:
         current = int(conn.execute("SHOW max_connections").fetchone()[0])
-        if current >= NEEDED_CONNECTIONS:
-            return
-        local = any(h in database_url for h in ("127.0.0.1", "localhost", "@/"))
-        if not (local and shutil.which("pg_ctlcluster") and os.geteuid() == 0):
-            sys.exit(
-                f"PostgreSQL allows {current} connections; the concurrency tests need "
-                f"{NEEDED_CONNECTIONS}.  Run: "
-                f"ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}; "
-                "and restart PostgreSQL."
-            )
-        print(
-            f"Raising local PostgreSQL max_connections {current} -> {NEEDED_CONNECTIONS} (restart)."
+    if current < NEEDED_CONNECTIONS:
+        sys.exit(
+            f"The PostgreSQL at DATABASE_URL allows {current} connections; the concurrency "
+            f"tests need {NEEDED_CONNECTIONS}.  Either raise it yourself:\n"
+            f"  psql -U postgres -c 'ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}'"
+            "  and restart that server,\n"
+            "or unset DATABASE_URL: ./scripts/test then starts a throw-away cluster of its own "
+            "(it needs the PostgreSQL server binaries, Debian package postgresql)."
         )
-        conn.execute(f"ALTER SYSTEM SET max_connections = {NEEDED_CONNECTIONS}")
-    version = next(Path("/etc/postgresql").iterdir()).name
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True
-    )
+
+
+# --- Redis ---------------------------------------------------------------------------------
+
+
+NO_DISK = ("--save", "", "--appendonly", "no")
+
+
+@contextlib.contextmanager
+def private_redis(binary: str) -> Iterator[str]:
+    tmp = Path(tempfile.mkdtemp(prefix="seatkeeper-redis-"))
+    process = None
+    try:
+        port = free_port()
+        process = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp), *NO_DISK],
+            stdout=(tmp / "redis.log").open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches pytest; we stop this one after it
+        )
+        deadline = time.monotonic() + 20
+        while not port_open("127.0.0.1", port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"Could not start a private Redis:\n{(tmp / 'redis.log').read_text()}")
+            time.sleep(0.05)
+        print(f"Redis: private server on 127.0.0.1:{port}", file=sys.stderr, flush=True)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --- main ----------------------------------------------------------------------------------
 
 
 def run_pytest(args: list[str]) -> int:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    return subprocess.call([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--durations=15", *args], cwd=ROOT, env=env
+    )
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        # pytest got the Ctrl-C too: let it tear down its servers and test database first.
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise
+
+
+def _raise_on_terminate(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def main(args: list[str]) -> int:
-    if not os.environ.get("DATABASE_URL") and port_open("127.0.0.1", 5432):
-        os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/seatkeeper"
-    if not os.environ.get("REDIS_URL") and port_open("127.0.0.1", 6379):
-        os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/15"
-        # Our own scratch database: start every run without counters, queues or caches left
-        # by an earlier one.
-        import redis
+    # A killed run still stops and deletes what it started (the `finally` blocks below).
+    signal.signal(signal.SIGTERM, _raise_on_terminate)
+    signal.signal(signal.SIGHUP, _raise_on_terminate)
+    ensure_tools(tools_needed(args))
 
-        redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
+    with contextlib.ExitStack() as stack:
+        if os.environ.get("DATABASE_URL"):
+            check_max_connections(os.environ["DATABASE_URL"])
+        elif bindir := postgres_bindir():
+            os.environ["DATABASE_URL"] = stack.enter_context(private_postgres(bindir))
 
-    if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
-        ensure_max_connections(os.environ["DATABASE_URL"])
-        return run_pytest(args)
+        if os.environ.get("REDIS_URL"):
+            pass
+        elif redis_server := shutil.which("redis-server"):
+            os.environ["REDIS_URL"] = stack.enter_context(private_redis(redis_server))
+        elif port_open("127.0.0.1", 6379):
+            os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/15"
+            # Our own scratch database: start every run without counters, queues or caches
+            # left by an earlier one.
+            import redis
 
-    if docker_available():
-        from testcontainers.postgres import PostgresContainer
-        from testcontainers.redis import RedisContainer
+            redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
 
-        with contextlib.ExitStack() as stack:
+        if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+            if not docker_available():
+                sys.stderr.write(
+                    "The tests need real PostgreSQL and Redis, and found neither the server "
+                    "programs (initdb/pg_ctl, redis-server), nor DATABASE_URL/REDIS_URL, nor a "
+                    "Docker engine for testcontainers.\nInstall them (Debian: apt-get install "
+                    "postgresql redis-server), or set DATABASE_URL=postgres://... and "
+                    "REDIS_URL=redis://...\n"
+                )
+                return 2
+            from testcontainers.postgres import PostgresContainer
+            from testcontainers.redis import RedisContainer
+
             if not os.environ.get("DATABASE_URL"):
                 pg = PostgresContainer("postgres:16", driver=None).with_command(
-                    f"postgres -c max_connections={NEEDED_CONNECTIONS}"
+                    f"postgres -c max_connections={PRIVATE_MAX_CONNECTIONS}"
                 )
                 stack.enter_context(pg)
                 os.environ["DATABASE_URL"] = pg.get_connection_url()
             if not os.environ.get("REDIS_URL"):
-                redis = stack.enter_context(RedisContainer("redis:7"))
+                container = stack.enter_context(RedisContainer("redis:7"))
                 os.environ["REDIS_URL"] = (
-                    f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
+                    f"redis://{container.get_container_host_ip()}:"
+                    f"{container.get_exposed_port(6379)}/0"
                 )
-            return run_pytest(args)
-
-    sys.stderr.write(
-        "The tests need real PostgreSQL and Redis, and found neither a local server "
-        "(127.0.0.1:5432, 127.0.0.1:6379), nor DATABASE_URL/REDIS_URL, nor a Docker engine "
-        "for testcontainers.\nStart them, or set DATABASE_URL=postgres://... and "
-        "REDIS_URL=redis://...\n"
-    )
-    return 2
+        return run_pytest(args)
 
 
 if __name__ == "__main__":

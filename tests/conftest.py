@@ -1,4 +1,6 @@
+import asyncio
 import os
+from collections import defaultdict
 
 import pytest
 from django.conf import settings
@@ -20,6 +22,43 @@ def pytest_configure(config):
         os.environ[name] = "false"
     settings.SECURE_SSL_REDIRECT = False
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+
+
+@pytest.fixture(autouse=True)
+def _no_event_loop_left_running():
+    """A test that leaves an event loop marked running in the main thread (Playwright's sync
+    API does until `stop()`) would make every later ORM call raise SynchronousOnlyOperation.
+    Fail that test, loudly, and clear the mark so the tests after it are unaffected."""
+    yield
+    loop = asyncio._get_running_loop()
+    if loop is not None:
+        asyncio._set_running_loop(None)
+        pytest.fail(
+            f"this test left an event loop running in the main thread ({loop!r}); "
+            "stop Playwright (or whatever started it) in a finally block",
+            pytrace=False,
+        )
+
+
+# --- time per test directory ----------------------------------------------------------------
+
+_seconds_by_directory: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    # setup + call + teardown of each test, summed by its top directory (tests/<app>)
+    directory = "/".join(report.nodeid.split("::", 1)[0].split("/")[:2])
+    _seconds_by_directory[directory] += report.duration
+
+
+@pytest.hookimpl(trylast=True)  # after --durations: the last thing a run prints
+def pytest_terminal_summary(terminalreporter):
+    if not _seconds_by_directory:
+        return
+    terminalreporter.write_sep("=", "time per test directory (setup + call + teardown)")
+    for directory, seconds in sorted(_seconds_by_directory.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds:8.1f}s  {directory}")
+    terminalreporter.write_line(f"{sum(_seconds_by_directory.values()):8.1f}s  total")
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ their data (`django_db(transaction=True)`) for the server to see it.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -195,21 +196,44 @@ CHROMIUM_ARGS = [
 ]
 
 
+def chromium_path() -> str:
+    """Debian's Chromium (never a downloaded build); CHROMIUM_PATH overrides it."""
+    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
 @pytest.fixture
 def browser(transactional_db, monkeypatch):
-    # Function-scoped and after the database fixture: Playwright's loop is gone again before
-    # pytest-django flushes the tables.
+    """Headless Chromium for one test.  Function-scoped and after the database fixture, so
+    Playwright's event loop is gone again before pytest-django flushes the tables.
+
+    Playwright's sync API marks an event loop as running in this thread from `start()` to
+    `stop()`; Django then refuses every ORM call ("SynchronousOnlyOperation").  So every way
+    out of here, a browser that does not start included, stops Playwright: a failing browser
+    test must not take the database tests after it down.  A browser that cannot start fails
+    the test with the reason; it is never skipped."""
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    executable = chromium_path()
     playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(
-        executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-    )
-    yield chromium
-    # Connections opened by the test body live in the context Playwright's loop runs in;
-    # close them here, or they outlive the test database.
-    connections.close_all()
-    chromium.close()
-    playwright.stop()
+    try:
+        try:
+            chromium = playwright.chromium.launch(
+                executable_path=executable, headless=True, args=CHROMIUM_ARGS
+            )
+        except Exception as exc:
+            pytest.fail(
+                f"Chromium did not start ({executable}): {exc}\n"
+                "Install Debian's chromium (./scripts/test does so as root) or set CHROMIUM_PATH.",
+                pytrace=False,
+            )
+        try:
+            yield chromium
+        finally:
+            # Connections opened by the test body live in the context Playwright's loop
+            # runs in; close them here, or they outlive the test database.
+            connections.close_all()
+            chromium.close()
+    finally:
+        playwright.stop()
 
 
 def shot(page, name: str) -> None:

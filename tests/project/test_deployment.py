@@ -35,7 +35,7 @@ def test_compose_describes_the_production_shape():
 def test_compose_file_is_accepted_by_docker_compose():
     binary = shutil.which("docker-compose")
     if binary is None:
-        pytest.fail("docker-compose is not installed (.ci/run installs Debian's docker-compose)")
+        pytest.fail("docker-compose is not installed (./scripts/test installs Debian's, as root)")
     env = {
         **os.environ,
         "DJANGO_SECRET_KEY": "x" * 50,

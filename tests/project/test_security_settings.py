@@ -225,7 +225,7 @@ def test_compose_requires_every_secret_and_does_not_opt_into_the_sandbox():
 def test_docker_compose_refuses_to_render_without_the_secrets(tmp_path):
     binary = shutil.which("docker-compose")
     if binary is None:
-        pytest.fail("docker-compose is not installed (.ci/run installs Debian's docker-compose)")
+        pytest.fail("docker-compose is not installed (./scripts/test installs Debian's, as root)")
     base = {
         k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "TICKET_", "PAYMENTS_"))
     }
