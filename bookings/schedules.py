@@ -49,6 +49,12 @@ SCHEDULES = (
     Schedule(
         "partners: resend overdue webhook deliveries", "partners.resend_due_deliveries", 30, 25
     ),
+    Schedule(
+        "payments: reconcile stuck payments",
+        "payments.tasks.reconcile_stuck_payments_task",
+        60,
+        55,
+    ),
 )
 
 

@@ -40,7 +40,8 @@ from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
 from flights import availability
 from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import is_bookable
 from waitroom import services as waitlist
 
 SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
@@ -106,7 +107,7 @@ def _passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
 
 
 def _check_flight_open(flight: Flight, now: datetime) -> None:
-    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+    if not is_bookable(flight, now=now):
         raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
 
 

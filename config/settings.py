@@ -17,13 +17,18 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-change-me-in-production-0123456789")
+# The in-repository fallbacks below are for development only: with DEBUG off, the system
+# checks in config/checks.py refuse to start (runserver, serve, migrate) while any of them is
+# in use.  The prefix makes `check --deploy` flag the key too.
+DEV_SECRET_KEY = "django-insecure-dev-key-change-me-in-production-0123456789abcdef"
+SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
 ALLOWED_HOSTS = env.list(
     "DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"]
 )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
+    "config.apps.SeatkeeperConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -40,7 +45,6 @@ INSTALLED_APPS = [
     "payments",
     "waitroom",
     "partners",
-    "config.apps.OpsConfig",
     "config.api",
 ]
 
@@ -189,10 +193,29 @@ PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", default="http://localhost:8000")
 # Ticket codes are HMAC-SHA256 signed.  Several keys may verify (rotation); the current one
 # signs.  Production sets TICKET_SIGNING_KEY; the default derives from SECRET_KEY.
 TICKET_SIGNING_KEY_ID = env("TICKET_SIGNING_KEY_ID", default="k1")
+DEV_TICKET_SIGNING_KEY = f"ticket-signing:{SECRET_KEY}"
 TICKET_SIGNING_KEYS = {
-    TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=f"ticket-signing:{SECRET_KEY}"),
+    TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=DEV_TICKET_SIGNING_KEY),
     **env.dict("TICKET_SIGNING_OLD_KEYS", default={}),
 }
+
+# --- HTTPS and cookies ------------------------------------------------------------------------
+# On by default whenever DEBUG is off; each can be switched off from the environment (e.g. a
+# plain-HTTP try-out on localhost), which `check --deploy` then reports.
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
+# The load balancer's health probe speaks plain HTTP to the container, and a redirected
+# webhook POST is lost (the signature, not the transport, authenticates it).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^api/payments/webhook"]
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Trust X-Forwarded-Proto only behind a proxy that sets it (and strips the client's own):
+# DJANGO_SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
+SECURE_PROXY_SSL_HEADER = (
+    tuple(v for v in env.list("DJANGO_SECURE_PROXY_SSL_HEADER", default=[]) if v) or None
+)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -353,6 +376,14 @@ SPECTACULAR_SETTINGS = {
 # The gateway is chosen here; "sandbox" is the built-in simulated provider (demo and tests).
 PAYMENTS = {
     "GATEWAY": env("PAYMENTS_GATEWAY", default="sandbox"),
+    # The simulated gateway with DEBUG off is refused at start-up unless a demo says so.
+    "SANDBOX_IN_PRODUCTION": env.bool("PAYMENTS_SANDBOX_IN_PRODUCTION", default=False),
+    # Keys the HMAC that fingerprints a pay request (Idempotency-Key reuse detection), so
+    # the stored fingerprint reveals nothing about the request, card numbers included.
+    "FINGERPRINT_KEY": env("PAYMENTS_FINGERPRINT_KEY", default=f"payment-fingerprint:{SECRET_KEY}"),
+    # A payment still PROCESSING (a crash between recording and applying the gateway's
+    # answer) this long after its last change is reconciled with the gateway by a beat job.
+    "RECONCILE_AFTER": timedelta(seconds=env.int("PAYMENTS_RECONCILE_AFTER_SECONDS", default=120)),
     # Idempotency keys are kept at least 24 h (see docs/payments.md); then purged.
     "IDEMPOTENCY_KEY_RETENTION": timedelta(
         hours=env.int("PAYMENTS_IDEMPOTENCY_KEY_HOURS", default=48)
@@ -363,9 +394,10 @@ PAYMENTS = {
     "WEBHOOK_LOCK_TIMEOUT_MS": env.int("PAYMENTS_WEBHOOK_LOCK_TIMEOUT_MS", default=2_000),
     "REFUND_MAX_RETRIES": 8,
 }
+DEV_SANDBOX_WEBHOOK_SECRET = "whsec_sandbox_local_only"
 PAYMENTS_SANDBOX = {
     "WEBHOOK_URL": env("SANDBOX_WEBHOOK_URL", default="http://127.0.0.1:8000/api/payments/webhook"),
-    "WEBHOOK_SECRET": env("SANDBOX_WEBHOOK_SECRET", default="whsec_sandbox_local_only"),
+    "WEBHOOK_SECRET": env("SANDBOX_WEBHOOK_SECRET", default=DEV_SANDBOX_WEBHOOK_SECRET),
     "DELIVER_WEBHOOKS": env.bool("SANDBOX_DELIVER_WEBHOOKS", default=True),
     "TIMEOUT_SECONDS": 5,
     "MAX_RETRIES": env.int("SANDBOX_WEBHOOK_MAX_RETRIES", default=8),

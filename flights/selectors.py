@@ -26,7 +26,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from flights.live import current_version, version_key
-from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import bookable_q
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
@@ -315,10 +316,10 @@ def search_flight_offers(
     flights = list(
         Flight.objects.select_related("origin", "destination")
         .filter(
+            bookable_q(now=timezone.now()),
             origin=origin,
             destination=destination,
-            status=FlightStatus.SCHEDULED,
-            departure_at__gte=max(start, timezone.now()),
+            departure_at__gte=start,
             departure_at__lt=end,
         )
         .order_by("departure_at")
