@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -21,6 +22,7 @@ from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 
+from bookings import metrics
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -36,12 +38,14 @@ from bookings.errors import (
     SoldOut,
 )
 from bookings.locking import lock_errors_as_too_busy, lock_seats
+from bookings.metrics import counts_holds
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
 from bookings.selectors import acts_for_customers
 from flights import availability
 from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import is_bookable
 from waitroom import services as waitlist
 
 SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
@@ -117,7 +121,7 @@ def is_printable_name(name: str) -> bool:
 
 
 def _check_flight_open(flight: Flight, now: datetime) -> None:
-    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+    if not is_bookable(flight, now=now):
         raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
 
 
@@ -168,6 +172,7 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seats(
     *,
@@ -280,6 +285,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seatless(
     *,
@@ -568,4 +574,6 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         },
     )
     announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    # Counted once committed: a sale rolled back by the caller never happened.
+    transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib.admin import AdminSite
 
-OUR_APPS = ("flights.", "bookings.", "payments.", "waitroom.", "config.")
+OUR_APPS = ("flights.", "bookings.", "payments.", "waitroom.", "partners.", "config.")
 LIBRARY_ACTION_PERMISSIONS = {"cleanup_expired_attempts": ("delete",)}
 
 
