@@ -7,6 +7,7 @@ view-only staff user, and compares a snapshot of every table before and after.
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -28,6 +29,7 @@ from rest_framework.authtoken.models import Token
 
 from bookings.services import hold_seats
 from flights.models import Flight, FlightStatus
+from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from payments.models import (
     Payment,
     Refund,
@@ -99,6 +101,25 @@ def every_kind_of_row(customer, other_customer, flight, settings):
     )
     AccessLog.objects.create(**attempt, path_info="/")
     AccessFailureLog.objects.create(**attempt, path_info="/", locked_out=False)
+    endpoint = WebhookEndpoint.objects.create(
+        owner=other_customer,
+        url="https://partner.example/hook",
+        secret="s" * 40,
+        event_types=["booking.confirmed"],
+        created_at=now,
+        updated_at=now,
+    )
+    WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        event_id=uuid.uuid4(),
+        outbox_event_id=1,
+        event_type="booking.confirmed",
+        occurred_at=now,
+        status=DeliveryStatus.FAILED,
+        attempts=12,
+        created_at=now,
+        updated_at=now,
+    )
     return booking
 
 
