@@ -25,8 +25,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from bookings import selectors, services
 from bookings.errors import DomainError, IdempotencyKeyInFlight
-from bookings.idempotency import clean_key, fingerprint, run_once
 from bookings.forms import HoldForm
+from bookings.idempotency import clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus, Ticket
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket

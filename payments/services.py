@@ -20,7 +20,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
-from bookings.idempotency import MAX_KEY_LENGTH, IdempotentResult, clean_key, fingerprint, replay
+from bookings.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
