@@ -153,8 +153,13 @@ def run(
                 threading.Thread(
                     target=client_loop,
                     args=(f"http://127.0.0.1:{port}", token, sale["flightId"], sale["seats"]),
-                    kwargs={"end": deadline, "retry": retry, "seed_": i, "report": report,
-                            "lock": lock},  # fmt: skip
+                    kwargs={
+                        "end": deadline,
+                        "retry": retry,
+                        "seed_": i,
+                        "report": report,
+                        "lock": lock,
+                    },  # fmt: skip
                 )
                 for i, token in enumerate(sale["tokens"])
             ]

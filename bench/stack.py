@@ -110,8 +110,17 @@ class ThrowawayRedis:
 
     def start(self) -> ThrowawayRedis:
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"],  # fmt: skip
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],  # fmt: skip
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -173,8 +182,19 @@ def spawn(env: dict[str, str], args: list[str], log: Path) -> subprocess.Popen:
 def start_web(env: dict[str, str], port: int, log: Path, workers: int = 2) -> subprocess.Popen:
     web = spawn(
         env,
-        [PYTHON, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
-         "--port", str(port), "--workers", str(workers), "--no-access-log"],  # fmt: skip
+        [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--no-access-log",
+        ],  # fmt: skip
         log,
     )
     wait_for_port(port, timeout=120)
@@ -184,8 +204,18 @@ def start_web(env: dict[str, str], port: int, log: Path, workers: int = 2) -> su
 def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subprocess.Popen:
     return spawn(
         env,
-        [PYTHON, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING",
-         f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"],  # fmt: skip
+        [
+            PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=WARNING",
+            f"--concurrency={concurrency}",
+            "--without-gossip",
+            "--without-mingle",
+        ],  # fmt: skip
         log,
     )
 
@@ -193,9 +223,19 @@ def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subpro
 def start_beat(env: dict[str, str], log: Path, schedule_dir: Path) -> subprocess.Popen:
     return spawn(
         env,
-        [PYTHON, "-m", "celery", "-A", "config", "beat", "--loglevel=WARNING",
-         "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler",
-         "--pidfile", ""],  # fmt: skip
+        [
+            PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "beat",
+            "--loglevel=WARNING",
+            "--scheduler",
+            "django_celery_beat.schedulers:DatabaseScheduler",
+            "--pidfile",
+            "",
+        ],  # fmt: skip
         log,
     )
 

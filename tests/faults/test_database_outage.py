@@ -87,7 +87,7 @@ def test_an_outage_outside_any_view_is_503_too(customer):
         "terminating connection due to administrator command",
         "FATAL:  the database system is shutting down",
         "connection failed: FATAL:  sorry, too many clients already",
-        "connection to server at \"127.0.0.1\", port 5999 failed: Connection refused",
+        'connection to server at "127.0.0.1", port 5999 failed: Connection refused',
         "server closed the connection unexpectedly",
     ],
 )
