@@ -220,7 +220,9 @@ def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subpro
     )
 
 
-def start_beat(env: dict[str, str], log: Path, schedule_dir: Path) -> subprocess.Popen:
+def start_beat(
+    env: dict[str, str], log: Path, scheduler: str = "bookings.beat:SingleBeatScheduler"
+) -> subprocess.Popen:
     return spawn(
         env,
         [
@@ -232,7 +234,7 @@ def start_beat(env: dict[str, str], log: Path, schedule_dir: Path) -> subprocess
             "beat",
             "--loglevel=WARNING",
             "--scheduler",
-            "django_celery_beat.schedulers:DatabaseScheduler",
+            scheduler,
             "--pidfile",
             "",
         ],  # fmt: skip
