@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.stack import (  # noqa: E402
+from bench.stack import (
     PYTHON,
     ROOT,
     ThrowawayPostgres,
@@ -81,15 +81,27 @@ def seed(env: dict, clients: int, rows: int) -> dict:
 
     out = subprocess.run(
         [PYTHON, str(ROOT / "bench" / "seed.py"), "--clients", str(clients), "--rows", str(rows)],
-        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def client_loop(
-    base: str, token: str, flight_id: int, seats: list[str], *, end: list[float], retry: bool,
-    seed_: int, report: SaleReport, lock: threading.Lock,
-) -> None:  # fmt: skip
+    base: str,
+    token: str,
+    flight_id: int,
+    seats: list[str],
+    *,
+    end: list[float],
+    retry: bool,
+    seed_: int,
+    report: SaleReport,
+    lock: threading.Lock,
+) -> None:
     import httpx
 
     rng = random.Random(seed_)
@@ -132,9 +144,15 @@ def client_loop(
 
 
 def run(
-    *, clients: int = 100, restart_at: float = 6.0, duration: float = 20.0, rows: int = 100,
-    retry: bool = True, workers: int = 2, log_dir: Path | None = None,
-) -> SaleReport:  # fmt: skip
+    *,
+    clients: int = 100,
+    restart_at: float = 6.0,
+    duration: float = 20.0,
+    rows: int = 100,
+    retry: bool = True,
+    workers: int = 2,
+    log_dir: Path | None = None,
+) -> SaleReport:
     import psycopg
 
     report = SaleReport()
@@ -159,7 +177,7 @@ def run(
                         "seed_": i,
                         "report": report,
                         "lock": lock,
-                    },  # fmt: skip
+                    },
                 )
                 for i, token in enumerate(sale["tokens"])
             ]
@@ -209,14 +227,20 @@ def main() -> None:
     parser.add_argument("--no-retry", action="store_true", help="control: no key, no retry")
     args = parser.parse_args()
     report = run(
-        clients=args.clients, restart_at=args.restart_at, duration=args.duration, rows=args.rows,
-        retry=not args.no_retry, workers=args.workers,
-    )  # fmt: skip
+        clients=args.clients,
+        restart_at=args.restart_at,
+        duration=args.duration,
+        rows=args.rows,
+        retry=not args.no_retry,
+        workers=args.workers,
+    )
     summary = report.summary()
     print(json.dumps(summary, indent=2))
     print(f"500 answers: {summary['500']}")
-    print(f"ghost holds: {summary['ghostHolds']} (units held {summary['unitsHeld']}, "
-          f"bookings clients were told about {summary['bookingsToldAbout']})")  # fmt: skip
+    print(
+        f"ghost holds: {summary['ghostHolds']} (units held {summary['unitsHeld']}, "
+        f"bookings clients were told about {summary['bookingsToldAbout']})"
+    )
 
 
 if __name__ == "__main__":

@@ -37,13 +37,18 @@ def main() -> None:
     from tests.factories import economy_only_layout
 
     origin, _ = Airport.objects.get_or_create(
-        code="SGN", defaults={"name": "SGN", "city": "Saigon", "country": "VN",
-                              "time_zone": "Asia/Ho_Chi_Minh"},
-    )  # fmt: skip
+        code="SGN",
+        defaults={
+            "name": "SGN",
+            "city": "Saigon",
+            "country": "VN",
+            "time_zone": "Asia/Ho_Chi_Minh",
+        },
+    )
     destination, _ = Airport.objects.get_or_create(
-        code="HAN", defaults={"name": "HAN", "city": "Hanoi", "country": "VN",
-                              "time_zone": "Asia/Ho_Chi_Minh"},
-    )  # fmt: skip
+        code="HAN",
+        defaults={"name": "HAN", "city": "Hanoi", "country": "VN", "time_zone": "Asia/Ho_Chi_Minh"},
+    )
     departure = timezone.now() + timedelta(days=20)
     flight = create_flight(
         code=f"SK{Airport.objects.count()}{os.getpid() % 1000}",

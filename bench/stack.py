@@ -63,11 +63,31 @@ class ThrowawayPostgres:
         return f"postgres://postgres@127.0.0.1:{self.port}/seatkeeper"
 
     def start(self) -> ThrowawayPostgres:
-        _as_postgres([str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres",
-                      "-A", "trust", "--no-sync"])  # fmt: skip
+        _as_postgres(
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+            ]
+        )
         self._pg_ctl("start")
-        _as_postgres([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-                      "-U", "postgres", "seatkeeper"])  # fmt: skip
+        _as_postgres(
+            [
+                str(PG_BIN / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "seatkeeper",
+            ]
+        )
         return self
 
     def _pg_ctl(self, action: str, *extra: str) -> None:
@@ -76,8 +96,22 @@ class ThrowawayPostgres:
             f"-c max_connections={self.max_connections} -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off"
         )
-        _as_postgres([str(PG_BIN / "pg_ctl"), action, "-D", str(self.data), "-w", "-t", "60",
-                      "-l", str(self.dir / "log"), "-o", options, *extra])  # fmt: skip
+        _as_postgres(
+            [
+                str(PG_BIN / "pg_ctl"),
+                action,
+                "-D",
+                str(self.data),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(self.dir / "log"),
+                "-o",
+                options,
+                *extra,
+            ]
+        )
 
     def restart(self) -> None:
         """What `pg_ctlcluster … restart` does: every backend gets "terminating connection
@@ -120,7 +154,7 @@ class ThrowawayRedis:
                 "",
                 "--appendonly",
                 "no",
-            ],  # fmt: skip
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -163,9 +197,12 @@ def app_env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
 
 def manage(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [PYTHON, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT, capture_output=True,
+        [PYTHON, str(ROOT / "manage.py"), *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
         text=True,
-    )  # fmt: skip
+    )
     if done.returncode:
         raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout
@@ -174,9 +211,13 @@ def manage(env: dict[str, str], *args: str) -> str:
 def spawn(env: dict[str, str], args: list[str], log: Path) -> subprocess.Popen:
     """A child in its own process group, so it and its children can be stopped together."""
     return subprocess.Popen(
-        args, env=env, cwd=ROOT, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        args,
+        env=env,
+        cwd=ROOT,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
-    )  # fmt: skip
+    )
 
 
 def start_web(env: dict[str, str], port: int, log: Path, workers: int = 2) -> subprocess.Popen:
@@ -194,7 +235,7 @@ def start_web(env: dict[str, str], port: int, log: Path, workers: int = 2) -> su
             "--workers",
             str(workers),
             "--no-access-log",
-        ],  # fmt: skip
+        ],
         log,
     )
     wait_for_port(port, timeout=120)
@@ -215,7 +256,7 @@ def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subpro
             f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
-        ],  # fmt: skip
+        ],
         log,
     )
 
@@ -237,7 +278,7 @@ def start_beat(
             scheduler,
             "--pidfile",
             "",
-        ],  # fmt: skip
+        ],
         log,
     )
 
