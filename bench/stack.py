@@ -242,7 +242,9 @@ def start_web(env: dict[str, str], port: int, log: Path, workers: int = 2) -> su
     return web
 
 
-def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subprocess.Popen:
+def start_worker(
+    env: dict[str, str], log: Path, concurrency: int = 2, loglevel: str = "WARNING"
+) -> subprocess.Popen:
     return spawn(
         env,
         [
@@ -252,13 +254,22 @@ def start_worker(env: dict[str, str], log: Path, concurrency: int = 2) -> subpro
             "-A",
             "config",
             "worker",
-            "--loglevel=WARNING",
+            f"--loglevel={loglevel}",
             f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
         ],
         log,
     )
+
+
+def wait_for_log(log: Path, text: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"{text!r} not in {log} after {timeout}s")
 
 
 def start_beat(

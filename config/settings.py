@@ -201,7 +201,7 @@ WHITENOISE_USE_FINDERS = True
 
 # --- E-mail ---------------------------------------------------------------------------------
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-EMAIL_FILE_PATH = VAR_DIR / "mail"
+EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Seatkeeper <tickets@seatkeeper.example>")
 
 # --- Domain ---------------------------------------------------------------------------------
