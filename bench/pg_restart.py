@@ -52,6 +52,7 @@ class SaleReport:
     inventory_clean: bool = False
     restart_seconds: float = 0.0
     sale_started: float = 0.0
+    odd_answers: list[str] = field(default_factory=list)
 
     @property
     def server_errors(self) -> int:
@@ -73,6 +74,7 @@ class SaleReport:
             "inventoryClean": self.inventory_clean,
             "restartSeconds": round(self.restart_seconds, 2),
             "saleStartedAfterSeconds": round(self.sale_started, 1),
+            "oddAnswers": self.odd_answers,
         }
 
 
@@ -134,8 +136,17 @@ def client_loop(
                     with lock:
                         report.told.add(response.json()["bookingId"])
                     break
+                if response.status_code >= 400 and response.status_code != 409:
+                    with lock:
+                        if len(report.odd_answers) < 10:
+                            report.odd_answers.append(
+                                f"{response.status_code} {response.text[:200]}"
+                            )
                 if response.status_code >= 500 and retry:
                     time.sleep(float(response.headers.get("Retry-After", "1")))
+                    continue
+                if response.status_code == 409 and "idempotency-key-in-flight" in response.text:
+                    time.sleep(0.5)  # the first attempt (its connection timed out) still runs
                     continue
                 if response.status_code == 409 and "sold-out" in response.text:
                     return
