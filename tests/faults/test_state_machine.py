@@ -16,6 +16,7 @@ nightly job) 500 examples x 50 steps.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from datetime import timedelta
 from decimal import Decimal
@@ -24,7 +25,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.db.models import Count, Sum
 from django.utils import timezone
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from bookings.errors import DomainError
@@ -76,37 +78,31 @@ class SaleMachine(RuleBasedStateMachine):
 
     @rule(who=st.integers(0, 2), seats=st.lists(st.sampled_from(SEATS), min_size=1, max_size=3))
     def hold_seats(self, who, seats):
-        try:
+        with contextlib.suppress(DomainError):
             hold_seats(
                 customer=self.customers[who],
                 flight_id=self.flight.pk,
                 fare_class="ECONOMY",
                 seat_numbers=seats,
             )
-        except DomainError:
-            pass
 
     @rule(who=st.integers(0, 2), passengers=st.integers(1, 2))
     def hold_seatless(self, who, passengers):
-        try:
+        with contextlib.suppress(DomainError):
             hold_seatless(
                 customer=self.customers[who],
                 flight_id=self.flight.pk,
                 fare_class="ECONOMY",
                 passengers=passengers,
             )
-        except DomainError:
-            pass
 
     @rule(pick=st.integers(0, 50))
     def cancel(self, pick):
         bookings = self._bookings(BookingStatus.HELD, BookingStatus.CONFIRMED)
         if bookings:
             booking = bookings[pick % len(bookings)]
-            try:
+            with contextlib.suppress(DomainError):
                 cancel_booking(customer=booking.customer, booking_id=booking.pk)
-            except DomainError:
-                pass
 
     @rule(pick=st.integers(0, 50))
     def expire(self, pick):
@@ -162,34 +158,28 @@ class SaleMachine(RuleBasedStateMachine):
 
     @rule(who=st.integers(0, 2), party=st.integers(1, 2))
     def join_waitlist(self, who, party):
-        try:
+        with contextlib.suppress(DomainError):
             join_waitlist(
                 customer=self.customers[who],
                 flight_id=self.flight.pk,
                 fare_class="ECONOMY",
                 party_size=party,
             )
-        except DomainError:
-            pass
 
     @rule(capacity=st.integers(8, 14), overbook=st.integers(0, 2))
     def staff_changes_limits(self, capacity, overbook):
-        try:
+        with contextlib.suppress(DomainError):
             set_fare_limits(
                 inventory_id=self.inventory.pk,
                 capacity=capacity,
                 overbook_limit=overbook,
                 price=Decimal("100.00"),
             )
-        except DomainError:
-            pass
 
     @rule(seat=st.sampled_from(SEATS), unblock=st.booleans())
     def seat_block(self, seat, unblock):
-        try:
+        with contextlib.suppress(DomainError):
             (unblock_seat if unblock else block_seat)(flight_id=self.flight.pk, seat_no=seat)
-        except DomainError:
-            pass
 
     # --- invariants ----------------------------------------------------------------------
 
