@@ -159,7 +159,7 @@ def run(
     clients: int = 100,
     restart_at: float = 6.0,
     duration: float = 20.0,
-    rows: int = 100,
+    rows: int = 90,
     retry: bool = True,
     workers: int = 2,
     log_dir: Path | None = None,
@@ -233,7 +233,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--restart-at", type=float, default=6.0)
     parser.add_argument("--duration", type=float, default=20.0)
-    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--rows", type=int, default=90, help="economy rows (at most 99)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-retry", action="store_true", help="control: no key, no retry")
     args = parser.parse_args()
