@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it sees exceptions from views first: a database outage is a 503 page.
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -176,7 +178,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# DatabaseScheduler behind a Redis lock: a second beat started by mistake stands by.
+CELERY_BEAT_SCHEDULER = "bookings.beat:SingleBeatScheduler"
+# How long a dead beat's lock outlives it (the standby takes over after at most this).
+BEAT_LOCK_TTL_SECONDS = env.float("BEAT_LOCK_TTL_SECONDS", default=15.0)
 CELERY_BEAT_SYNC_EVERY = 1
 
 # Workers' own knobs: the outbox relay, notifications and ticket signing.
@@ -246,7 +251,7 @@ WHITENOISE_USE_FINDERS = True
 
 # --- E-mail ---------------------------------------------------------------------------------
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-EMAIL_FILE_PATH = VAR_DIR / "mail"
+EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Seatkeeper <tickets@seatkeeper.example>")
 
 # --- Domain ---------------------------------------------------------------------------------
