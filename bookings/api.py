@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
@@ -28,6 +33,7 @@ from flights.models import FareClass, Flight
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking
+from waitroom.gate import TOKEN_HEADER, require_admission
 
 DB_BIGINT_MAX = 2**63 - 1
 
@@ -166,6 +172,19 @@ class BookingListCreateApi(GenericAPIView):
             "none. Always checked against the database, never against the cached seat map."
         ),
         request=BookingCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                TOKEN_HEADER,
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description=(
+                    "Admission token from the waiting room (`GET /api/waiting-rooms/{saleId}/"
+                    "queue` once `status` is ADMITTED). Required when the flight is behind a "
+                    "waiting room; without a valid one: 403 `waiting-room-required`."
+                ),
+            )
+        ],
         responses={
             201: BookingSerializer,
             **problems(
@@ -178,7 +197,11 @@ class BookingListCreateApi(GenericAPIView):
                 415,
                 429,
                 503,
-                s403="`customerId` names someone else and you may not book on their behalf.",
+                s403=(
+                    "`customerId` names someone else and you may not book on their behalf; "
+                    "or the flight is behind a waiting room and no valid admission token "
+                    "came (`waiting-room-required`, with `queueUrl`)."
+                ),
                 s404="No such flight.",
             ),
         },
@@ -189,6 +212,7 @@ class BookingListCreateApi(GenericAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         customer = self._customer(request.user, data.get("customer_id"))
+        require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
             "flight_id": data["flight_id"],
