@@ -13,8 +13,8 @@ Any Redis error becomes `QueueUnavailable` (HTTP 503).
 
 from __future__ import annotations
 
-import functools
 import json
+import threading
 import time
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -27,11 +27,23 @@ from waitroom.errors import QueueUnavailable
 REBUILD_BATCH = 1000
 
 
-@functools.cache
+_clients: dict[str, redis.Redis] = {}
+_clients_lock = threading.Lock()
+
+
 def _client_for(url: str) -> redis.Redis:
-    return redis.Redis.from_url(
-        url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=10
-    )
+    # One client (one pool) per URL, made under a lock: a second client made by a racing
+    # thread would be garbage-collected and close its pool's sockets while still in use.
+    client = _clients.get(url)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(url)
+            if client is None:
+                client = redis.Redis.from_url(
+                    url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=10
+                )
+                _clients[url] = client
+    return client
 
 
 def client() -> redis.Redis:

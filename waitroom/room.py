@@ -209,11 +209,10 @@ def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
     Admits min(rate budget, free places inside, inventory horizon) people from the front of
     the queue.  The horizon is floor(HORIZON_FACTOR x units left) minus those still shopping
     inside: nobody is let in who could only find it sold out.  Runs under the sale's row
-    lock taken with SKIP LOCKED, so overlapping ticks never admit twice.  Raises
-    QueueUnavailable while Redis is down (admission pauses; see the docs).
+    lock taken with SKIP LOCKED, so overlapping ticks never admit twice.  Needs no Redis:
+    while it is down admission goes on (the index and the pages catch up afterwards).
     """
     now = now or timezone.now()
-    queue.ensure_index(sale_id)
     with transaction.atomic():
         sale = ProtectedSale.objects.select_for_update(skip_locked=True).filter(pk=sale_id).first()
         if sale is None:
@@ -229,18 +228,16 @@ def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
         horizon = room_selectors.horizon_people(units_left=inventory.left, shopping=shopping)
         budget, start, interval = _rate_budget(sale, now)
         admitted: list[QueueEntry] = []
-        stale: list[int] = []
         room_inside = max(sale.max_inside - shopping, 0)
         take = 0 if sale.paused else min(budget, room_inside, horizon)
         if take > 0:
-            candidates = queue.head(sale.pk, take + 20)
-            waiting = list(
+            # Who is next is read from PostgreSQL, the record, not from the Redis index:
+            # admission goes on while Redis is down, and never trusts a stale index.
+            admitted = list(
                 QueueEntry.objects.select_for_update()
-                .filter(pk__in=candidates, status=QueueStatus.WAITING)
-                .order_by("order_key", "id")
+                .filter(sale=sale, status=QueueStatus.WAITING, order_key__isnull=False)
+                .order_by("order_key")[:take]
             )
-            stale = sorted(set(candidates) - {e.pk for e in waiting})
-            admitted = waiting[:take]
             _admit(sale, admitted, now)
             sale.admission_clock = start + timedelta(seconds=interval * len(admitted))
         sale.save(update_fields=["shuffled_at", "shuffled_count", "admission_clock"])
@@ -261,7 +258,6 @@ def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
                 reshuffled=result.shuffled is not None,
                 late=late,
                 admitted=admitted,
-                stale=stale,
                 state=state,
             ),
             robust=True,
@@ -298,7 +294,6 @@ def _publish_tick(
     reshuffled: bool,
     late: list[tuple[int, int]],
     admitted: list[QueueEntry],
-    stale: list[int],
     state: dict,
 ) -> None:
     """After commit: mirror the tick into Redis and tell the queue pages."""
@@ -306,7 +301,7 @@ def _publish_tick(
         queue.invalidate(sale_id)
         queue.ensure_index(sale_id)
     queue.add(sale_id, late)
-    queue.remove(sale_id, [e.pk for e in admitted] + stale)
+    queue.remove(sale_id, [e.pk for e in admitted])
     queue.save_state(sale_id, state)
     version = queue.next_version(sale_id)
     live.publish_queue_moved(

@@ -80,21 +80,22 @@ class Inventory:
 
 def inventory_of(*, sale: ProtectedSale) -> Inventory:
     totals = FareInventory.objects.filter(flight_id=sale.flight_id).aggregate(
-        sold=Sum("sold"),
-        held=Sum("held"),
-        left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
+        total_sold=Sum("sold"),
+        total_held=Sum("held"),
+        total_left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
     )
-    return Inventory(totals["sold"] or 0, totals["held"] or 0, max(totals["left"] or 0, 0))
+    return Inventory(
+        totals["total_sold"] or 0, totals["total_held"] or 0, max(totals["total_left"] or 0, 0)
+    )
 
 
 def shopping_count(*, sale: ProtectedSale, now: datetime) -> int:
-    """Admitted, still inside, and without a live booking on the flight made since their
-    admission: the people who may still take units."""
+    """Admitted, still inside, and without a live booking on the flight: the people who may
+    still take units.  (Once they hold, their units are counted in `held`.)"""
     booked = Booking.objects.filter(
         customer_id=OuterRef("customer_id"),
         flight_id=sale.flight_id,
         status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
-        created_at__gte=OuterRef("admitted_at"),
     )
     return (
         QueueEntry.objects.filter(
