@@ -66,4 +66,3 @@ def no_limits(settings) -> None:
         "JOINS_PER_ACCOUNT_PER_MINUTE": 10**6,
         "JOINS_PER_ADDRESS_PER_MINUTE": 10**6,
     }
-

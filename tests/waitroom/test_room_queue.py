@@ -17,7 +17,6 @@ from tests.waitroom.room_helpers import (
     make_customers,
     no_limits,
     protect,
-    room_redis,  # noqa: F401  (fixture)
     small_flight,
 )
 from waitroom import queue, room, room_selectors
