@@ -1,5 +1,4 @@
 from django.contrib import admin
-from django.db import transaction
 from django.utils import timezone
 from django.utils.html import format_html
 
@@ -92,19 +91,6 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
     @admin.display(description="Seed (published after the shuffle)")
     def seed_if_published(self, sale: ProtectedSale) -> str:
         return sale.seed_published or "not yet published"
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        transaction.on_commit(
-            lambda: room_selectors.forget_sale_of_flight(flight_id=obj.flight_id), robust=True
-        )
-
-    def delete_model(self, request, obj):
-        flight_id = obj.flight_id
-        super().delete_model(request, obj)
-        transaction.on_commit(
-            lambda: room_selectors.forget_sale_of_flight(flight_id=flight_id), robust=True
-        )
 
     def has_pause_permission(self, request) -> bool:
         return request.user.has_perm("waitroom.pause_protectedsale")

@@ -27,9 +27,9 @@ def require_admission(
     *, request, customer_id: int, flight_id: int, now: datetime | None = None
 ) -> None:
     """Raise WaitingRoomRequired (403, with the queue's URL) unless the flight is unprotected
-    or the request carries a live token for this customer and this sale.  Costs no query
-    for an unprotected flight once cached, and never touches Redis or the database to check
-    a token (HMAC)."""
+    or the request carries a live token for this customer and this sale.  Costs one indexed
+    query to know whether the flight is protected; the token itself is checked by HMAC,
+    without Redis or the database."""
     sale_id = protected_sale_of_flight(flight_id=flight_id)
     if sale_id is None:
         return

@@ -51,9 +51,6 @@ def protect_flight(
             max_inside=max_inside,
             stay_seconds=stay_seconds,
         )
-        transaction.on_commit(
-            lambda: room_selectors.forget_sale_of_flight(flight_id=flight_id), robust=True
-        )
     return sale
 
 

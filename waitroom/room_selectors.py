@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Exists, F, OuterRef, Sum
 from django.utils import timezone
 
@@ -41,31 +40,16 @@ def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[i
 
 # --- which flights are protected ------------------------------------------------------------
 
-SALE_OF_FLIGHT_SECONDS = 10
-
-
-def _sale_cache_key(flight_id: int) -> str:
-    return f"waitroom:sale-of-flight:{flight_id}"
-
 
 def protected_sale_of_flight(*, flight_id: int) -> int | None:
-    """The waiting room in front of a flight, if any (cached for seconds; the cache entry is
-    dropped whenever staff protect or unprotect a flight)."""
-    key = _sale_cache_key(flight_id)
-    cached = cache.get(key)
-    if cached is not None:
-        return cached or None
-    sale_id = (
+    """The waiting room in front of a flight, if any: one indexed query (the partial unique
+    index on flight).  Not cached on purpose: a stale "unprotected" answer would let holds
+    past the waiting room at the very on-sale moment it exists for."""
+    return (
         ProtectedSale.objects.filter(kind="FLIGHT", flight_id=flight_id)
         .values_list("id", flat=True)
         .first()
     )
-    cache.set(key, sale_id or 0, SALE_OF_FLIGHT_SECONDS)
-    return sale_id
-
-
-def forget_sale_of_flight(*, flight_id: int) -> None:
-    cache.delete(_sale_cache_key(flight_id))
 
 
 # --- figures --------------------------------------------------------------------------------
