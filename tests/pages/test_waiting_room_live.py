@@ -71,7 +71,7 @@ def open_queue(server, sale, user, origin=None):
 
 
 def test_positions_move_live_and_the_admitted_customer_is_told(room_server, same_prefix):
-    flight, sale, first, second = two_in_line()
+    _flight, sale, first, second = two_in_line()
     with open_queue(room_server, sale, first) as ws1, open_queue(room_server, sale, second) as ws2:
         snap1, snap2 = json.loads(ws1.recv(timeout=5)), json.loads(ws2.recv(timeout=5))
         assert {snap1["position"], snap2["position"]} == {1, 2}
@@ -98,9 +98,7 @@ def test_a_reconnect_gets_a_fresh_snapshot(room_server, same_prefix):
 
 
 @pytest.mark.parametrize("origin", ["http://evil.example", None])
-def test_foreign_origins_and_anonymous_visitors_are_refused(
-    room_server, same_prefix, origin
-):
+def test_foreign_origins_and_anonymous_visitors_are_refused(room_server, same_prefix, origin):
     _flight, sale, first, _second = two_in_line()
     with pytest.raises(InvalidStatus) as refused:
         if origin:
@@ -111,9 +109,7 @@ def test_foreign_origins_and_anonymous_visitors_are_refused(
 
 
 @pytest.mark.browser
-def test_in_a_browser_one_is_admitted_and_the_others_place_moves(
-    browser, room_server, same_prefix
-):
+def test_in_a_browser_one_is_admitted_and_the_others_place_moves(browser, room_server, same_prefix):
     flight, sale, first, second = off_loop(two_in_line)
     pages = {}
     for user in (first, second):
