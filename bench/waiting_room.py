@@ -420,9 +420,12 @@ def main() -> None:
     args = parser.parse_args()
 
     ensure_database()
+    import logging
+
     import django
 
     django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     print(f"preparing {args.customers} customers ...", flush=True)
     started = time.time()
     flight, sale, customers = prepare(

@@ -100,6 +100,9 @@ def rebuild(sale_id: int) -> int:
             count += 1
             if count % REBUILD_BATCH == 0:
                 pipe.execute()
+        # Versions restart above anything handed out before the index was lost (a count of
+        # ticks stays far below the clock in milliseconds), so no page ignores new messages.
+        pipe.set(key(sale_id, "v"), int(time.time() * 1000))
         pipe.set(key(sale_id, "built"), "1")
         pipe.execute()
     return count
@@ -128,11 +131,27 @@ def add_pre(sale_id: int, entry_id: int, joined_at: float) -> None:
         client().zadd(key(sale_id, "pre"), {member(entry_id): joined_at}, nx=True)
 
 
-def remove(sale_id: int, entry_ids: Iterable[int]) -> None:
+def remove_and_bump(sale_id: int, entry_ids: Iterable[int]) -> int:
+    """Take entries out of the queue and bump the version in one MULTI: a snapshot
+    (`rank_and_version`) sees both changes or neither, so a page never applies a tick's
+    message to a position that already includes it."""
     members = [member(i) for i in entry_ids]
-    if members:
-        with reachable():
-            client().zrem(key(sale_id, "q"), *members)
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        if members:
+            pipe.zrem(key(sale_id, "q"), *members)
+        pipe.incr(key(sale_id, "v"))
+        return pipe.execute()[-1]
+
+
+def rank_and_version(sale_id: int, entry_id: int) -> tuple[int | None, int]:
+    """(0-based place among the waiting or None, the version it belongs to), atomically."""
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        pipe.zrank(key(sale_id, "q"), member(entry_id))
+        pipe.get(key(sale_id, "v"))
+        rank, version = pipe.execute()
+    return rank, int(version or 0)
 
 
 def rank(sale_id: int, entry_id: int) -> int | None:
@@ -154,11 +173,6 @@ def counts(sale_id: int) -> tuple[int, int]:
         pipe.zcard(key(sale_id, "pre"))
         waiting, pre = pipe.execute()
     return waiting, pre
-
-
-def next_version(sale_id: int) -> int:
-    with reachable():
-        return client().incr(key(sale_id, "v"))
 
 
 def current_version(sale_id: int) -> int:

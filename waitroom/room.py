@@ -298,9 +298,8 @@ def _publish_tick(
         queue.invalidate(sale_id)
         queue.ensure_index(sale_id)
     queue.add(sale_id, late)
-    queue.remove(sale_id, [e.pk for e in admitted])
     queue.save_state(sale_id, state)
-    version = queue.next_version(sale_id)
+    version = queue.remove_and_bump(sale_id, [e.pk for e in admitted])
     live.publish_queue_moved(
         sale_id=sale_id,
         version=version,

@@ -159,8 +159,9 @@ def describe_place(*, position: int, state: dict | None) -> dict:
 
 
 def queue_status(*, sale: ProtectedSale, customer_id: int, now: datetime | None = None) -> dict:
-    """A customer's snapshot (also the polling endpoint's body).  `version` is read before
-    the rank, so the snapshot is never older than the version it claims.  Raises
+    """A customer's snapshot (also the polling endpoint's body).  The rank and `version` are
+    read atomically (they are also written atomically by the tick), so a page applies
+    exactly the messages after it.  Raises
     QueueUnavailable only for waiting customers while Redis is down."""
     now = now or timezone.now()
     entry = QueueEntry.objects.filter(sale=sale, customer_id=customer_id).first()
@@ -189,11 +190,11 @@ def queue_status(*, sale: ProtectedSale, customer_id: int, now: datetime | None 
             "enterUrl": f"/waiting-room/{sale.pk}/enter/",
         }
     queue.ensure_index(sale.pk)
-    version = queue.current_version(sale.pk)
     if entry.order_key is None:
+        version = queue.current_version(sale.pk)
         _waiting, pre = queue.counts(sale.pk)
         return {**base, "status": "PREQUEUE", "prequeue": pre, "version": version}
-    rank = queue.rank(sale.pk, entry.pk)
+    rank, version = queue.rank_and_version(sale.pk, entry.pk)
     if rank is None:  # joined a moment ago and not indexed yet: count in PostgreSQL
         rank = QueueEntry.objects.filter(
             sale=sale, status=QueueStatus.WAITING, order_key__lt=entry.order_key
