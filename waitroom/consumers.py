@@ -8,10 +8,11 @@ a shuffle, the pre-queue, or the customer's own admission make it re-read the sn
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from waitroom import room_selectors
+from waitroom import queue, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.live import queue_group
 from waitroom.models import ProtectedSale
@@ -26,6 +27,13 @@ def _snapshot(sale_id: int, customer_id: int) -> dict | None:
         return room_selectors.queue_status(sale=sale, customer_id=customer_id)
     except QueueUnavailable:
         return {"saleId": sale_id, "status": "UNAVAILABLE"}
+
+
+def _fast_place(sale_id: int, entry_id: int) -> tuple | None:
+    try:
+        return queue.place(sale_id, entry_id)
+    except QueueUnavailable:
+        return None
 
 
 class QueueConsumer(AsyncJsonWebsocketConsumer):
@@ -65,6 +73,24 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "status", **snapshot})
 
     async def _resync(self) -> None:
+        mine = self.snapshot or {}
+        if mine.get("entryId") and mine.get("status") in ("WAITING", "PREQUEUE"):
+            # Still waiting: Redis alone has the answer, in a worker thread; the database
+            # (one thread for all consumers) is kept for handshakes, admissions and holds.
+            place = await sync_to_async(_fast_place, thread_sensitive=False)(
+                self.sale_id, mine["entryId"]
+            )
+            if place is not None and place[0] is not None:
+                rank, order_key, version, state = place
+                await self._send(
+                    {
+                        **mine,
+                        "orderKey": order_key,
+                        **room_selectors.describe_place(position=rank + 1, state=state),
+                        "version": version,
+                    }
+                )
+                return
         snapshot = await _snapshot(self.sale_id, self.customer_id)
         if snapshot is not None:
             await self._send(snapshot)

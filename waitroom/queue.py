@@ -154,6 +154,24 @@ def rank_and_version(sale_id: int, entry_id: int) -> tuple[int | None, int]:
     return rank, int(version or 0)
 
 
+def place(sale_id: int, entry_id: int) -> tuple[int | None, int | None, int, dict | None]:
+    """(0-based rank or None, order key, version, last tick's state), atomically, from Redis
+    alone: the websocket's resync path, which must not queue on the database."""
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        pipe.zrank(key(sale_id, "q"), member(entry_id))
+        pipe.zscore(key(sale_id, "q"), member(entry_id))
+        pipe.get(key(sale_id, "v"))
+        pipe.get(key(sale_id, "state"))
+        rank, score, version, state = pipe.execute()
+    return (
+        rank,
+        None if score is None else int(score),
+        int(version or 0),
+        json.loads(state) if state else None,
+    )
+
+
 def rank(sale_id: int, entry_id: int) -> int | None:
     """0-based place among the waiting, or None."""
     with reachable():

@@ -139,3 +139,23 @@ def test_in_a_browser_one_is_admitted_and_the_others_place_moves(browser, room_s
     expect(pages[back].locator("#queue-position")).to_have_text("1", timeout=5000)
     expect(status).to_contain_text("0 people ahead of you")
     shot(pages[back], "31-waiting-room-number-1")
+
+
+def test_the_shuffle_turns_pre_queue_pages_into_places(room_server, same_prefix):
+    flight = small_flight(rows=30)
+    opens_at = timezone.now() + timedelta(minutes=5)
+    sale = protect(flight, opens_at=opens_at, rate=60, max_inside=1)
+    first, second = make_customers(2)
+    room.join_queue(sale_id=sale.pk, customer=first)
+    room.join_queue(sale_id=sale.pk, customer=second)
+    with open_queue(room_server, sale, first) as ws1, open_queue(room_server, sale, second) as ws2:
+        before = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
+        assert [b["status"] for b in before] == ["PREQUEUE", "PREQUEUE"]
+        assert before[0]["prequeue"] == 2
+
+        room.admit_shoppers(sale_id=sale.pk, now=opens_at)  # the shuffle
+
+        after = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
+    assert [a["status"] for a in after] == ["WAITING", "WAITING"]
+    assert sorted(a["position"] for a in after) == [1, 2]
+    assert sorted(a["orderKey"] for a in after) == [1, 2]
