@@ -228,6 +228,8 @@ class Figures:
     holders: set = field(default_factory=set)
     bot_outcomes: Counter = field(default_factory=Counter)
     ws_errors: Counter = field(default_factory=Counter)
+    connected: int = 0
+    crashed: Counter = field(default_factory=Counter)
 
 
 async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
@@ -259,10 +261,14 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
 async def one_customer(http, base, ws_base, sale_id, flight_id, customer, figures, done, rng):
     import websockets
 
-    joined = await http.post(
-        f"{base}/api/waiting-rooms/{sale_id}/queue",
-        headers={"Authorization": f"Token {customer.api_token}"},
-    )
+    try:
+        joined = await http.post(
+            f"{base}/api/waiting-rooms/{sale_id}/queue",
+            headers={"Authorization": f"Token {customer.api_token}"},
+        )
+    except Exception as exc:
+        figures.joins[type(exc).__name__] += 1
+        return
     figures.joins[joined.status_code] += 1
     if joined.status_code != 200:
         return
@@ -277,6 +283,7 @@ async def one_customer(http, base, ws_base, sale_id, flight_id, customer, figure
                 ping_interval=None,
                 max_queue=None,
             ) as ws:
+                figures.connected += 1
                 while not done.is_set():
                     try:
                         raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
@@ -299,52 +306,77 @@ async def one_customer(http, base, ws_base, sale_id, flight_id, customer, figure
             await asyncio.sleep(1 + rng.random())
     if token and not done.is_set():
         figures.admitted += 1
-        await shop(http, base, flight_id, customer, token, figures, rng)
+        try:
+            await shop(http, base, flight_id, customer, token, figures, rng)
+        except Exception as exc:
+            figures.crashed[type(exc).__name__] += 1
 
 
 async def bot(http, base, flight_id, customer, figures) -> None:
-    response = await http.post(
-        f"{base}/api/bookings",
-        json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["1A"]},
-        headers={"Authorization": f"Token {customer.api_token}"},
-    )
+    try:
+        response = await http.post(
+            f"{base}/api/bookings",
+            json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["1A"]},
+            headers={"Authorization": f"Token {customer.api_token}"},
+        )
+    except Exception as exc:
+        figures.bot_outcomes[type(exc).__name__] += 1
+        return
     figures.bot_outcomes[response.status_code] += 1
 
 
-async def crowd(port, sale, flight, customers, *, bots: int, timeout: float) -> tuple:
+async def crowd(port, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
+    """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
+    seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
+    and the clock runs until every unit is held or `timeout`."""
     import httpx
+    from django.utils import timezone
 
     from waitroom import room_selectors
+    from waitroom.models import ProtectedSale
 
     base, ws_base = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
     figures = Figures()
     done = asyncio.Event()
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+    limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
+    timeouts = httpx.Timeout(120, pool=None)
+    async with httpx.AsyncClient(timeout=timeouts, limits=limits) as http:
         rng = random.Random(13)
-        tasks = []
-        for c in customers:
-            tasks.append(
-                asyncio.create_task(
-                    one_customer(
-                        http,
-                        base,
-                        ws_base,
-                        sale.pk,
-                        flight.pk,
-                        c,
-                        figures,
-                        done,
-                        random.Random(rng.random()),
-                    )
+        tasks = [
+            asyncio.create_task(
+                one_customer(
+                    http,
+                    base,
+                    ws_base,
+                    sale.pk,
+                    flight.pk,
+                    c,
+                    figures,
+                    done,
+                    random.Random(rng.random()),
                 )
             )
-            await asyncio.sleep(0)  # spread the arrivals a little
-        wait = (sale.opens_at.timestamp() - time.time()) + 0.2
-        if wait > 0:
-            await asyncio.sleep(wait)
+            for c in customers
+        ]
+        arrival_deadline = time.perf_counter() + arrive
+        while time.perf_counter() < arrival_deadline and figures.connected < len(customers):
+            await asyncio.sleep(1)
+        print(
+            f"  crowd in: {figures.connected} sockets open, joins {dict(figures.joins)}",
+            flush=True,
+        )
+        opens_at = timezone.now() + timedelta(seconds=2)
+
+        def set_opening():
+            ProtectedSale.objects.filter(pk=sale.pk).update(opens_at=opens_at)
+            sale.opens_at = opens_at
+
+        await asyncio.to_thread(set_opening)
+        await asyncio.sleep(2)
         opened = time.perf_counter()
-        await asyncio.gather(*(bot(http, base, flight.pk, c, figures) for c in customers[:bots]))
+        bot_tasks = [
+            asyncio.create_task(bot(http, base, flight.pk, c, figures)) for c in customers[:bots]
+        ]
         sold_out_after = None
         deadline = opened + timeout
         while time.perf_counter() < deadline:
@@ -355,9 +387,10 @@ async def crowd(port, sale, flight, customers, *, bots: int, timeout: float) -> 
             await asyncio.sleep(0.5)
         await asyncio.sleep(2)  # let the last shoppers finish
         done.set()
-        await asyncio.wait(tasks, timeout=30)
-        for t in tasks:
+        await asyncio.wait(tasks + bot_tasks, timeout=20)
+        for t in tasks + bot_tasks:
             t.cancel()
+        await asyncio.wait(tasks + bot_tasks, timeout=20)
     return figures, sold_out_after
 
 
@@ -415,13 +448,12 @@ def main() -> None:
     parser.add_argument("--customers", type=int, default=2000)
     parser.add_argument("--rate", type=int, default=600, help="admissions per minute")
     parser.add_argument("--max-inside", type=int, default=100)
-    parser.add_argument("--stay", type=int, default=120, help="seconds")
+    parser.add_argument("--stay", type=int, default=60, help="seconds")
     parser.add_argument(
-        "--opens-in",
+        "--arrive",
         type=float,
-        default=None,
-        help="seconds from the stack being up to the on-sale time (default: 0.05 s/customer, "
-        "at least 20 s, so the crowd is in the pre-queue when it opens)",
+        default=600.0,
+        help="the sale opens once every customer joined and connected, or after this long",
     )
     parser.add_argument("--bots", type=int, default=50, help="holds tried without queueing")
     parser.add_argument("--web-workers", type=int, default=2)
@@ -439,7 +471,7 @@ def main() -> None:
     started = time.time()
     flight, sale, customers = prepare(
         args.customers,
-        opens_in=3600,  # set for real once the stack is up
+        opens_in=3600,  # set for real once the crowd is in
         rate=args.rate,
         max_inside=args.max_inside,
         stay=args.stay,
@@ -447,14 +479,17 @@ def main() -> None:
     port = free_port()
     stack = start_stack(port, args.web_workers)
     try:
-        from django.utils import timezone
-
-        opens_in = args.opens_in or max(20.0, 0.05 * args.customers)
-        sale.opens_at = timezone.now() + timedelta(seconds=opens_in)
-        sale.save(update_fields=["opens_at"])
-        print(f"  ready in {time.time() - started:.1f} s; the sale opens at {sale.opens_at:%X}")
+        print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
         figures, sold_out_after = asyncio.run(
-            crowd(port, sale, flight, customers, bots=args.bots, timeout=args.timeout)
+            crowd(
+                port,
+                sale,
+                flight,
+                customers,
+                bots=args.bots,
+                timeout=args.timeout,
+                arrive=args.arrive,
+            )
         )
     finally:
         stop_stack(stack)
@@ -497,6 +532,8 @@ def main() -> None:
         f"(worst shopping / floor(1.5 x left) = {proof['worst_shopping_to_bound']:.2f})"
     )
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
+    if figures.crashed:
+        print(f"  shopper errors            {dict(figures.crashed)}")
 
 
 if __name__ == "__main__":
