@@ -213,6 +213,8 @@ WAITING_ROOM = {
     # Redis, joining a queue answers 503 and admission pauses; admitted tokens keep working.
     "REDIS_URL": env("WAITING_ROOM_REDIS_URL", default=REDIS_URL),
     "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
+    # A queue read or join waits at most this long for Redis, then answers 503.
+    "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),
     # Admit at most this many people per unit left, counting those shopping inside.
     "HORIZON_FACTOR": env.float("WAITING_ROOM_HORIZON_FACTOR", default=1.5),
     # Beat runs the admission every TICK_SECONDS; unused rate credit older than

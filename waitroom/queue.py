@@ -39,8 +39,12 @@ def _client_for(url: str) -> redis.Redis:
         with _clients_lock:
             client = _clients.get(url)
             if client is None:
+                timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
                 client = redis.Redis.from_url(
-                    url, socket_timeout=1, socket_connect_timeout=1, health_check_interval=10
+                    url,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
+                    health_check_interval=10,
                 )
                 _clients[url] = client
     return client
