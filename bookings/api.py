@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
@@ -30,6 +35,7 @@ from flights.models import FareClass, Flight
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking
+from waitroom.gate import TOKEN_HEADER, require_admission
 
 DB_BIGINT_MAX = 2**63 - 1
 
@@ -170,8 +176,21 @@ class BookingListCreateApi(GenericAPIView):
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
             "retry never makes a second booking, it returns the first one."
         ),
-        parameters=[HOLD_IDEMPOTENCY_KEY],
         request=BookingCreateSerializer,
+        parameters=[
+            HOLD_IDEMPOTENCY_KEY,
+            OpenApiParameter(
+                TOKEN_HEADER,
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description=(
+                    "Admission token from the waiting room (`GET /api/waiting-rooms/{saleId}/"
+                    "queue` once `status` is ADMITTED). Required when the flight is behind a "
+                    "waiting room; without a valid one: 403 `waiting-room-required`."
+                ),
+            )
+        ],
         responses={
             201: BookingSerializer,
             **problems(
@@ -185,7 +204,11 @@ class BookingListCreateApi(GenericAPIView):
                 422,
                 429,
                 503,
-                s403="`customerId` names someone else and you may not book on their behalf.",
+                s403=(
+                    "`customerId` names someone else and you may not book on their behalf; "
+                    "or the flight is behind a waiting room and no valid admission token "
+                    "came (`waiting-room-required`, with `queueUrl`)."
+                ),
                 s404="No such flight.",
                 s409="A seat is taken, the fare class is sold out, or the first request with "
                 "this Idempotency-Key is still running.",
@@ -201,6 +224,7 @@ class BookingListCreateApi(GenericAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         customer = self._customer(request.user, data.get("customer_id"))
+        require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
             "flight_id": data["flight_id"],

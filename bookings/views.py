@@ -34,6 +34,8 @@ from flights.selectors import local_time
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from waitroom import selectors as waitlist_selectors
+from waitroom.errors import WaitingRoomRequired
+from waitroom.gate import require_admission
 
 
 def show_domain_error(request: HttpRequest, error: DomainError) -> None:
@@ -59,6 +61,11 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect(picker)
+    try:
+        require_admission(request=request, customer_id=request.user.pk, flight_id=flight_id)
+    except WaitingRoomRequired as error:
+        show_domain_error(request, error)
+        return redirect(error.extra["queueUrl"])
     try:
         booking_id = _hold_once(request, flight_id, form)
     except DomainError as error:

@@ -262,6 +262,26 @@ SEATKEEPER = {
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
 
+# The waiting room in front of flash sales (docs/architecture.md, "Waiting room").
+WAITING_ROOM = {
+    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  Without
+    # Redis, joining a queue answers 503 and admission pauses; admitted tokens keep working.
+    "REDIS_URL": env("WAITING_ROOM_REDIS_URL", default=REDIS_URL),
+    "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
+    # A queue read or join waits at most this long for Redis, then answers 503.
+    "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),
+    # Admit at most this many people per unit left, counting those shopping inside.
+    "HORIZON_FACTOR": env.float("WAITING_ROOM_HORIZON_FACTOR", default=1.5),
+    # Beat runs the admission every TICK_SECONDS; unused rate credit older than
+    # max(BURST_SECONDS, one admission interval) lapses.
+    "TICK_SECONDS": env.int("WAITING_ROOM_TICK_SECONDS", default=2),
+    "BURST_SECONDS": env.int("WAITING_ROOM_BURST_SECONDS", default=4),
+    "JOINS_PER_ADDRESS_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ADDRESS", default=60),
+    "JOINS_PER_ACCOUNT_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ACCOUNT", default=10),
+    # Admission tokens are HMAC-SHA256 signed with this key.
+    "SIGNING_KEY": env("WAITING_ROOM_SIGNING_KEY", default=f"waiting-room:{SECRET_KEY}"),
+}
+
 # Redis filters in front of the hold (flights/availability.py): cheap refusals for losers,
 # never a decision; PostgreSQL still runs every hold that gets through.  On by default when
 # there is a Redis; each switch exists so a benchmark can measure with and without.

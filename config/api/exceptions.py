@@ -108,7 +108,9 @@ def _domain_error(exc: DomainError) -> Response:
     if "field" in exc.extra:
         body["invalid_params"] = [{"name": camel(str(exc.extra["field"])), "reason": exc.detail}]
     response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
-    if exc.status == 503:
+    if "retryAfter" in exc.extra:
+        response["Retry-After"] = str(exc.extra["retryAfter"])
+    elif exc.status == 503:
         response["Retry-After"] = str(TOO_BUSY_RETRY_AFTER_SECONDS)
     return response
 

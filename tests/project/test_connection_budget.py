@@ -68,7 +68,8 @@ def backends(name: str) -> int:
 
 
 def burst(base: str, name: str) -> tuple[list[int], int]:
-    """REQUESTS GETs of /readyz (it asks the database) from CLIENTS threads; (statuses, peak backends meanwhile)."""
+    """REQUESTS GETs of /readyz (it asks the database) from CLIENTS threads; (statuses, peak
+    backends meanwhile)."""
     peak, done = [0], threading.Event()
 
     def sample():
