@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
@@ -20,15 +25,18 @@ from rest_framework.views import APIView
 
 from bookings import selectors, services
 from bookings.errors import FlightNotFound
+from bookings.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
+from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
 from flights.models import FareClass, Flight
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking
+from waitroom.gate import TOKEN_HEADER, require_admission
 
 DB_BIGINT_MAX = 2**63 - 1
 
@@ -132,6 +140,7 @@ class CancellationSerializer(serializers.Serializer):
 
 # --- views -------------------------------------------------------------------------------------
 
+HOLD_IDEMPOTENCY_KEY = idempotency_key_parameter(required=False, what="hold")
 ARTICLE_BODY = {"flightId": 1001, "customerId": 42, "fareClass": "ECONOMY", "seats": ["12A", "12B"]}
 
 
@@ -164,9 +173,25 @@ class BookingListCreateApi(GenericAPIView):
         summary="Hold seats",
         description=(
             "Holds all listed seats (or `passengers` seatless units) for the hold time, or "
-            "none. Always checked against the database, never against the cached seat map."
+            "none. Always checked against the database, never against the cached seat map. "
+            "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
+            "retry never makes a second booking, it returns the first one."
         ),
         request=BookingCreateSerializer,
+        parameters=[
+            HOLD_IDEMPOTENCY_KEY,
+            OpenApiParameter(
+                TOKEN_HEADER,
+                str,
+                location=OpenApiParameter.HEADER,
+                required=False,
+                description=(
+                    "Admission token from the waiting room (`GET /api/waiting-rooms/{saleId}/"
+                    "queue` once `status` is ADMITTED). Required when the flight is behind a "
+                    "waiting room; without a valid one: 403 `waiting-room-required`."
+                ),
+            )
+        ],
         responses={
             201: BookingSerializer,
             **problems(
@@ -177,10 +202,20 @@ class BookingListCreateApi(GenericAPIView):
                 409,
                 413,
                 415,
+                422,
                 429,
                 503,
-                s403="`customerId` names someone else and you may not book on their behalf.",
+                s403=(
+                    "`customerId` names someone else and you may not book on their behalf; "
+                    "or the flight is behind a waiting room and no valid admission token "
+                    "came (`waiting-room-required`, with `queueUrl`)."
+                ),
                 s404="No such flight.",
+                s409="A seat is taken, the fare class is sold out, or the first request with "
+                "this Idempotency-Key is still running.",
+                s422="This Idempotency-Key was already used for a different request.",
+                s503="The database is briefly unreachable (`service-unavailable`) or too busy: "
+                "retry after `Retry-After` seconds with the same Idempotency-Key.",
             ),
         },
         examples=[OpenApiExample("The article's request", value=ARTICLE_BODY, request_only=True)],
@@ -190,22 +225,40 @@ class BookingListCreateApi(GenericAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         customer = self._customer(request.user, data.get("customer_id"))
+        require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
             "flight_id": data["flight_id"],
             "fare_class": data["fare_class"],
             "passenger_names": data.get("passenger_names"),
         }
-        if "seats" in data:
-            booking = services.hold_seats(seat_numbers=data["seats"], **common)
+        key = clean_key(request.headers.get("Idempotency-Key"), required=False, what="hold")
+
+        def hold() -> Booking:
+            if "seats" in data:
+                return services.hold_seats(seat_numbers=data["seats"], **common)
+            return services.hold_seatless(passengers=data["passengers"], **common)
+
+        def answer(booking: Booking) -> tuple[int, dict[str, Any]]:
+            booking = selectors.booking_just_written(booking_id=booking.pk)
+            return 201, BookingSerializer(booking).data
+
+        if key is None:
+            status, body = answer(hold())
+            result = IdempotentResult(status, body)
         else:
-            booking = services.hold_seatless(passengers=data["passengers"], **common)
-        booking = selectors.booking_just_written(booking_id=booking.pk)
-        return Response(
-            BookingSerializer(booking).data,
-            status=201,
-            headers={"Location": reverse("bookings_api:detail", args=[booking.pk])},
-        )
+            asked = {**data, "customer_id": customer.pk}
+            result = run_once(
+                customer=request.user,
+                scope="api-hold",
+                key=key,
+                request_fingerprint=fingerprint(asked),
+                write=hold,
+                answer=answer,
+                what="hold",
+            )
+        location = reverse("bookings_api:detail", args=[result.body["booking_id"]])
+        return idempotent_response(result, headers={"Location": location})
 
     @staticmethod
     def _customer(user, customer_id: int | None):

@@ -127,3 +127,21 @@ class TicketNotFound(DomainError):
     status = 404
     code = "ticket-not-found"
     title = "Ticket not found"
+
+
+class IdempotencyKeyMissing(DomainError):
+    status = 400
+    code = "idempotency-key-missing"
+    title = "Idempotency-Key header required"
+
+
+class IdempotencyKeyReused(DomainError):
+    status = 422
+    code = "idempotency-key-reused"
+    title = "Idempotency-Key was used for a different request"
+
+
+class IdempotencyKeyInFlight(DomainError):
+    status = 409
+    code = "idempotency-key-in-flight"
+    title = "A request with this Idempotency-Key is still being processed"

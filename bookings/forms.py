@@ -1,6 +1,7 @@
 from django import forms
 from django.conf import settings
 
+from bookings.idempotency import MAX_KEY_LENGTH
 from bookings.services import is_printable_name
 from flights.models import FareClass
 
@@ -10,6 +11,9 @@ class HoldForm(forms.Form):
 
     fare_class = forms.ChoiceField(choices=FareClass.choices)
     passengers = forms.IntegerField(min_value=1)
+    # Drawn fresh with each picker page: two submissions of one drawing are one hold.  Optional
+    # so a form from a page drawn before this field existed still works.
+    idempotency_key = forms.CharField(required=False, max_length=MAX_KEY_LENGTH)
 
     def __init__(self, data, *args, **kwargs):
         super().__init__(data, *args, **kwargs)

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -201,8 +202,10 @@ class NotificationKind(models.TextChoices):
 
 class NotificationStatus(models.TextChoices):
     PENDING = "PENDING", "Pending"
-    SENDING = "SENDING", "Sending"
+    PREPARING = "PREPARING", "Preparing (claimed by a worker, nothing sent yet)"
+    SENDING = "SENDING", "Sending (handed to the mail backend)"
     SENT = "SENT", "Sent"
+    UNCERTAIN = "UNCERTAIN", "Maybe sent (the worker died while sending; not resent)"
     FAILED = "FAILED", "Failed"
 
 
@@ -230,10 +233,51 @@ class Notification(models.Model):
         indexes = [
             models.Index(
                 fields=["updated_at"],
-                condition=Q(status__in=["PENDING", "SENDING"]),
+                condition=Q(status__in=["PENDING", "PREPARING", "SENDING"]),
                 name="notification_unsent_idx",
+            ),
+        ]
+        constraints = [
+            # One e-mail per event and kind, however often the event is delivered.
+            models.UniqueConstraint(
+                fields=["event", "kind"],
+                condition=Q(event__isnull=False),
+                name="notification_once_per_event",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.to} ({self.status})"
+
+
+class IdempotencyRecord(models.Model):
+    """A write that a client may retry: its key, what it asked for, and the answer it got.
+
+    Written in the same transaction as the write itself, so "the hold exists" and "a retry
+    with this key gets this hold back" are one fact.  Payments keep the same record on the
+    payment row (the key must be committed before the gateway call); both follow the rules
+    in `bookings.idempotency`."""
+
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    scope = models.CharField(max_length=32, help_text='What the key was used for, e.g. "hold".')
+    key = models.CharField(max_length=255)
+    request_fingerprint = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField()
+    response_body = models.JSONField(encoder=DjangoJSONEncoder)
+    booking = models.ForeignKey(
+        Booking, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "scope", "key"], name="idempotency_key_per_customer_scope"
+            ),
+        ]
+        indexes = [models.Index(fields=["created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.scope} {self.key} ({self.response_status})"

@@ -1,8 +1,24 @@
 """E-mail notifications: decided inside a transaction (a Notification row), sent after it.
 
-Sending claims the row PENDING -> SENDING with a conditional update, so two workers never
-send the same row; a worker that dies mid-send leaves it SENDING, and the stale sweep puts it
-back to PENDING: at the SMTP boundary delivery is at least once, everywhere else exactly once.
+One row per (event, kind) (a unique constraint), so an outbox event redelivered after a
+killed worker never decides a second e-mail.  Sending is three committed steps, and the row is
+the sent-receipt:
+
+  PENDING -> PREPARING   claimed with a conditional update: two workers never send one row.
+                         Rendering (ticket PDFs) happens here; a worker that dies now has sent
+                         nothing, so the stale sweep puts the row back to PENDING.
+  PREPARING -> SENDING   the receipt, committed *before* the message is handed to the mail
+                         backend.  The backend call is the only moment whose outcome a crash
+                         can hide.
+  SENDING -> SENT        reconciled after the backend accepted the message.
+
+A backend that raises (SMTP refused, timed out before accepting) sent nothing we know of: the
+row goes back to PENDING and is retried.  A row found SENDING by the stale sweep belonged to
+a worker that died *during or right after* the hand-over: it may have been sent.  We choose
+**at most once** for that window and mark it UNCERTAIN, never resending it on our own: a
+customer must never get the same e-mail twice, and staff can resend an UNCERTAIN one after
+checking the mail log (the message carries a stable `Message-ID`, `X-Seatkeeper-Notification`
+header, to search for).  Everywhere else delivery is exactly once.
 """
 
 from __future__ import annotations
@@ -53,6 +69,8 @@ def queue_notification(
         logger.info("no e-mail address for booking %s; %s not sent", booking.pk, kind)
         return None
     now = timezone.now()
+    if event is not None and Notification.objects.filter(event=event, kind=kind).exists():
+        return None  # this event's e-mail was decided already (a redelivered event)
     with transaction.atomic():
         notification = Notification.objects.create(
             booking=booking,
@@ -74,30 +92,53 @@ def dispatch_notification(notification_id: int) -> None:
     send_notification.apply_async((notification_id,), retry=False)
 
 
-def send_notification(*, notification_id: int) -> bool:
-    """Send one pending notification; False if it was not pending (sent, or being sent)."""
-    now = timezone.now()
+def _move(notification_id: int, from_status: str, **changes: Any) -> bool:
     with transaction.atomic():
-        claimed = Notification.objects.filter(
-            pk=notification_id, status=NotificationStatus.PENDING
-        ).update(status=NotificationStatus.SENDING, attempts=F("attempts") + 1, updated_at=now)
-    if not claimed:
+        return bool(
+            Notification.objects.filter(pk=notification_id, status=from_status).update(
+                updated_at=timezone.now(), **changes
+            )
+        )
+
+
+def send_notification(*, notification_id: int) -> bool:
+    """Send one pending notification; False if it was not pending (sent, being sent, or
+    perhaps sent by a worker that died)."""
+    if not _move(
+        notification_id,
+        NotificationStatus.PENDING,
+        status=NotificationStatus.PREPARING,
+        attempts=F("attempts") + 1,
+    ):
         return False
     notification = Notification.objects.select_related(
         "booking__flight__origin", "booking__flight__destination", "booking__customer"
     ).get(pk=notification_id)
     try:
-        build_message(notification).send()
+        message = build_message(notification)
+        # The receipt before the send: from here on a crash means "maybe sent", never "resend".
+        if not _move(
+            notification_id, NotificationStatus.PREPARING, status=NotificationStatus.SENDING
+        ):
+            return False  # the stale sweep took it back meanwhile; its next claimer sends
+        message.send()
     except Exception as exc:
+        # Rendering failed, or the backend refused the message: nothing reached anybody.
         gave_up = notification.attempts >= settings.NOTIFICATIONS["MAX_ATTEMPTS"]
-        Notification.objects.filter(pk=notification_id, status=NotificationStatus.SENDING).update(
+        Notification.objects.filter(
+            pk=notification_id,
+            status__in=[NotificationStatus.PREPARING, NotificationStatus.SENDING],
+        ).update(
             status=NotificationStatus.FAILED if gave_up else NotificationStatus.PENDING,
             last_error=repr(exc)[:2000],
             updated_at=timezone.now(),
         )
         raise
-    Notification.objects.filter(pk=notification_id, status=NotificationStatus.SENDING).update(
-        status=NotificationStatus.SENT, sent_at=timezone.now(), updated_at=timezone.now()
+    _move(
+        notification_id,
+        NotificationStatus.SENDING,
+        status=NotificationStatus.SENT,
+        sent_at=timezone.now(),
     )
     return True
 
@@ -125,7 +166,11 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
         subject=SUBJECTS[notification.kind].format(flight=booking.flight.code),
         body=render_to_string(f"{template}.txt", context),
         to=[notification.to],
-        headers={"X-Seatkeeper-Notification": str(notification.pk)},
+        headers={
+            "X-Seatkeeper-Notification": str(notification.pk),
+            # Stable per notification: mail systems that see it twice show it once.
+            "Message-ID": f"<notification-{notification.pk}@seatkeeper>",
+        },
     )
     message.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
     if notification.kind == NotificationKind.BOOKING_CONFIRMED:
@@ -137,14 +182,21 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
 
 def redispatch_stale_notifications(*, now: datetime | None = None) -> int:
     """Send again what was lost between commit and worker: PENDING rows whose dispatch never
-    arrived, and SENDING rows whose worker died (older than any task time limit)."""
+    arrived, and PREPARING rows whose worker died before the hand-over (older than any task
+    time limit).  SENDING rows whose worker died are marked UNCERTAIN and not sent again
+    (at most once: see the module docstring)."""
     now = now or timezone.now()
     cutoff = now - settings.NOTIFICATIONS["STALE_AFTER"]
     with transaction.atomic():
+        uncertain = Notification.objects.filter(
+            status=NotificationStatus.SENDING, updated_at__lt=cutoff
+        ).update(status=NotificationStatus.UNCERTAIN, updated_at=now)
+        if uncertain:
+            logger.warning("%s e-mails may or may not have been sent (worker died)", uncertain)
         stale = list(
             Notification.objects.select_for_update(skip_locked=True)
             .filter(
-                status__in=[NotificationStatus.PENDING, NotificationStatus.SENDING],
+                status__in=[NotificationStatus.PENDING, NotificationStatus.PREPARING],
                 updated_at__lt=cutoff,
             )
             .values_list("pk", flat=True)[:500]

@@ -36,6 +36,7 @@ SCHEDULES = (
         300,
         280,
     ),
+    Schedule("waitroom: admit shoppers", "waitroom.admit_shoppers", 2, 2),
     Schedule(
         "payments: purge expired idempotency keys",
         "payments.tasks.purge_idempotency_keys_task",

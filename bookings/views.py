@@ -5,6 +5,7 @@ message on the page the customer came from."""
 from __future__ import annotations
 
 import functools
+import time
 import uuid
 from collections.abc import Callable
 from math import ceil
@@ -24,8 +25,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bookings import selectors, services
-from bookings.errors import DomainError
+from bookings.errors import DomainError, IdempotencyKeyInFlight
 from bookings.forms import HoldForm
+from bookings.idempotency import clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus, Ticket
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
@@ -35,6 +37,8 @@ from flights.selectors import local_time
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from waitroom import selectors as waitlist_selectors
+from waitroom.errors import WaitingRoomRequired
+from waitroom.gate import require_admission
 
 
 def show_domain_error(request: HttpRequest, error: DomainError) -> None:
@@ -70,17 +74,59 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect(picker)
     try:
-        booking = services.hold_seats(
-            customer=request.user,
-            flight_id=flight_id,
-            fare_class=form.cleaned_data["fare_class"],
-            seat_numbers=form.seats,
-            passenger_names=form.names,
-        )
+        require_admission(request=request, customer_id=request.user.pk, flight_id=flight_id)
+    except WaitingRoomRequired as error:
+        show_domain_error(request, error)
+        return redirect(error.extra["queueUrl"])
+    try:
+        booking_id = _hold_once(request, flight_id, form)
     except DomainError as error:
         show_domain_error(request, error)
         return redirect(picker)
-    return redirect("bookings:detail", booking_id=booking.pk)
+    return redirect("bookings:detail", booking_id=booking_id)
+
+
+# How long a second submission of the same form waits for the first to finish.
+SAME_FORM_WAIT_SECONDS = 10
+
+
+def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
+    """Hold the picked seats, once per drawing of the form: a double click or a resubmit
+    lands on the booking the first submission made."""
+    data = form.cleaned_data
+
+    def hold() -> Booking:
+        return services.hold_seats(
+            customer=request.user,
+            flight_id=flight_id,
+            fare_class=data["fare_class"],
+            seat_numbers=form.seats,
+            passenger_names=form.names,
+        )
+
+    key = clean_key(data.get("idempotency_key"), required=False)
+    if key is None:
+        return hold().pk
+    asked = fingerprint(
+        {"flight": flight_id, "fare": data["fare_class"], "seats": form.seats, "names": form.names}
+    )
+    deadline = time.monotonic() + SAME_FORM_WAIT_SECONDS
+    while True:
+        try:
+            result = run_once(
+                customer=request.user,
+                scope="page-hold",
+                key=key,
+                request_fingerprint=asked,
+                write=hold,
+                answer=lambda booking: (201, {"booking_id": booking.pk}),
+            )
+            return result.body["booking_id"]
+        except IdempotencyKeyInFlight:
+            # The first click is still holding: wait for it and show its booking.
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def _page_state(booking: Booking, now) -> dict:

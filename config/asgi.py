@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP and seat-map websockets from one server process.
+"""ASGI entry point: HTTP, and seat-map and waiting-room websockets, from one server process.
 
 Run it with a real server, e.g. `uvicorn config.asgi:application --workers 2`.
 
@@ -39,12 +39,13 @@ else:
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.ws_origin import SameOriginValidator  # noqa: E402
-from flights.routing import websocket_urlpatterns  # noqa: E402
+from flights.routing import websocket_urlpatterns as seat_map_routes  # noqa: E402
+from waitroom.routing import websocket_urlpatterns as waiting_room_routes  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": http_application,
         # Pages of other sites are refused before any consumer code runs (config/ws_origin.py).
-        "websocket": SameOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": SameOriginValidator(URLRouter(seat_map_routes + waiting_room_routes)),
     }
 )

@@ -63,8 +63,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, as django-axes asks: turns a locked-out login into our 429 (config/lockout.py).
+    # django-axes asks to be last: turns a locked-out login into our 429 (config/lockout.py).
+    # Only the database-outage middleware is inside it (it must see view exceptions first).
     "axes.middleware.AxesMiddleware",
+    # Last, so it sees exceptions from views first: a database outage is a 503 page.
+    "config.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -179,7 +182,10 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# DatabaseScheduler behind a Redis lock: a second beat started by mistake stands by.
+CELERY_BEAT_SCHEDULER = "bookings.beat:SingleBeatScheduler"
+# How long a dead beat's lock outlives it (the standby takes over after at most this).
+BEAT_LOCK_TTL_SECONDS = env.float("BEAT_LOCK_TTL_SECONDS", default=15.0)
 CELERY_BEAT_SYNC_EVERY = 1
 
 # Workers' own knobs: the outbox relay, notifications and ticket signing.
@@ -274,7 +280,7 @@ WHITENOISE_USE_FINDERS = True
 
 # --- E-mail ---------------------------------------------------------------------------------
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-EMAIL_FILE_PATH = VAR_DIR / "mail"
+EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Seatkeeper <tickets@seatkeeper.example>")
 
 # --- Domain ---------------------------------------------------------------------------------
@@ -288,6 +294,26 @@ SEATKEEPER = {
     ),
     "EXPIRE_BATCH_SIZE": 500,
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
+}
+
+# The waiting room in front of flash sales (docs/architecture.md, "Waiting room").
+WAITING_ROOM = {
+    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  Without
+    # Redis, joining a queue answers 503 and admission pauses; admitted tokens keep working.
+    "REDIS_URL": env("WAITING_ROOM_REDIS_URL", default=REDIS_URL),
+    "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
+    # A queue read or join waits at most this long for Redis, then answers 503.
+    "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),
+    # Admit at most this many people per unit left, counting those shopping inside.
+    "HORIZON_FACTOR": env.float("WAITING_ROOM_HORIZON_FACTOR", default=1.5),
+    # Beat runs the admission every TICK_SECONDS; unused rate credit older than
+    # max(BURST_SECONDS, one admission interval) lapses.
+    "TICK_SECONDS": env.int("WAITING_ROOM_TICK_SECONDS", default=2),
+    "BURST_SECONDS": env.int("WAITING_ROOM_BURST_SECONDS", default=4),
+    "JOINS_PER_ADDRESS_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ADDRESS", default=60),
+    "JOINS_PER_ACCOUNT_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ACCOUNT", default=10),
+    # Admission tokens are HMAC-SHA256 signed with this key.
+    "SIGNING_KEY": env("WAITING_ROOM_SIGNING_KEY", default=f"waiting-room:{SECRET_KEY}"),
 }
 
 # Redis filters in front of the hold (flights/availability.py): cheap refusals for losers,

@@ -4,11 +4,19 @@ Channel layers deliver at most once, so each message carries a per-flight versio
 from one atomic counter (Redis INCR through the cache) at send time.  A page that sees a
 gap, or reconnects, reloads the snapshot from `flights.selectors.seat_map_snapshot`, which
 reads the version *before* the seats: a snapshot is never older than the version it claims.
+
+Versions never go backwards, even when Redis restarts empty: a counter is born at the current
+time in milliseconds (an epoch), not at 0, and counts up from there.  After a reset the new
+counter starts at "now", above every version handed out before (as long as a flight saw fewer
+than 1000 seat changes a second on average since its counter was born, and the web hosts'
+clocks agree to within that margin), so an open page sees a jump, takes it for a gap, and
+resyncs from the snapshot instead of ignoring every message until the count catches up.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 
 from asgiref.sync import async_to_sync
@@ -32,19 +40,34 @@ def version_key(flight_id: int) -> str:
     return _version_key(flight_id)
 
 
+def _epoch() -> int:
+    """Where a new (or reset) counter starts: now, in milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def _ensure_counter(key: str) -> None:
+    # SET NX: of all the processes that find the counter gone, one creates it.
+    cache.add(key, _epoch(), timeout=None)
+
+
 def current_version(flight_id: int) -> int:
-    return cache.get(_version_key(flight_id)) or 0
+    key = _version_key(flight_id)
+    version = cache.get(key)
+    if version is None:
+        _ensure_counter(key)
+        version = cache.get(key)
+    return version or 0
 
 
 def _next_version(flight_id: int) -> int | None:
-    """One more than every version handed out before, or None if the counter is unreachable
+    """More than every version handed out before, or None if the counter is unreachable
     (pages then resync on every message, which is slower but still correct)."""
     key = _version_key(flight_id)
-    cache.add(key, 0, timeout=None)
+    _ensure_counter(key)
     try:
         return cache.incr(key)
     except ValueError:  # the key vanished between add and incr (evicted, flushed)
-        cache.add(key, 0, timeout=None)
+        _ensure_counter(key)
         return cache.incr(key)
 
 

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.selectors import access_booking, acts_for_customers
+from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import ProblemSerializer, problems
 from config.api.throttles import PaymentsThrottle
 from config.problems import PROBLEM_CONTENT_TYPE
@@ -107,15 +108,7 @@ def _payment_problem(description: str) -> OpenApiResponse:
     return OpenApiResponse(PaymentProblemSerializer, description=description)
 
 
-IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key",
-    str,
-    OpenApiParameter.HEADER,
-    required=True,
-    description="One per payment attempt (e.g. a UUID), at most 255 characters. Repeating it "
-    "with the same body replays the stored answer (`Idempotent-Replayed: true`) and never "
-    "charges twice.",
-)
+IDEMPOTENCY_KEY = idempotency_key_parameter(required=True, what="payment")
 SIGNATURE_HEADERS = [
     OpenApiParameter(
         name,
@@ -194,14 +187,7 @@ class PayForBookingApi(APIView):
             payment_method=data.validated_data.get("payment_method", ""),
             on_behalf=acts_for_customers(request.user),
         )
-        response = Response(
-            result.body,
-            status=result.status,
-            content_type=PROBLEM_CONTENT_TYPE if result.status >= 400 else None,
-        )
-        if result.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return idempotent_response(result)
 
 
 class RefundQuoteApi(APIView):

@@ -1,24 +1,11 @@
 """Payment problems, as DomainErrors so the API answers problem+json and pages show the text."""
 
-from bookings.errors import DomainError
-
-
-class IdempotencyKeyMissing(DomainError):
-    status = 400
-    code = "idempotency-key-missing"
-    title = "Idempotency-Key header required"
-
-
-class IdempotencyKeyReused(DomainError):
-    status = 422
-    code = "idempotency-key-reused"
-    title = "Idempotency-Key was used for a different request"
-
-
-class IdempotencyKeyInFlight(DomainError):
-    status = 409
-    code = "idempotency-key-in-flight"
-    title = "A request with this Idempotency-Key is still being processed"
+from bookings.errors import (  # noqa: F401  (the Idempotency-Key rules are shared with holds)
+    DomainError,
+    IdempotencyKeyInFlight,
+    IdempotencyKeyMissing,
+    IdempotencyKeyReused,
+)
 
 
 class PaymentInProgress(DomainError):

@@ -1,6 +1,6 @@
 from django import forms
 
-from payments.services import MAX_KEY_LENGTH
+from bookings.idempotency import MAX_KEY_LENGTH
 
 
 class PayForm(forms.Form):

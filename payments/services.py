@@ -9,9 +9,6 @@ docs/architecture.md ("Lock order").
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -24,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, FlightNotBookable, HoldExpired, InvalidBookingState
+from bookings.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
@@ -36,9 +34,6 @@ from payments.errors import (
     BookingNotPayable,
     CancellationRefused,
     GatewayError,
-    IdempotencyKeyInFlight,
-    IdempotencyKeyMissing,
-    IdempotencyKeyReused,
     PaymentInProgress,
 )
 from payments.gateways import get_gateway
@@ -53,14 +48,8 @@ from payments.models import (
 )
 from payments.selectors import RefundQuote, payment_response, quote_for
 
-MAX_KEY_LENGTH = 255
-
-
-@dataclass(frozen=True)
-class PayResponse:
-    status: int
-    body: dict[str, Any]
-    replayed: bool = False
+# What a pay request answers; a replay carries `replayed=True` (bookings.idempotency's rules).
+PayResponse = IdempotentResult
 
 
 def assert_no_transaction() -> None:
@@ -75,33 +64,27 @@ def assert_no_transaction() -> None:
 def request_fingerprint(
     *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
 ) -> str:
-    """What tells a replay from a different request under the same Idempotency-Key.
-
-    A keyed HMAC, not a plain hash: the request may carry a (sandbox test) card number, and an
-    unsalted SHA-256 of a 16-digit number is brute-forced in seconds."""
-    canonical = json.dumps(
+    """What tells a replay from a different request under the same Idempotency-Key: a keyed
+    HMAC (`bookings.idempotency.fingerprint`) under the payments' own key."""
+    return fingerprint(
         {
             "bookingId": booking_id,
             "amount": None if amount is None else str(amount.quantize(Decimal("0.01"))),
             "currency": (currency or "").upper() or None,
             "paymentMethod": payment_method or None,
         },
-        sort_keys=True,
+        key=settings.PAYMENTS["FINGERPRINT_KEY"],
     )
-    key = settings.PAYMENTS["FINGERPRINT_KEY"].encode()
-    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
 
-def _replay(payment: Payment, fingerprint: str) -> PayResponse:
-    if payment.request_fingerprint != fingerprint:
-        raise IdempotencyKeyReused(
-            "This Idempotency-Key was already used for a different payment request."
-        )
-    if payment.response_status is None:
-        raise IdempotencyKeyInFlight(
-            "The first request with this Idempotency-Key is still running. Retry shortly."
-        )
-    return PayResponse(payment.response_status, payment.response_body, replayed=True)
+def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
+    return replay(
+        stored_fingerprint=payment.request_fingerprint,
+        response_status=payment.response_status,
+        response_body=payment.response_body,
+        request_fingerprint=request_fingerprint,
+        what="payment",
+    )
 
 
 def _existing(customer: AbstractBaseUser, key: str) -> Payment | None:
@@ -278,24 +261,18 @@ def pay_for_booking(
 
     `customer` is who pays and owns the key; with `on_behalf` (travel agents, staff) the
     booking may be another customer's."""
-    key = (idempotency_key or "").strip()
-    if not key:
-        raise IdempotencyKeyMissing(
-            "Send an Idempotency-Key header (e.g. a UUID) with every payment."
-        )
-    if len(key) > MAX_KEY_LENGTH:
-        raise IdempotencyKeyMissing(f"An Idempotency-Key is at most {MAX_KEY_LENGTH} characters.")
+    key = clean_key(idempotency_key, required=True, what="payment")
     # Before anything is written: a raw card number for a real gateway, or an unknown one for
     # the sandbox, is refused (400) and never stored, fingerprinted or sent anywhere.
     payment_method = get_gateway().accept_payment_method(payment_method)
-    fingerprint = request_fingerprint(
+    asked = request_fingerprint(
         booking_id=booking_id, amount=amount, currency=currency, payment_method=payment_method
     )
     record = {
         "customer": customer,
         "booking_id": booking_id,
         "key": key,
-        "fingerprint": fingerprint,
+        "fingerprint": asked,
         "amount": amount,
         "currency": currency,
         "payment_method": payment_method,

@@ -1,8 +1,15 @@
 from django.urls import path
 
-from waitroom import api
+from waitroom import api, room_api
 
 app_name = "waitroom_api"
 urlpatterns = [
     path("flights/<int:flight_id>/waitlist", api.WaitlistApi.as_view(), name="waitlist"),
+    path("waiting-rooms/<int:sale_id>", room_api.SaleApi.as_view(), name="sale"),
+    path("waiting-rooms/<int:sale_id>/queue", room_api.QueueApi.as_view(), name="queue"),
+    path(
+        "waiting-rooms/<int:sale_id>/waitlist",
+        room_api.QueueWaitlistApi.as_view(),
+        name="queue_waitlist",
+    ),
 ]

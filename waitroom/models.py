@@ -1,6 +1,9 @@
+import hashlib
+import secrets
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from flights.models import FareClass
 
@@ -69,3 +72,160 @@ class WaitlistEntry(models.Model):
     def __str__(self) -> str:
         where = f"{self.flight_id}/{self.fare_class}"
         return f"Waitlist {self.pk} {where} x{self.party_size} ({self.status})"
+
+
+# --- the waiting room in front of a flash sale ----------------------------------------------
+
+
+class SaleKind(models.TextChoices):
+    """What a protected sale sells.  Only flights today; events plug in as another kind with
+    their own reference column."""
+
+    FLIGHT = "FLIGHT", "Flight"
+
+
+def new_shuffle_seed() -> str:
+    return secrets.token_hex(32)
+
+
+class ProtectedSale(models.Model):
+    """A sale behind the waiting room: nobody holds a unit without an admission token.
+
+    The shuffle seed is drawn when the sale is created; its SHA-256 (`seed_commitment`) is
+    shown before the on-sale time and the seed itself after the shuffle, so anyone can check
+    the pre-queue order was not chosen after the fact (docs/architecture.md, "Waiting room").
+    """
+
+    kind = models.CharField(max_length=10, choices=SaleKind.choices, default=SaleKind.FLIGHT)
+    flight = models.ForeignKey(
+        "flights.Flight",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="protected_sales",
+    )
+    opens_at = models.DateTimeField(help_text="The on-sale time: the pre-queue is shuffled then.")
+    admit_per_minute = models.PositiveIntegerField(help_text="Admission rate, people per minute.")
+    max_inside = models.PositiveIntegerField(help_text="Most shoppers inside at once.")
+    stay_seconds = models.PositiveIntegerField(
+        default=600, help_text="How long an admitted shopper may stay (token lifetime)."
+    )
+    paused = models.BooleanField(default=False)
+    seed = models.CharField(max_length=64, default=new_shuffle_seed, editable=False)
+    shuffled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    shuffled_count = models.PositiveIntegerField(default=0, editable=False)
+    admission_clock = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Rate limiter state: admissions are paid for up to this instant.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-opens_at"]
+        permissions = [("pause_protectedsale", "Can pause and resume admission")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flight"],
+                condition=Q(kind="FLIGHT"),
+                name="protected_sale_one_per_flight",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="FLIGHT") | Q(flight__isnull=False),
+                name="protected_sale_flight_named",
+            ),
+            models.CheckConstraint(
+                condition=Q(admit_per_minute__gte=1), name="protected_sale_rate_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_inside__gte=1), name="protected_sale_max_inside_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(stay_seconds__gte=30), name="protected_sale_stay_at_least_30s"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Waiting room {self.pk} for {self.kind.lower()} {self.flight_id}"
+
+    @property
+    def seed_commitment(self) -> str:
+        return hashlib.sha256(self.seed.encode()).hexdigest()
+
+    @property
+    def seed_published(self) -> str | None:
+        return self.seed if self.shuffled_at else None
+
+
+class QueueStatus(models.TextChoices):
+    WAITING = "WAITING", "Waiting"
+    ADMITTED = "ADMITTED", "Admitted"
+
+
+class QueueEntry(models.Model):
+    """One customer's place in one sale's queue (at most one row per account and sale).
+
+    PostgreSQL is the record of who joined and in which order (`order_key`: 1..n for the
+    shuffled pre-queue, FIFO_BASE + a sequence number afterwards, NULL while in the
+    pre-queue); the Redis sorted set is the fast index over the WAITING rows and is rebuilt
+    from here whenever it is missing.
+    """
+
+    sale = models.ForeignKey(ProtectedSale, on_delete=models.CASCADE, related_name="entries")
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_entries"
+    )
+    status = models.CharField(
+        max_length=10, choices=QueueStatus.choices, default=QueueStatus.WAITING
+    )
+    order_key = models.BigIntegerField(null=True, blank=True)
+    joined_at = models.DateTimeField()
+    joined_from = models.GenericIPAddressField(null=True, blank=True)
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    admission_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sale_id", "order_key", "id"]
+        verbose_name_plural = "queue entries"
+        indexes = [
+            models.Index(fields=["sale", "status", "order_key"], name="queue_entry_order_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sale", "customer"], name="queue_entry_one_per_customer"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="ADMITTED")
+                | (Q(admitted_at__isnull=False) & Q(admission_expires_at__isnull=False)),
+                name="queue_entry_admission_has_times",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Queue entry {self.pk} sale {self.sale_id} customer {self.customer_id}"
+
+
+class Admission(models.Model):
+    """Audit record, insert-only: who was let in, when, until when, and from which place."""
+
+    sale = models.ForeignKey(ProtectedSale, on_delete=models.CASCADE, related_name="admissions")
+    entry = models.ForeignKey(QueueEntry, on_delete=models.CASCADE, related_name="admissions")
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="admissions"
+    )
+    order_key = models.BigIntegerField()
+    admitted_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["sale_id", "admitted_at", "id"]
+        indexes = [models.Index(fields=["sale", "admitted_at"], name="admission_sale_time_idx")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("admitted_at")), name="admission_expires_after"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Admission {self.pk} sale {self.sale_id} customer {self.customer_id}"

@@ -38,8 +38,15 @@ def offer_ttl() -> timedelta:
 
 
 def join_waitlist(
-    *, customer: AbstractBaseUser, flight_id: int, fare_class: str, party_size: int
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    party_size: int,
+    require_sold_out: bool = True,
 ) -> WaitlistEntry:
+    """`require_sold_out=False` is for the waiting room's "unlikely to get a seat" notice:
+    units may be left, but all of them are spoken for by people ahead in the queue."""
     if fare_class not in FareClass.values:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
     if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
@@ -56,7 +63,7 @@ def join_waitlist(
         raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
     if not is_bookable(inventory.flight, now=now):
         raise FlightNotBookable("This flight has departed or was cancelled.")
-    if inventory.available >= party_size:
+    if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "
             "book them directly."

@@ -1,8 +1,14 @@
 from celery import shared_task
 
-from waitroom import services
+from waitroom import room, services
 
 
 @shared_task(name="waitroom.close_departed_waitlists", ignore_result=True)
 def close_departed_waitlists() -> int:
     return services.close_departed_waitlists()
+
+
+@shared_task(name="waitroom.admit_shoppers", ignore_result=True)
+def admit_shoppers() -> int:
+    """Every TICK_SECONDS: one admission tick per open protected sale."""
+    return sum(len(r.admitted) for r in room.admit_all_open_sales())

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError
-from django.http import Http404
+from django.http import Http404, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from bookings.dbfaults import discard_broken_connections, is_database_unavailable
 from bookings.errors import DomainError, TooBusy
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
 
@@ -39,6 +42,8 @@ TITLES = {
 }
 # How long a client should wait before retrying after a lock timeout (503 TooBusy).
 TOO_BUSY_RETRY_AFTER_SECONDS = 1
+# ... and after the database went away (restart, failover, full): it is usually back in seconds.
+UNAVAILABLE_RETRY_AFTER_SECONDS = 2
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -103,7 +108,9 @@ def _domain_error(exc: DomainError) -> Response:
     if "field" in exc.extra:
         body["invalid_params"] = [{"name": camel(str(exc.extra["field"])), "reason": exc.detail}]
     response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
-    if exc.status == 503:
+    if "retryAfter" in exc.extra:
+        response["Retry-After"] = str(exc.extra["retryAfter"])
+    elif exc.status == 503:
         response["Retry-After"] = str(TOO_BUSY_RETRY_AFTER_SECONDS)
     return response
 
@@ -113,10 +120,34 @@ def is_pool_timeout(exc: BaseException) -> bool:
     return isinstance(exc, OperationalError) and type(exc.__cause__).__name__ == "PoolTimeout"
 
 
+def service_unavailable(exc: BaseException) -> dict[str, Any] | None:
+    """The one mapping of "our infrastructure failed, not you" to 503: the body of the
+    problem, or None when `exc` is something else.  The API, the pages' middleware and the
+    500 handler all ask here (so do the deadlock/"too busy" paths through `TooBusy`)."""
+    if not is_database_unavailable(exc):
+        return None
+    # The connection that saw the outage is dead: never hand it to the next request.
+    discard_broken_connections()
+    return problem_body(
+        status=503,
+        title="Service unavailable",
+        detail="We cannot reach our database for a moment. Retry shortly; a write retried "
+        "with the same Idempotency-Key is applied at most once.",
+        code="service-unavailable",
+        retry_after=UNAVAILABLE_RETRY_AFTER_SECONDS,
+    )
+
+
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if is_pool_timeout(exc):
         # Overload, not a bug: a polite "retry in a moment", as for a lock timeout.
         exc = TooBusy()
+    unavailable = service_unavailable(exc)
+    if unavailable is not None:
+        set_rollback()
+        response = Response(unavailable, status=503, content_type=PROBLEM_CONTENT_TYPE)
+        response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+        return response
     if isinstance(exc, DomainError):
         set_rollback()  # as DRF does for its own errors, should ATOMIC_REQUESTS ever be on
         return _domain_error(exc)
@@ -160,7 +191,30 @@ def not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+def unavailable_response(request, exc: BaseException | None) -> HttpResponse | None:
+    """503 for a database outage outside DRF's views: problem+json under /api/, else the
+    pages' "back in a moment" (rendered with no user or session: nothing that needs the
+    database).  None when `exc` is not an outage."""
+    body = service_unavailable(exc) if exc is not None else None
+    if body is None:
+        return None
+    if _is_api(request):
+        response = JsonResponse(body, status=503, content_type=PROBLEM_CONTENT_TYPE)
+    else:
+        response = HttpResponse(
+            render_to_string("503.html", {"retry_after": UNAVAILABLE_RETRY_AFTER_SECONDS}),
+            status=503,
+        )
+    response["Retry-After"] = str(UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
 def server_error(request):
+    # Called while the uncaught exception is being handled: a database outage that escaped
+    # a middleware or a plain view is still a 503, not a 500.
+    unavailable = unavailable_response(request, sys.exc_info()[1])
+    if unavailable is not None:
+        return unavailable
     if _is_api(request):
         return problem_response(
             status=500,

@@ -140,7 +140,13 @@
       });
   }
 
+  // A Redis restarted empty forgets which sockets listen to this flight: the socket stays
+  // open but hears nothing.  After a quiet spell, check the snapshot anyway (cheap: cached).
+  var QUIET_RESYNC_MS = 30000;
+  var lastHeard = Date.now();
+
   function receive(message) {
+    lastHeard = Date.now();
     if (resyncing) { pending.push(message); return; }
     if (typeof message.version !== "number") { resync(); return; }
     if (message.version <= version) return;  // already contained in what we show
@@ -176,6 +182,11 @@
   }
 
   refresh();
-  if ("WebSocket" in window && "fetch" in window) connect();
+  if ("WebSocket" in window && "fetch" in window) {
+    connect();
+    setInterval(function () {
+      if (Date.now() - lastHeard >= QUIET_RESYNC_MS) { lastHeard = Date.now(); resync(); }
+    }, QUIET_RESYNC_MS);
+  }
   else setState("off", "off (reload the page to see changes)");
 })();

@@ -52,7 +52,7 @@ def test_celery_runs_with_the_reliability_settings():
     assert conf.worker_prefetch_multiplier == 1
     assert conf.accept_content == ["json"] and conf.task_serializer == "json"
     assert conf.task_time_limit > conf.task_soft_time_limit > 0
-    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert conf.beat_scheduler == "bookings.beat:SingleBeatScheduler"
     assert conf.broker_url == django_settings.REDIS_URL
 
 

@@ -106,16 +106,55 @@ def test_stale_notifications_are_dispatched_again(
     hold_and_confirm(customer, flight)
     relay()
     stuck = Notification.objects.get()
-    Notification.objects.filter(pk=stuck.pk).update(status=NotificationStatus.SENDING)
+    Notification.objects.filter(pk=stuck.pk).update(status=NotificationStatus.PREPARING)
     dispatched = []
     monkeypatch.setattr("bookings.notifications.dispatch_notification", dispatched.append)
 
-    assert redispatch_stale_notifications() == 0  # a fresh SENDING is a worker at work
+    assert redispatch_stale_notifications() == 0  # a fresh PREPARING is a worker at work
     with django_capture_on_commit_callbacks(execute=True):
         assert redispatch_stale_notifications(now=timezone.now() + timedelta(minutes=6)) == 1
     assert dispatched == [stuck.pk]
     stuck.refresh_from_db()
     assert stuck.status == NotificationStatus.PENDING
+
+
+def test_a_send_whose_worker_died_during_the_hand_over_is_never_resent(
+    customer, flight, monkeypatch, django_capture_on_commit_callbacks, mailoutbox
+):
+    """At most once at the SMTP boundary: SENDING means "maybe sent", so no automatic resend."""
+    hold_and_confirm(customer, flight)
+    relay()
+    stuck = Notification.objects.get()
+    Notification.objects.filter(pk=stuck.pk).update(status=NotificationStatus.SENDING)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert redispatch_stale_notifications(now=timezone.now() + timedelta(minutes=6)) == 0
+    stuck.refresh_from_db()
+    assert stuck.status == NotificationStatus.UNCERTAIN
+    assert send_notification(notification_id=stuck.pk) is False
+    assert mailoutbox == []
+
+
+def test_the_receipt_is_written_before_the_message_reaches_the_backend(
+    customer, flight, mailoutbox, monkeypatch
+):
+    hold_and_confirm(customer, flight)
+    relay()
+    notification = Notification.objects.get()
+    seen = []
+    real_send = mail.EmailMultiAlternatives.send
+
+    def observe(self, *args, **kwargs):
+        seen.append(Notification.objects.get(pk=notification.pk).status)
+        return real_send(self, *args, **kwargs)
+
+    monkeypatch.setattr(mail.EmailMultiAlternatives, "send", observe)
+    assert send_notification(notification_id=notification.pk) is True
+    assert seen == [NotificationStatus.SENDING]
+    notification.refresh_from_db()
+    assert notification.status == NotificationStatus.SENT
+    assert (
+        mailoutbox[0].extra_headers["Message-ID"] == f"<notification-{notification.pk}@seatkeeper>"
+    )
 
 
 def test_no_address_no_notification(customer, flight):

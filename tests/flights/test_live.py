@@ -114,7 +114,8 @@ def test_version_counter_survives_a_lost_key(flight):
     first = publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"})
     assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "AVAILABLE"}) == first + 1
     cache.delete(_version_key(flight.pk))
-    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"}) == 1
+    # Reborn at a time epoch: never back to 1, never at or below a version already sent.
+    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"}) > first + 1
 
 
 # --- sold, blocked, unblocked, and seats handed to a waitlist offer --------------------------

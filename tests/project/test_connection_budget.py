@@ -68,7 +68,8 @@ def backends(name: str) -> int:
 
 
 def burst(base: str, name: str) -> tuple[list[int], int]:
-    """REQUESTS GETs of /healthz from CLIENTS threads; (statuses, peak backends meanwhile)."""
+    """REQUESTS GETs of /readyz (it asks the database) from CLIENTS threads; (statuses, peak
+    backends meanwhile)."""
     peak, done = [0], threading.Event()
 
     def sample():
@@ -83,7 +84,7 @@ def burst(base: str, name: str) -> tuple[list[int], int]:
     try:
         with ThreadPoolExecutor(CLIENTS) as pool:
             statuses = list(
-                pool.map(lambda _: session.get(f"{base}/healthz", timeout=60).status_code,
+                pool.map(lambda _: session.get(f"{base}/readyz", timeout=60).status_code,
                          range(REQUESTS))
             )  # fmt: skip
         time.sleep(0.3)

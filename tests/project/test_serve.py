@@ -20,7 +20,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_serve_runs_web_workers_worker_and_beat_and_stops_them_all(tmp_path):
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url()}
+    # As ./scripts/run starts it: development mode (production start-up checks are tested in
+    # test_security_settings.py).
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "true"}
     log = (tmp_path / "serve.log").open("wb")
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "2"],

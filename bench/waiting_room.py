@@ -1,0 +1,546 @@
+"""A flash sale through the waiting room, against a real running stack.
+
+    .venv/bin/python bench/waiting_room.py                       # 2,000 customers, 183 units
+    .venv/bin/python bench/waiting_room.py --customers 500 --rate 900
+
+What it starts (and stops): uvicorn (`config.asgi`) and a Celery worker with embedded beat
+(the admission tick every 2 s, the outbox relay) on free ports, against a scratch database
+`seatkeeper_bench_wr` (BENCH_DATABASE_URL) and Redis db 9 (BENCH_REDIS_URL, flushed first:
+it belongs to this bench).
+
+The crowd (asyncio, one process): every customer joins the queue over the REST API before
+the on-sale time (the pre-queue), opens the queue websocket and waits.  When admitted (the
+websocket says so and carries the token) they fetch the seat map and hold one seat
+(`X-Waiting-Room-Token`), retrying another seat on 409, or a seatless unit once the seats are
+gone.  A few "bots" try to hold without queueing at the on-sale time.
+
+Prints: time to sell out (all units held), the hold p50/p99 of admitted shoppers,
+websocket position updates per second, and the proof that nobody beyond the inventory
+horizon reached a hold: every booking belongs to an admitted customer within their stay,
+and at every admission tick those shopping inside were within 1.5 x the units left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+BENCH_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_wr"
+)
+BENCH_REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
+os.environ["DATABASE_URL"] = BENCH_URL
+os.environ["REDIS_URL"] = BENCH_REDIS
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# The whole crowd comes from 127.0.0.1, and each customer holds a handful of times at most.
+SERVER_ENV = {
+    "WAITING_ROOM_JOINS_PER_ADDRESS": "1000000",
+    "API_THROTTLE_HOLDS": "100000/min",
+    "DJANGO_DEBUG": "false",
+    "LOG_LEVEL": "WARNING",
+    "SANDBOX_DELIVER_WEBHOOKS": "false",
+    # Keep database connections: every websocket handshake reads the session and a snapshot
+    # on the one thread channels runs ORM code on; a new connection per call costs ~50 ms.
+    "DB_CONN_MAX_AGE": "300",
+    # This machine is shared and busy: give Redis longer before answering 503.
+    "WAITING_ROOM_REDIS_TIMEOUT_SECONDS": "5",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def ensure_database() -> None:
+    import psycopg
+
+    name = BENCH_URL.rsplit("/", 1)[1]
+    with psycopg.connect(BENCH_URL, dbname="postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+# --- the data ------------------------------------------------------------------------------
+
+
+@dataclass
+class Customer:
+    id: int
+    api_token: str
+    session: str
+
+
+def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int):
+    import redis
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from tests.factories import FlightFactory, economy_only_layout
+    from waitroom import room
+
+    call_command("migrate", verbosity=0)
+    redis.Redis.from_url(BENCH_REDIS).flushdb()
+    User = get_user_model()
+    tag = f"{int(time.time())}"
+    flight = FlightFactory(layout=economy_only_layout(rows=30, overbook_limit=3))  # 183 units
+    password = make_password(None)
+    User.objects.bulk_create(
+        [User(username=f"wr{tag}-{i}", password=password) for i in range(n)], batch_size=1000
+    )
+    users = list(User.objects.filter(username__startswith=f"wr{tag}-").order_by("id"))
+    Token.objects.bulk_create([Token(user=u, key=Token.generate_key()) for u in users])
+    tokens = dict(Token.objects.filter(user__in=users).values_list("user_id", "key"))
+    customers = []
+    for u in users:
+        session = SessionStore()
+        session["_auth_user_id"] = str(u.pk)
+        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_hash"] = u.get_session_auth_hash()
+        session.create()
+        customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
+    sale = room.protect_flight(
+        flight_id=flight.pk,
+        opens_at=timezone.now() + timedelta(seconds=opens_in),
+        admit_per_minute=rate,
+        max_inside=max_inside,
+        stay_seconds=stay,
+    )
+    return flight, sale, customers
+
+
+# --- the stack -----------------------------------------------------------------------------
+
+
+def start_stack(port: int, workers: int) -> list[subprocess.Popen]:
+    env = {**os.environ, **SERVER_ENV}
+    logs = ROOT / "test-artifacts"
+    logs.mkdir(exist_ok=True)
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--lifespan",
+            "off",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=(logs / "bench-wr-uvicorn.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-B",
+            "--pool",
+            "threads",
+            "--concurrency",
+            "4",
+            "--hostname",
+            f"bench-wr-{os.getpid()}@localhost",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "WARNING",
+            "--schedule",
+            str(logs / "bench-wr-celerybeat"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=(logs / "bench-wr-celery.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code < 500:
+                return [web, worker]
+        except httpx.TransportError:
+            pass
+        time.sleep(0.3)
+    stop_stack([web, worker])
+    raise SystemExit("uvicorn did not come up; see test-artifacts/bench-wr-uvicorn.log")
+
+
+def stop_stack(processes: list[subprocess.Popen]) -> None:
+    for p in processes:
+        p.send_signal(signal.SIGTERM)
+    for p in processes:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+# --- the crowd -----------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    joins: Counter = field(default_factory=Counter)
+    position_updates: int = 0
+    first_update: float | None = None
+    last_update: float | None = None
+    admitted: int = 0
+    told_unlikely: set = field(default_factory=set)
+    hold_latencies: list = field(default_factory=list)
+    hold_outcomes: Counter = field(default_factory=Counter)
+    holders: set = field(default_factory=set)
+    bot_outcomes: Counter = field(default_factory=Counter)
+    ws_errors: Counter = field(default_factory=Counter)
+    connected: int = 0
+    crashed: Counter = field(default_factory=Counter)
+
+
+async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
+    headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
+    seat_map = (await http.get(f"{base}/api/flights/{flight_id}/seats")).json()
+    free = [s["seatNo"] for s in seat_map["seats"] if s["status"] == "AVAILABLE"]
+    rng.shuffle(free)
+    for _attempt in range(8):
+        body = {"flightId": flight_id, "fareClass": "ECONOMY"}
+        if free:
+            body["seats"] = [free.pop()]
+        else:
+            body["passengers"] = 1
+        started = time.perf_counter()
+        response = await http.post(f"{base}/api/bookings", json=body, headers=headers)
+        figures.hold_latencies.append(time.perf_counter() - started)
+        kind = response.status_code
+        if kind != 201:
+            kind = f"{kind} {response.json().get('type', '').rsplit('/', 1)[-1]}"
+        figures.hold_outcomes[kind] += 1
+        if response.status_code == 201:
+            figures.holders.add(customer.id)
+            return
+        if response.status_code == 409 and "seat-unavailable" in str(kind):
+            continue
+        return  # sold out, or anything else: this shopper is done
+
+
+ARRIVALS = asyncio.Semaphore(48)  # joins in flight at once: people arrive, not a DoS
+
+
+async def one_customer(http, base, ws_base, sale_id, flight_id, customer, figures, done, rng):
+    import websockets
+
+    try:
+        async with ARRIVALS:
+            joined = await http.post(
+                f"{base}/api/waiting-rooms/{sale_id}/queue",
+                headers={"Authorization": f"Token {customer.api_token}"},
+            )
+    except Exception as exc:
+        figures.joins[type(exc).__name__] += 1
+        return
+    figures.joins[joined.status_code] += 1
+    if joined.status_code != 200:
+        return
+    token = None
+    for _reconnect in range(5):
+        try:
+            async with websockets.connect(
+                f"{ws_base}/ws/waiting-room/{sale_id}/",
+                origin=base,
+                additional_headers={"Cookie": f"sessionid={customer.session}"},
+                open_timeout=600,  # handshakes queue up while 2,000 arrive at once
+                ping_interval=None,
+                max_queue=None,
+            ) as ws:
+                figures.connected += 1
+                while not done.is_set():
+                    try:
+                        raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
+                    except TimeoutError:
+                        continue
+                    message = json.loads(raw)
+                    if message.get("status") == "WAITING":
+                        now = time.perf_counter()
+                        figures.position_updates += 1
+                        figures.first_update = figures.first_update or now
+                        figures.last_update = now
+                        if message.get("unlikely"):
+                            figures.told_unlikely.add(customer.id)
+                    elif message.get("status") == "ADMITTED":
+                        token = message["token"]
+                        break
+                break
+        except Exception as exc:  # a refused or dropped socket: reconnect, like the page
+            figures.ws_errors[type(exc).__name__] += 1
+            await asyncio.sleep(1 + rng.random())
+    if token and not done.is_set():
+        figures.admitted += 1
+        try:
+            await shop(http, base, flight_id, customer, token, figures, rng)
+        except Exception as exc:
+            figures.crashed[type(exc).__name__] += 1
+
+
+async def bot(http, base, flight_id, customer, figures) -> None:
+    try:
+        response = await http.post(
+            f"{base}/api/bookings",
+            json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["1A"]},
+            headers={"Authorization": f"Token {customer.api_token}"},
+        )
+    except Exception as exc:
+        figures.bot_outcomes[type(exc).__name__] += 1
+        return
+    figures.bot_outcomes[response.status_code] += 1
+
+
+async def crowd(port, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
+    """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
+    seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
+    and the clock runs until every unit is held or `timeout`."""
+    import httpx
+    from django.utils import timezone
+
+    from waitroom import room_selectors
+    from waitroom.models import ProtectedSale
+
+    base, ws_base = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
+    figures = Figures()
+    done = asyncio.Event()
+    limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
+    timeouts = httpx.Timeout(120, pool=None)
+    async with httpx.AsyncClient(timeout=timeouts, limits=limits) as http:
+        rng = random.Random(13)
+        tasks = [
+            asyncio.create_task(
+                one_customer(
+                    http,
+                    base,
+                    ws_base,
+                    sale.pk,
+                    flight.pk,
+                    c,
+                    figures,
+                    done,
+                    random.Random(rng.random()),
+                )
+            )
+            for c in customers
+        ]
+        arrival_deadline = time.perf_counter() + arrive
+        while time.perf_counter() < arrival_deadline and figures.connected < len(customers):
+            await asyncio.sleep(1)
+        print(
+            f"  crowd in: {figures.connected} sockets open, joins {dict(figures.joins)}",
+            flush=True,
+        )
+        opens_at = timezone.now() + timedelta(seconds=2)
+
+        def set_opening():
+            ProtectedSale.objects.filter(pk=sale.pk).update(opens_at=opens_at)
+            sale.opens_at = opens_at
+
+        await asyncio.to_thread(set_opening)
+        await asyncio.sleep(2)
+        opened = time.perf_counter()
+        bot_tasks = [
+            asyncio.create_task(bot(http, base, flight.pk, c, figures)) for c in customers[:bots]
+        ]
+        sold_out_after = None
+        deadline = opened + timeout
+        while time.perf_counter() < deadline:
+            left = await asyncio.to_thread(lambda: room_selectors.inventory_of(sale=sale).left)
+            if left == 0:
+                sold_out_after = time.perf_counter() - opened
+                break
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(2)  # let the last shoppers finish
+        done.set()
+        await asyncio.wait(tasks + bot_tasks, timeout=20)
+        for t in tasks + bot_tasks:
+            t.cancel()
+        await asyncio.wait(tasks + bot_tasks, timeout=20)
+    return figures, sold_out_after
+
+
+# --- the proof -----------------------------------------------------------------------------
+
+
+def verify(sale, flight) -> dict:
+    """Every booking was made by an admitted customer inside their stay, and at every tick
+    those shopping inside were within HORIZON_FACTOR x the units left."""
+    import math
+
+    from django.conf import settings
+
+    from bookings.models import Booking
+    from flights.services import check_inventory
+    from waitroom.models import Admission
+
+    factor = settings.WAITING_ROOM["HORIZON_FACTOR"]
+    admissions = list(
+        Admission.objects.filter(sale=sale).values_list("customer_id", "admitted_at", "expires_at")
+    )
+    by_customer = {}
+    for customer_id, admitted_at, expires_at in admissions:
+        by_customer.setdefault(customer_id, []).append((admitted_at, expires_at))
+    bookings = list(
+        Booking.objects.filter(flight=flight).values_list("customer_id", "created_at", "seat_count")
+    )
+    outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
+    capacity = 183
+    worst = 0.0
+    violations = 0
+    for tick in sorted({a for _, a, _ in admissions}):
+        # Right after the tick: units taken by bookings made before it, and those admitted
+        # so far without a booking made before the tick.
+        booked_before = {c for c, created, _ in bookings if created < tick}
+        units_taken = sum(n for c, created, n in bookings if created < tick)
+        left = capacity - units_taken
+        shopping = sum(1 for c, a, e in admissions if a <= tick < e and c not in booked_before)
+        bound = math.floor(factor * left)
+        worst = max(worst, shopping / bound if bound else float("inf") if shopping else 0)
+        violations += shopping > bound
+    return {
+        "admissions": len(admissions),
+        "bookings": len(bookings),
+        "units_booked": sum(n for _, _, n in bookings),
+        "bookings_without_admission": len(outside),
+        "ticks_over_horizon": violations,
+        "worst_shopping_to_bound": worst,
+        "inventory_drift": check_inventory(flight_id=flight.pk),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--customers", type=int, default=2000)
+    parser.add_argument("--rate", type=int, default=600, help="admissions per minute")
+    parser.add_argument("--max-inside", type=int, default=100)
+    parser.add_argument("--stay", type=int, default=60, help="seconds")
+    parser.add_argument(
+        "--arrive",
+        type=float,
+        default=600.0,
+        help="the sale opens once every customer joined and connected, or after this long",
+    )
+    parser.add_argument("--bots", type=int, default=50, help="holds tried without queueing")
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+
+    ensure_database()
+    import logging
+
+    import django
+
+    django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    print(f"preparing {args.customers} customers ...", flush=True)
+    started = time.time()
+    flight, sale, customers = prepare(
+        args.customers,
+        opens_in=3600,  # set for real once the crowd is in
+        rate=args.rate,
+        max_inside=args.max_inside,
+        stay=args.stay,
+    )
+    port = free_port()
+    stack = start_stack(port, args.web_workers)
+    try:
+        print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
+        figures, sold_out_after = asyncio.run(
+            crowd(
+                port,
+                sale,
+                flight,
+                customers,
+                bots=args.bots,
+                timeout=args.timeout,
+                arrive=args.arrive,
+            )
+        )
+    finally:
+        stop_stack(stack)
+    proof = verify(sale, flight)
+    updates_span = (figures.last_update or 0) - (figures.first_update or 0)
+    told = figures.told_unlikely
+    print()
+    print(
+        f"waiting room: {args.customers} customers, 183 units, rate {args.rate}/min, "
+        f"max inside {args.max_inside}, horizon 1.5 x units left"
+    )
+    print(f"  joins                     {dict(figures.joins)}")
+    print(f"  bots without a token      {dict(figures.bot_outcomes)}  (403 = refused)")
+    if sold_out_after is None:
+        print(f"  time to sell out          not within {args.timeout:.0f} s")
+    else:
+        print(f"  time to sell out          {sold_out_after:.1f} s after opening")
+    lat = figures.hold_latencies
+    print(f"  holds by admitted         {len(lat)} attempts  {dict(figures.hold_outcomes)}")
+    print(
+        f"  hold latency              p50 {percentile(lat, 0.5) * 1000:.0f} ms   "
+        f"p99 {percentile(lat, 0.99) * 1000:.0f} ms"
+    )
+    rate = figures.position_updates / updates_span if updates_span > 0 else 0
+    print(
+        f"  websocket position updates {figures.position_updates} in {updates_span:.1f} s "
+        f"= {rate:.0f}/s   (socket errors {dict(figures.ws_errors)})"
+    )
+    print(
+        f"  admitted                  {proof['admissions']} (audit rows); "
+        f"{len(told)} were told 'unlikely', of whom "
+        f"{len(told & figures.holders)} got a hold"
+    )
+    print(
+        f"  bookings                  {proof['bookings']} ({proof['units_booked']} units); "
+        f"without an admission: {proof['bookings_without_admission']}"
+    )
+    print(
+        f"  ticks over the horizon    {proof['ticks_over_horizon']} "
+        f"(worst shopping / floor(1.5 x left) = {proof['worst_shopping_to_bound']:.2f})"
+    )
+    print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
+    if figures.crashed:
+        print(f"  shopper errors            {dict(figures.crashed)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+from tests.api.conftest import fresh_cache, generous_throttles  # noqa: F401  (autouse)

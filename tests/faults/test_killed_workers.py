@@ -1,0 +1,253 @@
+"""SIGKILL a real Celery worker 10 times while a sale's side effects are in flight.
+
+The sale runs here (holds, payments through the sandbox gateway, cancellations with refunds,
+late payments refunded in full, expiries); a real prefork worker in its own process group does
+the rest through the real Redis broker: the outbox relay, tickets, e-mails (a file backend, so
+every message that left is counted) and refunds.  A killer thread SIGKILLs the whole worker
+at random moments and starts a new one.  Then what beat would do later (the relay tick, the
+stale e-mail and refund sweeps) runs until everything has settled.
+
+Shown: one ticket set per booking, one refund per decision and at the gateway, one e-mail per
+(event, kind) and never two copies of one e-mail, whatever the kills interrupted.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import signal
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection, connections
+from django.utils import timezone
+
+from bench.stack import app_env, start_worker, stop, wait_for_log
+from bookings.errors import DomainError
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Notification,
+    NotificationStatus,
+    OutboxEvent,
+    Ticket,
+)
+from bookings.notifications import redispatch_stale_notifications
+from bookings.services import expire_holds, hold_seats
+from bookings.tasks import relay_outbox
+from config.celery import app
+from flights.models import Seat, SeatStatus
+from flights.services import check_inventory
+from payments.models import (
+    Refund,
+    RefundStatus,
+    SandboxCharge,
+    SandboxChargeStatus,
+    SandboxRefund,
+)
+from payments.services import (
+    cancel_booking,
+    confirm_payment,
+    pay_for_booking,
+    requeue_stale_refunds,
+)
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
+
+GOOD_CARD = "4242424242424242"
+KILLS = 10
+
+
+def database_url() -> str:
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+class Killer(threading.Thread):
+    def __init__(self, env: dict, log: Path, kills: int, seed: int = 17) -> None:
+        super().__init__(daemon=True)
+        self.env, self.log, self.kills, self.rng = env, log, kills, random.Random(seed)
+        self.done_kills = 0
+        self.halt = threading.Event()
+        self.worker = self._start()
+
+    def _start(self):
+        # A fresh log per incarnation, so "ready" means this one is consuming.
+        log = self.log.with_name(f"{self.log.stem}-{self.done_kills}.log")
+        worker = start_worker(self.env, log, loglevel="INFO")
+        wait_for_log(log, "ready.")
+        return worker
+
+    def run(self) -> None:
+        for _ in range(self.kills):
+            if self.halt.wait(self.rng.uniform(0.5, 4.0)):
+                return
+            stop(self.worker, sig=signal.SIGKILL)  # the whole process group, mid-whatever
+            self.done_kills += 1
+            self.worker = self._start()
+
+    def shutdown(self) -> None:
+        """Never leave a worker behind: it would consume the next test's messages."""
+        self.halt.set()
+        self.join(timeout=180)
+        stop(self.worker)
+
+
+def sale(customers, flight, *, rounds: int, rng: random.Random) -> None:
+    """Holds, payments, cancellations, late payments and expiries, committed one by one."""
+    for i in range(rounds):
+        customer = customers[i % len(customers)]
+        free = list(
+            Seat.objects.filter(
+                flight=flight, fare_class="ECONOMY", status=SeatStatus.AVAILABLE
+            ).values_list("seat_no", flat=True)
+        )
+        if len(free) < 2:
+            return
+        try:
+            booking = hold_seats(
+                customer=customer,
+                flight_id=flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=rng.sample(free, rng.choice([1, 2])),
+            )
+        except DomainError:
+            continue
+        roll = rng.random()
+        if roll < 0.25:  # left to expire: booking.expired -> e-mail
+            Booking.objects.filter(pk=booking.pk).update(
+                expires_at=timezone.now() - timedelta(seconds=1)
+            )
+            expire_holds()
+            continue
+        if roll < 0.4:  # the money arrives after the hold ended: refunded in full (LATE_PAYMENT)
+            paid = pay_for_booking(
+                customer=customer, booking_id=booking.pk, idempotency_key=f"pay-{booking.pk}"
+            )  # no card: a hosted checkout, finished too late
+            Booking.objects.filter(pk=booking.pk).update(
+                expires_at=timezone.now() - timedelta(seconds=1)
+            )
+            charge = SandboxCharge.objects.get(merchant_reference=str(paid.body["paymentId"]))
+            SandboxCharge.objects.filter(pk=charge.pk).update(status=SandboxChargeStatus.SUCCEEDED)
+            confirm_payment(payment_id=paid.body["paymentId"], reference=charge.pk)
+            continue
+        pay_for_booking(
+            customer=customer,
+            booking_id=booking.pk,
+            idempotency_key=f"pay-{booking.pk}",
+            payment_method=GOOD_CARD,
+        )
+        if 0.4 <= roll < 0.6:  # cancelled after paying: refund by policy, tickets revoked
+            cancel_booking(customer=customer, booking_id=booking.pk, by_staff=True)
+        time.sleep(rng.uniform(0.1, 0.5))
+
+
+def settled() -> bool:
+    return (
+        not OutboxEvent.objects.filter(published_at__isnull=True).exists()
+        and not Notification.objects.filter(
+            status__in=[
+                NotificationStatus.PENDING,
+                NotificationStatus.PREPARING,
+                NotificationStatus.SENDING,
+            ]
+        ).exists()
+        and not Refund.objects.filter(status=RefundStatus.PENDING).exists()
+    )
+
+
+def sent_copies(mail_dir: Path) -> Counter:
+    copies: Counter = Counter()
+    for path in mail_dir.glob("*"):
+        for match in re.finditer(r"^X-Seatkeeper-Notification: (\d+)$", path.read_text(), re.M):
+            copies[int(match.group(1))] += 1
+    return copies
+
+
+def test_effects_happen_once_while_workers_are_killed(tmp_path, flight, monkeypatch):
+    monkeypatch.setitem(settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS", False)
+    mail_dir = tmp_path / "mail"
+    mail_dir.mkdir()
+    with app.connection_for_write() as broker:
+        broker.default_channel.queue_purge(app.conf.task_default_queue)
+    env = app_env(
+        database_url(),
+        settings.REDIS_URL,
+        CELERY_BROKER_URL=app.conf.broker_url,
+        EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
+        EMAIL_FILE_PATH=str(mail_dir),
+        SANDBOX_DELIVER_WEBHOOKS="false",
+    )
+    customers = [UserFactory() for _ in range(6)]
+    killer = Killer(env, tmp_path / "worker.log", KILLS)
+    killer.start()
+    try:
+        rng = random.Random(4)
+        while killer.is_alive():
+            sale(customers, flight, rounds=6, rng=rng)
+        killer.join()
+        # What beat does later: relay ticks, and the sweeps with their grace periods passed.
+        deadline = time.monotonic() + 400
+        while not settled() and time.monotonic() < deadline:
+            relay_outbox.delay()
+            later = timezone.now() + timedelta(minutes=11)
+            redispatch_stale_notifications(now=later)
+            requeue_stale_refunds(now=later)
+            time.sleep(3)
+        assert settled(), "side effects did not settle"
+    finally:
+        killer.shutdown()
+        connections.close_all()
+
+    assert killer.done_kills == KILLS
+    # One ticket set per confirmed booking (none, or one, for one cancelled before its
+    # confirmation was relayed), never two.
+    confirmed = Booking.objects.filter(confirmed_at__isnull=False)
+    assert confirmed.filter(status=BookingStatus.CONFIRMED).exists()
+    for booking in confirmed:
+        tickets = Ticket.objects.filter(booking=booking).count()
+        if booking.status == BookingStatus.CONFIRMED:
+            assert tickets == booking.seat_count, booking
+        else:
+            assert tickets in (0, booking.seat_count), booking
+    # One refund per decision, and one at the gateway per refund.
+    refunds = list(Refund.objects.all())
+    assert refunds, "the sale made refund decisions"
+    assert Counter(r.payment_id for r in refunds).most_common(1)[0][1] == 1
+    assert all(r.status == RefundStatus.SUCCEEDED for r in refunds)
+    assert SandboxRefund.objects.count() == len(refunds)
+    # One e-mail per (event, kind); never two copies of one e-mail.
+    notifications = list(Notification.objects.all())
+    assert Counter((n.event_id, n.kind) for n in notifications).most_common(1)[0][1] == 1
+    copies = sent_copies(mail_dir)
+    assert copies, Counter(n.status for n in notifications)
+    assert max(copies.values()) == 1, copies.most_common(3)
+    sent = {n.pk for n in notifications if n.status == NotificationStatus.SENT}
+    uncertain = {n.pk for n in notifications if n.status == NotificationStatus.UNCERTAIN}
+    assert sent <= set(copies) <= sent | uncertain
+    # Every event that should have told a customer did so (or is honestly marked uncertain).
+    # (A booking cancelled before its confirmation was relayed gets no confirmation e-mail:
+    # its tickets were never issued and the cancellation e-mail follows.)
+    told = Counter(n.event_id for n in notifications)
+    for event in OutboxEvent.objects.filter(
+        event_type__in=[
+            "booking.confirmed",
+            "booking.expired",
+            "booking.cancelled",
+            "refund.issued",
+        ]
+    ):
+        if event.event_type == "booking.confirmed":
+            ticketed = Ticket.objects.filter(booking_id=event.payload["bookingId"]).exists()
+            assert told[event.pk] == int(ticketed), event
+        else:
+            assert told[event.pk] == 1, event
+    print(f"\n{KILLS} kills; {len(sent)} e-mails sent once, {len(uncertain)} uncertain")
+    assert Booking.objects.filter(status=BookingStatus.HELD).count() >= 0
+    assert check_inventory(flight_id=flight.pk) == []

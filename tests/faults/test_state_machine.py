@@ -1,0 +1,250 @@
+"""A Hypothesis state machine over the services: random sequences of holds (seats and
+seatless), cancellations, expiries (time moved), payments, webhook outcomes (success, failure,
+duplicate, late), waitlist joins and offers, staff limit changes and seat blocks, with the
+invariants checked after every step:
+
+* counters == rows (`check_inventory`), and the CHECKs (0 <= sold, held; sold + held <=
+  capacity + overbook) hold;
+* at most one live booking per seat;
+* money in == money kept + refunds: every paid payment is refunded between nothing and all
+  of it, a confirmed booking's payment is refunded nothing, a payment that arrived after its
+  hold ended is refunded all of it, and nothing unpaid is refunded.
+
+Size: 15 examples x 20 steps by default (./scripts/test); with SEATKEEPER_NIGHTLY=1 (CI's
+nightly job) 500 examples x 50 steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.conf import settings as django_settings
+from django.db.models import Count, Sum
+from django.utils import timezone
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+from bookings.errors import DomainError
+from bookings.models import Booking, BookingStatus, Passenger
+from bookings.services import expire_holds, hold_seatless, hold_seats
+from flights.models import FareInventory, Seat
+from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
+from payments.models import Payment, PaymentStatus, Refund, SandboxCharge, SandboxChargeStatus
+from payments.services import cancel_booking, confirm_payment, fail_payment, pay_for_booking
+from tests.factories import FlightFactory, UserFactory, economy_only_layout
+from waitroom.services import join_waitlist
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.nightly]
+
+NIGHTLY = os.environ.get("SEATKEEPER_NIGHTLY") == "1"
+EXAMPLES, STEPS = (500, 50) if NIGHTLY else (15, 20)
+SEATS = [f"{row}{letter}" for row in (1, 2) for letter in "ABCDEF"]
+PAID = [PaymentStatus.SUCCEEDED, PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED]
+
+
+class SaleMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flight = FlightFactory(layout=economy_only_layout(rows=2, overbook_limit=1))
+        self.inventory = FareInventory.objects.get(flight=self.flight, fare_class="ECONOMY")
+        self.customers = [UserFactory() for _ in range(3)]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _bookings(self, *statuses):
+        qs = Booking.objects.filter(flight=self.flight)
+        return list(qs.filter(status__in=statuses) if statuses else qs)
+
+    def _payments(self, *statuses):
+        return list(Payment.objects.filter(booking__flight=self.flight, status__in=statuses))
+
+    def _lapse(self, booking: Booking) -> None:
+        past = timezone.now() - timedelta(seconds=1)
+        Booking.objects.filter(pk=booking.pk).update(expires_at=past)
+        Seat.objects.filter(booking_id=booking.pk).update(held_until=past)
+
+    def _settle_at_gateway(self, payment: Payment) -> None:
+        # The customer finished the hosted checkout: the sandbox charge has the money.
+        SandboxCharge.objects.filter(merchant_reference=str(payment.pk)).update(
+            status=SandboxChargeStatus.SUCCEEDED
+        )
+
+    # --- steps ---------------------------------------------------------------------------
+
+    @rule(who=st.integers(0, 2), seats=st.lists(st.sampled_from(SEATS), min_size=1, max_size=3))
+    def hold_seats(self, who, seats):
+        with contextlib.suppress(DomainError):
+            hold_seats(
+                customer=self.customers[who],
+                flight_id=self.flight.pk,
+                fare_class="ECONOMY",
+                seat_numbers=seats,
+            )
+
+    @rule(who=st.integers(0, 2), passengers=st.integers(1, 2))
+    def hold_seatless(self, who, passengers):
+        with contextlib.suppress(DomainError):
+            hold_seatless(
+                customer=self.customers[who],
+                flight_id=self.flight.pk,
+                fare_class="ECONOMY",
+                passengers=passengers,
+            )
+
+    @rule(pick=st.integers(0, 50))
+    def cancel(self, pick):
+        bookings = self._bookings(BookingStatus.HELD, BookingStatus.CONFIRMED)
+        if bookings:
+            booking = bookings[pick % len(bookings)]
+            with contextlib.suppress(DomainError):
+                cancel_booking(customer=booking.customer, booking_id=booking.pk)
+
+    @rule(pick=st.integers(0, 50))
+    def expire(self, pick):
+        """Time moves past one hold's deadline and the sweep runs (waitlist offers follow)."""
+        bookings = self._bookings(BookingStatus.HELD)
+        if bookings:
+            self._lapse(bookings[pick % len(bookings)])
+        expire_holds()
+
+    @rule(pick=st.integers(0, 50))
+    def pay(self, pick):
+        bookings = self._bookings(BookingStatus.HELD)
+        if bookings:
+            booking = bookings[pick % len(bookings)]
+            # No card: a hosted checkout; the webhook brings the outcome.
+            with contextlib.suppress(DomainError):
+                pay_for_booking(
+                    customer=booking.customer,
+                    booking_id=booking.pk,
+                    idempotency_key=f"pay-{booking.pk}-{pick}",
+                )
+
+    @rule(pick=st.integers(0, 50))
+    def webhook_success(self, pick):
+        payments = self._payments(PaymentStatus.PENDING, PaymentStatus.PROCESSING)
+        if payments:
+            payment = payments[pick % len(payments)]
+            self._settle_at_gateway(payment)
+            confirm_payment(payment_id=payment.pk)
+
+    @rule(pick=st.integers(0, 50))
+    def webhook_failure(self, pick):
+        payments = self._payments(PaymentStatus.PENDING, PaymentStatus.PROCESSING, *PAID)
+        if payments:  # a failure after a success must change nothing
+            fail_payment(payment_id=payments[pick % len(payments)].pk, reason="card_declined")
+
+    @rule(pick=st.integers(0, 50))
+    def webhook_duplicate(self, pick):
+        payments = self._payments(*PAID)
+        if payments:
+            confirm_payment(payment_id=payments[pick % len(payments)].pk)
+
+    @rule(pick=st.integers(0, 50))
+    def webhook_late(self, pick):
+        """The money arrives after the hold ended: refunded in full, seats not sold."""
+        payments = self._payments(PaymentStatus.PENDING, PaymentStatus.PROCESSING)
+        if payments:
+            payment = payments[pick % len(payments)]
+            self._lapse(payment.booking)
+            self._settle_at_gateway(payment)
+            confirm_payment(payment_id=payment.pk)
+
+    @rule(who=st.integers(0, 2), party=st.integers(1, 2))
+    def join_waitlist(self, who, party):
+        with contextlib.suppress(DomainError):
+            join_waitlist(
+                customer=self.customers[who],
+                flight_id=self.flight.pk,
+                fare_class="ECONOMY",
+                party_size=party,
+            )
+
+    @rule(capacity=st.integers(8, 14), overbook=st.integers(0, 2))
+    def staff_changes_limits(self, capacity, overbook):
+        with contextlib.suppress(DomainError):
+            set_fare_limits(
+                inventory_id=self.inventory.pk,
+                capacity=capacity,
+                overbook_limit=overbook,
+                price=Decimal("100.00"),
+            )
+
+    @rule(seat=st.sampled_from(SEATS), unblock=st.booleans())
+    def seat_block(self, seat, unblock):
+        with contextlib.suppress(DomainError):
+            (unblock_seat if unblock else block_seat)(flight_id=self.flight.pk, seat_no=seat)
+
+    # --- invariants ----------------------------------------------------------------------
+
+    @invariant()
+    def counters_match_rows(self):
+        assert check_inventory(flight_id=self.flight.pk) == []
+        inventory = FareInventory.objects.get(pk=self.inventory.pk)
+        assert inventory.sold >= 0 and inventory.held >= 0
+        assert inventory.sold + inventory.held <= inventory.capacity + inventory.overbook_limit
+
+    @invariant()
+    def one_live_booking_per_seat(self):
+        doubled = (
+            Passenger.objects.filter(
+                booking__flight=self.flight,
+                booking__status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
+                seat__isnull=False,
+            )
+            .values("seat_id")
+            .annotate(n=Count("id"))
+            .filter(n__gt=1)
+        )
+        assert not doubled.exists()
+
+    @invariant()
+    def money_in_is_money_kept_plus_refunds(self):
+        for payment in Payment.objects.filter(booking__flight=self.flight).select_related(
+            "booking"
+        ):
+            refunded = Refund.objects.filter(payment=payment).aggregate(s=Sum("amount"))[
+                "s"
+            ] or Decimal("0")
+            if payment.status not in PAID:
+                assert refunded == 0, payment
+                continue
+            kept = payment.amount - refunded
+            assert Decimal("0") <= kept <= payment.amount, payment
+            if payment.booking.status == BookingStatus.CONFIRMED:
+                assert refunded == 0, payment
+            if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED):
+                assert refunded == payment.amount, payment  # late: all of it goes back
+
+
+def test_services_keep_every_invariant_under_random_sequences(settings_for_machine):
+    run_state_machine_as_test(
+        SaleMachine,
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=STEPS,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        ),
+    )
+
+
+@pytest.fixture
+def settings_for_machine(settings):
+    """Refunds run eagerly through the sandbox gateway; no webhooks are sent; the relay is not
+    kicked (its consumers are tested elsewhere and only slow the machine down)."""
+    from config.celery import app as celery_app
+
+    settings.PAYMENTS = {**django_settings.PAYMENTS, "GATEWAY": "sandbox"}
+    settings.PAYMENTS_SANDBOX = {**django_settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+    settings.OUTBOX = {**django_settings.OUTBOX, "KICK_ON_COMMIT": False}
+    previous = celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = True, True
+    yield settings
+    celery_app.conf.task_always_eager, celery_app.conf.task_eager_propagates = previous

@@ -1,0 +1,97 @@
+"""Two real beats started by mistake: only one sends.  Control: two plain DatabaseSchedulers
+both send (every tick twice).  And when the sending beat dies, the standby takes over."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import redis as redis_lib
+from django.db import connection
+
+from bench.stack import ThrowawayRedis, app_env, start_beat, stop
+from bookings.schedules import install_schedules
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server"),
+]
+
+RELAY = "bookings.relay_outbox"
+
+
+def database_url() -> str:
+    s = connection.settings_dict
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def relay_ticks_by_beat(client: redis_lib.Redis) -> Counter:
+    """Relay messages waiting in the broker (no worker runs), by the beat process that sent
+    them (Celery's `origin` header: gen<pid>@host)."""
+    origins: Counter = Counter()
+    for raw in client.lrange("celery", 0, -1):
+        headers = json.loads(raw)["headers"]
+        if headers["task"] == RELAY:
+            origins[headers["origin"]] += 1
+    return origins
+
+
+def wait_for_ticks(client, count: int, timeout: float = 120) -> Counter:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ticks = relay_ticks_by_beat(client)
+        if sum(ticks.values()) >= count:
+            return ticks
+        time.sleep(0.5)
+    raise AssertionError(f"beat sent only {relay_ticks_by_beat(client)} within {timeout}s")
+
+
+def run_two_beats(tmp_path: Path, scheduler: str, *, kill_the_sender: bool = False):
+    install_schedules()
+    with ThrowawayRedis() as own:
+        env = app_env(database_url(), own.url, BEAT_LOCK_TTL_SECONDS="4")
+        client = redis_lib.Redis.from_url(own.url)
+        beats = [start_beat(env, tmp_path / f"beat{i}.log", scheduler) for i in range(2)]
+        try:
+            wait_for_ticks(client, 3)  # both booted and ticking (or standing by)
+            client.delete("celery")
+            time.sleep(6)
+            steady = relay_ticks_by_beat(client)
+            if not kill_the_sender:
+                return steady, None
+            (sender,) = steady
+            pid = int(sender.split("@")[0].removeprefix("gen"))
+            victim = next(b for b in beats if b.pid == pid)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            client.delete("celery")
+            time.sleep(10)  # the lock's TTL (4 s) runs out; the standby takes over
+            return steady, relay_ticks_by_beat(client)
+        finally:
+            for beat in beats:
+                stop(beat)
+
+
+def test_a_second_beat_stands_by(tmp_path):
+    steady, _ = run_two_beats(tmp_path, "bookings.beat:SingleBeatScheduler")
+    assert len(steady) == 1, steady  # one sender
+    assert 3 <= sum(steady.values()) <= 8, steady  # the 1 s relay tick, once per second
+
+
+def test_control_two_plain_database_schedulers_both_send(tmp_path):
+    steady, _ = run_two_beats(tmp_path, "django_celery_beat.schedulers:DatabaseScheduler")
+    assert len(steady) == 2, steady
+
+
+def test_the_standby_takes_over_when_the_sender_dies(tmp_path):
+    steady, after = run_two_beats(
+        tmp_path, "bookings.beat:SingleBeatScheduler", kill_the_sender=True
+    )
+    assert len(steady) == 1 and len(after) == 1, (steady, after)
+    assert set(after) != set(steady)
+    assert sum(after.values()) >= 3, after

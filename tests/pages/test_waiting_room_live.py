@@ -1,0 +1,161 @@
+"""The queue page live: real uvicorn, real websockets, real Redis channel layer, and
+headless Chromium.  Two customers queue; one is admitted and moved on to the seat picker;
+the other's position moves without a reload."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from playwright.sync_api import expect
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
+from tests.pages.test_browser import logged_in_page, off_loop
+from tests.waitroom.room_helpers import make_customers, protect, small_flight
+from waitroom import queue, room
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PREFIX = f"wrlive-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def room_server(django_db_setup, django_db_blocker):
+    """uvicorn with this module's waiting-room key prefix (the test process uses the same)."""
+    with django_db_blocker.unblock():
+        server = start_asgi_server("waiting-room", WAITING_ROOM_KEY_PREFIX=PREFIX)
+    yield server
+    stop_asgi_server(server)
+
+
+@pytest.fixture
+def same_prefix(settings):
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "KEY_PREFIX": PREFIX}
+    yield
+    client = queue.client()
+    for key in client.scan_iter(f"{PREFIX}:*", count=1000):
+        client.delete(key)
+
+
+def two_in_line():
+    """A protected flight, two customers in line (shuffled), nobody admitted yet."""
+    flight = small_flight(rows=30)
+    t0 = timezone.now() - timedelta(seconds=1)
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=1)
+    first, second = make_customers(2)
+    room.join_queue(sale_id=sale.pk, customer=first)
+    room.join_queue(sale_id=sale.pk, customer=second)
+    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
+    return flight, sale, first, second
+
+
+def session_cookie(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
+def open_queue(server, sale, user, origin=None):
+    return connect(
+        server.ws_url(f"/ws/waiting-room/{sale.pk}/"),
+        origin=origin or server.url,
+        additional_headers={"Cookie": session_cookie(user)} if user else None,
+        open_timeout=5,
+    )
+
+
+def test_positions_move_live_and_the_admitted_customer_is_told(room_server, same_prefix):
+    _flight, sale, first, second = two_in_line()
+    with open_queue(room_server, sale, first) as ws1, open_queue(room_server, sale, second) as ws2:
+        snap1, snap2 = json.loads(ws1.recv(timeout=5)), json.loads(ws2.recv(timeout=5))
+        assert {snap1["position"], snap2["position"]} == {1, 2}
+        front, back = (ws1, ws2) if snap1["position"] == 1 else (ws2, ws1)
+
+        tick = room.admit_shoppers(sale_id=sale.pk, now=timezone.now())
+        assert len(tick.admitted) == 1
+
+        admitted = json.loads(front.recv(timeout=5))
+        moved = json.loads(back.recv(timeout=5))
+    assert admitted["type"] == "status" and admitted["status"] == "ADMITTED"
+    assert admitted["enterUrl"] == f"/waiting-room/{sale.pk}/enter/"
+    assert moved["status"] == "WAITING" and moved["position"] == 1 and moved["ahead"] == 0
+
+
+def test_a_reconnect_gets_a_fresh_snapshot(room_server, same_prefix):
+    _flight, sale, first, second = two_in_line()
+    room.admit_shoppers(sale_id=sale.pk, now=timezone.now())  # while nobody listens
+    statuses = []
+    for user in (first, second):
+        with open_queue(room_server, sale, user) as ws:
+            statuses.append(json.loads(ws.recv(timeout=5))["status"])
+    assert sorted(statuses) == ["ADMITTED", "WAITING"]
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", None])
+def test_foreign_origins_and_anonymous_visitors_are_refused(room_server, same_prefix, origin):
+    _flight, sale, first, _second = two_in_line()
+    with pytest.raises(InvalidStatus) as refused:
+        if origin:
+            open_queue(room_server, sale, first, origin=origin)
+        else:
+            open_queue(room_server, sale, None)
+    assert refused.value.response.status_code == 403
+
+
+@pytest.mark.browser
+def test_in_a_browser_one_is_admitted_and_the_others_place_moves(browser, room_server, same_prefix):
+    flight, sale, first, second = off_loop(two_in_line)
+    pages = {}
+    for user in (first, second):
+        page = logged_in_page(browser, room_server, user, viewport={"width": 390, "height": 844})
+        page.goto(f"{room_server.url}/waiting-room/{sale.pk}/")
+        pages[user.pk] = page
+    positions = {}
+    for user_id, page in pages.items():
+        expect(page.locator("#queue-connection")).to_have_text("Live", timeout=5000)
+        positions[user_id] = int(page.locator("#queue-position").inner_text())
+    assert sorted(positions.values()) == [1, 2]
+    front = next(u for u, p in positions.items() if p == 1)
+    back = next(u for u, p in positions.items() if p == 2)
+    status = pages[back].get_by_role("status")
+    expect(status).to_contain_text("number 2 in line")
+    shot(pages[back], "30-waiting-room-number-2")
+
+    tick = off_loop(room.admit_shoppers, sale_id=sale.pk, now=timezone.now())
+    assert len(tick.admitted) == 1
+
+    # No reload by the test: the admitted page moves on to the seat picker by itself ...
+    expect(pages[front]).to_have_url(
+        f"{room_server.url}/flights/{flight.pk}/seats/?fare=ECONOMY&passengers=1", timeout=5000
+    )
+    expect(pages[front].get_by_text("You are in!")).to_be_visible()
+    # ... and the other's place moves live.
+    expect(pages[back].locator("#queue-position")).to_have_text("1", timeout=5000)
+    expect(status).to_contain_text("0 people ahead of you")
+    shot(pages[back], "31-waiting-room-number-1")
+
+
+def test_the_shuffle_turns_pre_queue_pages_into_places(room_server, same_prefix):
+    flight = small_flight(rows=30)
+    opens_at = timezone.now() + timedelta(minutes=5)
+    sale = protect(flight, opens_at=opens_at, rate=60, max_inside=1)
+    first, second = make_customers(2)
+    room.join_queue(sale_id=sale.pk, customer=first)
+    room.join_queue(sale_id=sale.pk, customer=second)
+    with open_queue(room_server, sale, first) as ws1, open_queue(room_server, sale, second) as ws2:
+        before = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
+        assert [b["status"] for b in before] == ["PREQUEUE", "PREQUEUE"]
+        assert before[0]["prequeue"] == 2
+
+        room.admit_shoppers(sale_id=sale.pk, now=opens_at)  # the shuffle
+
+        after = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
+    assert [a["status"] for a in after] == ["WAITING", "WAITING"]
+    assert sorted(a["position"] for a in after) == [1, 2]
+    assert sorted(a["orderKey"] for a in after) == [1, 2]

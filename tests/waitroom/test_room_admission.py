@@ -1,0 +1,169 @@
+"""Admission on real PostgreSQL and Redis: never faster than the rate, never past the room
+or the inventory horizon, resuming when units come back; pause and resume."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from bookings.errors import SoldOut
+from bookings.services import cancel_hold, hold_seatless
+from flights.services import check_inventory
+from tests.waitroom.room_helpers import (
+    make_customers,
+    protect,
+    small_flight,
+)
+from waitroom import room, room_selectors
+from waitroom.models import Admission, QueueEntry, QueueStatus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def join_all(sale, customers):
+    for c in customers:
+        room.join_queue(sale_id=sale.pk, customer=c)
+
+
+def test_admission_never_exceeds_the_rate(room_redis, settings):
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "BURST_SECONDS": 4}
+    flight = small_flight(rows=30)  # 183 units: inventory is not the limit here
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=30, max_inside=1000)  # one every 2 s
+    join_all(sale, make_customers(60))
+    interval, burst = 2.0, 4.0
+
+    # A tick every second, plus extra ticks close together (a kick, an overlapping beat).
+    offsets = sorted([float(i) for i in range(61)] + [2.05, 2.1, 10.01, 10.02, 33.3])
+    for offset in offsets:
+        room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=offset))
+
+    times = sorted(
+        (a.admitted_at - t0).total_seconds() for a in Admission.objects.filter(sale=sale)
+    )
+    assert times, "nobody was admitted at all"
+    # In every window [a, b]: at most (b - a + burst) / interval + 1 admissions.
+    for i, start in enumerate(times):
+        for j in range(i, len(times)):
+            admitted_in_window = j - i + 1
+            assert admitted_in_window <= (times[j] - start + burst) / interval + 1, (start, times)
+    # And over the whole run, the rate: 60 s at 30/min is 30 people, plus the burst credit.
+    assert len(times) <= 60 / interval + burst / interval + 1
+    assert len(times) >= 29  # it did admit at the rate (not a test that admits nobody)
+
+
+def test_admission_is_bounded_by_the_room_and_by_the_inventory_horizon(room_redis, settings):
+    flight = small_flight(rows=2, overbook=3)  # 15 units -> horizon 22 people at 1.5x
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=6000, max_inside=10)
+    customers = make_customers(40)
+    join_all(sale, customers)
+    by_pk = {c.pk: c for c in customers}
+
+    now = t0 + timedelta(seconds=5)
+    first = room.admit_shoppers(sale_id=sale.pk, now=now)
+    assert len(first.admitted) == 10  # the room (max_inside) is the bound, not the rate
+    assert room.admit_shoppers(sale_id=sale.pk, now=now + timedelta(seconds=5)).admitted == []
+
+    # The ten shoppers hold two units each: 20 > 15, so some find it sold out.
+    holds = []
+    for entry in QueueEntry.objects.filter(sale=sale, status=QueueStatus.ADMITTED):
+        try:
+            holds.append(
+                hold_seatless(
+                    customer=by_pk[entry.customer_id],
+                    flight_id=flight.pk,
+                    fare_class="ECONOMY",
+                    passengers=2,
+                )
+            )
+        except SoldOut:
+            continue
+    left = room_selectors.inventory_of(sale=sale).left
+    assert left == 15 - 2 * len(holds)
+
+    assert len(holds) == 7 and left == 1  # three shoppers found it sold out
+    shopping = room_selectors.shopping_count(sale=sale, now=now)
+    assert shopping == 3
+
+    # 3 shoppers inside and 1 unit left: floor(1.5 x 1) - 3 < 0, nobody more comes in.
+    for step in range(2, 8):
+        tick = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=5 * step))
+        assert tick.admitted == [] and tick.horizon == 0
+    assert Admission.objects.filter(sale=sale).count() == 10
+
+    # Two holds are cancelled: 5 units left, and their two customers shop again (5 inside)
+    # -> floor(1.5 x 5) - 5 = 2 more people.
+    for hold in holds[:2]:
+        cancel_hold(customer=hold.customer, booking_id=hold.pk)
+    resumed = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=60))
+    assert len(resumed.admitted) == 2
+    assert resumed.shopping <= math.floor(1.5 * resumed.units_left)
+    assert resumed.shopping <= sale.max_inside
+    assert check_inventory() == []
+
+
+def test_beyond_the_horizon_people_are_told_early_and_may_join_the_waitlist(room_redis):
+    flight = small_flight(rows=1, overbook=0)  # 6 units -> 9 people
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=100)
+    customers = make_customers(12)
+    join_all(sale, customers)
+    # At the on-sale instant: shuffles and publishes the horizon, no rate credit yet.
+    assert room.admit_shoppers(sale_id=sale.pk, now=t0).admitted == []
+
+    statuses = [room_selectors.queue_status(sale=sale, customer_id=c.pk) for c in customers]
+    by_position = sorted((s["position"], s["unlikely"], s["etaSeconds"]) for s in statuses)
+    assert [u for _, u, _ in by_position] == [False] * 9 + [True] * 3
+    assert all(eta is None for _, u, eta in by_position if u)
+    assert all(eta is not None for _, u, eta in by_position if not u)
+
+    last = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 12)
+    first = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 1)
+    entry = room.join_waitlist_from_queue(
+        sale_id=sale.pk, customer=last, fare_class="ECONOMY", party_size=1
+    )
+    assert entry.status == "WAITING"
+    with pytest.raises(room.NotBeyondHorizon):
+        room.join_waitlist_from_queue(
+            sale_id=sale.pk, customer=first, fare_class="ECONOMY", party_size=1
+        )
+    # The place is kept.
+    assert room_selectors.queue_status(sale=sale, customer_id=last.pk)["position"] == 12
+
+
+def test_paused_admits_nobody_and_resuming_does_not_burst(room_redis):
+    flight = small_flight(rows=30)
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=1000)
+    join_all(sale, make_customers(100))
+    assert room.pause_admission(sale_id=sale.pk)
+    assert not room.pause_admission(sale_id=sale.pk)  # already paused: reports it lost
+    assert room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=30)).admitted == []
+
+    resume_at = t0 + timedelta(seconds=60)
+    assert room.resume_admission(sale_id=sale.pk, now=resume_at)
+    after = room.admit_shoppers(sale_id=sale.pk, now=resume_at + timedelta(seconds=2))
+    assert len(after.admitted) == 2  # 2 s at one a second, not the 60 s of the pause
+
+
+def test_overlapping_ticks_never_admit_twice(room_redis):
+    from tests.concurrency import run_concurrently
+
+    flight = small_flight(rows=30)
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=1000)
+    join_all(sale, make_customers(50))
+    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
+    now = t0 + timedelta(seconds=4)
+
+    outcome = run_concurrently(
+        [lambda: room.admit_shoppers(sale_id=sale.pk, now=now) for _ in range(8)]
+    )
+
+    assert outcome.errors == []
+    assert sum(len(r.admitted) for r in outcome.results) == 4
+    assert Admission.objects.filter(sale=sale).count() == 4

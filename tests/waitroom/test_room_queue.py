@@ -1,0 +1,147 @@
+"""The queue on real PostgreSQL and Redis: one place per account under a storm of joins, the
+shuffle at the on-sale time (gap-free, reproducible from the published seed), FIFO after."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+import traceback
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests.concurrency import run_concurrently
+from tests.waitroom.room_helpers import (
+    make_customers,
+    no_limits,
+    protect,
+    small_flight,
+)
+from waitroom import queue, room, room_selectors
+from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
+
+
+def positions(sale, customers) -> dict[int, int]:
+    return {
+        c.pk: room_selectors.queue_status(sale=sale, customer_id=c.pk)["position"]
+        for c in customers
+    }
+
+
+def test_ten_thousand_joins_from_two_thousand_accounts_then_a_fair_shuffle(room_redis, settings):
+    no_limits(settings)
+    flight = small_flight()
+    opens_at = timezone.now() + timedelta(hours=1)
+    sale = protect(flight, opens_at=opens_at)
+    sale.paused = True  # this test looks at the order only, not at admission
+    sale.save(update_fields=["paused"])
+    customers = make_customers(2000)
+    calls = [
+        (lambda c=c: room.join_queue(sale_id=sale.pk, customer=c, address="10.0.0.1"))
+        for c in customers
+        for _ in range(5)
+    ]
+    random.Random(7).shuffle(calls)
+
+    outcome = run_concurrently(calls, threads=16)
+
+    assert outcome.errors == [], "".join(traceback.format_exception(outcome.errors[0]))
+    assert len(outcome.results) == 10_000
+    entries = QueueEntry.objects.filter(sale=sale)
+    assert entries.count() == 2000
+    assert entries.values("customer").distinct().count() == 2000
+    # Every join of one account returned the same place.
+    by_customer: dict[int, set[int]] = {}
+    for entry in outcome.results:
+        by_customer.setdefault(entry.customer_id, set()).add(entry.pk)
+    assert all(len(ids) == 1 for ids in by_customer.values())
+    assert queue.counts(sale.pk) == (0, 2000)  # all in the pre-queue, nobody ordered yet
+    assert entries.filter(order_key__isnull=False).count() == 0
+    before = room_selectors.queue_status(sale=sale, customer_id=customers[0].pk)
+    assert before["status"] == "PREQUEUE" and before["seed"] is None
+
+    room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(milliseconds=1))
+
+    sale.refresh_from_db()
+    assert sale.shuffled_count == 2000
+    assert queue.counts(sale.pk) == (2000, 0)
+    place = positions(sale, customers)
+    # Gap-free: the positions are exactly 1..2000, one per customer ...
+    assert sorted(place.values()) == list(range(1, 2001))
+    # ... and strictly increasing along the stored order keys.
+    ordered = list(entries.order_by("order_key").values_list("customer_id", "order_key"))
+    assert [k for _, k in ordered] == list(range(1, 2001))
+    assert [place[c] for c, _ in ordered] == list(range(1, 2001))
+
+    # Anyone can re-derive the order from the published seed, with nothing of ours: the
+    # algorithm as documented, written out here independently.
+    published = room_selectors.queue_status(sale=sale, customer_id=customers[0].pk)["seed"]
+    assert published == sale.seed
+    assert hashlib.sha256(published.encode()).hexdigest() == before["seedCommitment"]
+
+    def documented_key(customer_id: int) -> tuple[str, int]:
+        message = f"{sale.pk}:{customer_id}".encode()
+        return hmac.new(published.encode(), message, hashlib.sha256).hexdigest(), customer_id
+
+    assert [c for c, _ in ordered] == sorted((c.pk for c in customers), key=documented_key)
+    # Arriving early gave no edge: the order is not the join order.
+    join_order = list(entries.order_by("id").values_list("customer_id", flat=True))
+    assert join_order != [c for c, _ in ordered]
+
+    # After the shuffle: FIFO at the back, and joining again keeps the place.
+    late = make_customers(3)
+    for c in late:
+        room.join_queue(sale_id=sale.pk, customer=c)
+    room.join_queue(sale_id=sale.pk, customer=late[0])
+    room.join_queue(sale_id=sale.pk, customer=customers[0])
+    assert [positions(sale, late)[c.pk] for c in late] == [2001, 2002, 2003]
+    assert positions(sale, [customers[0]])[customers[0].pk] == place[customers[0].pk]
+
+
+def test_a_join_that_races_the_shuffle_is_put_at_the_back(room_redis, settings):
+    flight = small_flight()
+    opens_at = timezone.now() + timedelta(minutes=5)
+    sale = protect(flight, opens_at=opens_at)
+    ProtectedSale.objects.filter(pk=sale.pk).update(paused=True)
+    early = make_customers(3)
+    for c in early:
+        room.join_queue(sale_id=sale.pk, customer=c)
+    room.admit_shoppers(sale_id=sale.pk, now=opens_at)
+    # A join that read "not shuffled yet" and committed after the shuffle read the pre-queue.
+    straggler = make_customers(1)[0]
+    QueueEntry.objects.create(sale=sale, customer=straggler, joined_at=opens_at)
+
+    room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(seconds=2))
+
+    status = room_selectors.queue_status(sale=sale, customer_id=straggler.pk)
+    assert status["status"] == "WAITING" and status["position"] == 4
+
+
+def test_joining_an_unknown_sale_is_a_404_and_writes_nothing(room_redis, customer):
+    with pytest.raises(room.SaleNotFound):
+        room.join_queue(sale_id=987654, customer=customer)
+    assert not QueueEntry.objects.exists()
+
+
+def test_after_the_stay_ends_an_account_can_queue_again_at_the_back(room_redis, settings):
+    flight = small_flight()
+    sale = protect(flight, rate=60, max_inside=1, stay_seconds=60)
+    customers = make_customers(2)
+    for c in customers:
+        room.join_queue(sale_id=sale.pk, customer=c)
+    now = timezone.now() + timedelta(seconds=1)
+    admitted = room.admit_shoppers(sale_id=sale.pk, now=now).admitted
+    assert len(admitted) == 1
+    first = QueueEntry.objects.get(pk=admitted[0]).customer  # the shuffle chose
+    later = now + timedelta(seconds=61)
+
+    entry = room.join_queue(sale_id=sale.pk, customer=first, now=later)
+
+    assert entry.status == QueueStatus.WAITING
+    assert room_selectors.queue_status(sale=sale, customer_id=first.pk, now=later)["position"] == 2
+    # The audit keeps the first admission.
+    assert sale.admissions.filter(customer=first).count() == 1

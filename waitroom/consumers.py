@@ -1,0 +1,122 @@
+"""The queue page's websocket: your place, moved live after every admission tick.
+
+Thin: the snapshot comes from `room_selectors.queue_status`, the wording from
+`room_selectors.describe_place`.  Each tick's message lists the order keys that left from
+the front, so a consumer moves its customer's position without asking Redis; a version gap,
+a shuffle, the pre-queue, or the customer's own admission make it re-read the snapshot.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from waitroom import queue, room_selectors
+from waitroom.errors import QueueUnavailable
+from waitroom.live import queue_group
+from waitroom.models import ProtectedSale
+
+
+@database_sync_to_async
+def _snapshot(sale_id: int, customer_id: int) -> dict | None:
+    sale = ProtectedSale.objects.filter(pk=sale_id).first()
+    if sale is None:
+        return None
+    try:
+        return room_selectors.queue_status(sale=sale, customer_id=customer_id)
+    except QueueUnavailable:
+        return {"saleId": sale_id, "status": "UNAVAILABLE"}
+
+
+def _fast_place(sale_id: int, entry_id: int) -> tuple | None:
+    try:
+        return queue.place(sale_id, entry_id)
+    except QueueUnavailable:
+        return None
+
+
+class QueueConsumer(AsyncJsonWebsocketConsumer):
+    group: str | None = None
+    snapshot: dict | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close()  # before accept: the handshake is refused with 403
+            return
+        self.sale_id = int(self.scope["url_route"]["kwargs"]["sale_id"])
+        self.customer_id = user.pk
+        # Join the group before the snapshot: a tick in between arrives as a message whose
+        # version the snapshot already covers (ignored) or follows (applied).
+        self.group = queue_group(self.sale_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        if snapshot is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            self.group = None
+            await self.close()
+            return
+        await self.accept()
+        await self._send(snapshot)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        if isinstance(content, dict) and content.get("type") == "resync":
+            await self._resync()
+
+    async def _send(self, snapshot: dict) -> None:
+        self.snapshot = snapshot
+        await self.send_json({"type": "status", **snapshot})
+
+    async def _resync(self) -> None:
+        mine = self.snapshot or {}
+        if mine.get("entryId") and mine.get("status") in ("WAITING", "PREQUEUE"):
+            # Still waiting: Redis alone has the answer, in a worker thread; the database
+            # (one thread for all consumers) is kept for handshakes, admissions and holds.
+            place = await sync_to_async(_fast_place, thread_sensitive=False)(
+                self.sale_id, mine["entryId"]
+            )
+            if place is not None and place[0] is not None:
+                rank, order_key, version, state = place
+                await self._send(
+                    {
+                        **mine,
+                        "orderKey": order_key,
+                        **room_selectors.describe_place(position=rank + 1, state=state),
+                        "version": version,
+                    }
+                )
+                return
+        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        if snapshot is not None:
+            await self._send(snapshot)
+
+    async def queue_moved(self, event: dict) -> None:
+        mine = self.snapshot or {}
+        status, version = mine.get("status"), mine.get("version")
+        if status in ("ADMITTED", "EXPIRED"):
+            return  # nothing in the queue concerns them any more
+        if version is not None and event["version"] <= version:
+            return  # the snapshot already includes this tick
+        if (
+            status != "WAITING"
+            or event.get("resync")
+            or version is None
+            or event["version"] != version + 1
+            or mine.get("entryId") in event["admitted"]
+        ):
+            await self._resync()
+            return
+        ahead_removed = sum(1 for key in event["removed"] if key < mine["orderKey"])
+        position = mine["position"] - ahead_removed
+        await self._send(
+            {
+                **mine,
+                **room_selectors.describe_place(position=position, state=event["state"]),
+                "version": event["version"],
+            }
+        )

@@ -1,0 +1,41 @@
+"""One rule, one place: a hold on a protected sale needs a valid admission token.
+
+Every hold entry point (the REST API and the seat-picker form) calls `require_admission`
+before calling the hold service.  The token travels in the `X-Waiting-Room-Token` header
+(API clients) or in the `waiting_room_<sale id>` cookie the queue page sets on entry
+(pages; the API accepts it too, behind its usual session + CSRF rules).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from waitroom.errors import WaitingRoomRequired
+from waitroom.room_selectors import protected_sale_of_flight
+from waitroom.tokens import check_token
+
+TOKEN_HEADER = "X-Waiting-Room-Token"
+
+
+def cookie_name(sale_id: int) -> str:
+    return f"waiting_room_{sale_id}"
+
+
+def require_admission(
+    *, request, customer_id: int, flight_id: int, now: datetime | None = None
+) -> None:
+    """Raise WaitingRoomRequired (403, with the queue's URL) unless the flight is unprotected
+    or the request carries a live token for this customer and this sale.  Costs one indexed
+    query to know whether the flight is protected; the token itself is checked by HMAC,
+    without Redis or the database."""
+    sale_id = protected_sale_of_flight(flight_id=flight_id)
+    if sale_id is None:
+        return
+    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(sale_id))
+    valid, reason = check_token(
+        token, sale_id=sale_id, customer_id=customer_id, now=now or timezone.now()
+    )
+    if not valid:
+        raise WaitingRoomRequired(sale_id=sale_id, reason=reason)

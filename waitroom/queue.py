@@ -1,0 +1,228 @@
+"""The queue's Redis index: one sorted set of WAITING entries per sale, plus counters.
+
+PostgreSQL (`QueueEntry`) is the record; this is the fast index that answers "what is my
+place" in O(log n) and "who is next" for the admission tick.  Every write here happens after
+the PostgreSQL transaction it mirrors has committed, and the index is rebuilt from
+PostgreSQL whenever its `built` marker is missing (Redis restarted empty, evicted, flushed).
+
+Keys, per sale: `<prefix>:<sale>:q` (zset: member = zero-padded entry id, score = order
+key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
+version for the websocket), `:state` (hash: what the last admission tick decided).
+Any Redis error becomes `QueueUnavailable` (HTTP 503).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from contextlib import contextmanager
+
+import redis
+from django.conf import settings
+
+from waitroom.errors import QueueUnavailable
+
+REBUILD_BATCH = 1000
+
+
+_clients: dict[str, redis.Redis] = {}
+_clients_lock = threading.Lock()
+
+
+def _client_for(url: str) -> redis.Redis:
+    # One client (one pool) per URL, made under a lock: a second client made by a racing
+    # thread would be garbage-collected and close its pool's sockets while still in use.
+    client = _clients.get(url)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(url)
+            if client is None:
+                timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
+                client = redis.Redis.from_url(
+                    url,
+                    socket_timeout=timeout,
+                    socket_connect_timeout=timeout,
+                    health_check_interval=10,
+                )
+                _clients[url] = client
+    return client
+
+
+def client() -> redis.Redis:
+    url = settings.WAITING_ROOM["REDIS_URL"]
+    if not url:
+        raise QueueUnavailable()
+    return _client_for(url)
+
+
+@contextmanager
+def reachable():
+    """Turn any Redis failure into QueueUnavailable."""
+    try:
+        yield
+    except redis.RedisError as exc:
+        raise QueueUnavailable() from exc
+
+
+def key(sale_id: int, name: str) -> str:
+    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{sale_id}:{name}"
+
+
+def member(entry_id: int) -> str:
+    # Zero-padded so members with equal scores sort like ids (never happens for order keys,
+    # which are unique, but keeps ZRANGE deterministic).
+    return f"{entry_id:012d}"
+
+
+def ensure_index(sale_id: int) -> None:
+    """Rebuild the sorted sets from PostgreSQL if Redis lost them.  Safe to run twice or
+    concurrently: ZADD of the same member and score changes nothing."""
+    with reachable():
+        if client().exists(key(sale_id, "built")):
+            return
+        rebuild(sale_id)
+
+
+def rebuild(sale_id: int) -> int:
+    from waitroom.models import QueueEntry, QueueStatus
+
+    rows = QueueEntry.objects.filter(sale_id=sale_id, status=QueueStatus.WAITING).values_list(
+        "id", "order_key", "joined_at"
+    )
+    r = client()
+    count = 0
+    with reachable():
+        pipe = r.pipeline(transaction=False)
+        pipe.delete(key(sale_id, "q"), key(sale_id, "pre"))
+        for entry_id, order_key, joined_at in rows.iterator(chunk_size=REBUILD_BATCH):
+            if order_key is None:
+                pipe.zadd(key(sale_id, "pre"), {member(entry_id): joined_at.timestamp()})
+            else:
+                pipe.zadd(key(sale_id, "q"), {member(entry_id): order_key})
+            count += 1
+            if count % REBUILD_BATCH == 0:
+                pipe.execute()
+        # Versions restart above anything handed out before the index was lost (a count of
+        # ticks stays far below the clock in milliseconds), so no page ignores new messages.
+        pipe.set(key(sale_id, "v"), int(time.time() * 1000))
+        pipe.set(key(sale_id, "built"), "1")
+        pipe.execute()
+    return count
+
+
+def invalidate(sale_id: int) -> None:
+    """Make the next reader rebuild (after the shuffle rewrote every order key)."""
+    with reachable():
+        client().delete(key(sale_id, "built"))
+
+
+def add(sale_id: int, entries: Iterable[tuple[int, int]]) -> None:
+    """(entry id, order key) pairs into the queue, out of the pre-queue."""
+    mapping = {member(entry_id): order_key for entry_id, order_key in entries}
+    if not mapping:
+        return
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.zadd(key(sale_id, "q"), mapping)
+        pipe.zrem(key(sale_id, "pre"), *mapping)
+        pipe.execute()
+
+
+def add_pre(sale_id: int, entry_id: int, joined_at: float) -> None:
+    with reachable():
+        client().zadd(key(sale_id, "pre"), {member(entry_id): joined_at}, nx=True)
+
+
+def remove_and_bump(sale_id: int, entry_ids: Iterable[int]) -> int:
+    """Take entries out of the queue and bump the version in one MULTI: a snapshot
+    (`rank_and_version`) sees both changes or neither, so a page never applies a tick's
+    message to a position that already includes it."""
+    members = [member(i) for i in entry_ids]
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        if members:
+            pipe.zrem(key(sale_id, "q"), *members)
+        pipe.incr(key(sale_id, "v"))
+        return pipe.execute()[-1]
+
+
+def rank_and_version(sale_id: int, entry_id: int) -> tuple[int | None, int]:
+    """(0-based place among the waiting or None, the version it belongs to), atomically."""
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        pipe.zrank(key(sale_id, "q"), member(entry_id))
+        pipe.get(key(sale_id, "v"))
+        rank, version = pipe.execute()
+    return rank, int(version or 0)
+
+
+def place(sale_id: int, entry_id: int) -> tuple[int | None, int | None, int, dict | None]:
+    """(0-based rank or None, order key, version, last tick's state), atomically, from Redis
+    alone: the websocket's resync path, which must not queue on the database."""
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        pipe.zrank(key(sale_id, "q"), member(entry_id))
+        pipe.zscore(key(sale_id, "q"), member(entry_id))
+        pipe.get(key(sale_id, "v"))
+        pipe.get(key(sale_id, "state"))
+        rank, score, version, state = pipe.execute()
+    return (
+        rank,
+        None if score is None else int(score),
+        int(version or 0),
+        json.loads(state) if state else None,
+    )
+
+
+def rank(sale_id: int, entry_id: int) -> int | None:
+    """0-based place among the waiting, or None."""
+    with reachable():
+        return client().zrank(key(sale_id, "q"), member(entry_id))
+
+
+def head(sale_id: int, n: int) -> list[int]:
+    with reachable():
+        return [int(m) for m in client().zrange(key(sale_id, "q"), 0, n - 1)]
+
+
+def counts(sale_id: int) -> tuple[int, int]:
+    """(waiting in the queue, waiting in the pre-queue)."""
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.zcard(key(sale_id, "q"))
+        pipe.zcard(key(sale_id, "pre"))
+        waiting, pre = pipe.execute()
+    return waiting, pre
+
+
+def current_version(sale_id: int) -> int:
+    with reachable():
+        return int(client().get(key(sale_id, "v")) or 0)
+
+
+def save_state(sale_id: int, state: dict) -> None:
+    with reachable():
+        client().set(key(sale_id, "state"), json.dumps(state))
+
+
+def load_state(sale_id: int) -> dict | None:
+    with reachable():
+        raw = client().get(key(sale_id, "state"))
+    return json.loads(raw) if raw else None
+
+
+def count_attempt(scope: str, ident: str, *, limit: int, period: int = 60) -> int | None:
+    """One more join attempt in this fixed window; the seconds to wait if over `limit`."""
+    now = time.time()
+    window = int(now // period)
+    name = f"{settings.WAITING_ROOM['KEY_PREFIX']}:rl:{scope}:{ident}:{window}"
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, period + 1)
+        attempts, _ = pipe.execute()
+    if attempts > limit:
+        return max(1, int((window + 1) * period - now) + 1)
+    return None

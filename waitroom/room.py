@@ -1,0 +1,372 @@
+"""The waiting room's writes: join the queue, shuffle the pre-queue, admit by rate and by
+inventory, pause and resume.  The rules, and why, are in docs/architecture.md ("Waiting
+room").
+
+PostgreSQL holds the record (who joined, in which order, who was admitted until when);
+Redis holds the index over it and is written only after the PostgreSQL transaction commits.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from waitroom import live, queue, room_selectors, services
+from waitroom.errors import NotBeyondHorizon, NotInQueue, SaleNotFound, TooManyJoins
+from waitroom.models import Admission, ProtectedSale, QueueEntry, QueueStatus, WaitlistEntry
+
+logger = logging.getLogger(__name__)
+
+# Order keys: 1..n for the shuffled pre-queue, FIFO_BASE + a sequence number afterwards.
+FIFO_BASE = 10**12
+
+
+def _fifo_key() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval('waitroom_queue_order_seq')")
+        return FIFO_BASE + cursor.fetchone()[0]
+
+
+def protect_flight(
+    *,
+    flight_id: int,
+    opens_at: datetime,
+    admit_per_minute: int,
+    max_inside: int,
+    stay_seconds: int = 600,
+) -> ProtectedSale:
+    with transaction.atomic():
+        sale = ProtectedSale.objects.create(
+            kind="FLIGHT",
+            flight_id=flight_id,
+            opens_at=opens_at,
+            admit_per_minute=admit_per_minute,
+            max_inside=max_inside,
+            stay_seconds=stay_seconds,
+        )
+    return sale
+
+
+# --- joining --------------------------------------------------------------------------------
+
+
+def _check_join_limits(*, customer_id: int, address: str | None) -> None:
+    limits = settings.WAITING_ROOM
+    waits = [
+        queue.count_attempt(
+            "account", str(customer_id), limit=limits["JOINS_PER_ACCOUNT_PER_MINUTE"]
+        )
+    ]
+    if address:
+        waits.append(
+            queue.count_attempt("address", address, limit=limits["JOINS_PER_ADDRESS_PER_MINUTE"])
+        )
+    wait = max((w for w in waits if w), default=None)
+    if wait:
+        raise TooManyJoins(retry_after=wait)
+
+
+def join_queue(
+    *,
+    sale_id: int,
+    customer: AbstractBaseUser,
+    address: str | None = None,
+    now: datetime | None = None,
+) -> QueueEntry:
+    """Take a place in the queue, or keep the one you have.
+
+    One row per account and sale (a UNIQUE constraint): joining again returns the same
+    place.  Before the shuffle the entry goes into the pre-queue (no order key yet); after
+    it, to the back of the FIFO queue.  An admission that ran out may queue again, at the
+    back.  Redis is asked first (join limits, index), so with Redis down nothing is written
+    and the caller gets 503.
+    """
+    now = now or timezone.now()
+    _check_join_limits(customer_id=customer.pk, address=address)
+    sale = ProtectedSale.objects.filter(pk=sale_id).first()
+    if sale is None:
+        raise SaleNotFound(f"There is no waiting room {sale_id}.")
+    queue.ensure_index(sale.pk)
+    entry = QueueEntry.objects.filter(sale=sale, customer=customer).first()
+    if entry is None:
+        entry = _create_entry(sale=sale, customer=customer, address=address, now=now)
+    elif entry.status == QueueStatus.ADMITTED and entry.admission_expires_at <= now:
+        entry = _queue_again(entry=entry, sale=sale, now=now)
+    if entry.status == QueueStatus.WAITING:
+        # Idempotent: re-indexing on every join also repairs an index write lost to a
+        # Redis hiccup right after an earlier join committed.
+        if entry.order_key is None:
+            queue.add_pre(sale.pk, entry.pk, entry.joined_at.timestamp())
+        else:
+            queue.add(sale.pk, [(entry.pk, entry.order_key)])
+    return entry
+
+
+def _create_entry(
+    *, sale: ProtectedSale, customer: AbstractBaseUser, address: str | None, now: datetime
+) -> QueueEntry:
+    try:
+        with transaction.atomic():
+            return QueueEntry.objects.create(
+                sale=sale,
+                customer=customer,
+                order_key=_fifo_key() if sale.shuffled_at else None,
+                joined_at=now,
+                joined_from=address,
+            )
+    except IntegrityError:
+        # The same account joined twice at once: the other request's row is the place.
+        return QueueEntry.objects.get(sale=sale, customer=customer)
+
+
+def _queue_again(*, entry: QueueEntry, sale: ProtectedSale, now: datetime) -> QueueEntry:
+    with transaction.atomic():
+        order_key = _fifo_key() if sale.shuffled_at else None
+        won = QueueEntry.objects.filter(
+            pk=entry.pk, status=QueueStatus.ADMITTED, admission_expires_at__lte=now
+        ).update(status=QueueStatus.WAITING, order_key=order_key, joined_at=now)
+    entry.refresh_from_db()
+    if not won:
+        logger.info("queue entry %s re-queued concurrently", entry.pk)
+    return entry
+
+
+# --- the shuffle and the admission tick -----------------------------------------------------
+
+
+@dataclass
+class TickResult:
+    sale_id: int
+    skipped: str | None = None
+    shuffled: int | None = None
+    admitted: list[int] = field(default_factory=list)
+    horizon: int = 0
+    shopping: int = 0
+    units_left: int = 0
+
+
+def _shuffle(sale: ProtectedSale, now: datetime) -> int:
+    """Order the pre-queue by the published algorithm; runs once, under the sale lock."""
+    rows = list(
+        QueueEntry.objects.filter(
+            sale=sale, status=QueueStatus.WAITING, order_key__isnull=True
+        ).values_list("id", "customer_id")
+    )
+    by_customer = {customer_id: entry_id for entry_id, customer_id in rows}
+    order = room_selectors.shuffle_order(
+        seed=sale.seed, sale_id=sale.pk, customer_ids=list(by_customer)
+    )
+    QueueEntry.objects.bulk_update(
+        [QueueEntry(pk=by_customer[c], order_key=i) for i, c in enumerate(order, start=1)],
+        ["order_key"],
+        batch_size=1000,
+    )
+    sale.shuffled_at, sale.shuffled_count = now, len(order)
+    return len(order)
+
+
+def _key_late_arrivals(sale: ProtectedSale) -> list[tuple[int, int]]:
+    """Entries that joined the pre-queue while the shuffle was being drawn go to the back,
+    in join order."""
+    late = list(
+        QueueEntry.objects.filter(sale=sale, status=QueueStatus.WAITING, order_key__isnull=True)
+        .order_by("joined_at", "id")
+        .values_list("id", flat=True)
+    )
+    keyed = []
+    for entry_id in late:
+        order_key = _fifo_key()
+        QueueEntry.objects.filter(pk=entry_id, order_key__isnull=True).update(order_key=order_key)
+        keyed.append((entry_id, order_key))
+    return keyed
+
+
+def _rate_budget(sale: ProtectedSale, now: datetime) -> tuple[int, datetime, float]:
+    """GCRA-style: the admission clock advances one interval per person admitted; credit
+    older than max(BURST_SECONDS, one interval) lapses, so a pause or a quiet spell never
+    builds up a burst."""
+    interval = 60 / sale.admit_per_minute
+    window = max(settings.WAITING_ROOM["BURST_SECONDS"], interval)
+    clock = sale.admission_clock or sale.opens_at
+    start = max(clock, now - timedelta(seconds=window))
+    budget = math.floor((now - start).total_seconds() / interval + 1e-9)
+    return max(budget, 0), start, interval
+
+
+def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
+    """One admission tick for one sale (beat runs it every TICK_SECONDS).
+
+    Admits min(rate budget, free places inside, inventory horizon) people from the front of
+    the queue.  The horizon is floor(HORIZON_FACTOR x units left) minus those still shopping
+    inside: nobody is let in who could only find it sold out.  Runs under the sale's row
+    lock taken with SKIP LOCKED, so overlapping ticks never admit twice.  Needs no Redis:
+    while it is down admission goes on (the index and the pages catch up afterwards).
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        sale = ProtectedSale.objects.select_for_update(skip_locked=True).filter(pk=sale_id).first()
+        if sale is None:
+            return TickResult(sale_id, skipped="busy or gone")
+        if now < sale.opens_at:
+            return TickResult(sale_id, skipped="not open yet")
+        result = TickResult(sale_id)
+        if sale.shuffled_at is None:
+            result.shuffled = _shuffle(sale, now)
+        late = _key_late_arrivals(sale)
+        inventory = room_selectors.inventory_of(sale=sale)
+        shopping = room_selectors.shopping_count(sale=sale, now=now)
+        horizon = room_selectors.horizon_people(units_left=inventory.left, shopping=shopping)
+        budget, start, interval = _rate_budget(sale, now)
+        admitted: list[QueueEntry] = []
+        room_inside = max(sale.max_inside - shopping, 0)
+        take = 0 if sale.paused else min(budget, room_inside, horizon)
+        if take > 0:
+            # Who is next is read from PostgreSQL, the record, not from the Redis index:
+            # admission goes on while Redis is down, and never trusts a stale index.
+            admitted = list(
+                QueueEntry.objects.select_for_update()
+                .filter(sale=sale, status=QueueStatus.WAITING, order_key__isnull=False)
+                .order_by("order_key")[:take]
+            )
+            _admit(sale, admitted, now)
+            sale.admission_clock = start + timedelta(seconds=interval * len(admitted))
+        sale.save(update_fields=["shuffled_at", "shuffled_count", "admission_clock"])
+        result.admitted = [e.pk for e in admitted]
+        result.horizon = max(horizon - len(admitted), 0)
+        result.shopping = shopping + len(admitted)
+        result.units_left = inventory.left
+        state = {
+            "horizon": result.horizon,
+            "paused": sale.paused,
+            "interval": interval,
+            "unitsLeft": inventory.left,
+            "shuffled": True,
+        }
+        transaction.on_commit(
+            lambda: _publish_tick(
+                sale_id=sale.pk,
+                reshuffled=result.shuffled is not None,
+                late=late,
+                admitted=admitted,
+                state=state,
+            ),
+            robust=True,
+        )
+    return result
+
+
+def _admit(sale: ProtectedSale, entries: list[QueueEntry], now: datetime) -> None:
+    if not entries:
+        return
+    expires_at = now + timedelta(seconds=sale.stay_seconds)
+    won = QueueEntry.objects.filter(
+        pk__in=[e.pk for e in entries], status=QueueStatus.WAITING
+    ).update(status=QueueStatus.ADMITTED, admitted_at=now, admission_expires_at=expires_at)
+    assert won == len(entries), "entries are locked: the update cannot lose"
+    Admission.objects.bulk_create(
+        [
+            Admission(
+                sale=sale,
+                entry=e,
+                customer_id=e.customer_id,
+                order_key=e.order_key,
+                admitted_at=now,
+                expires_at=expires_at,
+            )
+            for e in entries
+        ]
+    )
+
+
+def _publish_tick(
+    *,
+    sale_id: int,
+    reshuffled: bool,
+    late: list[tuple[int, int]],
+    admitted: list[QueueEntry],
+    state: dict,
+) -> None:
+    """After commit: mirror the tick into Redis and tell the queue pages."""
+    if reshuffled:
+        queue.invalidate(sale_id)
+        queue.ensure_index(sale_id)
+    queue.add(sale_id, late)
+    queue.save_state(sale_id, state)
+    version = queue.remove_and_bump(sale_id, [e.pk for e in admitted])
+    live.publish_queue_moved(
+        sale_id=sale_id,
+        version=version,
+        message={
+            "resync": reshuffled,
+            "removed": [e.order_key for e in admitted],
+            "admitted": [e.pk for e in admitted],
+            "state": state,
+        },
+    )
+
+
+def admit_all_open_sales(*, now: datetime | None = None) -> list[TickResult]:
+    """The beat task's body: a tick for every sale that is open (or opens now)."""
+    now = now or timezone.now()
+    results = []
+    for sale_id in ProtectedSale.objects.filter(opens_at__lte=now).values_list("id", flat=True):
+        try:
+            results.append(admit_shoppers(sale_id=sale_id, now=now))
+        except Exception:
+            # One sale's trouble (Redis down: QueueUnavailable) must not stop the others.
+            logger.exception("admission tick for sale %s failed", sale_id)
+    return results
+
+
+# --- staff ----------------------------------------------------------------------------------
+
+
+def pause_admission(*, sale_id: int) -> bool:
+    with transaction.atomic():
+        return bool(ProtectedSale.objects.filter(pk=sale_id, paused=False).update(paused=True))
+
+
+def resume_admission(*, sale_id: int, now: datetime | None = None) -> bool:
+    """Resume; the rate clock restarts now, so the pause never turns into a burst."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        return bool(
+            ProtectedSale.objects.filter(pk=sale_id, paused=True).update(
+                paused=False, admission_clock=now
+            )
+        )
+
+
+# --- beyond the horizon ---------------------------------------------------------------------
+
+
+def join_waitlist_from_queue(
+    *, sale_id: int, customer: AbstractBaseUser, fare_class: str, party_size: int
+) -> WaitlistEntry:
+    """The one-click waitlist join offered to those beyond the inventory horizon.  It is
+    allowed while units are still on sale (they are all spoken for by people ahead), and
+    the queue place is kept."""
+    sale = ProtectedSale.objects.filter(pk=sale_id).first()
+    if sale is None:
+        raise SaleNotFound(f"There is no waiting room {sale_id}.")
+    status = room_selectors.queue_status(sale=sale, customer_id=customer.pk)
+    if status["status"] != QueueStatus.WAITING:
+        raise NotInQueue("Only people waiting in the queue can use this.")
+    if not status["unlikely"]:
+        raise NotBeyondHorizon(
+            "Seats are still likely to reach your place in the queue: keep your place."
+        )
+    return services.join_waitlist(
+        customer=customer,
+        flight_id=sale.flight_id,
+        fare_class=fare_class,
+        party_size=party_size,
+        require_sold_out=False,
+    )

@@ -1,0 +1,206 @@
+"""Reads of the waiting room: a customer's place, a sale's live figures, the shuffle."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Exists, F, OuterRef, Sum
+from django.utils import timezone
+
+from bookings.models import Booking, BookingStatus
+from flights.models import FareInventory
+from waitroom import queue
+from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
+from waitroom.tokens import issue_token
+
+SHUFFLE_ALGORITHM = (
+    "Pre-queue customers are ordered by HMAC-SHA256(key=seed as ASCII hex, "
+    "message='<sale id>:<customer id>') ascending (hex digest), ties by customer id; "
+    "the first gets order key 1."
+)
+
+
+def shuffle_key(*, seed: str, sale_id: int, customer_id: int) -> str:
+    return hmac.new(seed.encode(), f"{sale_id}:{customer_id}".encode(), hashlib.sha256).hexdigest()
+
+
+def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[int]:
+    """The published algorithm: anyone with the seed and the list of customers re-derives
+    the order."""
+    return sorted(
+        customer_ids,
+        key=lambda c: (shuffle_key(seed=seed, sale_id=sale_id, customer_id=c), c),
+    )
+
+
+# --- which flights are protected ------------------------------------------------------------
+
+
+def protected_sale_of_flight(*, flight_id: int) -> int | None:
+    """The waiting room in front of a flight, if any: one indexed query (the partial unique
+    index on flight).  Not cached on purpose: a stale "unprotected" answer would let holds
+    past the waiting room at the very on-sale moment it exists for."""
+    return (
+        ProtectedSale.objects.filter(kind="FLIGHT", flight_id=flight_id)
+        .values_list("id", flat=True)
+        .first()
+    )
+
+
+# --- figures --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Inventory:
+    sold: int
+    held: int
+    left: int
+
+
+def inventory_of(*, sale: ProtectedSale) -> Inventory:
+    totals = FareInventory.objects.filter(flight_id=sale.flight_id).aggregate(
+        total_sold=Sum("sold"),
+        total_held=Sum("held"),
+        total_left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
+    )
+    return Inventory(
+        totals["total_sold"] or 0, totals["total_held"] or 0, max(totals["total_left"] or 0, 0)
+    )
+
+
+def shopping_count(*, sale: ProtectedSale, now: datetime) -> int:
+    """Admitted, still inside, and without a live booking on the flight: the people who may
+    still take units.  (Once they hold, their units are counted in `held`.)"""
+    booked = Booking.objects.filter(
+        customer_id=OuterRef("customer_id"),
+        flight_id=sale.flight_id,
+        status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
+    )
+    return (
+        QueueEntry.objects.filter(
+            sale=sale, status=QueueStatus.ADMITTED, admission_expires_at__gt=now
+        )
+        .exclude(Exists(booked))
+        .count()
+    )
+
+
+def horizon_people(*, units_left: int, shopping: int) -> int:
+    """How many more people may be admitted under the inventory bound."""
+    return max(0, math.floor(settings.WAITING_ROOM["HORIZON_FACTOR"] * units_left) - shopping)
+
+
+@dataclass(frozen=True)
+class SaleFigures:
+    waiting: int | None
+    prequeue: int | None
+    admitted: int
+    inside: int
+    sold: int
+    left: int
+    eta_seconds: int | None
+    paused: bool
+
+
+def sale_figures(*, sale: ProtectedSale, now: datetime | None = None) -> SaleFigures:
+    """For staff: waiting (None while Redis is unreachable), admitted so far, shopping
+    inside, units sold and left, and the ETA of the last person in line."""
+    now = now or timezone.now()
+    try:
+        waiting, pre = queue.counts(sale.pk)
+    except Exception:  # the admin page must still render while Redis is down
+        waiting = pre = None
+    inventory = inventory_of(sale=sale)
+    shopping = shopping_count(sale=sale, now=now)
+    eta = None
+    if waiting and not sale.paused:
+        horizon = horizon_people(units_left=inventory.left, shopping=shopping)
+        if waiting <= horizon:
+            eta = math.ceil(waiting * 60 / sale.admit_per_minute)
+    return SaleFigures(
+        waiting=waiting,
+        prequeue=pre,
+        admitted=sale.admissions.count(),
+        inside=shopping,
+        sold=inventory.sold,
+        left=inventory.left,
+        eta_seconds=eta,
+        paused=sale.paused,
+    )
+
+
+# --- a customer's place ---------------------------------------------------------------------
+
+
+def describe_place(*, position: int, state: dict | None) -> dict:
+    """What the queue page says at `position` (1-based), given the last tick's state.  Shared
+    by the HTTP snapshot and the websocket consumer, so both say the same thing."""
+    state = state or {}
+    horizon = state.get("horizon")
+    paused = bool(state.get("paused"))
+    interval = state.get("interval")
+    unlikely = horizon is not None and position > horizon
+    eta = None
+    if interval and not paused and not unlikely:
+        eta = math.ceil(position * interval)
+    return {
+        "status": QueueStatus.WAITING.value,
+        "position": position,
+        "ahead": position - 1,
+        "etaSeconds": eta,
+        "unlikely": unlikely,
+        "paused": paused,
+    }
+
+
+def queue_status(*, sale: ProtectedSale, customer_id: int, now: datetime | None = None) -> dict:
+    """A customer's snapshot (also the polling endpoint's body).  The rank and `version` are
+    read atomically (they are also written atomically by the tick), so a page applies
+    exactly the messages after it.  Raises
+    QueueUnavailable only for waiting customers while Redis is down."""
+    now = now or timezone.now()
+    entry = QueueEntry.objects.filter(sale=sale, customer_id=customer_id).first()
+    base = {
+        "saleId": sale.pk,
+        "opensAt": sale.opens_at.isoformat(),
+        "seedCommitment": sale.seed_commitment,
+        "seed": sale.seed_published,
+    }
+    if entry is None:
+        return {**base, "status": "NOT_JOINED"}
+    base["entryId"] = entry.pk
+    base["orderKey"] = entry.order_key
+    if entry.status == QueueStatus.ADMITTED:
+        if entry.admission_expires_at <= now:
+            return {**base, "status": "EXPIRED"}
+        return {
+            **base,
+            "status": QueueStatus.ADMITTED.value,
+            "token": issue_token(
+                sale_id=sale.pk,
+                customer_id=customer_id,
+                expires_at=entry.admission_expires_at,
+            ),
+            "expiresAt": entry.admission_expires_at.isoformat(),
+            "enterUrl": f"/waiting-room/{sale.pk}/enter/",
+        }
+    queue.ensure_index(sale.pk)
+    if entry.order_key is None:
+        version = queue.current_version(sale.pk)
+        _waiting, pre = queue.counts(sale.pk)
+        return {**base, "status": "PREQUEUE", "prequeue": pre, "version": version}
+    rank, version = queue.rank_and_version(sale.pk, entry.pk)
+    if rank is None:  # joined a moment ago and not indexed yet: count in PostgreSQL
+        rank = QueueEntry.objects.filter(
+            sale=sale, status=QueueStatus.WAITING, order_key__lt=entry.order_key
+        ).count()
+    return {
+        **base,
+        **describe_place(position=rank + 1, state=queue.load_state(sale.pk)),
+        "version": version,
+    }

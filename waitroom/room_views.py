@@ -1,0 +1,127 @@
+"""Queue pages: the queue itself (live over a websocket, polling as fallback), joining,
+entering once admitted (the token goes into a cookie), and the one-click waitlist.  Thin."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from bookings.errors import DomainError
+from config.problems import domain_error_response
+from waitroom import room, room_selectors
+from waitroom.errors import QueueUnavailable
+from waitroom.forms import JoinForm
+from waitroom.gate import cookie_name
+from waitroom.models import ProtectedSale
+from waitroom.room_api import client_address
+
+
+def _sale(sale_id: int) -> ProtectedSale:
+    return get_object_or_404(
+        ProtectedSale.objects.select_related("flight__origin", "flight__destination"), pk=sale_id
+    )
+
+
+@require_GET
+@never_cache
+@login_required
+def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
+    sale = _sale(sale_id)
+    try:
+        status = room_selectors.queue_status(sale=sale, customer_id=request.user.pk)
+    except QueueUnavailable as error:
+        messages.warning(request, f"{error.title}. {error.detail}")
+        status = {"status": "UNKNOWN"}
+    return render(
+        request,
+        "waitroom/queue.html",
+        {
+            "sale": sale,
+            "flight": sale.flight,
+            "status": status,
+            "algorithm": room_selectors.SHUFFLE_ALGORITHM,
+            "your_shuffle_key": room_selectors.shuffle_key(
+                seed=sale.seed, sale_id=sale.pk, customer_id=request.user.pk
+            )
+            if sale.shuffled_at
+            else None,
+        },
+    )
+
+
+@require_POST
+def join(request: HttpRequest, sale_id: int) -> HttpResponse:
+    page = reverse("waitroom:queue", args=[sale_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(page)
+    try:
+        room.join_queue(sale_id=sale_id, customer=request.user, address=client_address(request))
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+    return redirect(page)
+
+
+@require_GET
+@never_cache
+@login_required
+def status_json(request: HttpRequest, sale_id: int) -> JsonResponse:
+    """The polling fallback of the queue page (same body as the websocket's messages)."""
+    sale = _sale(sale_id)
+    try:
+        return JsonResponse(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
+    except DomainError as error:
+        return domain_error_response(error)
+
+
+@require_GET
+@never_cache
+@login_required
+def enter(request: HttpRequest, sale_id: int) -> HttpResponse:
+    """Admitted: put the token in this sale's cookie and go on to the seat picker."""
+    sale = _sale(sale_id)
+    status = room_selectors.queue_status(sale=sale, customer_id=request.user.pk)
+    if status["status"] != "ADMITTED":
+        messages.error(request, "It is not your turn yet: please keep your place in the queue.")
+        return redirect("waitroom:queue", sale_id=sale_id)
+    picker = reverse("flights:seat_picker", args=[sale.flight_id])
+    response = redirect(picker + "?" + urlencode({"fare": "ECONOMY", "passengers": 1}))
+    response.set_cookie(
+        cookie_name(sale.pk),
+        status["token"],
+        max_age=sale.stay_seconds,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+    )
+    messages.success(request, "You are in! Choose your seats before your time runs out.")
+    return response
+
+
+@require_POST
+def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
+    page = reverse("waitroom:queue", args=[sale_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(page)
+    form = JoinForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Could not join the waitlist: choose a fare and a party size.")
+        return redirect(page)
+    try:
+        room.join_waitlist_from_queue(
+            sale_id=sale_id,
+            customer=request.user,
+            fare_class=form.cleaned_data["fare_class"],
+            party_size=form.cleaned_data["party_size"],
+        )
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+        return redirect(page)
+    messages.success(request, "You are on the waitlist, and you keep your place in the queue.")
+    return redirect(reverse("bookings:mine") + "#waitlist")
