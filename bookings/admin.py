@@ -45,7 +45,10 @@ class BookingAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.action(description="Cancel selected bookings with refund (by the fare's policy)")
+    @admin.action(
+        description="Cancel selected bookings with refund (by the fare's policy)",
+        permissions=["change"],
+    )
     def cancel_with_refund(self, request, queryset):
         # Imported here: payments builds on bookings, not the other way round.
         from payments.services import cancel_booking

@@ -27,6 +27,7 @@ from bookings import selectors, services
 from bookings.errors import FlightNotFound
 from bookings.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus
+from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
 from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import problems
@@ -336,6 +337,11 @@ class CheckinScanApi(APIView):
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=1000)
         flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
+
+        def validate_code(self, code: str) -> str:
+            if not is_plausible_code(code):
+                raise ValidationError("Not a Seatkeeper ticket code (printable ASCII only).")
+            return code
 
     class TicketSerializer(serializers.Serializer):
         serial = serializers.CharField()

@@ -79,6 +79,19 @@ class SoldOut(DomainError):
         super().__init__(f"{fare_class.title()} is sold out on this flight.", fareClass=fare_class)
 
 
+class HoldLimitReached(DomainError):
+    status = 409
+    code = "hold-limit-reached"
+    title = "Too many seats on hold"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"You can hold at most {limit} seats on one flight at a time. Pay for or cancel "
+            "a hold you have before holding more.",
+            limit=limit,
+        )
+
+
 class BookingNotFound(DomainError):
     status = 404
     code = "booking-not-found"

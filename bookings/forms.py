@@ -2,6 +2,7 @@ from django import forms
 from django.conf import settings
 
 from bookings.idempotency import MAX_KEY_LENGTH
+from bookings.services import is_printable_name
 from flights.models import FareClass
 
 
@@ -35,4 +36,6 @@ class HoldForm(forms.Form):
             raise forms.ValidationError("Enter the full name of every passenger.")
         if any(len(n) > 120 for n in self.names):
             raise forms.ValidationError("A passenger name is at most 120 characters.")
+        if not all(is_printable_name(n) for n in self.names):
+            raise forms.ValidationError("A passenger name cannot contain control characters.")
         return data

@@ -7,7 +7,9 @@ SKIP LOCKED, so it can never close a cycle.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -16,8 +18,8 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
-from django.db.models import F, OuterRef, Subquery
+from django.db import connection, transaction
+from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 
 from bookings import metrics
@@ -27,6 +29,7 @@ from bookings.errors import (
     FlightNotBookable,
     FlightNotFound,
     HoldExpired,
+    HoldLimitReached,
     InvalidBookingState,
     InvalidRequest,
     SeatNotFound,
@@ -34,10 +37,11 @@ from bookings.errors import (
     SeatWrongCabin,
     SoldOut,
 )
-from bookings.locking import lock_errors_as_too_busy
+from bookings.locking import lock_errors_as_too_busy, lock_seats
 from bookings.metrics import counts_holds
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
+from bookings.selectors import acts_for_customers
 from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
@@ -103,7 +107,17 @@ def _passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
     cleaned = [str(n).strip() for n in names]
     if any(len(n) > 120 for n in cleaned):
         raise InvalidRequest("A passenger name is at most 120 characters.", field="passengers")
+    if not all(is_printable_name(n) for n in cleaned):
+        raise InvalidRequest(
+            "A passenger name cannot contain control characters.", field="passengers"
+        )
     return cleaned
+
+
+def is_printable_name(name: str) -> bool:
+    """No NUL (PostgreSQL refuses it in text), no other control or unpaired surrogate
+    characters (which cannot even be encoded): a name is printed on a boarding pass."""
+    return all(unicodedata.category(ch) not in {"Cc", "Cs"} for ch in name)
 
 
 def _check_flight_open(flight: Flight, now: datetime) -> None:
@@ -118,6 +132,33 @@ def _raise_for_missing_flight_or_class(flight_id: int, fare_class: str) -> None:
 
 
 # --- holds -------------------------------------------------------------------------------------
+
+
+def _lock_customer_on_flight(*, customer_id: int, flight_id: int) -> None:
+    """A transaction-scoped advisory lock for one customer on one flight."""
+    if connection.vendor != "postgresql":  # SQLite runs one writer at a time anyway
+        return
+    name = f"hold-cap:{customer_id}:{flight_id}".encode()
+    key = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def _check_hold_cap(
+    *, customer: AbstractBaseUser, flight_id: int, units: int, now: datetime
+) -> None:
+    """Refuse a hold that would give `customer` more than the cap of live held units on the
+    flight.  Called inside the hold's transaction after its other locks: the per customer and
+    flight advisory lock is the last one taken (nothing is locked after it), and it makes two
+    parallel holds by one customer count one after the other, so both cannot pass."""
+    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
+    _lock_customer_on_flight(customer_id=customer.pk, flight_id=flight_id)
+    held = Booking.objects.filter(
+        customer=customer, flight_id=flight_id, status=BookingStatus.HELD, expires_at__gt=now
+    ).aggregate(units=Sum("seat_count"))["units"]
+    # The permission is read only when it matters: two statements on the usual path.
+    if (held or 0) + units > cap and not acts_for_customers(customer):
+        raise HoldLimitReached(cap)  # staff and travel agents hold for many people
 
 
 def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
@@ -156,14 +197,14 @@ def hold_seats(
         transaction.atomic(),
     ):
         seats = list(
-            Seat.objects.select_for_update(of=("self",))
-            .select_related("flight")
-            .filter(flight_id=flight_id, seat_no__in=seat_nos)
-            .annotate(
-                fare_price=Subquery(fare.values("price")[:1]),
-                fare_currency=Subquery(fare.values("currency")[:1]),
+            lock_seats(
+                Seat.objects.select_related("flight")
+                .filter(flight_id=flight_id, seat_no__in=seat_nos)
+                .annotate(
+                    fare_price=Subquery(fare.values("price")[:1]),
+                    fare_currency=Subquery(fare.values("currency")[:1]),
+                )
             )
-            .order_by("seat_no")
         )
         if len(seats) != len(seat_nos):
             if not seats and not Flight.objects.filter(pk=flight_id).exists():
@@ -191,6 +232,7 @@ def hold_seats(
 
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
             raise SoldOut(fare_class)
+        _check_hold_cap(customer=customer, flight_id=flight_id, units=len(seats), now=now)
 
         booking = Booking.objects.create(
             customer=customer,
@@ -229,6 +271,11 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
         .order_by("id")
     )
     if len(lockable) != len(booking_ids):
+        raise SeatUnavailable(seat_nos)
+    # The stale bookings may own seats we did not ask for, some of them before ours in the
+    # lock order: try those too rather than wait for them out of order.
+    their_seats = Seat.objects.filter(booking_id__in=booking_ids)
+    if len(lock_seats(their_seats, skip_locked=True)) != their_seats.count():
         raise SeatUnavailable(seat_nos)
     # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
     if any(waitlist.has_waiting(flight_id=b.flight_id, fare_class=b.fare_class) for b in lockable):
@@ -291,6 +338,7 @@ def _hold_units(
     with transaction.atomic():
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class)
+        _check_hold_cap(customer=customer, flight_id=flight_id, units=passengers, now=now)
         booking = Booking.objects.create(
             customer=customer,
             flight_id=flight_id,
@@ -335,7 +383,9 @@ def close_bookings(
         raise InvalidBookingState(f"{len(ids) - won} booking(s) changed state concurrently.")
 
     released = defaultdict(list)
-    for booking_id, seat_no in Seat.objects.filter(booking_id__in=ids).values_list(
+    # Lock before updating, in the global seat order: an UPDATE alone would lock them in
+    # physical order and deadlock against a hold locking the same seats (issue 11, item 4).
+    for booking_id, seat_no in lock_seats(Seat.objects.filter(booking_id__in=ids)).values_list(
         "booking_id", "seat_no"
     ):
         released[booking_id].append(seat_no)
@@ -397,6 +447,7 @@ def close_bookings(
     return bookings
 
 
+@lock_errors_as_too_busy
 def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) -> int:
     """Expire every HELD booking past its deadline; returns how many this call expired.
 
@@ -499,10 +550,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     if not won:  # the caller's booking lock makes this impossible
         raise InvalidBookingState("The booking changed state concurrently.")
     seat_nos = list(
-        Seat.objects.select_for_update()
-        .filter(booking_id=booking.pk)
-        .order_by("seat_no")
-        .values_list("seat_no", flat=True)
+        lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
     )
     Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
         status=SeatStatus.SOLD, held_until=None

@@ -63,6 +63,12 @@ def sign_ticket(content: TicketContent) -> str:
     return f"{signed_part}.{_signature(key_id, signed_part)}"
 
 
+def is_plausible_code(code: str) -> bool:
+    """Codes we sign are short printable ASCII; anything else is refused as input (4xx) before
+    it reaches the verifier or the scan log."""
+    return 0 < len(code) <= 1000 and code.isascii() and code.isprintable()
+
+
 def verify_ticket_code(code: str) -> TicketContent:
     """Return the signed content of `code`, or raise BadTicketCode."""
     code = code.strip()
@@ -73,6 +79,8 @@ def verify_ticket_code(code: str) -> TicketContent:
         raise BadTicketCode("not a Seatkeeper ticket code") from exc
     if prefix != PREFIX or key_id not in settings.TICKET_SIGNING_KEYS or not signed_part.isascii():
         raise BadTicketCode("unknown code format or signing key")
+    if not signature.isascii():  # compare_digest raises TypeError on non-ASCII text
+        raise BadTicketCode("signature does not match")
     if not hmac.compare_digest(_signature(key_id, signed_part), signature):
         raise BadTicketCode("signature does not match")
     try:

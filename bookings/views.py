@@ -8,6 +8,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable
+from math import ceil
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -28,8 +29,10 @@ from bookings.errors import DomainError, IdempotencyKeyInFlight
 from bookings.forms import HoldForm
 from bookings.idempotency import clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus, Ticket
+from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
+from config.api.throttles import HoldsThrottle
 from flights.selectors import local_time
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
@@ -58,6 +61,15 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     )
     if not request.user.is_authenticated:
         return redirect_to_login(picker)
+    # The same per-user budget as POST /api/bookings: two doors, one limit.
+    throttle = HoldsThrottle()
+    if not throttle.allow_request(request, None):
+        messages.error(
+            request,
+            f"Too many holds in a short time. Please try again in {ceil(throttle.wait() or 1)} "
+            "seconds.",
+        )
+        return redirect(picker)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect(picker)
@@ -332,6 +344,8 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = "Choose the flight you are boarding."
         elif not code:
             context["error"] = "Scan or type a ticket code."
+        elif not is_plausible_code(code):
+            context["error"] = "That is not a Seatkeeper ticket code."
         else:
             context["result"] = scan_ticket(
                 code=code, flight_id=context["flight_id"], scanned_by=request.user

@@ -34,6 +34,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from bookings import metrics as kernel_metrics
 from bookings.metrics import register_waiting_room
+from config.client_ip import client_ip
 
 logger = logging.getLogger(__name__)
 __all__ = ["register_waiting_room"]  # for the waiting room; it lives in the kernel module
@@ -238,7 +239,7 @@ def render() -> bytes:
 
 def _client_allowed(request: HttpRequest, allowed: list[str]) -> bool:
     try:
-        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+        address = ipaddress.ip_address(client_ip(request))
     except ValueError:
         return False
     return any(address in ipaddress.ip_network(net, strict=False) for net in allowed)

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_celery_beat",
+    "axes",
     "channels",
     "flights",
     "bookings",
@@ -62,6 +63,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # django-axes asks to be last: turns a locked-out login into our 429 (config/lockout.py).
+    # Only the database-outage middleware is inside it (it must see view exceptions first).
+    "axes.middleware.AxesMiddleware",
     # Last, so it sees exceptions from views first: a database outage is a 503 page.
     "config.middleware.DatabaseUnavailableMiddleware",
 ]
@@ -229,7 +233,32 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "config.auth_backends.LoginAttemptsBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
+
+# --- Client addresses and failed logins ---------------------------------------------------------
+# X-Forwarded-For is written by the client unless our own proxies overwrite it: it is read only
+# when NUM_PROXIES says how many of them append to it (and, with TRUSTED_PROXIES set, only
+# when the connection comes from one of them).  config/client_ip.py is the one reader.
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+# django-axes: after LOGIN_FAILURE_LIMIT failed logins for one username, or from one client
+# address, further logins there are refused (429) for LOGIN_LOCKOUT_MINUTES; on the token API,
+# /accounts/login/ and /admin/login/ alike.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_USERNAME_CALLABLE = "config.auth_backends.attempted_username"
+AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
+# Failures expire after the lockout time; a success does not wipe them (or an attacker could
+# clear an address's count by logging in to an account of their own now and then).
+AXES_RESET_ON_SUCCESS = False
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
@@ -258,6 +287,11 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Seatkeeper <tickets@seat
 SEATKEEPER = {
     "HOLD_TTL": timedelta(seconds=env.int("HOLD_TTL_SECONDS", default=600)),
     "MAX_PASSENGERS": 9,
+    # Live held units one customer may have on one flight (staff and agents exempt): one
+    # account must not hold a whole flight, again every HOLD_TTL.
+    "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": env.int(
+        "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", default=9
+    ),
     "EXPIRE_BATCH_SIZE": 500,
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
@@ -355,6 +389,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["config.api.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exceptions.problem_exception_handler",
+    "NUM_PROXIES": NUM_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "holds": env("API_THROTTLE_HOLDS", default="30/min"),
         "payments": env("API_THROTTLE_PAYMENTS", default="20/min"),

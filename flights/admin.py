@@ -140,7 +140,7 @@ class FlightAdmin(admin.ModelAdmin):
             apply_fare_limits(self, request, inventory.pk, inline_form.cleaned_data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
-    @admin.action(description="Mark selected flights as departed")
+    @admin.action(description="Mark selected flights as departed", permissions=["change"])
     def mark_departed(self, request, queryset):
         updated = queryset.filter(status="SCHEDULED").update(status="DEPARTED")
         self.message_user(request, f"{updated} flight(s) marked departed.")
@@ -169,11 +169,11 @@ class SeatAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.action(description="Block selected seats (take out of sale)")
+    @admin.action(description="Block selected seats (take out of sale)", permissions=["change"])
     def block(self, request, queryset):
         self._apply(request, queryset, block_seat, "blocked")
 
-    @admin.action(description="Unblock selected seats (return to sale)")
+    @admin.action(description="Unblock selected seats (return to sale)", permissions=["change"])
     def unblock(self, request, queryset):
         self._apply(request, queryset, unblock_seat, "unblocked")
 

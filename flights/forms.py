@@ -6,6 +6,7 @@ from django.core.validators import MaxValueValidator
 from django.utils import timezone
 
 from flights.models import Airport, FareClass
+from flights.selectors import SEARCHABLE_DAYS
 
 
 def _limit_party_size(field: forms.IntegerField) -> None:
@@ -36,6 +37,8 @@ class SearchForm(forms.Form):
         # itself drops flights that already left.
         if day < timezone.now().date() - timedelta(days=1):
             raise forms.ValidationError("That date is in the past.")
+        if day > SEARCHABLE_DAYS[1]:  # its local midnight-to-midnight overflows the calendar
+            raise forms.ValidationError("That date is too far in the future.")
         return day
 
     def clean(self):

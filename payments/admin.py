@@ -59,7 +59,14 @@ class PaymentAdmin(ReadOnlyAdmin):
     inlines = [RefundInline]
     actions = ["cancel_booking_with_refund"]
 
-    @admin.action(description="Cancel the booking and refund by the fare class's policy")
+    def has_cancel_booking_permission(self, request) -> bool:
+        # The form stays read-only for everybody; cancelling is a change to the booking.
+        return request.user.has_perm("bookings.change_booking")
+
+    @admin.action(
+        description="Cancel the booking and refund by the fare class's policy",
+        permissions=["cancel_booking"],
+    )
     def cancel_booking_with_refund(self, request, queryset):
         for payment in queryset:
             try:
@@ -94,7 +101,10 @@ class RefundAdmin(ReadOnlyAdmin):
     list_filter = ["status", "reason"]
     actions = ["retry_refund"]
 
-    @admin.action(description="Retry failed refunds through the gateway")
+    def has_retry_permission(self, request) -> bool:
+        return request.user.has_perm("payments.change_refund")
+
+    @admin.action(description="Retry failed refunds through the gateway", permissions=["retry"])
     def retry_refund(self, request, queryset):
         retried = 0
         for refund in queryset.filter(status=RefundStatus.FAILED):

@@ -31,7 +31,9 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # entries are removed (status LEFT), never deleted: join order is history
 
-    @admin.action(description="Remove selected waiting entries from the waitlist")
+    @admin.action(
+        description="Remove selected waiting entries from the waitlist", permissions=["change"]
+    )
     def remove_entries(self, request, queryset):
         removed = queryset.filter(status=WaitlistStatus.WAITING).update(
             status=WaitlistStatus.LEFT, closed_at=timezone.now()

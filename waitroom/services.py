@@ -23,6 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
+from bookings.locking import lock_seats
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
 from flights.live import announce_seats_on_commit
@@ -205,10 +206,16 @@ def _hold_for_entry(
 def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
     """Adjacent seats in the frontmost row that has them; else any n free seats; else none
     (a seatless offer: the units exist, a seat is assigned later)."""
-    free = list(
-        Seat.objects.select_for_update(skip_locked=True)
-        .filter(flight_id=flight_id, fare_class=fare_class, status=SeatStatus.AVAILABLE)
-        .order_by("row", "letter")
+    # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
+    # order"): only try seats.
+    free = sorted(
+        lock_seats(
+            Seat.objects.filter(
+                flight_id=flight_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
+            ),
+            skip_locked=True,
+        ),
+        key=lambda s: (s.row, s.letter),
     )
     for _, row_seats in groupby(free, key=lambda s: s.row):
         row_seats = list(row_seats)

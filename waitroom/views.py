@@ -23,7 +23,14 @@ from waitroom.forms import JoinForm, LeaveForm
 def _back(request: HttpRequest) -> str:
     """The page the form was on (search results, seat picker), if it is one of ours."""
     target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+    # A path of ours only: "0" would be taken for a URL name by redirect(), and a control
+    # character cannot go into a Location header.
+    if (
+        target.startswith("/")
+        and target.isprintable()
+        and len(target) <= 2000
+        and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure())
+    ):
         return target
     return reverse("flights:search")
 

@@ -265,7 +265,8 @@ def test_hold_path_query_budget(customer, flight):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    # Lock seats (+flight, +fare), reserve units, insert booking, claim seats, insert passengers.
+    # Lock seats (+flight, +fare), reserve units, [lock the customer on the flight, count their
+    # held units: the per-customer cap], insert booking, claim seats, insert passengers.
     with CaptureQueriesContext(connection) as captured:
         hold_seats(
             customer=customer,
@@ -273,10 +274,10 @@ def test_hold_path_query_budget(customer, flight):
             fare_class="ECONOMY",
             seat_numbers=["12A", "12B"],
         )
-    assert len(statements(captured)) == 5, statements(captured)
+    assert len(statements(captured)) == 5 + 2, statements(captured)
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
-    assert len(statements(captured)) == 4, statements(captured)
+    assert len(statements(captured)) == 4 + 2, statements(captured)
 
 
 def test_check_inventory_reports_drift(customer, flight):

@@ -1,0 +1,230 @@
+"""Issue 11: a fuzz of every form of the customer (and gate) pages.  Hypothesis posts random
+and hostile values (NUL, huge, non-ASCII, numbers where text goes, lists where one value
+goes, unknown fields) mixed with valid ones so the requests reach deep into the views.
+Whatever comes in, the answer is never a 5xx: the test client re-raises a view's exception,
+and a 500 response fails the assertion."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bookings.services import hold_seats
+from tests.factories import FlightFactory, StaffFactory, UserFactory
+
+# transaction=True: the pay page calls the gateway, which refuses to run inside a transaction.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HOSTILE = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "A\x00B",
+            "é",
+            "💺",
+            "\u202e",
+            "9999-12-31",
+            "0001-01-01",
+            "-1",
+            "0",
+            "1e309",
+            "NaN",
+            "-Infinity",
+            "99999999999999999999999",
+            "' OR 1=1 --",
+            "<script>alert(1)</script>",
+            "../../etc/passwd",
+            "//evil.example/",
+            "https://evil.example/",
+        ]
+    ),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.just("x" * 100_000),
+)
+
+
+def field(*good: str):
+    """A field's value: one of its good values, a hostile one, or a list of either."""
+    one = st.one_of(st.sampled_from(good), HOSTILE) if good else HOSTILE
+    return st.one_of(one, st.lists(one, max_size=12))
+
+
+@dataclass
+class PageForm:
+    name: str
+    method: str
+    url: str  # formatted with flight, booking, other_booking
+    fields: dict
+    who: str = "customer"  # customer, staff or anonymous
+
+
+FORMS = [
+    PageForm(
+        "search",
+        "get",
+        "/",
+        {
+            "origin": field("{origin}", "{destination}"),
+            "destination": field("{origin}", "{destination}"),
+            "date": field("{day}", "2030-01-01"),
+            "passengers": field("1", "2", "9", "10"),
+        },
+        who="anonymous",
+    ),
+    PageForm(
+        "seat-picker",
+        "get",
+        "/flights/{flight}/seats/",
+        {"fare": field("ECONOMY", "BUSINESS"), "passengers": field("1", "3", "9")},
+    ),
+    PageForm(
+        "hold",
+        "post",
+        "/flights/{flight}/hold/",
+        {
+            "fare_class": field("ECONOMY", "BUSINESS"),
+            "passengers": field("1", "2"),
+            "seats": field("12A", "12B", "1A", "12a", " 13C "),
+            "names": field("Ana Lima", "Bo Chen"),
+        },
+    ),
+    PageForm("cancel-hold", "post", "/bookings/{booking}/cancel-hold/", {}),
+    PageForm(
+        "pay",
+        "post",
+        "/bookings/{booking}/pay/",
+        {"idempotency_key": field("{key}"), "payment_method": field("pm_card_visa")},
+    ),
+    PageForm(
+        "cancel",
+        "post",
+        "/bookings/{other_booking}/cancel/",
+        {"quoted_refund": field("0", "0.00", "208.00", "1e10")},
+    ),
+    PageForm(
+        "waitlist-join",
+        "post",
+        "/flights/{flight}/waitlist/join/",
+        {
+            "fare_class": field("ECONOMY", "BUSINESS"),
+            "party_size": field("1", "2", "9", "10"),
+            "next": field("/", "/bookings/"),
+        },
+    ),
+    PageForm(
+        "waitlist-leave",
+        "post",
+        "/flights/{flight}/waitlist/leave/",
+        {"fare_class": field("ECONOMY", "BUSINESS"), "next": field("/")},
+    ),
+    PageForm(
+        "login",
+        "post",
+        "/accounts/login/",
+        {
+            "username": field("fuzzer"),
+            "password": field("correct-horse-battery"),
+            "next": field("/", "/bookings/"),
+        },
+        who="anonymous",
+    ),
+    PageForm(
+        "signup",
+        "post",
+        "/accounts/signup/",
+        {
+            "username": field("newbie"),
+            "password1": field("a-long-enough-pass-123"),
+            "password2": field("a-long-enough-pass-123"),
+        },
+        who="anonymous",
+    ),
+    PageForm(
+        "checkin",
+        "post",
+        "/checkin/",
+        {"flight": field("{flight}"), "code": field("SK1.k1.e30.abc")},
+        who="staff",
+    ),
+    PageForm(
+        "sandbox-checkout",
+        "post",
+        "/sandbox/checkout/ch_{key}",
+        {"action": field("pay", "cancel"), "card_number": field("4242424242424242")},
+        who="anonymous",
+    ),
+]
+
+
+@pytest.fixture
+def world(settings, db):
+    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"},
+    }
+    flight = FlightFactory()
+    customer = UserFactory(username="fuzzer")
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
+    other = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"]
+    )
+    clients = {"anonymous": Client(), "customer": Client(), "staff": Client()}
+    clients["customer"].force_login(customer)
+    clients["staff"].force_login(StaffFactory())
+    values = {
+        "flight": flight.pk,
+        "booking": booking.pk,
+        "other_booking": other.pk,
+        "origin": flight.origin_id,
+        "destination": flight.destination_id,
+        "day": (timezone.now() + timedelta(days=20)).date().isoformat(),
+        "key": uuid.uuid4().hex,
+    }
+    return clients, values
+
+
+def fill(value, values):
+    if isinstance(value, list):
+        return [fill(v, values) for v in value]
+    try:
+        return value.format(**values)
+    except (KeyError, ValueError, IndexError, AttributeError):  # a hostile "{...}"
+        return value
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_no_page_form_answers_5xx(world, form):
+    clients, values = world
+    client = clients[form.who]
+    url = form.url.format(**values)
+
+    @settings(
+        max_examples=40,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        data=st.fixed_dictionaries({}, optional=form.fields),
+        extra=st.dictionaries(st.sampled_from(["x", "csrfmiddlewaretoken", "id"]), HOSTILE),
+    )
+    def request_never_fails(data, extra):
+        body = {name: fill(value, values) for name, value in {**extra, **data}.items()}
+        response = getattr(client, form.method)(url, body)
+        assert response.status_code < 500, (form.name, body, response.status_code)
+
+    request_never_fails()
