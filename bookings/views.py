@@ -71,6 +71,22 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     return redirect("bookings:detail", booking_id=booking.pk)
 
 
+DECLINE_REASONS = {
+    "card_declined": "Your card was declined",
+    "insufficient_funds": "Your card has insufficient funds",
+    "expired_card": "Your card has expired",
+    "incorrect_cvc": "The card's security code is wrong",
+    "processing_error": "The card could not be processed",
+    "gateway_unavailable": "The payment provider could not be reached",
+    "authentication_required": "Your bank asked for a confirmation that was not given",
+}
+
+
+def decline_reason_text(code: str) -> str:
+    """A payment failure code in words for the customer; unknown codes read as a decline."""
+    return DECLINE_REASONS.get(code or "", "Your card was declined")
+
+
 def _page_state(booking: Booking, now) -> dict:
     """What the booking page shows, and a fingerprint of it the page polls for changes while
     something is under way elsewhere (the payment webhook, the ticket worker, a refund)."""
@@ -101,9 +117,7 @@ def _page_state(booking: Booking, now) -> dict:
         "payment": payment,
         "paying": paying,
         "declined": holding and payment is not None and payment.status == PaymentStatus.FAILED,
-        "decline_reason": (payment.failure_reason or "declined").replace("_", " ")
-        if payment
-        else "",
+        "decline_reason": decline_reason_text(payment.failure_reason) if payment else "",
         # Paid after the hold had ended: the seats are gone and the money goes back in full.
         "late_payment": payment is not None
         and booking.confirmed_at is None

@@ -1,5 +1,6 @@
 from decimal import Decimal
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
 
@@ -42,6 +43,15 @@ class Flight(models.Model):
     arrival_at = models.DateTimeField()
     status = models.CharField(
         max_length=10, choices=FlightStatus.choices, default=FlightStatus.SCHEDULED
+    )
+    gate = models.CharField(
+        max_length=8, blank=True, default="", help_text="Departure gate; empty until known."
+    )
+    exit_rows = ArrayField(
+        models.PositiveSmallIntegerField(),
+        default=list,
+        blank=True,
+        help_text="Row numbers of the emergency exit rows (from the cabin layout).",
     )
 
     class Meta:

@@ -51,7 +51,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     page.fill("#id_date", day.isoformat())
     page.fill("#id_passengers", "2")
     page.click("button:has-text('Search')")
-    page.get_by_label("Choose Economy seats on flight SK610").click()
+    page.get_by_label("Choose seats: Economy on flight SK610").click()
 
     # Pick two seats, hold them.
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
