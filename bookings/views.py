@@ -139,13 +139,14 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
         customer=request.user,
     )
     now = timezone.now()
-    passengers = booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
+    passengers = list(booking.passengers.select_related("seat").order_by("seat__seat_no", "id"))
     return render(
         request,
         "bookings/detail.html",
         {
             "booking": booking,
             "passengers": passengers,
+            "names_missing": any(not p.full_name for p in passengers),
             "now": now,
             "departure_local": local_time(booking.flight.departure_at, booking.flight.origin),
             "arrival_local": local_time(booking.flight.arrival_at, booking.flight.destination),
@@ -201,6 +202,20 @@ def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
         )
         messages.success(request, f"Hold cancelled. Seats {seats} are free again.")
     return redirect("bookings:mine")
+
+
+@require_POST
+@login_required
+def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
+    """The hold page's names form: a waitlist offer or a seatless hold is named before paying."""
+    names = [n.strip() for n in request.POST.getlist("names")]
+    try:
+        services.name_passengers(customer=request.user, booking_id=booking_id, names=names)
+    except DomainError as error:
+        show_domain_error(request, error)
+    else:
+        messages.success(request, "Passenger names saved. You can pay now.")
+    return redirect("bookings:detail", booking_id=booking_id)
 
 
 @require_http_methods(["GET", "POST"])

@@ -29,15 +29,12 @@ PHONE = {"width": 390, "height": 844}
 def search_url(server, flight, passengers=2):
     day = flight.departure_at.astimezone(ZoneInfo("Asia/Ho_Chi_Minh")).date()
     return (
-        f"{server.url}/?origin=SGN&destination=HAN&date={day.isoformat()}"
-        f"&passengers={passengers}"
+        f"{server.url}/?origin=SGN&destination=HAN&date={day.isoformat()}&passengers={passengers}"
     )
 
 
 def page_width(page) -> tuple[int, int]:
-    return page.evaluate(
-        "() => [document.documentElement.scrollWidth, window.innerWidth]"
-    )
+    return page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
 
 
 def in_viewport(page, selector) -> bool:
