@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -301,8 +302,23 @@ def ticket_pdf_download(request: HttpRequest, booking_id: int, ticket_id: int) -
 @require_http_methods(["GET", "POST"])
 @staff_required
 def checkin_scan(request: HttpRequest) -> HttpResponse:
-    flights = list(selectors.gate_flights())
-    context: dict = {"flights": flights, "flight_id": None, "result": None, "error": None}
+    query = (request.POST.get("q") or request.GET.get("q") or "").strip()[:40]
+    today_until = timezone.now() + timedelta(hours=24)
+    flights = [
+        {
+            "flight": f,
+            "local": local_time(f.departure_at, f.origin),
+            "today": f.departure_at <= today_until,
+        }
+        for f in selectors.gate_flights(query=query, limit=60)
+    ]
+    context: dict = {
+        "flights": flights,
+        "q": query,
+        "flight_id": None,
+        "result": None,
+        "error": None,
+    }
     raw_flight = request.POST.get("flight") or request.GET.get("flight")
     if raw_flight:
         try:
@@ -311,7 +327,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = "Choose the flight you are boarding."
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
-        if context["flight_id"] not in {f.pk for f in flights}:
+        if not selectors.is_gate_flight(flight_id=context["flight_id"]):
             context["error"] = "Choose the flight you are boarding."
         elif not code:
             context["error"] = "Scan or type a ticket code."
