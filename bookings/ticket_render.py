@@ -16,6 +16,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
 from reportlab.lib.utils import ImageReader, simpleSplit
 from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
@@ -92,13 +93,24 @@ VALUE_WIDTH = PAGE_WIDTH - MARGIN - QR_SIZE - GAP - VALUE_X
 VALUE_SIZE = 12
 
 
+def _wrap(text: str, font: str) -> list[str]:
+    """Lines of `text` at most VALUE_WIDTH wide: at spaces, and inside a word too long alone."""
+    lines = []
+    for line in simpleSplit(text, font, VALUE_SIZE, VALUE_WIDTH) or [""]:
+        while stringWidth(line, font, VALUE_SIZE) > VALUE_WIDTH:
+            cut = len(line) - 1
+            while cut > 1 and stringWidth(line[:cut], font, VALUE_SIZE) > VALUE_WIDTH:
+                cut -= 1
+            lines.append(line[:cut])
+            line = line[cut:]
+        lines.append(line)
+    return lines
+
+
 def boarding_pass_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
     """Each value split into lines that fit beside the QR code (nothing runs into it)."""
     _, bold = _fonts()
-    return [
-        (label, simpleSplit(value, bold, VALUE_SIZE, VALUE_WIDTH) or [""])
-        for label, value in boarding_pass_rows(ticket)
-    ]
+    return [(label, _wrap(value, bold)) for label, value in boarding_pass_rows(ticket)]
 
 
 def ticket_pdf(ticket: Ticket) -> bytes:
