@@ -106,7 +106,8 @@
   form.addEventListener("click", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("seat-input")) return;
-    if (input.getAttribute("aria-disabled") === "true" && !input.checked) {
+    // Only unpicked seats are aria-disabled (the click has already ticked it: undo that).
+    if (input.getAttribute("aria-disabled") === "true") {
       event.preventDefault();
       limitNote.textContent = "You have already chosen " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") +
         " for " + maxSeats + " passenger" + (maxSeats > 1 ? "s" : "") + ". Unpick one of them to choose " + input.dataset.seat + " instead.";

@@ -166,9 +166,11 @@ def test_phone_picker_has_a_sticky_bar_with_selection_total_and_hold(browser, as
 # --- 3. picks kept across login ---------------------------------------------------------------
 
 
-def test_seats_and_names_survive_log_in_to_hold(browser, asgi_server):
+def test_seats_and_names_survive_log_in_to_hold(browser, asgi_server, settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     flight = FlightFactory(code="SK606")
-    UserFactory(username="lena", password="seats-never-twice-42")
+    # Hashed with a hasher the uvicorn server knows (the tests' settings use a fast one).
+    UserFactory(username="lena", password="correct-horse-battery")
     page = browser.new_context(viewport=DESKTOP).new_page()
     open_picker(page, asgi_server, flight)
     page.click("#seat-20D")
@@ -178,7 +180,7 @@ def test_seats_and_names_survive_log_in_to_hold(browser, asgi_server):
 
     page.click("#login-to-hold")
     page.fill("#id_username", "lena")
-    page.fill("#id_password", "seats-never-twice-42")
+    page.fill("#id_password", "correct-horse-battery")
     page.click("main button[type=submit]")
 
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
@@ -267,10 +269,19 @@ def test_hold_button_is_busy_while_the_server_works(browser, asgi_server):
     page.fill("#name-1", "Ana Lima")
     page.fill("#name-2", "Bo Chen")
     held_back = []
-    page.route(re.compile(r"/hold/$"), held_back.append)  # the server "works" until we let go
-    page.evaluate("() => document.getElementById('hold-button').click()")
-    expect(page.locator("#hold-button")).to_have_attribute("aria-busy", "true")
-    expect(page.locator("#hold-button")).to_be_disabled()  # a second click sends nothing
+    page.route(
+        re.compile(r"/hold/$"), lambda route: held_back.append(route)
+    )  # the server "works" until we let go
+    busy, disabled = page.evaluate(
+        """() => new Promise(done => {
+            const button = document.getElementById('hold-button');
+            button.click();
+            const busy = button.getAttribute('aria-busy');
+            setTimeout(() => done([busy, button.disabled]), 100);
+        })"""
+    )
+    assert (busy, disabled) == ("true", True)  # busy at once; a second click sends nothing
+    page.wait_for_timeout(200)
     assert len(held_back) == 1
     held_back[0].continue_()
     expect(page.locator("h1")).to_have_text("Your seats are held")
