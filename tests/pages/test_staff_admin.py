@@ -141,3 +141,42 @@ def test_bulk_cancel_asks_first_listing_each_refund(client, staff_user, customer
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED  # nothing yet
     assert Booking.objects.get(pk=held.pk).status == BookingStatus.HELD
     assert Refund.objects.count() == 0
+
+
+def test_the_admin_seat_map_blocks_and_unblocks_by_click(client, staff_user, customer, flight):
+    from tests.factories import UserFactory
+
+    confirmed(customer, flight)  # 12A, 12B sold: shown, not clickable
+    client.force_login(staff_user)
+    change = reverse("admin:flights_flight_change", args=[flight.pk])
+    toggle = reverse("admin:flights_flight_seat_toggle", args=[flight.pk])
+    html = client.get(change).content.decode()
+    assert f'formaction="{toggle}"' in html and 'value="block:30F"' in html
+    assert 'value="block:12A"' not in html and 'aria-label="12A sold"' in html
+    assert "12 EXIT" in html
+
+    client.post(toggle, {"seat": "block:30F"})
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.BLOCKED
+    assert 'value="unblock:30F"' in client.get(change).content.decode()
+    client.post(toggle, {"seat": "unblock:30F"})
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
+    assert check_inventory(flight_id=flight.pk) == []
+
+    refused = client.post(toggle, {"seat": "block:12A"}, follow=True)  # sold: left alone
+    assert any("not in a state to block" in m for m in admin_messages(refused))
+    assert client.get(toggle).status_code == 405
+    assert any("Choose a seat" in m for m in admin_messages(client.post(toggle, {}, follow=True)))
+
+    clerk = UserFactory(is_staff=True)  # staff, but no permission to change seats
+    client.force_login(clerk)
+    assert client.post(toggle, {"seat": "block:30F"}).status_code == 403
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
+
+
+def test_flight_list_shows_local_departure_next_to_utc(client, staff_user, flight):
+    from zoneinfo import ZoneInfo
+
+    client.force_login(staff_user)
+    html = client.get(reverse("admin:flights_flight_changelist")).content.decode()
+    local = flight.departure_at.astimezone(ZoneInfo(flight.origin.time_zone))
+    assert f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {flight.departure_at:%H:%M} UTC" in html
