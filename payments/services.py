@@ -21,7 +21,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
+from bookings.errors import (
+    BookingNotFound,
+    HoldExpired,
+    InvalidBookingState,
+    PassengerNamesMissing,
+)
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
@@ -128,6 +133,10 @@ def _record_payment(
             raise BookingNotPayable(
                 f"This booking is {booking.status.lower()}; only a held booking can be paid."
             )
+        # A waitlist offer or a seatless hold arrives without names: named before paid, so a
+        # confirmed ticket always carries a name.
+        if booking.passengers.filter(full_name="").exists():
+            raise PassengerNamesMissing()
         if amount is not None and amount != booking.amount:
             raise AmountMismatch(
                 f"The booking costs {booking.amount} {booking.currency}, not {amount}.",
