@@ -1,6 +1,5 @@
 from decimal import Decimal
 
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
 
@@ -47,8 +46,7 @@ class Flight(models.Model):
     gate = models.CharField(
         max_length=8, blank=True, default="", help_text="Departure gate; empty until known."
     )
-    exit_rows = ArrayField(
-        models.PositiveSmallIntegerField(),
+    exit_rows = models.JSONField(
         default=list,
         blank=True,
         help_text="Row numbers of the emergency exit rows (from the cabin layout).",

@@ -1,11 +1,10 @@
-import django.contrib.postgres.fields
 from django.db import migrations, models
 
 
 def mark_a320_exit_rows(apps, schema_editor):
     """Flights created before this migration all use the A320 layout: exits at rows 12-13."""
     Flight = apps.get_model("flights", "Flight")
-    Flight.objects.filter(exit_rows=[]).update(exit_rows=[12, 13])
+    Flight.objects.update(exit_rows=[12, 13])
 
 
 class Migration(migrations.Migration):
@@ -22,12 +21,10 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="flight",
             name="exit_rows",
-            field=django.contrib.postgres.fields.ArrayField(
-                base_field=models.PositiveSmallIntegerField(),
+            field=models.JSONField(
                 blank=True,
                 default=list,
                 help_text="Row numbers of the emergency exit rows (from the cabin layout).",
-                size=None,
             ),
         ),
         migrations.RunPython(mark_a320_exit_rows, migrations.RunPython.noop),
