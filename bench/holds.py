@@ -2,14 +2,19 @@
 
     .venv/bin/python bench/holds.py                 # defaults: 32 threads, 3 scenarios
     .venv/bin/python bench/holds.py --threads 64 --flights 1
+    .venv/bin/python bench/holds.py --filters on    # Redis seat gate + availability counter
 
 Runs against PostgreSQL (BENCH_DATABASE_URL, default a scratch database `seatkeeper_bench` on
 127.0.0.1), never against your data.  Each thread has its own connection, like a web worker.
+`--filters` puts the Redis hold filters (flights/availability.py) in front of the hold, on
+BENCH_REDIS_URL (default REDIS_URL, else redis://127.0.0.1:6379/0); the default `off` is the
+hold as PostgreSQL alone runs it.
 Scenarios:
   seat-pairs   every thread holds random adjacent pairs on the same flight until it sells out
   one-seat     every thread fights for the same seat (1 winner, the rest must get 409 fast)
   seatless     every thread holds 1 seatless unit until capacity + overbook is gone
-Prints holds/s (successful), attempts/s, and p50/p99 latency of all attempts.
+  sold-out     every thread asks 40 times for a unit of a fare class already sold out
+Prints holds/s (successful), attempts/s, p50/p99 latency of all attempts and of the losers.
 """
 
 from __future__ import annotations
@@ -30,7 +35,24 @@ BENCH_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench"
 )
 os.environ["DATABASE_URL"] = BENCH_URL
+BENCH_REDIS_URL = os.environ.get(
+    "BENCH_REDIS_URL", os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+)
 os.environ.pop("REDIS_URL", None)
+FILTERS = {
+    "off": (False, False),
+    "gate": (True, False),
+    "counter": (False, True),
+    "on": (True, True),
+}
+
+
+def configure_filters(mode: str) -> None:
+    """Before django.setup(): the settings read these once."""
+    gate, counter = FILTERS[mode]
+    os.environ["HOLD_FILTERS_REDIS_URL"] = BENCH_REDIS_URL if gate or counter else ""
+    os.environ["HOLD_SEAT_GATE"] = str(int(gate))
+    os.environ["HOLD_AVAILABILITY_COUNTER"] = str(int(counter))
 
 
 def ensure_database() -> None:
@@ -58,11 +80,12 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(workers) if processes else threading.Barrier(workers)
     results = ctx.SimpleQueue() if processes else None
-    collected: list[tuple[list[float], int, dict[str, int]]] = []
+    collected: list[tuple[list[float], list[float], int, dict[str, int]]] = []
 
     def worker(index: int) -> None:
         rng = random.Random(index)
         latencies: list[float] = []
+        lost: list[float] = []
         wins, errors, failures_in_a_row = 0, {}, 0
         connections["default"].ensure_connection()
         barrier.wait()
@@ -78,14 +101,15 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
                 if ok:
                     wins += 1
                 else:
+                    lost.append(latencies[-1])
                     errors[kind] = errors.get(kind, 0) + 1
                 failures_in_a_row = 0 if ok else failures_in_a_row + 1
         finally:
             connections.close_all()
         if processes:
-            results.put((latencies, wins, errors))
+            results.put((latencies, lost, wins, errors))
         else:
-            collected.append((latencies, wins, errors))
+            collected.append((latencies, lost, wins, errors))
 
     connections.close_all()  # never share a connection across fork
     if processes:
@@ -100,12 +124,13 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
     for p in pool:
         p.join()
     wall = time.perf_counter() - started
-    latencies = [x for lat, _, _ in collected for x in lat]
+    latencies = [x for lat, _, _, _ in collected for x in lat]
+    lost = [x for _, lat, _, _ in collected for x in lat]
     errors: dict[str, int] = {}
-    for _, _, errs in collected:
+    for _, _, _, errs in collected:
         for kind, n in errs.items():
             errors[kind] = errors.get(kind, 0) + n
-    wins = sum(w for _, w, _ in collected)
+    wins = sum(w for _, _, w, _ in collected)
     return {
         "scenario": name,
         "holds": wins,
@@ -116,6 +141,8 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
         "p50_ms": percentile(latencies, 0.50) * 1000,
         "p99_ms": percentile(latencies, 0.99) * 1000,
         "mean_ms": statistics.fmean(latencies) * 1000,
+        "lost_p50_ms": percentile(lost, 0.50) * 1000 if lost else float("nan"),
+        "lost_p99_ms": percentile(lost, 0.99) * 1000 if lost else float("nan"),
         "errors": errors,
     }
 
@@ -131,9 +158,22 @@ def main() -> None:
         help="fork one process per competitor (like separate web workers) instead of threads",
     )
     parser.add_argument("--scenarios", default="seat-pairs,one-seat,seatless")
+    parser.add_argument(
+        "--filters",
+        choices=sorted(FILTERS),
+        default="off",
+        help="Redis hold filters: off, gate, counter, or on (both)",
+    )
+    parser.add_argument(
+        "--buckets",
+        type=int,
+        default=1,
+        help="seatless: spread the 171 units over N inventory rows (the hot-row bucket bound)",
+    )
     args = parser.parse_args()
 
     ensure_database()
+    configure_filters(args.filters)
     import django
 
     django.setup()
@@ -141,10 +181,11 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
+    from bookings.errors import SoldOut
     from bookings.services import hold_seatless, hold_seats
     from flights.demo import AIRPORTS
-    from flights.models import Airport
-    from flights.services import check_inventory, create_flight
+    from flights.models import Airport, FareInventory
+    from flights.services import check_inventory, create_flight, set_fare_limits
 
     call_command("migrate", verbosity=0)
     for code, name, city, country, tz in AIRPORTS[:2]:
@@ -173,11 +214,12 @@ def main() -> None:
     kind = "processes" if args.processes else "threads"
     print(
         f"PostgreSQL hold bench: {args.threads} {kind}, a fresh A320 per scenario "
-        "(economy 168 seats + 3 overbook)"
+        f"(economy 168 seats + 3 overbook), Redis filters {args.filters}, "
+        f"seatless rows {args.buckets}"
     )
     print(
         f"{'scenario':<12}{'holds':>7}{'attempts':>10}{'holds/s':>10}{'attempts/s':>12}"
-        f"{'p50 ms':>9}{'p99 ms':>9}  errors"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'lost p50':>10}{'lost p99':>10}  errors"
     )
     for scenario in args.scenarios.split(","):
         flight = new_flight()
@@ -211,6 +253,33 @@ def main() -> None:
                 scenario, args.threads, attempt, stop_after_failures=20, processes=args.processes
             )
             assert result["holds"] == 1, result
+        elif scenario == "seatless" and args.buckets > 1:
+            # The hot row split N ways, as hot-row buckets would split it: the same 171 units
+            # spread over N fare-inventory rows (N flights), each hold trying a random row
+            # with units left.  An upper bound for real buckets, which would add a query to
+            # pick a bucket with room and a sum wherever the total is read.
+            rows = [flight] + [new_flight() for _ in range(args.buckets - 1)]
+            for k, row in enumerate(rows):
+                inv = FareInventory.objects.get(flight=row, fare_class="ECONOMY")
+                share = 171 // args.buckets + (1 if k < 171 % args.buckets else 0)
+                set_fare_limits(
+                    inventory_id=inv.pk, capacity=share, overbook_limit=0, price=inv.price
+                )
+
+            def attempt(i, rng, rows=rows):
+                for row in rng.sample(rows, len(rows)):
+                    try:
+                        return hold_seatless(
+                            customer=users[i], flight_id=row.pk, fare_class="ECONOMY", passengers=1
+                        )
+                    except SoldOut:
+                        continue
+                raise SoldOut("ECONOMY")
+
+            result = run(
+                scenario, args.threads, attempt, stop_after_failures=5, processes=args.processes
+            )
+            assert result["holds"] == 171, result
         elif scenario == "seatless":
 
             def attempt(i, rng, flight=flight):
@@ -222,13 +291,33 @@ def main() -> None:
                 scenario, args.threads, attempt, stop_after_failures=5, processes=args.processes
             )
             assert result["holds"] == 171, result
+        elif scenario == "sold-out":
+            while True:  # sell the economy class out before the clock starts
+                try:
+                    hold_seatless(
+                        customer=users[0], flight_id=flight.pk, fare_class="ECONOMY", passengers=9
+                    )
+                except SoldOut:
+                    break
+
+            def attempt(i, rng, flight=flight):
+                hold_seatless(
+                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                )
+
+            result = run(
+                scenario, args.threads, attempt, stop_after_failures=40, processes=args.processes
+            )
+            assert result["holds"] == 0, result
         else:
             raise SystemExit(f"unknown scenario {scenario}")
-        problems = check_inventory(flight_id=flight.pk)
+        audited = rows if scenario == "seatless" and args.buckets > 1 else [flight]
+        problems = [p for row in audited for p in check_inventory(flight_id=row.pk)]
         assert not problems, problems
         print(
             f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"
             f"{result['attempts_per_s']:>12.0f}{result['p50_ms']:>9.1f}{result['p99_ms']:>9.1f}"
+            f"{result['lost_p50_ms']:>10.1f}{result['lost_p99_ms']:>10.1f}"
             f"  {result['errors']}"
         )
     connections.close_all()

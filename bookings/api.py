@@ -199,7 +199,7 @@ class BookingListCreateApi(GenericAPIView):
             booking = services.hold_seats(seat_numbers=data["seats"], **common)
         else:
             booking = services.hold_seatless(passengers=data["passengers"], **common)
-        booking = selectors.access_booking(user=customer, booking_id=booking.pk)
+        booking = selectors.booking_just_written(booking_id=booking.pk)
         return Response(
             BookingSerializer(booking).data,
             status=201,

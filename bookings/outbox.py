@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from bookings import metrics
 from bookings.events import Consumer, consumers_for
 from bookings.models import OutboxEvent, ProcessedEvent
 
@@ -114,6 +115,7 @@ def relay_outbox(*, batch_size: int | None = None, now: datetime | None = None) 
             errors = deliver_event(event)
             if errors:
                 report.failed += 1
+                metrics.count("outbox_relay_failures", event_type=event.event_type)
                 attempts = event.attempts + 1
                 OutboxEvent.objects.filter(pk=event.pk).update(
                     attempts=attempts,

@@ -43,6 +43,18 @@ SCHEDULES = (
         3000,
     ),
     Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
+    # The hold filters' availability counters drift only towards "too high" in normal work;
+    # this corrects the rare drift low (a give-back lost while Redis was away) within seconds.
+    Schedule("flights: rebuild hold counters", "flights.rebuild_hold_counters", 15, 12),
+    Schedule(
+        "partners: resend overdue webhook deliveries", "partners.resend_due_deliveries", 30, 25
+    ),
+    Schedule(
+        "payments: reconcile stuck payments",
+        "payments.tasks.reconcile_stuck_payments_task",
+        60,
+        55,
+    ),
 )
 
 

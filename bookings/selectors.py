@@ -46,6 +46,13 @@ def access_booking(*, user: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
+def booking_just_written(*, booking_id: int) -> Booking:
+    """A booking the current request has just created for the customer it acts for, with
+    its details for the response.  No access check (and so no permission queries): the
+    request was allowed to write it a moment ago."""
+    return _with_details(Booking.objects.filter(pk=booking_id)).get()
+
+
 def active_customer(*, customer_id: int) -> AbstractBaseUser | None:
     return get_user_model().objects.filter(pk=customer_id, is_active=True).first()
 

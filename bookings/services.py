@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
+from bookings import metrics
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -33,10 +35,13 @@ from bookings.errors import (
     SoldOut,
 )
 from bookings.locking import lock_errors_as_too_busy
+from bookings.metrics import counts_holds
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_event, emit_events
+from flights import availability
 from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import is_bookable
 from waitroom import services as waitlist
 
 SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
@@ -102,7 +107,7 @@ def _passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
 
 
 def _check_flight_open(flight: Flight, now: datetime) -> None:
-    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+    if not is_bookable(flight, now=now):
         raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
 
 
@@ -126,6 +131,7 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seats(
     *,
@@ -143,7 +149,12 @@ def hold_seats(
     expires_at = now + hold_ttl()
 
     fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
-    with transaction.atomic():
+    with (
+        availability.hold_admission(
+            flight_id=flight_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+        ),
+        transaction.atomic(),
+    ):
         seats = list(
             Seat.objects.select_for_update(of=("self",))
             .select_related("flight")
@@ -227,6 +238,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     )
 
 
+@counts_holds
 @lock_errors_as_too_busy
 def hold_seatless(
     *,
@@ -245,7 +257,27 @@ def hold_seatless(
     names = _passenger_names(passenger_names, passengers)
     _check_fare_class(fare_class)
     now = timezone.now()
+    # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
+    with availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers):
+        return _hold_units(
+            customer=customer,
+            flight_id=flight_id,
+            fare_class=fare_class,
+            passengers=passengers,
+            names=names,
+            now=now,
+        )
 
+
+def _hold_units(
+    *,
+    customer: AbstractBaseUser,
+    flight_id: int,
+    fare_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+) -> Booking:
     inventory = (
         FareInventory.objects.select_related("flight")
         .filter(flight_id=flight_id, fare_class=fare_class)
@@ -315,6 +347,7 @@ def close_bookings(
         by_flight[b.flight_id].extend(released[b.pk])
     for flight_id, seat_nos in sorted(by_flight.items()):
         announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(flight_id=flight_id, seat_nos=seat_nos)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"
@@ -325,6 +358,7 @@ def close_bookings(
         FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+        availability.give_back(flight_id=flight_id, fare_class=fare_class, units=n)
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
@@ -528,4 +562,6 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         },
     )
     announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    # Counted once committed: a sale rolled back by the caller never happened.
+    transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos

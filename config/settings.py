@@ -17,13 +17,18 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-dev-key-change-me-in-production-0123456789")
+# The in-repository fallbacks below are for development only: with DEBUG off, the system
+# checks in config/checks.py refuse to start (runserver, serve, migrate) while any of them is
+# in use.  The prefix makes `check --deploy` flag the key too.
+DEV_SECRET_KEY = "django-insecure-dev-key-change-me-in-production-0123456789abcdef"
+SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
 ALLOWED_HOSTS = env.list(
     "DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"]
 )
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
+    "config.apps.SeatkeeperConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -39,11 +44,18 @@ INSTALLED_APPS = [
     "bookings",
     "payments",
     "waitroom",
+    "partners",
+    "config.api",
 ]
 
 MIDDLEWARE = [
+    # First: every response (even an early error) carries the request id and is measured.
+    "config.middleware.RequestIdMiddleware",
+    "config.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # WhiteNoise's own middleware is sync-only: under ASGI it would cost every request two
+    # extra thread hops.  Ours is the same lookup, usable from async code.
+    "config.static.AsyncWhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -80,8 +92,27 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = f"-c lock_timeout={DB_LOCK_TIMEOUT_MS}"
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Connection reuse (docs/performance.md).  By default the web server runs HTTP on a fixed
+    # pool of threads (config/asgi.py), each keeping one persistent connection
+    # (DB_CONN_MAX_AGE); so do Celery processes.  Django's ASGI handler instead runs each
+    # request in a thread of its own, where persistent connections would pile up ("too many
+    # clients"): with SEATKEEPER_HTTP=asgi, config/asgi.py turns on a per-process psycopg
+    # pool (DB_POOL): a request borrows a connection and gives it back when it ends.
+    if env.bool("DB_POOL", default=False):
+        DATABASES["default"]["OPTIONS"]["pool"] = {
+            "min_size": env.int("DB_POOL_MIN_SIZE", default=2),
+            "max_size": env.int("DB_POOL_MAX_SIZE", default=8),
+            # A request that cannot get a connection this fast is answered 503 "too busy".
+            "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=10.0),
+            "max_idle": 300,
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
+    # A reused connection is checked (SELECT 1) at the first query of each request, so a
+    # database restart costs no failed request.  That is one round trip per request: the
+    # profile in docs/performance.md shows it; DB_CONN_HEALTH_CHECKS=0 trades it away.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so two writers serialise instead of one
     # failing half-way with "database is locked" on upgrade.
@@ -162,10 +193,29 @@ PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", default="http://localhost:8000")
 # Ticket codes are HMAC-SHA256 signed.  Several keys may verify (rotation); the current one
 # signs.  Production sets TICKET_SIGNING_KEY; the default derives from SECRET_KEY.
 TICKET_SIGNING_KEY_ID = env("TICKET_SIGNING_KEY_ID", default="k1")
+DEV_TICKET_SIGNING_KEY = f"ticket-signing:{SECRET_KEY}"
 TICKET_SIGNING_KEYS = {
-    TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=f"ticket-signing:{SECRET_KEY}"),
+    TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=DEV_TICKET_SIGNING_KEY),
     **env.dict("TICKET_SIGNING_OLD_KEYS", default={}),
 }
+
+# --- HTTPS and cookies ------------------------------------------------------------------------
+# On by default whenever DEBUG is off; each can be switched off from the environment (e.g. a
+# plain-HTTP try-out on localhost), which `check --deploy` then reports.
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
+# The load balancer's health probe speaks plain HTTP to the container, and a redirected
+# webhook POST is lost (the signature, not the transport, authenticates it).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^api/payments/webhook"]
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Trust X-Forwarded-Proto only behind a proxy that sets it (and strips the client's own):
+# DJANGO_SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
+SECURE_PROXY_SSL_HEADER = (
+    tuple(v for v in env.list("DJANGO_SECURE_PROXY_SSL_HEADER", default=[]) if v) or None
+)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -209,12 +259,62 @@ SEATKEEPER = {
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
 
+# Redis filters in front of the hold (flights/availability.py): cheap refusals for losers,
+# never a decision; PostgreSQL still runs every hold that gets through.  On by default when
+# there is a Redis; each switch exists so a benchmark can measure with and without.
+HOLD_FILTERS = {
+    "REDIS_URL": env("HOLD_FILTERS_REDIS_URL", default=REDIS_URL),
+    "SEAT_GATE": env.bool("HOLD_SEAT_GATE", default=True),
+    "AVAILABILITY_COUNTER": env.bool("HOLD_AVAILABILITY_COUNTER", default=True),
+    "SEAT_GATE_SECONDS": env.float("HOLD_SEAT_GATE_SECONDS", default=15),
+    "COUNTER_TRUST_SECONDS": env.float("HOLD_COUNTER_TRUST_SECONDS", default=5),
+    "TIMEOUT_SECONDS": env.float("HOLD_FILTERS_TIMEOUT_SECONDS", default=0.25),
+    "BACKOFF_SECONDS": env.float("HOLD_FILTERS_BACKOFF_SECONDS", default=2),
+}
+
+# --- Logs, metrics, error tracking (docs/operations.md) ----------------------------------
+# LOG_FORMAT=json: one JSON object per line, with the request id of the web request (or of
+# the request that queued the Celery task) in every line.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "filters": {
+        "request_id": {"()": "config.logs.RequestIdFilter"},
+        "expected_conflicts": {"()": "config.logging_filters.SkipExpectedConflicts"},
+    },
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "config.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # A 409 is a race's loser getting its answer, hundreds per sale: not a WARNING line.
+        "django.request": {"filters": ["expected_conflicts"]},
+    },
+}
+# /metrics is off (404) unless METRICS_ENABLED; then it needs the bearer token (when set)
+# and a client address in METRICS_ALLOWED_IPS (when set).  Enabled with neither is refused
+# by a system check outside DEBUG.
+METRICS = {
+    "ENABLED": env.bool("METRICS_ENABLED", default=False),
+    "TOKEN": env("METRICS_TOKEN", default=""),
+    "ALLOWED_IPS": env.list("METRICS_ALLOWED_IPS", default=[]),
+    # Celery queues whose length (Redis LLEN) /metrics reports.
+    "CELERY_QUEUES": env.list("METRICS_CELERY_QUEUES", default=["celery"]),
+}
+SENTRY = {
+    "DSN": env("SENTRY_DSN", default=""),
+    "ENVIRONMENT": env("SENTRY_ENVIRONMENT", default="production"),
+    "TRACES_SAMPLE_RATE": env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
 }
 
 # --- REST API -------------------------------------------------------------------------------
@@ -224,7 +324,7 @@ LOGGING = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous request then gets 401 with `WWW-Authenticate: Token`.
-        "rest_framework.authentication.TokenAuthentication",
+        "config.api.tokens.CachedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -240,6 +340,8 @@ REST_FRAMEWORK = {
 }
 # "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").
 JSON_CAMEL_CASE = {"JSON_UNDERSCOREIZE": {"no_underscore_before_number": True}}
+# How long a token's user is remembered in the cache (config/api/tokens.py says what empties it).
+API_TOKEN_CACHE_SECONDS = env.int("API_TOKEN_CACHE_SECONDS", default=60)
 API_CACHE = {
     # The article's trade-off: reads may be a little stale, holds always ask the database.
     "FLIGHT_SEARCH_SECONDS": env.int("API_FLIGHT_SEARCH_CACHE_SECONDS", default=30),
@@ -276,6 +378,14 @@ SPECTACULAR_SETTINGS = {
 # The gateway is chosen here; "sandbox" is the built-in simulated provider (demo and tests).
 PAYMENTS = {
     "GATEWAY": env("PAYMENTS_GATEWAY", default="sandbox"),
+    # The simulated gateway with DEBUG off is refused at start-up unless a demo says so.
+    "SANDBOX_IN_PRODUCTION": env.bool("PAYMENTS_SANDBOX_IN_PRODUCTION", default=False),
+    # Keys the HMAC that fingerprints a pay request (Idempotency-Key reuse detection), so
+    # the stored fingerprint reveals nothing about the request, card numbers included.
+    "FINGERPRINT_KEY": env("PAYMENTS_FINGERPRINT_KEY", default=f"payment-fingerprint:{SECRET_KEY}"),
+    # A payment still PROCESSING (a crash between recording and applying the gateway's
+    # answer) this long after its last change is reconciled with the gateway by a beat job.
+    "RECONCILE_AFTER": timedelta(seconds=env.int("PAYMENTS_RECONCILE_AFTER_SECONDS", default=120)),
     # Idempotency keys are kept at least 24 h (see docs/payments.md); then purged.
     "IDEMPOTENCY_KEY_RETENTION": timedelta(
         hours=env.int("PAYMENTS_IDEMPOTENCY_KEY_HOURS", default=48)
@@ -286,9 +396,10 @@ PAYMENTS = {
     "WEBHOOK_LOCK_TIMEOUT_MS": env.int("PAYMENTS_WEBHOOK_LOCK_TIMEOUT_MS", default=2_000),
     "REFUND_MAX_RETRIES": 8,
 }
+DEV_SANDBOX_WEBHOOK_SECRET = "whsec_sandbox_local_only"
 PAYMENTS_SANDBOX = {
     "WEBHOOK_URL": env("SANDBOX_WEBHOOK_URL", default="http://127.0.0.1:8000/api/payments/webhook"),
-    "WEBHOOK_SECRET": env("SANDBOX_WEBHOOK_SECRET", default="whsec_sandbox_local_only"),
+    "WEBHOOK_SECRET": env("SANDBOX_WEBHOOK_SECRET", default=DEV_SANDBOX_WEBHOOK_SECRET),
     "DELIVER_WEBHOOKS": env.bool("SANDBOX_DELIVER_WEBHOOKS", default=True),
     "TIMEOUT_SECONDS": 5,
     "MAX_RETRIES": env.int("SANDBOX_WEBHOOK_MAX_RETRIES", default=8),
@@ -305,3 +416,25 @@ STRIPE = {
     "WEBHOOK_SECRET": env("STRIPE_WEBHOOK_SECRET", default=""),
     "MAX_NETWORK_RETRIES": 2,
 }
+
+# --- Partners: outgoing webhooks (docs/operations.md) --------------------------------------
+PARTNER_WEBHOOKS = {
+    "TIMEOUT_SECONDS": env.float("PARTNER_WEBHOOK_TIMEOUT_SECONDS", default=5),
+    "MAX_ATTEMPTS": env.int("PARTNER_WEBHOOK_MAX_ATTEMPTS", default=12),
+    # Attempt n waits BASE * 2**(n-1) seconds, at most MAX.
+    "BACKOFF_BASE_SECONDS": env.float("PARTNER_WEBHOOK_BACKOFF_BASE_SECONDS", default=10),
+    "BACKOFF_MAX_SECONDS": env.float("PARTNER_WEBHOOK_BACKOFF_MAX_SECONDS", default=3600),
+    # A delivery SENDING this long is taken as abandoned (its worker died) and sent again.
+    "STALE_AFTER_SECONDS": env.float("PARTNER_WEBHOOK_STALE_AFTER_SECONDS", default=120),
+    # Endpoints on loopback/private addresses: only for dev and tests.
+    "ALLOW_PRIVATE_URLS": env.bool("PARTNER_WEBHOOK_ALLOW_PRIVATE_URLS", default=DEBUG),
+}
+
+# Error tracking only when a DSN is configured (no DSN: the SDK is never initialised).
+from config.sentry import init_sentry  # noqa: E402
+
+init_sentry(
+    dsn=SENTRY["DSN"],
+    environment=SENTRY["ENVIRONMENT"],
+    traces_sample_rate=SENTRY["TRACES_SAMPLE_RATE"],
+)

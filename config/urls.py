@@ -3,7 +3,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.api.auth import ObtainTokenApi
-from config.health import healthz
+from config.health import healthz, readyz
+from config.metrics import metrics_view
 
 api_patterns = [
     path("auth/token", ObtainTokenApi.as_view(), name="api-token"),
@@ -13,10 +14,13 @@ api_patterns = [
     path("", include("bookings.api_urls")),
     path("", include("payments.api_urls")),
     path("", include("waitroom.api_urls")),
+    path("", include("partners.api_urls")),
 ]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -1,4 +1,9 @@
-"""Public flight reads: search, one flight, the seat map.  Thin: validate, call a selector."""
+"""Public flight reads: search, one flight, the seat map.  Thin: validate, call a selector.
+
+Search and the seat map are the flash sale's hot reads: the selector hands back the finished
+JSON bytes (rendered once with the serializers below) and an ETag; a matching
+`If-None-Match` gets 304 without a body.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from rest_framework.views import APIView
 
 from bookings.errors import FlightNotFound
 from config.api.openapi import problems
+from config.api.renderers import cached_json_response, camel_json, etag_matches
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
 
@@ -84,19 +90,23 @@ class FlightSearchApi(PublicReadApi):
         operation_id="flights_search",
         tags=["flights"],
         summary="Search flights",
-        description="Cached for a short while: availability may be slightly stale.",
+        description=(
+            "Cached for a short while: availability may be slightly stale. Carries an `ETag`; "
+            "`If-None-Match` gets 304 while the cached answer is unchanged."
+        ),
         parameters=[FlightSearchQuerySerializer],
-        responses={200: FlightSerializer(many=True), **problems(400, 401)},
+        responses={200: FlightSerializer(many=True), 304: None, **problems(400, 401)},
     )
     def get(self, request):
         query = FlightSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        flights = selectors.search_flights(
+        found = selectors.search_flights_json(
             origin=query.validated_data["from"],
             destination=query.validated_data["to"],
             day=query.validated_data["date"],
+            render=lambda flights: camel_json(FlightSerializer(flights, many=True).data),
         )
-        return Response(FlightSerializer(flights, many=True).data)
+        return cached_json_response(request, body=found.body, etag=found.etag)
 
 
 class FlightDetailApi(PublicReadApi):
@@ -120,12 +130,19 @@ class SeatMapApi(PublicReadApi):
         summary="Seat map",
         description=(
             "Cached for a few seconds, so a seat shown AVAILABLE may already be taken; holding "
-            "it then answers 409. Holds always check the database."
+            "it then answers 409. Holds always check the database. The `ETag` changes with "
+            "every seat change (the live seat map's version); send it back as `If-None-Match` "
+            "to get 304 while nothing changed."
         ),
-        responses={200: SeatMapSerializer, **problems(401, 404)},
+        responses={200: SeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, flight_id: int):
-        seats = selectors.seat_map(flight_id=flight_id)
-        if seats is None:
+        if_none_match = request.headers.get("If-None-Match")
+        found = selectors.seat_map_json(
+            flight_id=flight_id,
+            render=lambda seats: camel_json(SeatMapSerializer(seats).data),
+            known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
+        )
+        if found is None:
             raise FlightNotFound(f"There is no flight {flight_id}.")
-        return Response(SeatMapSerializer(seats).data)
+        return cached_json_response(request, body=found.body, etag=found.etag)

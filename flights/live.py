@@ -27,6 +27,11 @@ def _version_key(flight_id: int) -> str:
     return f"seatmap-version:{flight_id}"
 
 
+def version_key(flight_id: int) -> str:
+    """The cache key of the flight's version, for readers that fetch it with other keys."""
+    return _version_key(flight_id)
+
+
 def current_version(flight_id: int) -> int:
     return cache.get(_version_key(flight_id)) or 0
 

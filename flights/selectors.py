@@ -4,11 +4,16 @@ This is the article's trade-off: the seat map may be a few seconds old, so a cus
 a "free" seat and then be refused when holding it.  That is fine because holds never read
 these caches: `bookings.services` always locks and checks the rows in PostgreSQL.
 
-Cached values are plain data (dicts, lists, Decimals, datetimes), never model instances.
+Cached values are plain data or final bytes, never model instances.  The hot reads (the seat
+map and flight search) are cached as the finished JSON body with its ETag, so a warm read is
+one Redis round trip and no serialisation; `If-None-Match` answers 304 from the same entry.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time as time_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -20,8 +25,9 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from flights.live import current_version
-from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.live import current_version, version_key
+from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import bookable_q
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
@@ -29,6 +35,21 @@ SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
 
 def _ttl(name: str) -> int:
     return settings.API_CACHE[name]
+
+
+@dataclass(frozen=True)
+class CachedJson:
+    """A finished response body and its (weak) ETag; body None: the client has it (304)."""
+
+    body: bytes | None
+    etag: str
+
+
+Render = Callable[[Any], bytes]
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 
 
 def _airport(airport: Airport) -> dict[str, Any]:
@@ -81,14 +102,31 @@ def local_day(day: date, time_zone: str) -> tuple[datetime, datetime]:
     )
 
 
-def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str, Any]]:
-    """Flights from `origin` to `destination` departing on `day` in the origin's local time."""
-    origin, destination = origin.upper(), destination.upper()
-    key = f"flights:search:v1:{origin}:{destination}:{day.isoformat()}"
-    found = cache.get(key)
-    if found is not None:
-        return found
+def search_flights_json(*, origin: str, destination: str, day: date, render: Render) -> CachedJson:
+    """`search_flights` as finished JSON bytes, cached for FLIGHT_SEARCH_SECONDS.
 
+    The ETag covers the body and the live-seat-map version of every flight in it at the time
+    it was built; the entry itself lives by its TTL (availability may be that stale).
+    """
+    origin, destination = origin.upper(), destination.upper()
+    key = f"flights:search:v2:{origin}:{destination}:{day.isoformat()}"
+    entry = cache.get(key)
+    if entry is not None:
+        return CachedJson(body=entry[1], etag=entry[0])
+    found = search_flights(origin=origin, destination=destination, day=day)
+    ids = [f["id"] for f in found]
+    versions = (cache.get_many([version_key(i) for i in ids]) if ids else None) or {}
+    body = render(found)
+    etag = f'W/"s{_digest(versions, body)}"'
+    cache.set(key, (etag, body), _ttl("FLIGHT_SEARCH_SECONDS"))
+    return CachedJson(body=body, etag=etag)
+
+
+def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str, Any]]:
+    """Flights from `origin` to `destination` departing on `day` in the origin's local time.
+
+    Not cached: `search_flights_json` caches the finished body."""
+    origin, destination = origin.upper(), destination.upper()
     airport = Airport.objects.filter(code=origin).only("time_zone").first()
     if airport is None or not SEARCHABLE_DAYS[0] <= day <= SEARCHABLE_DAYS[1]:
         found = []
@@ -105,7 +143,6 @@ def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str
             )
             .order_by("departure_at", "code")
         ]
-    cache.set(key, found, _ttl("FLIGHT_SEARCH_SECONDS"))
     return found
 
 
@@ -121,13 +158,54 @@ def flight_detail(*, flight_id: int) -> dict[str, Any] | None:
     return found
 
 
-def seat_map(*, flight_id: int) -> dict[str, Any] | None:
-    """Every seat of the flight with the status a customer should see, cached for seconds."""
-    key = f"flights:seatmap:v1:{flight_id}"
-    found = cache.get(key)
-    if found is not None:
-        return found
+def seat_map_json(
+    *, flight_id: int, render: Render, known: Callable[[str], bool] | None = None
+) -> CachedJson | None:
+    """The seat map as finished JSON bytes; None if there is no such flight.
 
+    The entry is tied to the flight's live-seat-map version (`flights.live`, bumped after
+    every committed seat change): a reader that finds a different version rebuilds, so a seat
+    change is visible at once, and the ETag changes with it.  SEAT_MAP_SECONDS still bounds
+    the staleness of what no version covers (seatless units sold, holds lapsing without a
+    sweep): after it one reader rebuilds while the others keep serving the entry for that
+    moment, instead of all of them querying at once.  The version is read before the seats
+    (as in `seat_map_snapshot`), so an entry never claims a version newer than its seats.
+    Holds never read this: they lock and check the rows in PostgreSQL.
+
+    `known(etag)` says whether the client already has that ETag (If-None-Match): then the
+    body stays in Redis and `body` is None.  The ETag and the body are separate keys so that
+    this answer moves a few bytes, not the whole map.
+    """
+    meta_key, body_key = f"flights:seatmap:v3:{flight_id}", f"flights:seatmap:v3:{flight_id}:body"
+    wanted = [version_key(flight_id), meta_key] + ([] if known else [body_key])
+    found = cache.get_many(wanted) or {}  # {} or None when Redis is down
+    version = found.get(version_key(flight_id)) or 0
+    meta = found.get(meta_key)  # (version, etag, built at)
+    if meta is not None and meta[0] == version:
+        fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
+        if fresh or not cache.add(f"{meta_key}:rebuilding", 1, timeout=5):
+            if known and known(meta[1]):
+                return CachedJson(body=None, etag=meta[1])
+            stored = found.get(body_key) if body_key in wanted else cache.get(body_key)
+            # The body carries its own ETag: two rebuilders racing may pair keys of two
+            # versions for a moment; such a pair is a miss, never a wrong 304 later.
+            if stored is not None and stored[0] == meta[1]:
+                return CachedJson(body=stored[1], etag=meta[1])
+    data = seat_map(flight_id=flight_id)
+    if data is None:
+        return None
+    etag = f'W/"{flight_id}.{version}.{_digest(data["fares"], data["seats"])}"'
+    body = render(data)
+    timeout = 10 * _ttl("SEAT_MAP_SECONDS") + 10
+    cache.set(body_key, (etag, body), timeout)
+    cache.set(meta_key, (version, etag, time_module.time()), timeout)
+    cache.delete(f"{meta_key}:rebuilding")
+    return CachedJson(body=body, etag=etag)
+
+
+def seat_map(*, flight_id: int) -> dict[str, Any] | None:
+    """Every seat of the flight with the status a customer should see (not cached:
+    `seat_map_json` caches the finished body)."""
     flight = (
         Flight.objects.filter(pk=flight_id)
         .prefetch_related("inventories")
@@ -154,7 +232,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
                 "surcharge": surcharge,
             }
         )
-    found = {
+    return {
         "flight_id": flight.pk,
         "code": flight.code,
         "status": flight.status,
@@ -162,8 +240,6 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         "fares": [_fare(inv) for inv in flight.inventories.all()],
         "seats": seats,
     }
-    cache.set(key, found, _ttl("SEAT_MAP_SECONDS"))
-    return found
 
 
 # --- customer pages: offers with local times, the cabin grid, the live snapshot ---------------
@@ -240,10 +316,10 @@ def search_flight_offers(
     flights = list(
         Flight.objects.select_related("origin", "destination")
         .filter(
+            bookable_q(now=timezone.now()),
             origin=origin,
             destination=destination,
-            status=FlightStatus.SCHEDULED,
-            departure_at__gte=max(start, timezone.now()),
+            departure_at__gte=start,
             departure_at__lt=end,
         )
         .order_by("departure_at")

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from bookings.errors import InvalidRequest
 from bookings.models import Booking, BookingStatus, Passenger
+from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
 from waitroom import services as waitlist
@@ -130,6 +131,13 @@ def create_flight(
             )
             for fare_class, row, letter, surcharge in seats
         )
+        for section in layout.sections:  # a fresh flight's counters need no query
+            availability.seed_counter(
+                flight_id=flight.pk,
+                fare_class=section.fare_class,
+                available=sum(1 for s in seats if s[0] == section.fare_class)
+                + section.overbook_limit,
+            )
     return flight
 
 
@@ -159,6 +167,11 @@ def set_fare_limits(
                 flight_id=inventory.flight_id, fare_class=inventory.fare_class, now=timezone.now()
             )
             inventory.refresh_from_db()
+        availability.seed_counter(
+            flight_id=inventory.flight_id,
+            fare_class=inventory.fare_class,
+            available=inventory.available,
+        )
     return inventory
 
 
@@ -277,6 +290,7 @@ def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
         FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
             capacity=F("capacity") + 1
         )
+        availability.give_back(flight_id=flight_id, fare_class=seat.fare_class, units=1)
         # Announced before the waitlist runs: an offer that takes this seat announces HELD
         # after it, and on_commit callbacks run (and get versions) in registration order.
         announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.AVAILABLE)

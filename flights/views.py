@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET
 from flights import selectors
 from flights.forms import PickerQuery, SearchForm
 from flights.live import current_version
-from flights.models import Flight, FlightStatus
+from flights.models import Flight
+from flights.rules import is_bookable
 
 
 @require_GET
@@ -37,7 +38,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     if not query.is_valid():
         messages.error(request, "Choose a fare class and a party size. " + _first_errors(query))
         return redirect("flights:search")
-    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= timezone.now():
+    if not is_bookable(flight, now=timezone.now()):
         messages.error(request, f"Flight {flight.code} can no longer be booked.")
         return redirect("flights:search")
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]

@@ -18,7 +18,7 @@ from config.api.openapi import ProblemSerializer, problems
 from config.api.throttles import PaymentsThrottle
 from config.problems import PROBLEM_CONTENT_TYPE
 from payments.errors import GatewayNotFound
-from payments.gateways import gateway_names
+from payments.gateways import enabled_gateway_names, gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
 from payments.gateways.stripe import SIGNATURE_HEADER as STRIPE_SIGNATURE_HEADER
 from payments.models import PaymentStatus
@@ -42,7 +42,8 @@ class PayRequestSerializer(serializers.Serializer):
         max_length=100,
         required=False,
         allow_blank=True,
-        help_text="Sandbox: a test card number; Stripe: a PaymentMethod id. "
+        help_text="Sandbox: one of its documented test card numbers; Stripe: a PaymentMethod "
+        "id (pm_...), never a card number (400). "
         "Omit it for the hosted checkout (202 with `checkoutUrl`).",
     )
 
@@ -60,6 +61,11 @@ class PaymentSerializer(serializers.Serializer):
     gateway_reference = serializers.CharField(allow_blank=True)
     checkout_url = serializers.CharField(
         allow_null=True, help_text="Hosted checkout to send the customer to (202 only)."
+    )
+    client_secret = serializers.CharField(
+        allow_null=True,
+        help_text="Stripe: the PaymentIntent client secret for Stripe.js, when the bank asks "
+        "for 3-D Secure (202 only).",
     )
 
 
@@ -140,8 +146,10 @@ class PayForBookingApi(APIView):
         summary="Pay for a held booking",
         description=(
             "Charges the booking's amount once per Idempotency-Key. 201: paid, the booking is "
-            "CONFIRMED. 202: the customer must finish a hosted checkout (`checkoutUrl`). A "
-            "held booking is paid by its owner, or by someone booking on their behalf."
+            "CONFIRMED. 202: the customer must finish a hosted checkout (`checkoutUrl`) or "
+            "confirm with Stripe.js (`clientSecret`). A new attempt (new key) replaces one "
+            "still waiting for the customer: the old one is cancelled at the gateway first. "
+            "A held booking is paid by its owner, or by someone booking on their behalf."
         ),
         parameters=[IDEMPOTENCY_KEY],
         request=PayRequestSerializer,
@@ -226,7 +234,9 @@ class PaymentWebhookApi(APIView):
         auth=[],
     )
     def post(self, request, gateway: str | None = None):
-        if gateway is not None and gateway not in gateway_names():
+        # Only the gateways in use have a webhook: the sandbox's, in particular, does not
+        # exist beside a real gateway.
+        if gateway is not None and gateway not in enabled_gateway_names():
             raise GatewayNotFound(f"There is no payment gateway {gateway!r}.")
         # The raw bytes, not request.data: the signature covers exactly what was sent.
         outcome = receive_webhook(body=request.body, headers=request.headers, gateway_name=gateway)

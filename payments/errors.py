@@ -27,6 +27,12 @@ class PaymentInProgress(DomainError):
     title = "This booking already has a payment"
 
 
+class PaymentMethodRefused(DomainError):
+    status = 400
+    code = "payment-method-refused"
+    title = "This payment method is not accepted"
+
+
 class AmountMismatch(DomainError):
     status = 400
     code = "amount-mismatch"
@@ -55,6 +61,12 @@ class WebhookSignatureInvalid(DomainError):
     status = 400
     code = "webhook-signature-invalid"
     title = "Webhook signature invalid"
+
+
+class WebhookEventRefused(DomainError):
+    status = 400
+    code = "webhook-event-refused"
+    title = "Webhook event contradicts the gateway's records"
 
 
 class GatewayNotFound(DomainError):

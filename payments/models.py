@@ -47,7 +47,18 @@ class Payment(models.Model):
     refunded_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
     gateway = models.CharField(max_length=20)
     gateway_reference = models.CharField(max_length=120, blank=True)
-    checkout_url = models.CharField(max_length=300, blank=True)
+    checkout_url = models.CharField(max_length=500, blank=True)
+    client_secret = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Stripe PaymentIntent client secret for Stripe.js (3-D Secure), if any.",
+    )
+    payment_method_token = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="A gateway token (Stripe pm_...), kept to reconcile by idempotency key. "
+        "Never a card number.",
+    )
     failure_reason = models.CharField(max_length=200, blank=True)
     response_status = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="HTTP status stored for Idempotency-Key replays."
@@ -92,6 +103,7 @@ class RefundStatus(models.TextChoices):
 
 class RefundReason(models.TextChoices):
     LATE_PAYMENT = "LATE_PAYMENT", "Paid after the hold ended"
+    FLIGHT_CLOSED = "FLIGHT_CLOSED", "Paid after the flight departed or was cancelled"
     CANCELLATION = "CANCELLATION", "Booking cancelled"
 
 
@@ -176,6 +188,7 @@ class SandboxChargeStatus(models.TextChoices):
     REQUIRES_ACTION = "requires_action", "Requires action"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
+    CANCELED = "canceled", "Canceled"  # the merchant abandoned it before the customer paid
 
 
 class SandboxCharge(models.Model):

@@ -15,7 +15,7 @@ from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus
 from config.problems import problem_body
 from flights.models import Flight, FlightStatus
-from payments.models import Payment, PaymentStatus, Refund, RefundPolicy
+from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
 
 CENT = Decimal("0.01")
 
@@ -158,6 +158,7 @@ def payment_json(payment: Payment, *, booking_status: str) -> dict[str, Any]:
         "gateway": payment.gateway,
         "gatewayReference": payment.gateway_reference,
         "checkoutUrl": payment.checkout_url or None,
+        "clientSecret": payment.client_secret or None,
     }
 
 
@@ -169,6 +170,17 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
         return 201, body
     if payment.status == PaymentStatus.PENDING:
         return 202, body
+    if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED) and (
+        payment.refunds.filter(reason=RefundReason.FLIGHT_CLOSED).exists()
+    ):
+        return 409, problem_body(
+            status=409,
+            code="flight-not-bookable-refunded",
+            title="The flight can no longer be booked",
+            detail="The flight departed or was cancelled before the payment arrived, so the "
+            "seats were released. The payment is refunded in full.",
+            payment=body,
+        )
     if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED):
         return 409, problem_body(
             status=409,

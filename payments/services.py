@@ -10,6 +10,7 @@ docs/architecture.md ("Lock order").
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,10 +20,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from bookings.errors import (
     BookingNotFound,
+    FlightNotBookable,
     HoldExpired,
     InvalidBookingState,
     PassengerNamesMissing,
@@ -32,6 +35,7 @@ from bookings.models import Booking, BookingStatus
 from bookings.outbox import emit_event
 from bookings.services import cancel_hold, close_bookings, sell_held_booking
 from flights.models import Flight
+from flights.rules import is_bookable
 from payments.errors import (
     AmountMismatch,
     BookingAlreadyCancelled,
@@ -77,6 +81,10 @@ def assert_no_transaction() -> None:
 def request_fingerprint(
     *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
 ) -> str:
+    """What tells a replay from a different request under the same Idempotency-Key.
+
+    A keyed HMAC, not a plain hash: the request may carry a (sandbox test) card number, and an
+    unsalted SHA-256 of a 16-digit number is brute-forced in seconds."""
     canonical = json.dumps(
         {
             "bookingId": booking_id,
@@ -86,7 +94,8 @@ def request_fingerprint(
         },
         sort_keys=True,
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    key = settings.PAYMENTS["FINGERPRINT_KEY"].encode()
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
 
 def _replay(payment: Payment, fingerprint: str) -> PayResponse:
@@ -113,6 +122,7 @@ def _record_payment(
     fingerprint: str,
     amount: Decimal | None,
     currency: str | None,
+    payment_method: str = "",
     on_behalf: bool = False,
 ) -> Payment | PayResponse:
     """Step 1: claim the key and write the payment row, committed before the gateway hears of it."""
@@ -132,6 +142,11 @@ def _record_payment(
         if booking.status != BookingStatus.HELD:
             raise BookingNotPayable(
                 f"This booking is {booking.status.lower()}; only a held booking can be paid."
+            )
+        if not is_bookable(Flight.objects.get(pk=booking.flight_id), now=now):
+            # Nothing is charged: the seats could never be flown.
+            raise FlightNotBookable(
+                "This flight has departed or was cancelled; nothing was charged."
             )
         # A waitlist offer or a seatless hold arrives without names: named before paid, so a
         # confirmed ticket always carries a name.
@@ -159,6 +174,7 @@ def _record_payment(
                     amount=booking.amount,
                     currency=booking.currency,
                     gateway=settings.PAYMENTS["GATEWAY"],
+                    payment_method_token=get_gateway().storable_method(payment_method),
                     created_at=now,
                     updated_at=now,
                 )
@@ -179,20 +195,54 @@ def _record_payment(
     )
 
 
+def _charge_params(payment: Payment, payment_method: str) -> dict[str, Any]:
+    """The outbound call, identical every time for one payment: the gateway's idempotency
+    key only replays a request with the same parameters."""
+    return {
+        "payment_id": payment.pk,
+        "amount": payment.amount,
+        "currency": payment.currency,
+        "idempotency_key": f"seatkeeper-payment-{payment.pk}",
+        "payment_method": payment_method,
+        "description": f"Seatkeeper booking {payment.booking_id}",
+        "return_url": settings.PUBLIC_BASE_URL.rstrip("/")
+        + reverse("bookings:detail", args=[payment.booking_id]),
+    }
+
+
 def _charge(payment: Payment, payment_method: str) -> ChargeResult:
     """Step 2: the gateway call, in autocommit, holding nothing."""
     assert_no_transaction()
     try:
         return get_gateway(payment.gateway).create_payment(
-            payment_id=payment.pk,
-            amount=payment.amount,
-            currency=payment.currency,
-            idempotency_key=f"seatkeeper-payment-{payment.pk}",
-            payment_method=payment_method,
-            description=f"Seatkeeper booking {payment.booking_id}",
+            **_charge_params(payment, payment_method)
         )
     except GatewayError:
         return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
+
+
+def supersede_payment(*, payment_id: int) -> bool:
+    """Abandon a payment left waiting for the customer (PENDING), so a new attempt can start.
+
+    The gateway cancels it first, so it can never be paid later: no double charge.  If the
+    customer had paid it after all, that success is applied instead (the booking is confirmed
+    and the new attempt then finds nothing to pay).  False when it cannot be settled now (it
+    is PROCESSING, i.e. a request is running, or the gateway cannot say)."""
+    payment = Payment.objects.get(pk=payment_id)
+    if payment.status != PaymentStatus.PENDING:
+        return False
+    assert_no_transaction()
+    try:
+        result = get_gateway(payment.gateway).cancel_payment(reference=payment.gateway_reference)
+    except GatewayError:
+        return False
+    if result.status == "succeeded":
+        confirm_payment(payment_id=payment.pk, reference=result.reference)
+    elif result.status == "failed":
+        fail_payment(payment_id=payment.pk, reason="superseded by a new payment attempt")
+    else:
+        return False
+    return True
 
 
 def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
@@ -208,6 +258,7 @@ def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
             status=PaymentStatus.PENDING,
             gateway_reference=result.reference,
             checkout_url=result.checkout_url,
+            client_secret=result.client_secret,
             updated_at=timezone.now(),
         )
     return Payment.objects.get(pk=payment_id)
@@ -244,18 +295,31 @@ def pay_for_booking(
         )
     if len(key) > MAX_KEY_LENGTH:
         raise IdempotencyKeyMissing(f"An Idempotency-Key is at most {MAX_KEY_LENGTH} characters.")
+    # Before anything is written: a raw card number for a real gateway, or an unknown one for
+    # the sandbox, is refused (400) and never stored, fingerprinted or sent anywhere.
+    payment_method = get_gateway().accept_payment_method(payment_method)
     fingerprint = request_fingerprint(
         booking_id=booking_id, amount=amount, currency=currency, payment_method=payment_method
     )
-    recorded = _record_payment(
-        customer=customer,
-        booking_id=booking_id,
-        key=key,
-        fingerprint=fingerprint,
-        amount=amount,
-        currency=currency,
-        on_behalf=on_behalf,
-    )
+    record = {
+        "customer": customer,
+        "booking_id": booking_id,
+        "key": key,
+        "fingerprint": fingerprint,
+        "amount": amount,
+        "currency": currency,
+        "payment_method": payment_method,
+        "on_behalf": on_behalf,
+    }
+    try:
+        recorded = _record_payment(**record)
+    except PaymentInProgress as busy:
+        # A new attempt replaces one left waiting at a hosted checkout (the customer closed
+        # the tab, 3-D Secure never finished): cancelled at the gateway first, then retried.
+        stuck = busy.extra.get("paymentId")
+        if not stuck or not supersede_payment(payment_id=stuck):
+            raise
+        recorded = _record_payment(**record)
     if isinstance(recorded, PayResponse):
         return recorded
     result = _charge(recorded, payment_method)
@@ -282,7 +346,17 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
             return payment  # a duplicate of an outcome already applied
         now = timezone.now()
         reference = reference or payment.gateway_reference
-        if booking.status == BookingStatus.HELD and booking.expires_at <= now:
+        late_reason = RefundReason.LATE_PAYMENT
+        if booking.status == BookingStatus.HELD and not is_bookable(
+            Flight.objects.get(pk=booking.flight_id), now=now
+        ):
+            # The flight left or was cancelled while the customer paid: the hold ends here,
+            # its seats go back, and the money is paid back in full like a late payment.
+            late_reason = RefundReason.FLIGHT_CLOSED
+            close_bookings(
+                [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+            )
+        elif booking.status == BookingStatus.HELD and booking.expires_at <= now:
             # Expired but not yet swept: expire it ourselves so the seats go back now.
             close_bookings(
                 [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
@@ -311,9 +385,7 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
                 succeeded_at=now,
                 updated_at=now,
             )
-            _create_refund(
-                payment, amount=payment.amount, reason=RefundReason.LATE_PAYMENT, now=now
-            )
+            _create_refund(payment, amount=payment.amount, reason=late_reason, now=now)
     return Payment.objects.get(pk=payment_id)
 
 
@@ -488,6 +560,41 @@ def cancel_booking(
     if refund:
         refund.refresh_from_db()
     return Cancellation(booking, quote, refund)
+
+
+# --- reconciliation -----------------------------------------------------------------------------
+
+
+def reconcile_payment(*, payment_id: int) -> Payment:
+    """Settle a payment left PROCESSING by a crash between its steps: ask the gateway by our
+    outbound idempotency key where the charge stands, apply that, and store the answer its
+    Idempotency-Key replays from now on (instead of 409 "still running" forever)."""
+    payment = Payment.objects.get(pk=payment_id)
+    if payment.status != PaymentStatus.PROCESSING:
+        return payment
+    assert_no_transaction()
+    try:
+        result = get_gateway(payment.gateway).reconcile(
+            **_charge_params(payment, payment.payment_method_token)
+        )
+    except GatewayError:
+        return payment  # the next beat tick asks again
+    apply_charge_result(payment_id=payment.pk, result=result)
+    _store_response(payment.pk)
+    return Payment.objects.get(pk=payment_id)
+
+
+def reconcile_stuck_payments(*, now: datetime | None = None, limit: int = 100) -> int:
+    """Beat job: every payment PROCESSING for longer than any request can take."""
+    cutoff = (now or timezone.now()) - settings.PAYMENTS["RECONCILE_AFTER"]
+    stuck = list(
+        Payment.objects.filter(status=PaymentStatus.PROCESSING, updated_at__lt=cutoff)
+        .order_by("updated_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for payment_id in stuck:
+        reconcile_payment(payment_id=payment_id)
+    return len(stuck)
 
 
 # --- housekeeping --------------------------------------------------------------------------------

@@ -7,7 +7,12 @@ from django.conf import settings
 
 from payments.errors import GatewayError
 from payments.gateways import sandbox
-from payments.services import issue_refund, purge_idempotency_keys, requeue_stale_refunds
+from payments.services import (
+    issue_refund,
+    purge_idempotency_keys,
+    reconcile_stuck_payments,
+    requeue_stale_refunds,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,3 +58,8 @@ def purge_idempotency_keys_task() -> int:
 @shared_task
 def retry_pending_refunds() -> int:
     return requeue_stale_refunds()
+
+
+@shared_task
+def reconcile_stuck_payments_task() -> int:
+    return reconcile_stuck_payments()

@@ -8,7 +8,7 @@ charge id in the URL is the capability."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
@@ -19,7 +19,7 @@ from bookings.models import Booking
 from payments import selectors, services
 from payments.errors import PaymentInProgress
 from payments.forms import CancelForm, PayForm
-from payments.gateways import sandbox
+from payments.gateways import sandbox, sandbox_enabled
 from payments.models import Payment, SandboxCharge, SandboxChargeStatus
 
 TEST_CARDS = [
@@ -30,6 +30,12 @@ TEST_CARDS = [
 
 class SandboxCheckoutView(View):
     template_name = "payments/sandbox_checkout.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        # The simulated provider's page does not exist beside a real gateway.
+        if not sandbox_enabled():
+            raise Http404("No sandbox checkout here.")
+        return super().dispatch(request, *args, **kwargs)
 
     def _render(self, request, charge, status=200):
         payment = Payment.objects.filter(pk=charge.merchant_reference).only("booking_id").first()
@@ -121,6 +127,13 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
         return redirect(checkout_url)
     if outcome.status == 201:
         messages.success(request, "Payment received. Your booking is confirmed.")
+    elif outcome.status == 202:
+        # Waiting for the customer without a page to send them to (e.g. 3-D Secure through
+        # Stripe.js): say so rather than fail; pressing Pay again starts a fresh attempt.
+        messages.info(
+            request,
+            "The payment provider is waiting for your confirmation. Press Pay again to start over.",
+        )
     else:
         messages.error(request, f"{outcome.body['title']}. {outcome.body['detail']}")
     return redirect(detail)

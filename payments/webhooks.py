@@ -7,6 +7,7 @@ first delivery fails, its row rolls back with it and the gateway's retry process
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -15,10 +16,13 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from bookings.locking import lock_errors_as_too_busy
+from payments.errors import WebhookEventRefused
 from payments.gateways import get_gateway
 from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent
 from payments.models import Payment, WebhookEvent
 from payments.services import confirm_payment, fail_payment
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -33,11 +37,19 @@ def receive_webhook(
 ) -> WebhookOutcome:
     gateway = get_gateway(gateway_name)
     event = gateway.parse_webhook(body=body, headers=headers)  # WebhookSignatureInvalid → 400
-    return record_and_apply(gateway_name=gateway.name, event=event)
+    refusal = gateway.refusal(event)
+    outcome = record_and_apply(gateway_name=gateway.name, event=event, refusal=refusal)
+    if refusal:
+        # Recorded (committed above), applied never, and the sender is told so.
+        log.warning("refused %s webhook %s: %s", gateway.name, event.event_id, refusal)
+        raise WebhookEventRefused(f"Event {event.event_id} refused: {refusal}.")
+    return outcome
 
 
 @lock_errors_as_too_busy
-def record_and_apply(*, gateway_name: str, event: GatewayEvent) -> WebhookOutcome:
+def record_and_apply(
+    *, gateway_name: str, event: GatewayEvent, refusal: str = ""
+) -> WebhookOutcome:
     with transaction.atomic():
         if settings.USES_POSTGRES:
             # Answer fast: rather than queue behind a long lock, say 503 and let the gateway retry.
@@ -57,7 +69,7 @@ def record_and_apply(*, gateway_name: str, event: GatewayEvent) -> WebhookOutcom
                 )
         except IntegrityError:
             return WebhookOutcome(event.event_id, duplicate=True, outcome="duplicate, ignored")
-        outcome = _apply(gateway_name, event)
+        outcome = f"refused: {refusal}" if refusal else _apply(gateway_name, event)
         WebhookEvent.objects.filter(pk=record.pk).update(
             outcome=outcome[:200], processed_at=timezone.now()
         )

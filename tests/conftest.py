@@ -1,4 +1,5 @@
 import asyncio
+import os
 from collections import defaultdict
 
 import pytest
@@ -14,6 +15,24 @@ def pytest_configure(config):
         )
     # Factories hash a password per user; PBKDF2 would make a 200-customer test take minutes.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Tests speak plain HTTP to 127.0.0.1 (test client, live servers, uvicorn subprocesses),
+    # so the HTTPS-only defaults of DEBUG=False are switched off here and for child processes.
+    # tests/project/test_security_settings.py checks those defaults without this opt-out.
+    for name in ("DJANGO_SECURE_SSL_REDIRECT", "DJANGO_SECURE_COOKIES"):
+        os.environ[name] = "false"
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    # The Redis hold filters answer some refusals before PostgreSQL does, and tests that fake
+    # an expiry by editing rows would meet a still-closed seat gate: they are off unless a test
+    # asks for them (tests/flights/test_hold_filters.py), or HOLD_FILTERS_IN_TESTS=1 runs the
+    # suite with them on (the concurrency tests must then stay green too).
+    if os.environ.get("HOLD_FILTERS_IN_TESTS") == "1":
+        return
+    settings.HOLD_FILTERS = {
+        **settings.HOLD_FILTERS,
+        "SEAT_GATE": False,
+        "AVAILABILITY_COUNTER": False,
+    }
 
 
 @pytest.fixture(autouse=True)

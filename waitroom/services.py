@@ -19,14 +19,15 @@ from itertools import groupby
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
 from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
 from bookings.outbox import emit_events
 from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
+from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
+from flights.rules import bookable_q, is_bookable
 from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
 from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
 
@@ -52,7 +53,7 @@ def join_waitlist(
         if not Flight.objects.filter(pk=flight_id).exists():
             raise FlightNotFound(f"There is no flight {flight_id}.")
         raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
-    if inventory.flight.status != FlightStatus.SCHEDULED or inventory.flight.departure_at <= now:
+    if not is_bookable(inventory.flight, now=now):
         raise FlightNotBookable("This flight has departed or was cancelled.")
     if inventory.available >= party_size:
         raise NotSoldOut(
@@ -117,7 +118,7 @@ def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list
         .get(flight_id=flight_id, fare_class=fare_class)
     )
     flight = inventory.flight
-    if flight.status != FlightStatus.SCHEDULED or flight.departure_at <= now:
+    if not is_bookable(flight, now=now):
         return []
     free = inventory.available
     offered = []
@@ -238,6 +239,6 @@ def close_departed_waitlists(*, now: datetime | None = None) -> int:
     with transaction.atomic():
         return (
             WaitlistEntry.objects.filter(status__in=ACTIVE_WAITLIST_STATUSES)
-            .filter(Q(flight__departure_at__lte=now) | ~Q(flight__status=FlightStatus.SCHEDULED))
+            .exclude(bookable_q(now=now, prefix="flight__"))
             .update(status=WaitlistStatus.CLOSED, closed_at=now)
         )

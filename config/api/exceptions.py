@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -20,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from bookings.errors import DomainError
+from bookings.errors import DomainError, TooBusy
 from config.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
 
 TITLES = {
@@ -107,7 +108,15 @@ def _domain_error(exc: DomainError) -> Response:
     return response
 
 
+def is_pool_timeout(exc: BaseException) -> bool:
+    """Every pooled connection of this process stayed busy for DB_POOL_TIMEOUT_SECONDS."""
+    return isinstance(exc, OperationalError) and type(exc.__cause__).__name__ == "PoolTimeout"
+
+
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if is_pool_timeout(exc):
+        # Overload, not a bug: a polite "retry in a moment", as for a lock timeout.
+        exc = TooBusy()
     if isinstance(exc, DomainError):
         set_rollback()  # as DRF does for its own errors, should ATOMIC_REQUESTS ever be on
         return _domain_error(exc)

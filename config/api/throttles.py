@@ -1,20 +1,59 @@
 """Per-user rate limits counted in the shared cache (Redis in production).
 
 DRF's SimpleRateThrottle reads a history list, appends and writes it back, so two workers can
-both let a request through on the last slot.  Here each window is one counter bumped with the
-cache's atomic INCR: across all workers exactly `limit` requests pass per window.  Fixed
-windows allow a burst of up to 2x at a window edge, which is fine for abuse control.
+both let a request through on the last slot.  Here each window is one counter bumped with an
+atomic INCR: across all workers exactly `limit` requests pass per window.  Fixed windows allow
+a burst of up to 2x at a window edge, which is fine for abuse control.
+
+On Redis the check is one round trip: INCRBY and EXPIRE in one pipeline.  When Redis does not
+answer, the throttle fails open: it must never be the reason a sale stops.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.core.cache import cache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+logger = logging.getLogger(__name__)
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _redis_client():
+    """The cache's raw Redis client, or None when the cache is not Redis (embedded mode)."""
+    client = getattr(cache, "client", None)
+    if client is None or not hasattr(client, "get_client"):
+        return None
+    return client.get_client(write=True)
+
+
+def count_hit(key: str, *, period: int) -> int | None:
+    """Count one request in the window `key`; the count so far, or None if uncountable."""
+    redis = _redis_client()
+    if redis is None:
+        cache.add(key, 0, timeout=period + 1)
+        try:
+            return cache.incr(key)
+        except ValueError:  # the window's key expired between add() and incr()
+            cache.add(key, 1, timeout=period + 1)
+            return 1
+    from redis.exceptions import RedisError
+
+    raw_key = cache.make_key(key)
+    try:
+        pipe = redis.pipeline(transaction=False)
+        pipe.incr(raw_key)
+        # The key is per window, so renewing its expiry on every hit is harmless (and needs
+        # no EXPIRE NX, which Redis < 7 lacks).
+        pipe.expire(raw_key, period + 1)
+        count, _ = pipe.execute()
+    except RedisError as exc:
+        logger.info("throttle: Redis unreachable, letting the request through (%s)", exc)
+        return None
+    return int(count)
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -48,13 +87,8 @@ class CacheRateThrottle(BaseThrottle):
         now = time.time()
         window = int(now // period)
         key = f"throttle:{self.scope}:{self.ident(request)}:{window}"
-        cache.add(key, 0, timeout=period + 1)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # the window's key expired between add() and incr()
-            cache.add(key, 1, timeout=period + 1)
-            count = 1
-        if count is None:  # cache unreachable (IGNORE_EXCEPTIONS): fail open, never block sales
+        count = count_hit(key, period=period)
+        if count is None:  # cache unreachable: fail open, never block sales
             return True
         self._wait = (window + 1) * period - now
         return count <= limit

@@ -24,7 +24,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from payments.errors import WebhookSignatureInvalid
+from payments.errors import PaymentMethodRefused, WebhookSignatureInvalid
 from payments.gateways.base import (
     PAYMENT_FAILED,
     PAYMENT_SUCCEEDED,
@@ -37,13 +37,15 @@ from payments.models import SandboxCharge, SandboxChargeStatus, SandboxEvent, Sa
 
 SIGNATURE_HEADER = "Seatkeeper-Signature"
 
-# Test cards, as on the hosted checkout page.  Any other Luhn-valid number is approved.
+# Test cards, as on the hosted checkout page and in docs/payments.md.  No other number is
+# taken: the API refuses it (400), the hosted checkout declines it.
 APPROVED_CARD = "4242424242424242"
 DECLINING_CARDS = {
     "4000000000000002": "card_declined",
     "4000000000009995": "insufficient_funds",
     "4000000000000069": "expired_card",
 }
+TEST_CARDS = {APPROVED_CARD: "", **DECLINING_CARDS}
 
 
 def sandbox_settings() -> dict[str, Any]:
@@ -70,16 +72,20 @@ def signature_header(*, body: bytes, secret: str, timestamp: int | None = None) 
 def verify_signature(*, body: bytes, header: str | None, secret: str, tolerance: int) -> None:
     if not header:
         raise WebhookSignatureInvalid(f"Missing {SIGNATURE_HEADER} header.")
+    if not header.isascii():
+        raise WebhookSignatureInvalid(f"{SIGNATURE_HEADER} header is not ASCII.")
     parts: dict[str, list[str]] = {}
     for item in header.split(","):
         key, _, value = item.strip().partition("=")
         parts.setdefault(key, []).append(value)
-    try:
-        timestamp = int(parts["t"][0])
-    except (KeyError, ValueError):
-        raise WebhookSignatureInvalid("Signature header has no timestamp.") from None
-    expected = compute_signature(body=body, timestamp=timestamp, secret=secret)
-    if not any(hmac.compare_digest(expected, candidate) for candidate in parts.get("v1", [])):
+    stamp = parts.get("t", [""])[0]
+    if not (stamp.isdigit() and len(stamp) <= 12):
+        raise WebhookSignatureInvalid("Signature header has no timestamp.")
+    timestamp = int(stamp)
+    expected = compute_signature(body=body, timestamp=timestamp, secret=secret).encode()
+    # Bytes on both sides: compare_digest refuses str with non-ASCII characters (a 500).
+    candidates = [value.encode("utf-8", "replace") for value in parts.get("v1", [])]
+    if not any(hmac.compare_digest(expected, candidate) for candidate in candidates):
         raise WebhookSignatureInvalid("Signature does not match the body.")
     # Checked after the HMAC, so the timestamp itself is known to be authentic.
     if abs(time.time() - timestamp) > tolerance:
@@ -89,24 +95,13 @@ def verify_signature(*, body: bytes, header: str | None, secret: str, tolerance:
 # --- cards -------------------------------------------------------------------------------------
 
 
-def _luhn_ok(number: str) -> bool:
-    if not number.isdigit() or not 12 <= len(number) <= 19:
-        return False
-    total = 0
-    for i, digit in enumerate(reversed(number)):
-        d = int(digit)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
+def normalize_card(card_number: str) -> str:
+    return card_number.replace(" ", "").replace("-", "").strip()
 
 
 def decline_code_for(card_number: str) -> str:
     """'' when the sandbox approves this card, else the decline code."""
-    number = card_number.replace(" ", "").replace("-", "")
-    if not _luhn_ok(number):
-        return "incorrect_number"
-    return DECLINING_CARDS.get(number, "")
+    return TEST_CARDS.get(normalize_card(card_number), "incorrect_number")
 
 
 # --- the provider's side -----------------------------------------------------------------------
@@ -220,6 +215,17 @@ def backoff_seconds(retries: int) -> int:
 class SandboxGateway(Gateway):
     name = "sandbox"
 
+    def accept_payment_method(self, payment_method: str) -> str:
+        if not payment_method.strip():
+            return ""
+        number = normalize_card(payment_method)
+        if number in TEST_CARDS:
+            return number
+        raise PaymentMethodRefused(
+            "The sandbox takes only its test cards (see docs/payments.md), or no card for the "
+            "hosted checkout; real card numbers are never accepted."
+        )
+
     def create_payment(
         self,
         *,
@@ -229,6 +235,7 @@ class SandboxGateway(Gateway):
         idempotency_key: str,
         payment_method: str = "",
         description: str = "",
+        return_url: str = "",
     ) -> ChargeResult:
         decline = decline_code_for(payment_method) if payment_method else ""
         if not payment_method:
@@ -256,10 +263,28 @@ class SandboxGateway(Gateway):
             charge = SandboxCharge.objects.get(idempotency_key=idempotency_key)
         return self._result(charge)
 
+    def cancel_payment(self, *, reference: str) -> ChargeResult:
+        SandboxCharge.objects.filter(
+            pk=reference, status=SandboxChargeStatus.REQUIRES_ACTION
+        ).update(status=SandboxChargeStatus.CANCELED, decline_code="canceled")
+        charge = SandboxCharge.objects.filter(pk=reference).first()
+        if charge is None:
+            return ChargeResult(status="failed", reference=reference, failure_reason="canceled")
+        return self._result(charge)
+
+    def reconcile(self, *, idempotency_key: str, **kwargs: Any) -> ChargeResult:
+        """The provider's own ledger, by our key: the charge as it stands, or none at all."""
+        charge = SandboxCharge.objects.filter(idempotency_key=idempotency_key).first()
+        if charge is None:
+            return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
+        return self._result(charge)
+
     def _result(self, charge: SandboxCharge) -> ChargeResult:
         if charge.status == SandboxChargeStatus.REQUIRES_ACTION:
             url = reverse("payments:sandbox-checkout", args=[charge.id])
             return ChargeResult(status="requires_action", reference=charge.id, checkout_url=url)
+        if charge.status == SandboxChargeStatus.CANCELED:
+            return ChargeResult(status="failed", reference=charge.id, failure_reason="canceled")
         return ChargeResult(
             status=charge.status, reference=charge.id, failure_reason=charge.decline_code
         )
@@ -310,3 +335,21 @@ class SandboxGateway(Gateway):
             )
         except (ValueError, KeyError, TypeError, ArithmeticError):
             raise WebhookSignatureInvalid("Signed, but not a sandbox event.") from None
+
+    def refusal(self, event: GatewayEvent) -> str:
+        """A success is believed only for a charge this provider itself marked paid, for that
+        payment and that amount: knowing the webhook secret is not enough to confirm a booking."""
+        if event.kind != PAYMENT_SUCCEEDED:
+            return ""
+        charge = SandboxCharge.objects.filter(pk=event.reference).first()
+        if charge is None:
+            return f"the sandbox has no charge {event.reference!r}"
+        if charge.status != SandboxChargeStatus.SUCCEEDED:
+            return f"sandbox charge {charge.pk} is {charge.status}, not paid"
+        if event.payment_id is not None and charge.merchant_reference != str(event.payment_id):
+            return f"sandbox charge {charge.pk} belongs to another payment"
+        if event.amount is not None and (
+            event.amount != charge.amount or event.currency.upper() != charge.currency
+        ):
+            return f"sandbox charge {charge.pk} is for {charge.amount} {charge.currency}"
+        return ""

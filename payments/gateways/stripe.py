@@ -1,19 +1,23 @@
 """Stripe, through the official SDK.
 
 A payment is a PaymentIntent carrying our payment id in its metadata.  With a payment method
-(e.g. ``pm_card_visa``) it is confirmed at once; without one it waits for the customer
-(Stripe.js with the client secret).  Outcomes arrive as ``payment_intent.*`` webhooks.
+(a ``pm_...`` token from Stripe.js) it is confirmed at once; when the bank wants 3-D Secure the
+answer carries the intent's client secret for Stripe.js.  Without a method we open a hosted
+Checkout Session and send the customer to its URL.  Outcomes arrive as ``payment_intent.*``
+webhooks (the session passes our payment id on to its intent's metadata).
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 
 import stripe
 from django.conf import settings
 
-from payments.errors import GatewayError, WebhookSignatureInvalid
+from payments.errors import GatewayError, PaymentMethodRefused, WebhookSignatureInvalid
 from payments.gateways.base import (
     PAYMENT_FAILED,
     PAYMENT_SUCCEEDED,
@@ -42,6 +46,8 @@ ZERO_DECIMAL_CURRENCIES = {
     "XOF",
     "XPF",
 }
+# A PaymentMethod id made by Stripe.js or the mobile SDKs: card data never reaches us.
+PAYMENT_METHOD_ID = re.compile(r"pm_[A-Za-z0-9_]{1,96}")
 EVENT_KINDS = {
     "payment_intent.succeeded": PAYMENT_SUCCEEDED,
     "payment_intent.payment_failed": PAYMENT_FAILED,
@@ -71,6 +77,15 @@ class StripeGateway(Gateway):
         )
         self.webhook_secret = cfg["WEBHOOK_SECRET"]
 
+    def accept_payment_method(self, payment_method: str) -> str:
+        method = payment_method.strip()
+        if not method or PAYMENT_METHOD_ID.fullmatch(method):
+            return method
+        raise PaymentMethodRefused(
+            "Send a Stripe PaymentMethod id (pm_...), created with Stripe.js; card numbers "
+            "are never accepted here."
+        )
+
     def create_payment(
         self,
         *,
@@ -80,21 +95,28 @@ class StripeGateway(Gateway):
         idempotency_key: str,
         payment_method: str = "",
         description: str = "",
+        return_url: str = "",
     ) -> ChargeResult:
+        if not payment_method:
+            return self._checkout_session(
+                payment_id=payment_id,
+                amount=amount,
+                currency=currency,
+                idempotency_key=idempotency_key,
+                description=description,
+                return_url=return_url,
+            )
         params: dict = {
             "amount": to_minor_units(amount, currency),
             "currency": currency.lower(),
             "description": description,
             "metadata": {"payment_id": str(payment_id)},
         }
-        if payment_method:
-            params.update(
-                payment_method=payment_method,
-                confirm=True,
-                automatic_payment_methods={"enabled": True, "allow_redirects": "never"},
-            )
-        else:
-            params["automatic_payment_methods"] = {"enabled": True}
+        params.update(
+            payment_method=payment_method,
+            confirm=True,
+            automatic_payment_methods={"enabled": True, "allow_redirects": "never"},
+        )
         try:
             intent = self.client.v1.payment_intents.create(
                 params=params, options={"idempotency_key": idempotency_key}
@@ -109,9 +131,94 @@ class StripeGateway(Gateway):
             raise GatewayError(str(exc)) from exc
         if intent.status == "succeeded":
             return ChargeResult(status="succeeded", reference=intent.id)
-        if intent.status in {"canceled", "requires_payment_method"} and payment_method:
+        if intent.status in {"canceled", "requires_payment_method"}:
             return ChargeResult(status="failed", reference=intent.id, failure_reason=intent.status)
-        return ChargeResult(status="requires_action", reference=intent.id)
+        return self._waiting(intent)
+
+    @staticmethod
+    def _waiting(intent) -> ChargeResult:
+        """An intent the customer must act on: Stripe.js needs the client secret; a redirect
+        next action (if the bank asks for one) also gives a URL the page can send them to."""
+        data = intent.to_dict()
+        next_action = data.get("next_action") or {}
+        url = (next_action.get("redirect_to_url") or {}).get("url") or ""
+        return ChargeResult(
+            status="requires_action",
+            reference=intent.id,
+            checkout_url=url,
+            client_secret=data.get("client_secret") or "",
+        )
+
+    def _checkout_session(
+        self,
+        *,
+        payment_id: int,
+        amount: Decimal,
+        currency: str,
+        idempotency_key: str,
+        description: str,
+        return_url: str,
+    ) -> ChargeResult:
+        metadata = {"payment_id": str(payment_id)}
+        params = {
+            "mode": "payment",
+            "client_reference_id": str(payment_id),
+            "line_items": [
+                {
+                    "quantity": 1,
+                    "price_data": {
+                        "currency": currency.lower(),
+                        "unit_amount": to_minor_units(amount, currency),
+                        "product_data": {"name": description or f"Payment {payment_id}"},
+                    },
+                }
+            ],
+            "metadata": metadata,
+            "payment_intent_data": {"metadata": metadata, "description": description},
+            "success_url": return_url,
+            "cancel_url": return_url,
+        }
+        try:
+            session = self.client.v1.checkout.sessions.create(
+                params=params, options={"idempotency_key": idempotency_key}
+            )
+        except stripe.StripeError as exc:
+            raise GatewayError(str(exc)) from exc
+        if getattr(session, "payment_status", "") == "paid":
+            return ChargeResult(status="succeeded", reference=str(session.payment_intent))
+        return ChargeResult(
+            status="requires_action", reference=session.id, checkout_url=session.url
+        )
+
+    def cancel_payment(self, *, reference: str) -> ChargeResult:
+        """Expire the Checkout Session / cancel the PaymentIntent; when Stripe refuses because
+        the customer already paid, read it back and say so."""
+        try:
+            if reference.startswith("cs_"):
+                # Not expirable any more (paid, or already expired): read where it ended.
+                with contextlib.suppress(stripe.InvalidRequestError):
+                    self.client.v1.checkout.sessions.expire(reference)
+                session = self.client.v1.checkout.sessions.retrieve(reference)
+                if session.payment_status == "paid":
+                    return ChargeResult(status="succeeded", reference=str(session.payment_intent))
+                if session.status == "expired":
+                    return ChargeResult(
+                        status="failed", reference=reference, failure_reason="canceled"
+                    )
+                raise GatewayError(f"Checkout Session {reference} is {session.status}.")
+            with contextlib.suppress(stripe.InvalidRequestError):
+                self.client.v1.payment_intents.cancel(reference)
+            intent = self.client.v1.payment_intents.retrieve(reference)
+        except stripe.StripeError as exc:
+            raise GatewayError(str(exc)) from exc
+        if intent.status == "succeeded":
+            return ChargeResult(status="succeeded", reference=intent.id)
+        if intent.status == "canceled":
+            return ChargeResult(status="failed", reference=intent.id, failure_reason="canceled")
+        raise GatewayError(f"PaymentIntent {reference} is {intent.status}.")
+
+    def storable_method(self, payment_method: str) -> str:
+        return payment_method if PAYMENT_METHOD_ID.fullmatch(payment_method) else ""
 
     def refund(
         self, *, reference: str, amount: Decimal, currency: str, idempotency_key: str
@@ -133,6 +240,9 @@ class StripeGateway(Gateway):
         header = headers.get(SIGNATURE_HEADER)
         if not header:
             raise WebhookSignatureInvalid(f"Missing {SIGNATURE_HEADER} header.")
+        if not header.isascii():
+            # The SDK compares str digests, which raises on non-ASCII (an unauthenticated 500).
+            raise WebhookSignatureInvalid(f"{SIGNATURE_HEADER} header is not ASCII.")
         try:
             event = stripe.Webhook.construct_event(
                 body.decode(),

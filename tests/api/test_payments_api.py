@@ -80,9 +80,12 @@ def test_replay_and_key_reuse(sandbox_payments, customer, flight):
 
 @pytest.mark.django_db(transaction=True)
 def test_second_attempt_while_one_is_under_way_is_409(sandbox_payments, customer, flight):
+    """Under way = a request still running (PROCESSING).  One merely waiting for the customer
+    (PENDING) is superseded instead (tests/payments/test_stuck_payments.py)."""
     booking = hold(customer, flight)
     client = client_for(customer)
     checkout = pay(client, booking.pk, key="h1").json()
+    Payment.objects.filter(pk=checkout["paymentId"]).update(status=PaymentStatus.PROCESSING)
     data = problem(pay(client, booking.pk, key="h2", paymentMethod=GOOD_CARD), 409)
     assert data["type"].endswith("/payment-in-progress")
     assert data["paymentId"] == checkout["paymentId"]
@@ -181,7 +184,9 @@ def signed_event(payment_id: int | str = "0", secret: str = "whsec_api_tests"):
     body = json.dumps(
         {
             "id": "evt_api_1",
-            "type": "payment.succeeded",
+            # A failure: a success for a charge the sandbox never made is refused (400) since
+            # the sandbox checks its ledger (tests/payments/test_forged_webhooks.py).
+            "type": "payment.failed",
             "created": int(time.time()),
             "data": {
                 "charge": "ch_x",

@@ -23,6 +23,9 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "waitroom.close_departed_waitlists": 300,
         "payments.tasks.purge_idempotency_keys_task": 3600,
         "payments.tasks.retry_pending_refunds": 300,
+        "flights.rebuild_hold_counters": 15,
+        "partners.resend_due_deliveries": 30,
+        "payments.tasks.reconcile_stuck_payments_task": 60,
     }
 
     def installed():
@@ -55,7 +58,7 @@ def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
         "import django, json; django.setup();"
         "from config.celery import app; app.loader.import_default_modules();"
         "print(json.dumps([app.conf.broker_url, sorted(t for t in app.tasks"
-        " if t.startswith(('bookings.', 'payments.', 'waitroom.')))]))"
+        " if t.startswith(('bookings.', 'flights.', 'payments.', 'waitroom.', 'partners.')))]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", script],

@@ -177,6 +177,8 @@ def test_a_second_payment_while_one_is_in_progress_is_refused_with_a_message(
     booking = hold(customer, flight)
     client.force_login(customer)
     pay(client, booking, pay_key(client.get(detail_url(booking))))
+    # A request still running (PROCESSING) is not disturbed...
+    Payment.objects.update(status=PaymentStatus.PROCESSING)
 
     response = client.post(
         reverse("payments:checkout", args=[booking.pk]),
@@ -187,6 +189,29 @@ def test_a_second_payment_while_one_is_in_progress_is_refused_with_a_message(
     assert any("already in progress" in m for m in messages_of(response))
     assert Payment.objects.count() == 1
     assert b"Continue to the payment page" in response.content
+
+
+def test_pressing_pay_again_replaces_an_abandoned_checkout(client, customer, flight):
+    """...but a checkout the customer walked away from (PENDING) is cancelled at the provider
+    and replaced, instead of blocking the booking forever."""
+    booking = hold(customer, flight)
+    client.force_login(customer)
+    pay(client, booking, pay_key(client.get(detail_url(booking))))
+    old = Payment.objects.get()
+
+    response = client.post(
+        reverse("payments:checkout", args=[booking.pk]),
+        {"idempotency_key": "another-key-0123456789"},
+    )
+
+    new = Payment.objects.exclude(pk=old.pk).get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse(
+        "payments:sandbox-checkout", args=[new.gateway_reference]
+    )
+    old.refresh_from_db()
+    assert old.status == PaymentStatus.FAILED
+    assert SandboxCharge.objects.get(pk=old.gateway_reference).status == "canceled"
 
 
 @pytest.mark.parametrize("form", [{}, {"idempotency_key": ""}, {"idempotency_key": "short"}])

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from bookings.models import Booking
 from bookings.services import hold_seats
 from payments.models import Payment, PaymentStatus
-from tests.factories import FlightFactory, UserFactory
+from tests.factories import FlightFactory, StaffFactory, UserFactory
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
 from tests.pages.test_browser import logged_in_page, off_loop, open_picker
@@ -312,3 +312,6 @@ def test_axe_finds_nothing_serious_on_the_customer_pages(browser, asgi_server):
     ):
         page.goto(asgi_server.url + url)
         assert_no_serious_axe_violations(page)
+    staff = logged_in_page(browser, asgi_server, StaffFactory(), viewport=DESKTOP)
+    staff.goto(asgi_server.url + "/checkin/")
+    assert_no_serious_axe_violations(staff)  # the gate's page has its landmarks

@@ -4,6 +4,7 @@ requests and answers like Stripe; webhooks are signed with Stripe's scheme."""
 import hashlib
 import hmac
 import json
+import re
 import time
 from decimal import Decimal
 from urllib.parse import parse_qs
@@ -25,6 +26,9 @@ SECRET = "whsec_stripe_test"
 
 
 class StubStripeHTTP(stripe.HTTPClient):
+    """Answers like Stripe, including its idempotency: a repeated Idempotency-Key gets the
+    object the first request made."""
+
     name = "stub"
 
     def __init__(self):
@@ -32,21 +36,32 @@ class StubStripeHTTP(stripe.HTTPClient):
         self.requests = []
         self.intent_status = "succeeded"
         self.decline = False
+        self.by_key = {}
+        self.objects = {}
+        self.created = 0
 
     def request(self, method, url, headers, post_data=None, *, _usage=None):
         params = {k: v[0] for k, v in parse_qs(post_data or "").items()}
         self.requests.append(
             {"method": method, "url": url, "headers": dict(headers), "params": params}
         )
-        if url.endswith("/v1/payment_intents"):
+        key = dict(headers).get("Idempotency-Key")
+        path = url.split("api.stripe.com", 1)[-1].split("?")[0]
+        if method == "post" and key in self.by_key:
+            return json.dumps(self.objects[self.by_key[key]]), 200, {}
+        if path == "/v1/payment_intents":
+            self.created += 1
             intent = {
-                "id": "pi_123",
+                "id": "pi_123" if self.created == 1 else f"pi_{self.created}",
                 "object": "payment_intent",
                 "amount": int(params["amount"]),
                 "currency": params["currency"],
                 "status": self.intent_status,
                 "metadata": {"payment_id": params["metadata[payment_id]"]},
-                "client_secret": "pi_123_secret",
+                "client_secret": "pi_123_secret_abc",
+                "next_action": {"type": "use_stripe_sdk"}
+                if self.intent_status == "requires_action"
+                else None,
             }
             if self.decline:
                 error = {
@@ -58,8 +73,27 @@ class StubStripeHTTP(stripe.HTTPClient):
                     }
                 }
                 return json.dumps(error), 402, {}
-            return json.dumps(intent), 200, {}
-        if url.endswith("/v1/refunds"):
+            return self._store(key, intent)
+        if path == "/v1/checkout/sessions":
+            self.created += 1
+            session = {
+                "id": f"cs_test_{self.created}",
+                "object": "checkout.session",
+                "url": f"https://checkout.stripe.com/c/pay/cs_test_{self.created}",
+                "status": "open",
+                "payment_status": "unpaid",
+                "payment_intent": None,
+                "amount_total": int(params["line_items[0][price_data][unit_amount]"]),
+                "metadata": {"payment_id": params["metadata[payment_id]"]},
+                "success_url": params["success_url"],
+            }
+            return self._store(key, session)
+        action = re.fullmatch(
+            r"/v1/(?:payment_intents|checkout/sessions)/(\w+?)(?:/(cancel|expire))?", path
+        )
+        if action:
+            return self._act(*action.groups())
+        if path == "/v1/refunds":
             refund = {
                 "id": "re_456",
                 "object": "refund",
@@ -68,11 +102,37 @@ class StubStripeHTTP(stripe.HTTPClient):
                 "status": "succeeded",
             }
             return json.dumps(refund), 200, {}
-        return (
-            json.dumps({"error": {"type": "invalid_request_error", "message": "no route"}}),
-            404,
-            {},
-        )
+        return self._error(404, "no route")
+
+    def _store(self, key, obj):
+        self.objects[obj["id"]] = obj
+        if key:
+            self.by_key[key] = obj["id"]
+        return json.dumps(obj), 200, {}
+
+    def _act(self, object_id, verb):
+        obj = self.objects.get(object_id)
+        if obj is None:
+            return self._error(404, "No such object")
+        if verb == "cancel":
+            if obj["status"] == "succeeded":
+                return self._error(400, "You cannot cancel this PaymentIntent")
+            obj["status"] = "canceled"
+        elif verb == "expire":
+            if obj["status"] != "open":
+                return self._error(400, "Only open Checkout Sessions can be expired")
+            obj["status"] = "expired"
+        return json.dumps(obj), 200, {}
+
+    def pay_session(self, session_id):
+        """The customer pays on Stripe's hosted page."""
+        session = self.objects[session_id]
+        session.update(status="complete", payment_status="paid", payment_intent="pi_paid")
+
+    @staticmethod
+    def _error(status, message):
+        error = {"error": {"type": "invalid_request_error", "message": message}}
+        return json.dumps(error), status, {}
 
     def close(self):
         pass
@@ -153,9 +213,10 @@ def test_card_error_is_a_decline(stub, customer, flight):
 
 
 def test_pending_intent_confirmed_by_signed_webhook(stub, customer, flight):
-    stub.intent_status = "requires_payment_method"
     booking = hold(customer, flight)
-    assert pay(api_client(customer), booking).status_code == 202
+    started = pay(api_client(customer), booking)
+    assert started.status_code == 202
+    assert started.json()["checkoutUrl"].startswith("https://checkout.stripe.com/")
     payment = Payment.objects.get()
 
     body, headers = stripe_signed(stripe_event(payment.pk))

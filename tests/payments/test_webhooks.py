@@ -165,16 +165,19 @@ def test_success_after_expiry_is_refunded_in_full(customer, flight, swept):
     assert Refund.objects.count() == 1 and SandboxRefund.objects.count() == 1
 
 
-def test_unknown_payment_and_wrong_amount_are_recorded_and_ignored(customer, flight):
+def test_unknown_payment_and_wrong_amount_are_recorded_and_refused(customer, flight):
+    """The sandbox checks a success against its own ledger: another payment's charge or
+    another amount contradicts it, so the event is refused (400), recorded, and not applied."""
     booking, payment = pending_payment(customer, flight)
     stranger = sandbox_event(payment, event_id="e1")
     stranger["data"]["paymentId"] = str(payment.pk + 1000)
     cheap = sandbox_event(payment, event_id="e2", amount="1.00")
     for event in (stranger, cheap):
-        assert post_webhook(Client(), *signed(event)).status_code == 200
+        assert post_webhook(Client(), *signed(event)).status_code == 400
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.HELD
-    outcomes = sorted(WebhookEvent.objects.values_list("outcome", flat=True))
-    assert outcomes[0].startswith("ignored: amount") and outcomes[1] == "ignored: unknown payment"
+    outcomes = dict(WebhookEvent.objects.values_list("event_id", "outcome"))
+    assert outcomes["e1"].endswith("belongs to another payment")
+    assert outcomes["e2"].startswith("refused: ") and "is for 208.00 EUR" in outcomes["e2"]
 
 
 @pytest.mark.concurrency

@@ -36,7 +36,12 @@ def test_compose_file_is_accepted_by_docker_compose():
     binary = shutil.which("docker-compose")
     if binary is None:
         pytest.fail("docker-compose is not installed (./scripts/test installs Debian's, as root)")
-    env = {**os.environ, "DJANGO_SECRET_KEY": "x" * 50}
+    env = {
+        **os.environ,
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "TICKET_SIGNING_KEY": "y" * 50,
+        "PAYMENTS_GATEWAY": "stripe",
+    }
     result = subprocess.run(
         [binary, "-f", str(ROOT / "docker-compose.yml"), "config", "-q"],
         capture_output=True,

@@ -39,11 +39,14 @@ def embedded_server(tmp_path):
         k: v
         for k, v in os.environ.items()
         if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE"}
+        and not k.startswith("DJANGO_SECURE_")  # the test suite's own plain-HTTP opt-out
     }
     database = tmp_path / "embedded.sqlite3"
     # No relay kick on commit: the tickets can then only come from beat's one-second relay tick
     # running on the embedded worker, so the test proves web, beat and worker all run.
     env.update(
+        # As ./scripts/run sets it: the local demo runs in development mode.
+        DJANGO_DEBUG="true",
         DATABASE_URL=f"sqlite:///{database}",
         DEMO_PASSWORD="embedded-demo-pw",
         OUTBOX_KICK_ON_COMMIT="false",

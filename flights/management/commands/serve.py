@@ -1,9 +1,11 @@
 """Serve the whole application: ASGI web server, Celery worker and Celery beat.
 
-With REDIS_URL (or CELERY_BROKER_URL) set, worker and beat run as child processes against that
-broker, as they would in production.  Without, everything runs in this one process: the
-in-memory broker and channel layer only reach consumers inside the same process, so the
-embedded worker and beat live here as threads.
+With REDIS_URL (or CELERY_BROKER_URL) set, this is docker-compose.yml on one machine: uvicorn
+with `--workers` web processes (HTTP on WEB_THREADS threads each, one persistent database
+connection per thread; see config/asgi.py and docs/performance.md), a Celery worker and
+beat, all child processes.  Without, everything runs in this one process: the in-memory
+broker and channel layer only reach consumers inside the same process, so the embedded
+worker and beat live here as threads.
 """
 
 import os
@@ -20,17 +22,31 @@ from config.celery import app as celery_app
 
 
 class Command(BaseCommand):
-    help = "Run web (uvicorn, ASGI) + Celery worker + beat."
+    help = "Run web (uvicorn, ASGI, N processes) + Celery worker + beat."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=int(os.environ.get("WEB_CONCURRENCY", "2")),
+            help="uvicorn web processes (production mode); about one per core",
+        )
+        parser.add_argument(
+            "--worker-concurrency",
+            type=int,
+            default=int(os.environ.get("CELERY_CONCURRENCY", "2")),
+            help="Celery worker processes (production mode)",
+        )
 
-    def handle(self, *args, host, port, **options):
+    def handle(self, *args, host, port, workers, worker_concurrency, **options):
         self._point_urls_at(host, port)
         embedded = settings.CELERY_BROKER_URL.startswith("memory://")
-        stop_background = self._start_embedded() if embedded else self._start_processes()
-        mode = "embedded single process" if embedded else "worker and beat as child processes"
+        if not embedded:
+            return self._serve_processes(host, port, workers, worker_concurrency)
+        stop_background = self._start_embedded()
+        mode = "embedded single process"
         self.stdout.write(
             self.style.SUCCESS(f"Seatkeeper is running ({mode}): http://{host}:{port}/")
         )
@@ -84,20 +100,39 @@ class Command(BaseCommand):
 
         return stop
 
-    def _start_processes(self):
+    def _serve_processes(self, host: str, port: int, workers: int, concurrency: int) -> None:
+        """The compose services as child processes; stops them all when one ends or on ^C."""
         celery = [sys.executable, "-m", "celery", "-A", "config"]
+        web = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host]
+        web += ["--port", str(port), "--workers", str(max(1, workers)), "--no-access-log"]
+        # Celery processes run one task at a time: one persistent connection each.
+        env = {**os.environ, "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60")}
         children = [
-            subprocess.Popen([*celery, "worker", "--loglevel=INFO", "--concurrency=2"]),
-            subprocess.Popen([*celery, "beat", "--loglevel=INFO"]),
+            subprocess.Popen(web),
+            subprocess.Popen(
+                [*celery, "worker", "--loglevel=INFO", f"--concurrency={concurrency}"], env=env
+            ),
+            subprocess.Popen([*celery, "beat", "--loglevel=INFO"], env=env),
         ]
-
-        def stop():
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Seatkeeper is running ({workers} web processes, worker and beat): "
+                f"http://{host}:{port}/"
+            )
+        )
+        stopping = threading.Event()
+        # ^C or a supervisor's SIGTERM: stop the children too, never orphan them.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: stopping.set())
+        try:
+            while not stopping.is_set() and all(child.poll() is None for child in children):
+                stopping.wait(0.5)
+        finally:
             for child in children:
-                child.send_signal(signal.SIGTERM)
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
             for child in children:
                 try:
                     child.wait(timeout=15)
                 except subprocess.TimeoutExpired:
                     child.kill()
-
-        return stop

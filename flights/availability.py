@@ -1,0 +1,422 @@
+"""Redis filters in front of the hold: cheap answers for losers, never a decision.
+
+Two filters, each switched by a setting (`HOLD_FILTERS`), both failing open to PostgreSQL:
+
+* **Seat gate** (`SEAT_GATE`): before the hold transaction, one `SET NX PX` per requested
+  seat (all or none, in one Lua call).  A second request for a seat whose hold is being
+  written, or was written in the last `SEAT_GATE_SECONDS`, gets `SeatUnavailable` without
+  a transaction.  The gate is released (compare-and-delete) when the hold fails, and deleted
+  when a hold is cancelled, expires or is taken over (`release_seats`).  A sold seat keeps its
+  gate until the TTL: PostgreSQL would refuse it too.
+* **Availability counter** (`AVAILABILITY_COUNTER`): units left per (flight, fare class),
+  taken in Lua with a floor at 0 before the transaction (and counted as *pending* until the
+  hold commits), given back when the database refuses or a hold ends (cancel, expiry), not
+  moved by a sale, rebuilt when staff change limits.  It answers `SoldOut` without a
+  transaction only when it is short *and no hold is pending*: a running hold may still fail
+  and return its units, and refusing meanwhile would refuse what PostgreSQL would sell.
+
+Why a wrong filter can never oversell: PostgreSQL still runs the full hold (seat locks, the
+conditional inventory UPDATE, the CHECK constraints); a filter can only *refuse early*.
+Why it cannot keep refusing what PostgreSQL would sell: every error path gives back or
+releases; give-backs happen as soon as the units return (erring high, which is harmless);
+a counter is rebuilt from PostgreSQL when it is missing, by beat every few seconds, and
+whenever it refuses while its last rebuild is older than `COUNTER_TRUST_SECONDS`; a gate
+lives `SEAT_GATE_SECONDS` at most.  So a counter that drifted low (a lost give-back while
+Redis was down, a crashed worker) refuses for at most `COUNTER_TRUST_SECONDS`.
+
+Any Redis error turns the filters off for this process for `BACKOFF_SECONDS` and the hold
+goes straight to PostgreSQL, exactly as without filters.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.db.models import F
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from bookings.errors import SeatUnavailable, SoldOut
+from flights.models import FareInventory, FlightStatus
+
+logger = logging.getLogger(__name__)
+
+# A counter is a hash: n = units left that nobody has taken, pending = units taken by holds
+# still running in PostgreSQL, at = when it was last rebuilt (ms).  It refuses only when n is
+# short *and* nothing is pending: a pending hold may yet fail and give its units back, so
+# while one runs a short counter lets the request through to PostgreSQL instead.
+#
+# KEYS[1] counter; ARGV[1] units -> {1, at} taken | {0, at, pending} short | {-1} missing
+_TAKE = """
+local n = redis.call('HGET', KEYS[1], 'n')
+if not n then return {-1} end
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0')
+local units = tonumber(ARGV[1])
+if tonumber(n) < units then
+  return {0, at, tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')}
+end
+redis.call('HINCRBY', KEYS[1], 'n', -units)
+redis.call('HINCRBY', KEYS[1], 'pending', units)
+return {1, at}
+"""
+# KEYS[1] counter; ARGV units, dn (0/1: give n back), dpending (0/1: no longer pending), take
+# (0/1: a hold let through untracked has won: n goes down, floored at 0).  Never creates the
+# counter: HINCRBY on a missing key would start it at the returned units, far below the truth.
+_SETTLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local units = tonumber(ARGV[1])
+if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'n', units) end
+if ARGV[3] == '1' then
+  local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')
+  redis.call('HSET', KEYS[1], 'pending', math.max(pending - units, 0))
+end
+if ARGV[4] == '1' then
+  local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+  redis.call('HSET', KEYS[1], 'n', math.max(n - units, 0))
+end
+return 1
+"""
+# ARGV: n, at, ttl seconds, overwrite (1/0).  A rebuild after a miss does not overwrite: of
+# several processes rebuilding at once, the first wins and later takes are kept.
+_SEED = """
+if ARGV[4] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'n', ARGV[1], 'at', ARGV[2], 'pending', 0)
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1
+"""
+# KEYS seat gates; ARGV token, ttl ms.  All or none; returns the 1-based indexes already taken.
+_GATE = """
+local taken = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then table.insert(taken, i) end
+end
+if #taken > 0 then return taken end
+for _, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', tonumber(ARGV[2])) end
+return taken
+"""
+_UNGATE = """
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+return 1
+"""
+
+COUNTER_KEY_TTL_SECONDS = 3 * 24 * 3600
+
+_clients: dict[str, redis.Redis] = {}
+_clients_lock = threading.Lock()
+_down_until = 0.0
+
+
+def _config() -> dict:
+    return settings.HOLD_FILTERS
+
+
+def gate_enabled() -> bool:
+    config = _config()
+    return bool(config["SEAT_GATE"] and config["REDIS_URL"])
+
+
+def counter_enabled() -> bool:
+    config = _config()
+    return bool(config["AVAILABILITY_COUNTER"] and config["REDIS_URL"])
+
+
+def _client() -> redis.Redis | None:
+    """The filters' Redis, or None while it is known to be down."""
+    if time.monotonic() < _down_until:
+        return None
+    config = _config()
+    url = config["REDIS_URL"]
+    client = _clients.get(url)
+    if client is None:
+        with _clients_lock:
+            client = _clients.get(url)
+            if client is None:
+                client = redis.Redis.from_url(
+                    url,
+                    socket_timeout=config["TIMEOUT_SECONDS"],
+                    socket_connect_timeout=config["TIMEOUT_SECONDS"],
+                    # A filter does not retry: PostgreSQL answers instead.
+                    retry=Retry(NoBackoff(), 0),
+                )
+                _clients[url] = client
+    return client
+
+
+def _redis_failed(exc: Exception) -> None:
+    global _down_until
+    if time.monotonic() >= _down_until:
+        logger.warning("hold filters off for a moment, Redis failed: %s", exc)
+    _down_until = time.monotonic() + _config()["BACKOFF_SECONDS"]
+
+
+def _run(script: str, keys: Sequence[str], args: Sequence[object]):
+    """Run a Lua script; None when Redis is unreachable (the caller then fails open)."""
+    client = _client()
+    if client is None:
+        return None
+    try:
+        return client.eval(script, len(keys), *keys, *args)
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+        return None
+
+
+def _prefix(flight_id: int) -> str:
+    # The database name keeps a test database and a dev database on one Redis apart; the
+    # {flight} hash tag keeps one flight's keys in one slot should Redis ever be a cluster.
+    return f"hold:{connection.settings_dict['NAME']}:{{{flight_id}}}"
+
+
+def counter_key(flight_id: int, fare_class: str) -> str:
+    return f"{_prefix(flight_id)}:left:{fare_class}"
+
+
+def gate_key(flight_id: int, seat_no: str) -> str:
+    return f"{_prefix(flight_id)}:seat:{seat_no}"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --- the seat gate -----------------------------------------------------------------------------
+
+
+def _enter_gate(flight_id: int, seat_nos: Sequence[str]) -> str | None:
+    """Gate `seat_nos`; the token to release them with, None if the gate is off or down."""
+    if not seat_nos or not gate_enabled():
+        return None
+    token = uuid.uuid4().hex
+    keys = [gate_key(flight_id, s) for s in seat_nos]
+    # Never longer than a hold lives: a gate must not outlast the hold it stands for.
+    seconds = min(_config()["SEAT_GATE_SECONDS"], settings.SEATKEEPER["HOLD_TTL"].total_seconds())
+    ttl_ms = max(int(seconds * 1000), 1)
+    taken = _run(_GATE, keys, [token, ttl_ms])
+    if taken is None:
+        return None
+    if taken:
+        raise SeatUnavailable([seat_nos[i - 1] for i in taken])
+    return token
+
+
+def _leave_gate(flight_id: int, seat_nos: Sequence[str], token: str) -> None:
+    _run(_UNGATE, [gate_key(flight_id, s) for s in seat_nos], [token])
+
+
+def release_seats(*, flight_id: int, seat_nos: Iterable[str]) -> None:
+    """Open the gate of seats that are AVAILABLE again (cancel, expiry, takeover).
+
+    Called inside the releasing transaction: opening early only lets a request through to
+    PostgreSQL, which waits for the seat lock and decides."""
+    keys = [gate_key(flight_id, s) for s in seat_nos]
+    if not keys or not gate_enabled():
+        return
+    client = _client()
+    if client is None:
+        return
+    try:
+        client.delete(*keys)
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+
+
+# --- the availability counter ------------------------------------------------------------------
+
+
+def _available_in_db(flight_id: int, fare_class: str) -> int | None:
+    row = (
+        FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class)
+        .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
+        .values_list("left", flat=True)
+        .first()
+    )
+    return None if row is None else max(row, 0)
+
+
+def seed_counter(
+    *, flight_id: int, fare_class: str, available: int, overwrite: bool = True
+) -> None:
+    """Set the counter to `available` (a figure just read from, or written to, PostgreSQL)."""
+    if counter_enabled():
+        _run(
+            _SEED,
+            [counter_key(flight_id, fare_class)],
+            [available, _now_ms(), COUNTER_KEY_TTL_SECONDS, int(overwrite)],
+        )
+
+
+def rebuild_counter(*, flight_id: int, fare_class: str, overwrite: bool = True) -> int | None:
+    """Read units left from PostgreSQL and store them; returns them (None: no such fare)."""
+    available = _available_in_db(flight_id, fare_class)
+    if available is not None:
+        seed_counter(
+            flight_id=flight_id, fare_class=fare_class, available=available, overwrite=overwrite
+        )
+    return available
+
+
+def rebuild_open_counters() -> int:
+    """Beat: rebuild every counter of a flight still on sale from PostgreSQL, in one read and
+    one pipeline.  Corrects any drift (lost give-backs, waitlist offers, crashed workers)."""
+    if not counter_enabled():
+        return 0
+    from django.utils import timezone
+
+    rows = list(
+        FareInventory.objects.filter(
+            flight__status=FlightStatus.SCHEDULED, flight__departure_at__gt=timezone.now()
+        )
+        .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
+        .values_list("flight_id", "fare_class", "left")
+    )
+    client = _client()
+    if client is None or not rows:
+        return 0
+    now = _now_ms()
+    try:
+        pipe = client.pipeline(transaction=False)
+        for flight_id, fare_class, left in rows:
+            key = counter_key(flight_id, fare_class)
+            pipe.hset(key, mapping={"n": max(left, 0), "at": now, "pending": 0})
+            pipe.expire(key, COUNTER_KEY_TTL_SECONDS)
+        pipe.execute()
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+        return 0
+    return len(rows)
+
+
+def counter_value(*, flight_id: int, fare_class: str) -> int | None:
+    """Units left per the counter (None: missing or Redis unreachable) — for audits and tests."""
+    client = _client()
+    if client is None:
+        return None
+    try:
+        value = client.hget(counter_key(flight_id, fare_class), "n")
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+        return None
+    return None if value is None else int(value)
+
+
+def give_back(*, flight_id: int, fare_class: str, units: int) -> None:
+    """Units returned to the fare class (a cancel, an expiry, an unblocked seat).
+
+    Inside the releasing transaction, for the same reason as `release_seats`: a counter that
+    is briefly too high only sends a request to PostgreSQL."""
+    if units > 0 and counter_enabled():
+        _settle(flight_id, fare_class, units, give=True)
+
+
+def _settle(
+    flight_id: int,
+    fare_class: str,
+    units: int,
+    *,
+    give: bool = False,
+    pending: bool = False,
+    take: bool = False,
+) -> None:
+    _run(
+        _SETTLE,
+        [counter_key(flight_id, fare_class)],
+        [units, int(give), int(pending), int(take)],
+    )
+
+
+class Take:
+    TAKEN = "taken"  # n went down and the units are pending until the hold ends
+    REFUSED = "refused"  # sold out per the counter: answer SoldOut
+    THROUGH = "through"  # not filtered (Redis down, short but unsure): PostgreSQL decides
+
+
+def _take(flight_id: int, fare_class: str, units: int) -> str:
+    key = counter_key(flight_id, fare_class)
+    result = _run(_TAKE, [key], [units])
+    if result is None:
+        return Take.THROUGH
+    if int(result[0]) == -1:  # missing (Redis restarted empty, flight created while it was down)
+        if rebuild_counter(flight_id=flight_id, fare_class=fare_class, overwrite=False) is None:
+            return Take.THROUGH  # no such fare class: let the hold report it
+        result = _run(_TAKE, [key], [units])
+        if result is None or int(result[0]) == -1:
+            return Take.THROUGH
+    if int(result[0]) == 1:
+        return Take.TAKEN
+    at, pending = int(result[1]), int(result[2])
+    if pending > 0:
+        return Take.THROUGH  # a running hold may still give units back
+    if _now_ms() - at <= _config()["COUNTER_TRUST_SECONDS"] * 1000:
+        return Take.REFUSED
+    # Short, and older than we trust: check with PostgreSQL.  One process rebuilds; the
+    # others go through to PostgreSQL meanwhile rather than refuse on a figure nobody checked.
+    if not _claim_rebuild(key):
+        return Take.THROUGH
+    rebuild_counter(flight_id=flight_id, fare_class=fare_class)
+    result = _run(_TAKE, [key], [units])
+    if result is None or int(result[0]) == -1:
+        return Take.THROUGH
+    return Take.TAKEN if int(result[0]) == 1 else Take.REFUSED
+
+
+def _claim_rebuild(key: str) -> bool:
+    """One rebuild at a time per counter, however many requests find it stale at once."""
+    client = _client()
+    if client is None:
+        return False
+    try:
+        return bool(client.set(f"{key}:rebuilding", 1, nx=True, px=1000))
+    except redis.RedisError as exc:
+        _redis_failed(exc)
+        return False
+
+
+# --- the hold's entry ----------------------------------------------------------------------------
+
+
+@contextmanager
+def hold_admission(
+    *, flight_id: int, fare_class: str, units: int, seat_nos: Sequence[str] = ()
+) -> Iterator[None]:
+    """Run a hold (the body: its whole transaction) behind the filters.
+
+    Refuses early with `SeatUnavailable` / `SoldOut`.  If the body raises, whatever the filters
+    took is given back; if it returns, the hold is committed and its units stop being pending.
+    """
+    gate_token = _enter_gate(flight_id, seat_nos)
+    take = Take.THROUGH
+    try:
+        if counter_enabled():
+            take = _take(flight_id, fare_class, units)
+            if take == Take.REFUSED:
+                raise SoldOut(fare_class)
+        yield
+    except BaseException as exc:
+        if take == Take.TAKEN:
+            _settle(flight_id, fare_class, units, give=True, pending=True)
+        # The counter let through what PostgreSQL refused as sold out: it is too high.
+        # Correct it now so the next losers stay cheap.
+        if (
+            isinstance(exc, SoldOut)
+            and take != Take.REFUSED
+            and counter_enabled()
+            and _claim_rebuild(counter_key(flight_id, fare_class))
+        ):
+            rebuild_counter(flight_id=flight_id, fare_class=fare_class)
+        if gate_token:
+            _leave_gate(flight_id, seat_nos, gate_token)
+        raise
+    if take == Take.TAKEN:
+        _settle(flight_id, fare_class, units, pending=True)
+    elif take == Take.THROUGH and counter_enabled():
+        _settle(flight_id, fare_class, units, take=True)

@@ -1,0 +1,21 @@
+from django.db import migrations
+
+
+def install(apps, schema_editor):
+    from bookings.schedules import install_schedules
+
+    install_schedules(
+        interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
+        task_model=apps.get_model("django_celery_beat", "PeriodicTask"),
+    )
+
+
+class Migration(migrations.Migration):
+    """Adds the rebuild of the hold filters' availability counters to beat (idempotent)."""
+
+    dependencies = [
+        ("flights", "0001_initial"),
+        ("bookings", "0004_install_schedules"),
+    ]
+
+    operations = [migrations.RunPython(install, migrations.RunPython.noop)]

@@ -1,0 +1,94 @@
+"""Partners' outgoing webhooks: the endpoints they register and our log of deliveries."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class PartnerEventType(models.TextChoices):
+    BOOKING_CONFIRMED = "booking.confirmed", "Booking confirmed"
+    BOOKING_CANCELLED = "booking.cancelled", "Booking cancelled"
+    REFUND_ISSUED = "refund.issued", "Refund issued"
+    WAITLIST_OFFERED = "waitlist.offered", "Waitlist offer made"
+
+
+class WebhookEndpoint(models.Model):
+    """A URL a partner wants our events POSTed to, signed with its own secret."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_endpoints"
+    )
+    url = models.URLField(max_length=500)
+    # Shown once, when the endpoint is created; the partner verifies signatures with it.
+    secret = models.CharField(max_length=100)
+    event_types = models.JSONField(default=list, help_text="Subscribed event types.")
+    is_active = models.BooleanField(default=True)
+    description = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        permissions = [("manage_own_webhooks", "Can register webhook endpoints of their own")]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "PENDING"
+    SENDING = "SENDING"
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint.  Unique per (endpoint, event id): a redelivered outbox
+    event never makes a second row, so the log shows one record per event and endpoint."""
+
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    # The stable id the receiver dedupes by (body `id` and the Seatkeeper-Event-Id header).
+    event_id = models.UUIDField()
+    # No foreign key: the log outlives the purge of published outbox events.
+    outbox_event_id = models.BigIntegerField()
+    event_type = models.CharField(max_length=60, choices=PartnerEventType.choices)
+    occurred_at = models.DateTimeField()
+    data = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_response_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["endpoint", "event_id"], name="partners_one_delivery_per_event_endpoint"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="DELIVERED", delivered_at__isnull=False)
+                | ~Q(status="DELIVERED"),
+                name="partners_delivered_has_time",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["status", "next_attempt_at"],
+                condition=Q(status__in=["PENDING", "SENDING"]),
+                name="partners_delivery_due_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.event_id} -> endpoint {self.endpoint_id}"

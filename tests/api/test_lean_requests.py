@@ -1,0 +1,226 @@
+"""The hold path costs what it must and no more (issue 12): token lookups cached and safely
+forgotten, the throttle one Redis round trip that fails open, no WARNING line per loser."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import redis
+from django.core.cache import cache
+from django.db import connection
+from django.db.models.signals import post_save
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+
+from config.api import tokens
+from config.api.throttles import HoldsThrottle, count_hit
+from tests.api.conftest import client_for, problem
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def redis_commands(monkeypatch):
+    """Every round trip to Redis from this process: ("GET", key) or ("PIPELINE", [...])."""
+    sent: list[tuple[str, object]] = []
+    plain, pipelined = redis.Redis.execute_command, redis.client.Pipeline.execute
+
+    def execute_command(self, *args, **options):
+        sent.append((str(args[0]).upper(), args[1] if len(args) > 1 else None))
+        return plain(self, *args, **options)
+
+    def execute(self, *args, **kwargs):
+        sent.append(("PIPELINE", [str(c[0][0]).upper() for c in self.command_stack]))
+        return pipelined(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", execute_command)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", execute)
+    return sent
+
+
+def hold(client, flight, seat: str):
+    return client.post(
+        "/api/bookings",
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat]},
+        format="json",
+    )
+
+
+def token_queries(captured) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries if "authtoken_token" in q["sql"]]
+
+
+# --- token cache -------------------------------------------------------------------------------
+
+
+def test_a_known_token_is_checked_without_a_query(api):
+    with CaptureQueriesContext(connection) as first:
+        assert api.get("/api/bookings").status_code == 200
+    with CaptureQueriesContext(connection) as second:
+        assert api.get("/api/bookings").status_code == 200
+    assert len(token_queries(first)) == 1
+    assert token_queries(second) == []
+
+
+def test_a_deleted_token_is_refused_at_once(api, customer):
+    assert api.get("/api/bookings").status_code == 200  # now cached
+    Token.objects.filter(user=customer).delete()
+    problem(api.get("/api/bookings"), 401)
+
+
+def test_a_deactivated_user_is_refused_at_once(api, customer):
+    assert api.get("/api/bookings").status_code == 200
+    customer.is_active = False
+    customer.save()
+    problem(api.get("/api/bookings"), 401)
+
+
+def test_a_user_re_cached_during_the_deactivating_transaction_is_forgotten_on_commit(
+    api, customer, django_capture_on_commit_callbacks
+):
+    """Admin saves run in a transaction: a request between the save and the commit still
+    reads the old (active) row and caches it; the after-commit forget drops that entry."""
+    assert api.get("/api/bookings").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        customer.is_active = False
+        customer.save()
+        # Another request, before the commit, re-caches the user as it was.
+        customer.is_active = True
+        token = Token.objects.get(user=customer).key
+        cache.set(tokens.token_cache_key(token), customer, 60)
+        customer.is_active = False
+    problem(api.get("/api/bookings"), 401)
+
+
+def test_control_without_the_invalidation_a_deactivated_user_stays_in(api, customer):
+    """Shows the cache really answers, and that the signal is what makes deactivation safe."""
+    assert api.get("/api/bookings").status_code == 200
+    post_save.disconnect(dispatch_uid="token-cache-user-save", sender=type(customer))
+    try:
+        customer.is_active = False
+        customer.save()
+        assert api.get("/api/bookings").status_code == 200
+    finally:
+        tokens.connect_token_cache_invalidation()
+
+
+def test_a_wrong_token_is_still_401(anon):
+    anon.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    problem(anon.get("/api/bookings"), 401)
+
+
+# --- throttle ----------------------------------------------------------------------------------
+
+
+def test_the_throttle_is_one_redis_round_trip_and_still_counts(settings, customer, redis_commands):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "holds": "2/min",
+        },
+    }
+    key = f"throttle:holds:user:{customer.pk}:probe"
+    assert [count_hit(key, period=60) for _ in range(3)] == [1, 2, 3]
+    assert redis_commands == [("PIPELINE", ["INCRBY", "EXPIRE"])] * 3
+
+
+def test_the_throttle_limits_holds_across_requests(settings, api, flight):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "holds": "2/min",
+        },
+    }
+    assert hold(api, flight, "12A").status_code == 201
+    assert hold(api, flight, "12B").status_code == 201
+    body = problem(hold(api, flight, "12C"), 429)
+    assert body["retryAfter"] >= 1
+
+
+def test_the_throttle_fails_open_when_redis_is_gone(settings, customer, rf):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.2},
+        }
+    }
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "holds": "1/min",
+        },
+    }
+    request = rf.post("/api/bookings")
+    request.user = customer
+    throttle = HoldsThrottle()
+    assert all(throttle.allow_request(request, None) for _ in range(3))
+
+
+# --- the hold's round trips --------------------------------------------------------------------
+
+
+def test_a_hold_costs_one_token_read_one_throttle_call_and_no_cached_map(
+    api, flight, django_assert_max_num_queries, redis_commands
+):
+    assert hold(api, flight, "12A").status_code == 201  # the token is cached now
+    redis_commands.clear()
+    # The test's savepoint pair (BEGIN/COMMIT in production), then: lock the seats (with the
+    # flight and the fare in the same query), reserve, insert the booking, claim the seats,
+    # insert the passengers; the response re-reads the booking with its passengers.  No
+    # token query, no permission queries.
+    with django_assert_max_num_queries(9) as captured:
+        assert hold(api, flight, "12B").status_code == 201
+    assert token_queries(captured) == []
+    auth = [c for c in redis_commands if c[0] == "GET" and "auth:token:" in str(c[1])]
+    throttle = [c for c in redis_commands if c == ("PIPELINE", ["INCRBY", "EXPIRE"])]
+    assert len(auth) == 1 and len(throttle) == 1
+    keys = " ".join(str(c[1]) for c in redis_commands)
+    assert "flights:seatmap" not in keys and "flights:search" not in keys
+
+
+# --- logging -----------------------------------------------------------------------------------
+
+
+def test_a_lost_race_409_is_not_a_warning_line(api, flight, caplog):
+    other = client_for(UserFactory())
+    assert hold(api, flight, "12A").status_code == 201
+    with caplog.at_level(logging.INFO, logger="django.request"):
+        problem(hold(other, flight, "12A"), 409)
+        # Control: other client errors are still logged as before.
+        problem(other.get("/api/bookings/999999999"), 404)
+    statuses = [
+        getattr(r, "status_code", None) for r in caplog.records if r.name == "django.request"
+    ]
+    assert 409 not in statuses
+    assert 404 in statuses
+
+
+# --- overload ----------------------------------------------------------------------------------
+
+
+def test_an_exhausted_connection_pool_is_a_polite_503(rf):
+    """SEATKEEPER_HTTP=asgi mode: no pooled connection within DB_POOL_TIMEOUT_SECONDS is
+    overload, answered like a lock timeout, not a 500."""
+    from django.db import OperationalError
+    from psycopg_pool import PoolTimeout
+
+    from config.api.exceptions import problem_exception_handler
+
+    try:
+        try:
+            raise PoolTimeout("couldn't get a connection after 10.00 sec")
+        except PoolTimeout as cause:
+            raise OperationalError(str(cause)) from cause
+    except OperationalError as exc:
+        response = problem_exception_handler(exc, {"request": rf.get("/api/bookings")})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert response.data["type"].endswith("/too-busy")
+    # Any other database error is still a bug (500 by Django), not hidden as "busy".
+    assert problem_exception_handler(OperationalError("boom"), {}) is None

@@ -1,0 +1,172 @@
+"""N web processes plus the Celery worker and beat, under a burst, stay inside a known
+connection budget far below max_connections (issue 12).
+
+The real processes are started (uvicorn with 2 workers as in docker-compose.yml, a Celery
+worker, beat) against the test database, and `pg_stat_activity` is sampled while 60 clients
+hit them.  Both ways config/asgi.py can serve HTTP are checked: the default (WSGI on a fixed
+thread pool, persistent connections) and Django's ASGI handler with the psycopg pool.  The
+control starts the ASGI handler the old way (persistent connections, no pool) and shows that
+the same burst then needs a connection per request thread.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB_WORKERS = 2
+PER_PROCESS = 3  # WEB_THREADS, or DB_POOL_MAX_SIZE
+CELERY_CONCURRENCY = 2
+CLIENTS, REQUESTS = 60, 600
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def database_url() -> str:
+    db = settings.DATABASES["default"]
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def backends(name: str) -> int:
+    with psycopg.connect(database_url(), dbname="postgres", autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]
+        ).fetchone()[0]
+
+
+def burst(base: str, name: str) -> tuple[list[int], int]:
+    """REQUESTS GETs of /healthz from CLIENTS threads; (statuses, peak backends meanwhile)."""
+    peak, done = [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], backends(name))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    session = requests.Session()
+    session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=CLIENTS))
+    try:
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            statuses = list(
+                pool.map(lambda _: session.get(f"{base}/healthz", timeout=60).status_code,
+                         range(REQUESTS))
+            )  # fmt: skip
+        time.sleep(0.3)
+    finally:
+        done.set()
+        sampler.join()
+    return statuses, peak[0]
+
+
+def wait_up(base: str, procs: list[subprocess.Popen], logdir: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            pytest.fail(f"a process died: {[p.read_text()[-2000:] for p in logdir.iterdir()]}")
+        try:
+            if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                time.sleep(2)  # every worker process up
+                return
+        except requests.RequestException:
+            time.sleep(0.3)
+    pytest.fail("the web server did not come up")
+
+
+def stack_env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "DATABASE_URL": database_url(), **extra}
+    for name in ("DB_POOL", "SEATKEEPER_HTTP", "WEB_THREADS", "DB_CONN_MAX_AGE"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def web_cmd(port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
+        "--port", str(port), "--workers", str(WEB_WORKERS), "--no-access-log",
+    ]  # fmt: skip
+
+
+MODES = {
+    "wsgi-threads": {"WEB_THREADS": str(PER_PROCESS)},
+    "asgi-pool": {"SEATKEEPER_HTTP": "asgi", "DB_POOL_MAX_SIZE": str(PER_PROCESS)},
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_web_processes_and_workers_stay_inside_the_connection_budget(tmp_path, mode):
+    name = settings.DATABASES["default"]["NAME"]
+    connection.close()  # our own connection is not part of the budget
+    port = free_port()
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
+    worker_env = stack_env(DB_CONN_MAX_AGE="60")
+    procs = [
+        start(web_cmd(port), stack_env(**MODES[mode]), tmp_path / "web.log"),
+        start(
+            [*celery, "worker", "--loglevel=WARNING", f"--concurrency={CELERY_CONCURRENCY}"],
+            worker_env,
+            tmp_path / "worker.log",
+        ),
+        start([*celery, "beat", "--loglevel=WARNING"], worker_env, tmp_path / "beat.log"),
+    ]
+    try:
+        wait_up(f"http://127.0.0.1:{port}", procs, tmp_path)
+        statuses, peak = burst(f"http://127.0.0.1:{port}", name)
+    finally:
+        stop(procs)
+    # Each web process holds at most one connection per thread (or its pool); each Celery
+    # process (the parent and its children) and beat at most one.
+    budget = WEB_WORKERS * PER_PROCESS + (CELERY_CONCURRENCY + 1) + 1
+    with psycopg.connect(database_url(), dbname="postgres") as conn:
+        max_connections = int(conn.execute("SHOW max_connections").fetchone()[0])
+    assert statuses == [200] * REQUESTS
+    assert 1 <= peak <= budget < max_connections, (peak, budget)
+
+
+def test_control_without_the_pool_every_request_thread_opens_its_own(tmp_path):
+    name = settings.DATABASES["default"]["NAME"]
+    connection.close()
+    port = free_port()
+    env = stack_env(SEATKEEPER_HTTP="asgi", DB_POOL="0", DB_CONN_MAX_AGE="60")
+    procs = [start(web_cmd(port), env, tmp_path / "web.log")]
+    try:
+        wait_up(f"http://127.0.0.1:{port}", procs, tmp_path)
+        _, peak = burst(f"http://127.0.0.1:{port}", name)
+    finally:
+        stop(procs)
+    assert peak > WEB_WORKERS * PER_PROCESS + CELERY_CONCURRENCY + 2, peak
