@@ -8,7 +8,7 @@ def mark_a320_exit_rows(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("flights", "0001_initial")]
+    dependencies = [("flights", "0002_install_hold_counter_schedule")]
 
     operations = [
         migrations.AddField(
