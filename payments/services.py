@@ -28,7 +28,6 @@ from bookings.errors import (
     FlightNotBookable,
     HoldExpired,
     InvalidBookingState,
-    PassengerNamesMissing,
 )
 from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
@@ -148,10 +147,6 @@ def _record_payment(
             raise FlightNotBookable(
                 "This flight has departed or was cancelled; nothing was charged."
             )
-        # A waitlist offer or a seatless hold arrives without names: named before paid, so a
-        # confirmed ticket always carries a name.
-        if booking.passengers.filter(full_name="").exists():
-            raise PassengerNamesMissing()
         if amount is not None and amount != booking.amount:
             raise AmountMismatch(
                 f"The booking costs {booking.amount} {booking.currency}, not {amount}.",

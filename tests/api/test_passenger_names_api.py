@@ -92,29 +92,3 @@ def test_the_hold_page_asks_for_names_before_pay(client, customer, unnamed):
     page = client.get(detail).content.decode()
     assert names_of(unnamed) == ["Ana Lima", "Bo Chen"]
     assert 'id="names-form"' not in page and 'id="pay-form"' in page
-
-
-@pytest.mark.django_db(transaction=True)  # the gateway is only called outside a transaction
-def test_paying_without_names_is_a_422_problem_and_records_nothing(api, unnamed):
-    from payments.models import Payment
-
-    def pay(key):
-        return api.post(
-            f"/api/bookings/{unnamed.pk}/payments",
-            {"paymentMethod": "4242424242424242"},
-            format="json",
-            HTTP_IDEMPOTENCY_KEY=key,
-        )
-
-    refused = pay("names-1")
-    assert refused.status_code == 422, refused.content
-    assert refused["Content-Type"].startswith("application/problem+json")
-    assert refused.json()["title"] == "Passenger names missing"
-    assert not Payment.objects.exists()
-
-    api.put(names_url(unnamed), {"passengerNames": ["Ana Lima", "Bo Chen"]}, format="json")
-    paid = pay("names-2")
-    assert paid.status_code == 201, paid.content
-    booking = Booking.objects.get(pk=unnamed.pk)
-    assert booking.status == "CONFIRMED"
-    assert all(p.full_name for p in booking.passengers.all())
