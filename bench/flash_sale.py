@@ -113,7 +113,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         async def seatless(index: int, token: str) -> None:
             await call("GET", "/healthz")  # open the keep-alive connection before the gate
             await start_gate.wait()
-            body = {"flightId": spec["flight_id"], "fareClass": "ECONOMY", "passengers": 1}
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
+            }
             while take():
                 t0 = time.perf_counter()
                 status, _, _, lat = await call(

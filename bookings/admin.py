@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 
 from bookings.errors import DomainError
 from bookings.models import Booking, OutboxEvent, Passenger
@@ -50,10 +51,39 @@ class BookingAdmin(admin.ModelAdmin):
         permissions=["change"],
     )
     def cancel_with_refund(self, request, queryset):
+        """First a confirmation page listing each booking and the refund its policy gives;
+        only the POST from that page (`confirm=yes`) cancels anything."""
         # Imported here: payments builds on bookings, not the other way round.
+        from payments.selectors import quote_refund
         from payments.services import cancel_booking
 
-        for booking_id in queryset.order_by("pk").values_list("pk", flat=True):
+        booking_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+        if request.POST.get("confirm") != "yes":
+            rows = []
+            for booking in queryset.select_related("flight", "customer").order_by("pk"):
+                try:
+                    quote = quote_refund(
+                        customer=request.user, booking_id=booking.pk, by_staff=True
+                    )
+                except DomainError as error:
+                    quote = None
+                    problem = f"{error.title}. {error.detail}"
+                else:
+                    problem = "" if quote.cancellable else quote.reason
+                rows.append({"booking": booking, "quote": quote, "problem": problem})
+            return TemplateResponse(
+                request,
+                "admin/bookings/booking/cancel_with_refund_confirm.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Cancel bookings with refund?",
+                    "opts": self.model._meta,
+                    "rows": rows,
+                    "booking_ids": booking_ids,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                },
+            )
+        for booking_id in booking_ids:
             try:
                 done = cancel_booking(customer=request.user, booking_id=booking_id, by_staff=True)
             except DomainError as error:
@@ -67,6 +97,7 @@ class BookingAdmin(admin.ModelAdmin):
                 else "no refund"
             )
             self.message_user(request, f"Booking {booking_id} cancelled: {refund}.")
+        return None
 
 
 @admin.register(OutboxEvent)

@@ -190,7 +190,7 @@ class BookingListCreateApi(GenericAPIView):
                     "queue` once `status` is ADMITTED). Required when the flight is behind a "
                     "waiting room; without a valid one: 403 `waiting-room-required`."
                 ),
-            )
+            ),
         ],
         responses={
             201: BookingSerializer,
@@ -320,6 +320,40 @@ class BookingDetailApi(APIView):
                 {"booking": booking, "refund": cancellation.refund, "quote": cancellation.quote}
             ).data
         )
+
+
+class BookingPassengersApi(APIView):
+    """Name the passengers of a HELD booking (a waitlist offer or a seatless hold arrives
+    without names) before paying it."""
+
+    class InputSerializer(serializers.Serializer):
+        passenger_names = serializers.ListField(
+            child=serializers.CharField(max_length=120, allow_blank=True, trim_whitespace=True),
+            min_length=1,
+            max_length=50,
+            help_text="One full name per passenger, in seat order (seatless places last).",
+        )
+
+    @extend_schema(
+        operation_id="bookings_name_passengers",
+        tags=["bookings"],
+        summary="Name the passengers of a held booking",
+        request=InputSerializer,
+        responses={
+            200: BookingSerializer,
+            **problems(400, 401, 404, 409, 410, s410="The hold has expired."),
+        },
+    )
+    def put(self, request, booking_id: int):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.name_passengers(
+            customer=request.user,
+            booking_id=booking_id,
+            names=data.validated_data["passenger_names"],
+        )
+        booking = selectors.access_booking(user=request.user, booking_id=booking_id)
+        return Response(BookingSerializer(booking).data)
 
 
 # --- gate check-in -----------------------------------------------------------------------------

@@ -108,6 +108,19 @@ class HoldExpired(DomainError):
         super().__init__(detail or self.default)
 
 
+class PassengerNamesMissing(DomainError):
+    status = 422
+    code = "passenger-names-missing"
+    title = "Passenger names missing"
+    default = (
+        "Every passenger needs a full name before the booking can be paid: "
+        "PUT /api/bookings/{id}/passengers with passengerNames, or fill them in on the hold page."
+    )
+
+    def __init__(self, detail: str | None = None, **extra: object) -> None:
+        super().__init__(detail or self.default, **extra)
+
+
 class InvalidBookingState(DomainError):
     status = 409
     code = "invalid-booking-state"

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, TicketNotFound
@@ -99,13 +99,34 @@ def access_ticket(
     return ticket
 
 
-def gate_flights(*, now=None) -> QuerySet[Flight]:
-    """Flights a gate agent may be boarding: scheduled, departing from 12 hours ago on."""
+def gate_flights(*, now=None, query: str = "", limit: int = 200) -> QuerySet[Flight]:
+    """Flights a gate agent may be boarding: scheduled, departing from 12 hours ago on,
+    soonest first (today's departures at the top).  `query` narrows by flight code or airport
+    code/city."""
+    now = now or timezone.now()
+    flights = Flight.objects.filter(
+        status=FlightStatus.SCHEDULED, departure_at__gte=now - timedelta(hours=12)
+    )
+    query = query.strip()
+    if query:
+        flights = flights.filter(
+            Q(code__icontains=query)
+            | Q(origin__code__iexact=query)
+            | Q(destination__code__iexact=query)
+            | Q(origin__city__icontains=query)
+            | Q(destination__city__icontains=query)
+        )
+    return flights.select_related("origin", "destination").order_by("departure_at")[:limit]
+
+
+def is_gate_flight(*, flight_id: int | None, now=None) -> bool:
+    """Whether a gate may board `flight_id` now (scheduled, departing from 12 hours ago on)."""
     now = now or timezone.now()
     return (
-        Flight.objects.filter(
-            status=FlightStatus.SCHEDULED, departure_at__gte=now - timedelta(hours=12)
-        )
-        .select_related("origin", "destination")
-        .order_by("departure_at")[:200]
+        flight_id is not None
+        and Flight.objects.filter(
+            pk=flight_id,
+            status=FlightStatus.SCHEDULED,
+            departure_at__gte=now - timedelta(hours=12),
+        ).exists()
     )

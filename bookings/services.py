@@ -495,6 +495,42 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
+def name_passengers(
+    *, customer: AbstractBaseUser, booking_id: int, names: Sequence[str]
+) -> Booking:
+    """Give every passenger of the customer's HELD booking a name (seat order, then the order
+    of seatless places), before it can be paid.  All names or none; each must be non-empty."""
+    now = timezone.now()
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update().filter(pk=booking_id, customer=customer).first()
+        )
+        if booking is None:
+            raise BookingNotFound()
+        if booking.status == BookingStatus.EXPIRED or (
+            booking.status == BookingStatus.HELD and booking.expires_at <= now
+        ):
+            raise HoldExpired()
+        if booking.status != BookingStatus.HELD:
+            raise InvalidBookingState(
+                f"Names can be given only while the seats are held; this booking is "
+                f"{booking.status.lower()}."
+            )
+        passengers = list(
+            booking.passengers.order_by(F("seat__seat_no").asc(nulls_last=True), "id")
+        )
+        cleaned = _passenger_names(names, len(passengers))
+        if not all(cleaned) or any(ch < " " or ch == "\x7f" for name in cleaned for ch in name):
+            raise InvalidRequest(
+                "Enter the full name of every passenger (printable characters only).",
+                field="passengerNames",
+            )
+        for passenger, name in zip(passengers, cleaned, strict=True):
+            passenger.full_name = name
+        Passenger.objects.bulk_update(passengers, ["full_name"])
+    return booking
+
+
 @lock_errors_as_too_busy
 def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenger:
     """Give a seatless passenger (an overbooking unit) a seat that has come free.

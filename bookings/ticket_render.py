@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import functools
 import io
+from datetime import timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import qrcode
 import qrcode.image.svg
+from django.conf import settings
 from qrcode.constants import ERROR_CORRECT_M
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
-from reportlab.lib.utils import ImageReader
+from reportlab.lib.utils import ImageReader, simpleSplit
 from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
@@ -53,47 +56,91 @@ def qr_svg(code: str) -> bytes:
     return buffer.getvalue()
 
 
-def ticket_pdf(ticket: Ticket) -> bytes:
-    """A one-page boarding pass: who, which flight, when, which seat, and the QR code."""
+def boarding_minutes() -> int:
+    return int(getattr(settings, "BOARDING_MINUTES_BEFORE_DEPARTURE", 30))
+
+
+def _local(moment, zone: str) -> str:
+    local = moment.astimezone(ZoneInfo(zone))
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+
+def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
+    """What the pass says, label by label; every time local at its airport, with its zone."""
     flight = ticket.flight
     origin, destination = flight.origin, flight.destination
-    departure = flight.departure_at.astimezone(ZoneInfo(origin.time_zone))
-    buffer = io.BytesIO()
-    pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
-    pdf.setTitle(f"Boarding pass {flight.code} {ticket.seat_no or ''}".strip())
-    width, height = A4
-    top = height - 30 * mm
-    regular, bold = _fonts()
-    pdf.setFont(bold, 20)
-    pdf.drawString(20 * mm, top, "Seatkeeper · E-ticket / Boarding pass")
-    rows = [
-        ("Passenger", ticket.passenger_name or "(name to be given at check-in)"),
+    boarding = flight.departure_at - timedelta(minutes=boarding_minutes())
+    return [
+        ("Passenger", ticket.passenger_name or "Name missing: see the check-in desk"),
         ("Flight", flight.code),
         ("From", f"{origin.code} {origin.city}"),
         ("To", f"{destination.code} {destination.city}"),
-        ("Departure", departure.strftime("%Y-%m-%d %H:%M") + f" ({origin.time_zone})"),
+        ("Departure", _local(flight.departure_at, origin.time_zone)),
+        ("Arrival", _local(flight.arrival_at, destination.time_zone)),
+        ("Boarding", _local(boarding, origin.time_zone)),
+        ("Gate", flight.gate or "see screens"),
         ("Seat", ticket.seat_no or "assigned at the gate"),
         ("Fare class", ticket.get_fare_class_display()),
         ("Booking", str(ticket.booking_id)),
         ("Ticket", ticket.serial),
     ]
+
+
+# Layout (A4, points): labels at LEFT, values from VALUE_X up to the QR code's left edge.
+PAGE_WIDTH, PAGE_HEIGHT = A4
+LEFT, VALUE_X, QR_SIZE, MARGIN, GAP = 20 * mm, 48 * mm, 60 * mm, 20 * mm, 6 * mm
+VALUE_WIDTH = PAGE_WIDTH - MARGIN - QR_SIZE - GAP - VALUE_X
+VALUE_SIZE = 12
+
+
+def _wrap(text: str, font: str) -> list[str]:
+    """Lines of `text` at most VALUE_WIDTH wide: at spaces, and inside a word too long alone."""
+    lines = []
+    for line in simpleSplit(text, font, VALUE_SIZE, VALUE_WIDTH) or [""]:
+        while stringWidth(line, font, VALUE_SIZE) > VALUE_WIDTH:
+            cut = len(line) - 1
+            while cut > 1 and stringWidth(line[:cut], font, VALUE_SIZE) > VALUE_WIDTH:
+                cut -= 1
+            lines.append(line[:cut])
+            line = line[cut:]
+        lines.append(line)
+    return lines
+
+
+def boarding_pass_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
+    """Each value split into lines that fit beside the QR code (nothing runs into it)."""
+    _, bold = _fonts()
+    return [(label, _wrap(value, bold)) for label, value in boarding_pass_rows(ticket)]
+
+
+def ticket_pdf(ticket: Ticket) -> bytes:
+    """A one-page boarding pass: who, which flight, when, which seat, and the QR code."""
+    flight = ticket.flight
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
+    pdf.setTitle(f"Boarding pass {flight.code} {ticket.seat_no or ''}".strip())
+    top = PAGE_HEIGHT - 30 * mm
+    regular, bold = _fonts()
+    pdf.setFont(bold, 20)
+    pdf.drawString(LEFT, top, "Seatkeeper · E-ticket / Boarding pass")
     y = top - 15 * mm
-    for label, value in rows:
+    for label, lines in boarding_pass_layout(ticket):
         pdf.setFont(regular, 10)
-        pdf.drawString(20 * mm, y, label)
-        pdf.setFont(bold, 13)
-        pdf.drawString(50 * mm, y, value)
-        y -= 9 * mm
-    size = 70 * mm
+        pdf.drawString(LEFT, y, label)
+        pdf.setFont(bold, VALUE_SIZE)
+        for line in lines:
+            pdf.drawString(VALUE_X, y, line)
+            y -= 5.5 * mm
+        y -= 3 * mm
     pdf.drawImage(
         ImageReader(io.BytesIO(qr_png(ticket.code))),
-        width - 20 * mm - size,
-        top - 10 * mm - size,
-        size,
-        size,
+        PAGE_WIDTH - MARGIN - QR_SIZE,
+        top - 10 * mm - QR_SIZE,
+        QR_SIZE,
+        QR_SIZE,
     )
     pdf.setFont(regular, 8)
-    pdf.drawString(20 * mm, y - 5 * mm, "Show this code at the gate. It is valid once.")
+    pdf.drawString(LEFT, y - 5 * mm, "Show this code at the gate. It is valid once.")
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()

@@ -10,6 +10,7 @@ urlpatterns = [
     path("bookings/<int:booking_id>/", views.booking_detail, name="detail"),
     path("bookings/<int:booking_id>/progress.json", views.booking_progress, name="progress"),
     path("bookings/<int:booking_id>/cancel-hold/", views.hold_cancel, name="hold_cancel"),
+    path("bookings/<int:booking_id>/names/", views.name_passengers, name="names"),
     path("accounts/signup/", views.signup, name="signup"),
     path(f"{ticket}.png", views.ticket_qr_png, name="ticket-png"),
     path(f"{ticket}.svg", views.ticket_qr_svg, name="ticket-svg"),

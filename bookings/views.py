@@ -8,6 +8,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from math import ceil
 
 from django.contrib import messages
@@ -129,6 +130,22 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
             time.sleep(0.1)
 
 
+DECLINE_REASONS = {
+    "card_declined": "Your card was declined",
+    "insufficient_funds": "Your card has insufficient funds",
+    "expired_card": "Your card has expired",
+    "incorrect_cvc": "The card's security code is wrong",
+    "processing_error": "The card could not be processed",
+    "gateway_unavailable": "The payment provider could not be reached",
+    "authentication_required": "Your bank asked for a confirmation that was not given",
+}
+
+
+def decline_reason_text(code: str) -> str:
+    """A payment failure code in words for the customer; unknown codes read as a decline."""
+    return DECLINE_REASONS.get(code or "", "Your card was declined")
+
+
 def _page_state(booking: Booking, now) -> dict:
     """What the booking page shows, and a fingerprint of it the page polls for changes while
     something is under way elsewhere (the payment webhook, the ticket worker, a refund)."""
@@ -159,9 +176,7 @@ def _page_state(booking: Booking, now) -> dict:
         "payment": payment,
         "paying": paying,
         "declined": holding and payment is not None and payment.status == PaymentStatus.FAILED,
-        "decline_reason": (payment.failure_reason or "declined").replace("_", " ")
-        if payment
-        else "",
+        "decline_reason": decline_reason_text(payment.failure_reason) if payment else "",
         # Paid after the hold had ended: the seats are gone and the money goes back in full.
         "late_payment": payment is not None
         and booking.confirmed_at is None
@@ -183,13 +198,14 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
         customer=request.user,
     )
     now = timezone.now()
-    passengers = booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
+    passengers = list(booking.passengers.select_related("seat").order_by("seat__seat_no", "id"))
     return render(
         request,
         "bookings/detail.html",
         {
             "booking": booking,
             "passengers": passengers,
+            "names_missing": any(not p.full_name for p in passengers),
             "now": now,
             "departure_local": local_time(booking.flight.departure_at, booking.flight.origin),
             "arrival_local": local_time(booking.flight.arrival_at, booking.flight.destination),
@@ -245,6 +261,20 @@ def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
         )
         messages.success(request, f"Hold cancelled. Seats {seats} are free again.")
     return redirect("bookings:mine")
+
+
+@require_POST
+@login_required
+def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
+    """The hold page's names form: a waitlist offer or a seatless hold is named before paying."""
+    names = [n.strip() for n in request.POST.getlist("names")]
+    try:
+        services.name_passengers(customer=request.user, booking_id=booking_id, names=names)
+    except DomainError as error:
+        show_domain_error(request, error)
+    else:
+        messages.success(request, "Passenger names saved. You can pay now.")
+    return redirect("bookings:detail", booking_id=booking_id)
 
 
 @require_http_methods(["GET", "POST"])
@@ -330,8 +360,23 @@ def ticket_pdf_download(request: HttpRequest, booking_id: int, ticket_id: int) -
 @require_http_methods(["GET", "POST"])
 @staff_required
 def checkin_scan(request: HttpRequest) -> HttpResponse:
-    flights = list(selectors.gate_flights())
-    context: dict = {"flights": flights, "flight_id": None, "result": None, "error": None}
+    query = (request.POST.get("q") or request.GET.get("q") or "").strip()[:40]
+    today_until = timezone.now() + timedelta(hours=24)
+    flights = [
+        {
+            "flight": f,
+            "local": local_time(f.departure_at, f.origin),
+            "today": f.departure_at <= today_until,
+        }
+        for f in selectors.gate_flights(query=query, limit=60)
+    ]
+    context: dict = {
+        "flights": flights,
+        "q": query,
+        "flight_id": None,
+        "result": None,
+        "error": None,
+    }
     raw_flight = request.POST.get("flight") or request.GET.get("flight")
     if raw_flight:
         try:
@@ -340,7 +385,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = "Choose the flight you are boarding."
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
-        if context["flight_id"] not in {f.pk for f in flights}:
+        if not selectors.is_gate_flight(flight_id=context["flight_id"]):
             context["error"] = "Choose the flight you are boarding."
         elif not code:
             context["error"] = "Scan or type a ticket code."

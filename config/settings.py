@@ -284,6 +284,8 @@ EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Seatkeeper <tickets@seatkeeper.example>")
 
 # --- Domain ---------------------------------------------------------------------------------
+# Boarding passes print boarding time = departure minus this.
+BOARDING_MINUTES_BEFORE_DEPARTURE = env.int("BOARDING_MINUTES_BEFORE_DEPARTURE", default=30)
 SEATKEEPER = {
     "HOLD_TTL": timedelta(seconds=env.int("HOLD_TTL_SECONDS", default=600)),
     "MAX_PASSENGERS": 9,

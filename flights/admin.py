@@ -1,6 +1,12 @@
+from zoneinfo import ZoneInfo
+
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import F
+from django.http import HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.errors import DomainError
@@ -69,7 +75,14 @@ class FareInventoryInline(admin.TabularInline):
 
 @admin.register(Flight)
 class FlightAdmin(admin.ModelAdmin):
-    list_display = ["code", "origin", "destination", "departure_at", "status", "inventory_overview"]
+    list_display = [
+        "code",
+        "origin",
+        "destination",
+        "departure_local",
+        "status",
+        "inventory_overview",
+    ]
     list_filter = ["status", "origin", "destination"]
     search_fields = ["code", "id"]
     date_hierarchy = "departure_at"
@@ -78,7 +91,9 @@ class FlightAdmin(admin.ModelAdmin):
     actions = ["mark_departed"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("inventories")
+        return (
+            super().get_queryset(request).select_related("origin").prefetch_related("inventories")
+        )
 
     @admin.display(description="inventory (sold / held / left of capacity+overbook)")
     def inventory_overview(self, obj):
@@ -100,30 +115,108 @@ class FlightAdmin(admin.ModelAdmin):
 
     @admin.display(description="seat map")
     def seat_map(self, obj):
+        """A clickable map: each free seat is a button that blocks it, each blocked seat one
+        that unblocks it (POST with the change form's CSRF token, to `seat_map_toggle`)."""
         if not obj.pk:
             return "—"
+        url = reverse("admin:flights_flight_seat_toggle", args=[obj.pk])
         rows: dict[int, list[Seat]] = {}
         for seat in obj.seats.order_by("row", "letter"):
             rows.setdefault(seat.row, []).append(seat)
-        symbols = {
-            SeatStatus.AVAILABLE: "·",
-            SeatStatus.HELD: "H",
-            SeatStatus.SOLD: "■",
-            SeatStatus.BLOCKED: "x",
-        }
-        lines = format_html_join(
-            "\n",
-            "{:>3} {}",
-            (
-                (row, " ".join(f"{s.letter}{symbols[s.status]}" for s in seats))
-                for row, seats in rows.items()
-            ),
-        )
+        exit_rows = set(obj.exit_rows or ())
+        cells = []
+        for row, seats in rows.items():
+            buttons = []
+            for seat in seats:
+                label = f"{seat.seat_no} {seat.get_status_display().lower()}"
+                if seat.status in (SeatStatus.AVAILABLE, SeatStatus.BLOCKED):
+                    verb = "block" if seat.status == SeatStatus.AVAILABLE else "unblock"
+                    buttons.append(
+                        format_html(
+                            '<button type="submit" class="seat-cell {}" formaction="{}" '
+                            'formmethod="post" name="seat" value="{}:{}" title="{}" '
+                            'aria-label="{} seat {}">{}</button>',
+                            seat.status.lower(),
+                            url,
+                            verb,
+                            seat.seat_no,
+                            label,
+                            verb.title(),
+                            seat.seat_no,
+                            seat.letter,
+                        )
+                    )
+                else:
+                    buttons.append(
+                        format_html(
+                            '<span class="seat-cell {}" title="{}" aria-label="{}">{}</span>',
+                            seat.status.lower(),
+                            label,
+                            label,
+                            seat.letter,
+                        )
+                    )
+            cells.append(
+                format_html(
+                    '<div class="seat-map-row"><span class="seat-map-no">{}{}</span>{}</div>',
+                    row,
+                    " EXIT" if row in exit_rows else "",
+                    format_html_join("", "{}", ((b,) for b in buttons)),
+                )
+            )
         return format_html(
-            "<pre style='font-size:12px;line-height:1.3'>{}\n\n"
-            "· available  H held  ■ sold  x blocked</pre>",
-            lines,
+            "<style>.seat-map-row{{display:flex;gap:3px;margin:2px 0;align-items:center}}"
+            ".seat-map-no{{width:4.5em;font-size:11px}}"
+            ".seat-cell{{width:2.2em;height:2em;border:1px solid #7fa7d6;border-radius:4px;"
+            "text-align:center;font-size:12px;line-height:2em;padding:0;background:#e6f0fb}}"
+            ".seat-cell.held{{background:#fff0c2}}.seat-cell.sold{{background:#c9ced8}}"
+            ".seat-cell.blocked{{background:#fbdada;text-decoration:line-through}}"
+            "button.seat-cell{{cursor:pointer}}</style>"
+            '<div class="admin-seat-map">{}</div>'
+            "<p>Click a free seat to block it, a blocked one (red) to unblock it. "
+            "Yellow: held · grey: sold.</p>",
+            format_html_join("", "{}", ((c,) for c in cells)),
         )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:flight_id>/seat-map/",
+                self.admin_site.admin_view(self.seat_map_toggle),
+                name="flights_flight_seat_toggle",
+            ),
+            *super().get_urls(),
+        ]
+
+    def seat_map_toggle(self, request, flight_id: int):
+        """Block or unblock one seat from the map; needs the permission to change seats."""
+        change_url = reverse("admin:flights_flight_change", args=[flight_id])
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not request.user.has_perm("flights.change_seat"):
+            raise PermissionDenied
+        verb, _, seat_no = request.POST.get("seat", "").partition(":")
+        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
+        if service is None or not seat_no:
+            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
+            return redirect(change_url)
+        try:
+            changed = service(flight_id=flight_id, seat_no=seat_no)
+        except DomainError as error:
+            self.message_user(request, error.detail, messages.ERROR)
+        else:
+            if changed:
+                self.message_user(request, f"Seat {seat_no} {verb}ed.")
+            else:
+                self.message_user(
+                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
+                )
+        return redirect(change_url)
+
+    @admin.display(description="departs (local / UTC)")
+    def departure_local(self, obj):
+        local = obj.departure_at.astimezone(ZoneInfo(obj.origin.time_zone))
+        return f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {obj.departure_at:%H:%M} UTC"
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not FareInventory:

@@ -43,6 +43,14 @@ class Flight(models.Model):
     status = models.CharField(
         max_length=10, choices=FlightStatus.choices, default=FlightStatus.SCHEDULED
     )
+    gate = models.CharField(
+        max_length=8, blank=True, default="", help_text="Departure gate; empty until known."
+    )
+    exit_rows = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Row numbers of the emergency exit rows (from the cabin layout).",
+    )
 
     class Meta:
         ordering = ["departure_at", "code"]

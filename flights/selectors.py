@@ -383,6 +383,9 @@ class CabinRow:
     # One entry per column, left to right; None is an empty place (a wider business seat).
     left: list[SeatCell | None]
     right: list[SeatCell | None]
+    is_exit: bool = False
+    # The row's surcharge when all its seats share one (drawn next to the row number).
+    surcharge: Decimal = Decimal("0.00")
 
 
 def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str], list[CabinRow]]:
@@ -395,6 +398,9 @@ def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str]
         .values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge")
     )
     letters = sorted({s[2] for s in seats})
+    exit_rows = set(
+        Flight.objects.filter(pk=flight_id).values_list("exit_rows", flat=True).first() or ()
+    )
     half = (len(letters) + 1) // 2
     windows = {letters[0], letters[-1]} if letters else set()
     by_aisle = set(letters[half - 1 : half + 1])
@@ -414,6 +420,8 @@ def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str]
             fare_label=FareClass(data["fare_class"]).label,
             left=[data["cells"].get(letter) for letter in letters[:half]],
             right=[data["cells"].get(letter) for letter in letters[half:]],
+            is_exit=number in exit_rows,
+            surcharge=max((c.surcharge for c in data["cells"].values()), default=Decimal("0.00")),
         )
         for number, data in sorted(rows.items())
     ]

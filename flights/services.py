@@ -38,6 +38,7 @@ class CabinLayout:
     sections: tuple[CabinSection, ...]
     currency: str = "EUR"
     name: str = field(default="custom")
+    exit_rows: tuple[int, ...] = ()
 
     def seats(self) -> list[tuple[str, int, str, Decimal]]:
         seats, row = [], 0
@@ -67,6 +68,7 @@ def a320_layout(
     return CabinLayout(
         name="A320",
         currency=currency,
+        exit_rows=(12, 13),
         sections=(
             CabinSection(FareClass.BUSINESS, rows=3, letters="ACDF", price=business_price),
             CabinSection(
@@ -105,6 +107,7 @@ def create_flight(
             destination=destination,
             departure_at=departure_at,
             arrival_at=arrival_at,
+            exit_rows=list(layout.exit_rows),
         )
         FareInventory.objects.bulk_create(
             FareInventory(

@@ -51,6 +51,14 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     if fare_class not in fares:
         messages.error(request, f"Flight {flight.code} does not sell that fare class.")
         return redirect("flights:search")
+    surcharges = sorted(
+        {
+            cell.surcharge
+            for row in rows
+            for cell in (*row.left, *row.right)
+            if cell and cell.in_fare and cell.surcharge
+        }
+    )
     return render(
         request,
         "flights/seat_picker.html",
@@ -66,6 +74,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             "right_letters": right_letters,
             "rows": rows,
             "version": version,
+            "premium_surcharge": " / ".join(str(s) for s in surcharges),
+            "has_exit_rows": any(row.is_exit for row in rows),
         },
     )
 

@@ -26,6 +26,8 @@
       box.hidden = true;
       expired.hidden = false;
       if (actions) actions.hidden = true;
+      // One state: nothing on the page may still say the seats are held.
+      Array.prototype.forEach.call(document.querySelectorAll("#payment-declined, #payment-pending"), function (el) { el.hidden = true; });
       var booking = document.querySelector(".booking");
       booking.dataset.status = "EXPIRED";
       booking.querySelector("h1").textContent = "Your hold has expired";

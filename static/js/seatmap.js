@@ -34,37 +34,108 @@
     input.setAttribute("aria-label", input.dataset.desc + ", " + state);
   }
 
+  var limitNote = document.getElementById("seat-limit");
+  var barSelection = document.getElementById("bar-selection");
+  var storeKey = "seatkeeper:picker:" + form.dataset.flight + ":" + form.dataset.fareClass + ":" + maxSeats;
+
   function refresh() {
     var picked = chosen();
     var full = picked.length >= maxSeats;
     inputs.forEach(function (input) {
       if (!isMine(input)) return;
-      input.disabled = !isFree(input) || (full && !input.checked);
+      // Taken seats are disabled; when the party is complete the others stay focusable but
+      // aria-disabled, so a click on one can say why nothing happened.
+      input.disabled = !isFree(input);
+      if (full && !input.checked && isFree(input)) input.setAttribute("aria-disabled", "true");
+      else input.removeAttribute("aria-disabled");
       input.parentNode.classList.toggle("taken", !isFree(input));
       input.parentNode.classList.toggle("selected", input.checked);
+      input.parentNode.classList.toggle("full", full && !input.checked && isFree(input));
       describe(input);
     });
+    if (!full) limitNote.textContent = "";
+    roving();
     if (!picked.length) {
       selection.textContent = "No seat chosen yet (0 of " + maxSeats + ").";
+      barSelection.textContent = "0 of " + maxSeats + " seats";
       return;
     }
     var total = picked.reduce(function (sum, i) { return sum + farePrice + parseFloat(i.dataset.surcharge); }, 0);
-    selection.textContent = "Seats " + picked.map(function (i) { return i.dataset.seat; }).join(", ") +
-      " (" + picked.length + " of " + maxSeats + "), " + total.toFixed(2) + " " + currency + ".";
+    var seatList = picked.map(function (i) { return i.dataset.seat; }).join(", ");
+    selection.textContent = "Seats " + seatList + " (" + picked.length + " of " + maxSeats + "), " + total.toFixed(2) + " " + currency + ".";
+    barSelection.textContent = seatList + " · " + total.toFixed(2) + " " + currency;
   }
+
+  // One Tab stop for the whole grid (roving tabindex): the seat last focused, else the first
+  // chosen seat, else the first free one.
+  var current = null;
+  function roving() {
+    var focusable = inputs.filter(function (i) { return !i.disabled; });
+    if (!current || current.disabled) {
+      current = chosen()[0] || focusable[0] || null;
+    }
+    inputs.forEach(function (i) { i.tabIndex = i === current ? 0 : -1; });
+  }
+  form.addEventListener("focusin", function (event) {
+    if (event.target.classList && event.target.classList.contains("seat-input")) {
+      current = event.target;
+      roving();
+    }
+  });
+
+  function save() {
+    try {
+      sessionStorage.setItem(storeKey, JSON.stringify({
+        seats: chosen().map(function (i) { return i.dataset.seat; }),
+        names: Array.prototype.map.call(form.querySelectorAll("input[name=names]"), function (i) { return i.value; })
+      }));
+    } catch (e) { /* storage off: nothing kept */ }
+  }
+  function restore() {
+    var saved = null;
+    try { saved = JSON.parse(sessionStorage.getItem(storeKey) || "null"); } catch (e) { saved = null; }
+    if (!saved) return;
+    (saved.seats || []).slice(0, maxSeats).forEach(function (seatNo) {
+      var input = bySeat[seatNo];
+      if (input && isMine(input) && isFree(input)) input.checked = true;
+    });
+    var nameInputs = form.querySelectorAll("input[name=names]");
+    (saved.names || []).forEach(function (name, n) { if (nameInputs[n] && !nameInputs[n].value) nameInputs[n].value = name; });
+  }
+
+  form.addEventListener("click", function (event) {
+    var input = event.target;
+    if (!input.classList || !input.classList.contains("seat-input")) return;
+    // Only unpicked seats are aria-disabled (the click has already ticked it: undo that).
+    if (input.getAttribute("aria-disabled") === "true") {
+      event.preventDefault();
+      limitNote.textContent = "You have already chosen " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") +
+        " for " + maxSeats + " passenger" + (maxSeats > 1 ? "s" : "") + ". Unpick one of them to choose " + input.dataset.seat + " instead.";
+    }
+  });
 
   form.addEventListener("change", function (event) {
     if (event.target.classList.contains("seat-input")) {
       notice.textContent = "";
       refresh();
+      save();
     }
+  });
+  form.addEventListener("input", function (event) {
+    if (event.target.name === "names") save();
   });
 
   // Arrow keys move between the seats one can pick, like in a grid: left/right along the
   // row, up/down to the same letter in the nearest row where it is free.  Tab leaves the map.
+  // Enter picks a seat like Space does; it never submits the form.
   form.addEventListener("keydown", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("seat-input")) return;
+    if (event.key === "Enter") {
+      event.preventDefault();
+      input.click();
+      return;
+    }
     var keys = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
     var move = keys[event.key];
     if (!move) return;
@@ -91,7 +162,9 @@
     if (chosen().length !== maxSeats) {
       event.preventDefault();
       notice.textContent = "Pick " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") + " first.";
+      return;
     }
+    try { sessionStorage.removeItem(storeKey); } catch (e) { /* nothing kept */ }
   });
 
   // --- live updates ---------------------------------------------------------------------
@@ -181,6 +254,8 @@
     };
   }
 
+  document.getElementById("live-line").hidden = false;
+  restore();
   refresh();
   if ("WebSocket" in window && "fetch" in window) {
     connect();

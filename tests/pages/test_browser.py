@@ -101,7 +101,7 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
     expect(card).to_contain_text("89.00 EUR")
     expect(card).to_contain_text("168 seats left")
     shot(page, "01-search-results")
-    page.get_by_label("Choose Economy seats on flight SK501").click()
+    page.get_by_label("Choose seats: Economy on flight SK501").click()
 
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
     # Keyboard only: focus 12A, Space picks it, ArrowRight moves to 12B, Space picks it.

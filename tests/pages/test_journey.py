@@ -19,6 +19,7 @@ from flights.models import Seat, SeatStatus
 from flights.services import check_inventory
 from payments.models import Payment, PaymentStatus, Refund, RefundStatus, SandboxEvent
 from tests.factories import FlightFactory, UserFactory
+from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
 from tests.pages.test_browser import logged_in_page
 
@@ -51,7 +52,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     page.fill("#id_date", day.isoformat())
     page.fill("#id_passengers", "2")
     page.click("button:has-text('Search')")
-    page.get_by_label("Choose Economy seats on flight SK610").click()
+    page.get_by_label("Choose seats: Economy on flight SK610").click()
 
     # Pick two seats, hold them.
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
@@ -66,11 +67,13 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     # Pay in the sandbox's hosted checkout; a double click is still one payment.
     page.locator("#pay-form button").dblclick()
     expect(page.locator("[data-testid=amount]")).to_have_text("208.00 EUR")
+    assert_no_serious_axe_violations(page)  # the checkout page
     page.fill("#card_number", "4242424242424242")
     shot(page, "11-journey-sandbox-checkout")
     page.click("button:has-text('Pay 208.00 EUR')")
     expect(page.locator("[data-testid=charge-status]")).to_contain_text("succeeded")
-    page.click("[data-testid=return]")
+    expect(page.locator("#returning")).to_contain_text("Taking you back to Seatkeeper")
+    # No click: the checkout returns to Seatkeeper by itself.
 
     # Back at the booking: pending until the worker's webhook lands, then the tickets.
     expect(page.locator("h1")).to_have_text("Booking confirmed")
@@ -80,6 +83,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     expect(page.locator(".tickets")).to_contain_text("Ana Lima")
     expect(page.locator(".tickets")).to_contain_text("Download boarding pass (PDF)")
     shot(page, "12-journey-confirmation")
+    assert_no_serious_axe_violations(page)
 
     booking = Booking.objects.get(customer__username="journey")
     payment = Payment.objects.get(booking=booking)  # one payment despite the double click
@@ -99,6 +103,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     page.click("text=Cancel this booking…")
     expect(page.locator("#refund-quote")).to_contain_text("208.00 EUR")
     shot(page, "13-journey-cancel-step")
+    assert_no_serious_axe_violations(page)
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
     page.click("button:has-text('Cancel booking and refund 208.00 EUR')")
 

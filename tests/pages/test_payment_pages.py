@@ -149,7 +149,7 @@ def test_a_declined_payment_says_so_and_offers_pay_again(client, customer, fligh
 
     page = client.get(detail_url(booking))
 
-    assert b"Payment declined" in page.content and b"card declined" in page.content
+    assert b"Payment declined" in page.content and b"Your card was declined" in page.content
     assert b'id="pay-form"' in page.content
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.HELD
     # A new attempt is a new payment.

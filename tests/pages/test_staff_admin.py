@@ -40,10 +40,10 @@ def confirmed(customer, flight, seats=("12A", "12B")):
     return booking
 
 
-def run_action(client, model, action, ids):
+def run_action(client, model, action, ids, **extra):
     url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
     return client.post(
-        url, {"action": action, "_selected_action": [str(i) for i in ids]}, follow=True
+        url, {"action": action, "_selected_action": [str(i) for i in ids], **extra}, follow=True
     )
 
 
@@ -61,7 +61,9 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     )
     client.force_login(staff_user)
 
-    response = run_action(client, Booking, "cancel_with_refund", [booking.pk, held.pk])
+    response = run_action(
+        client, Booking, "cancel_with_refund", [booking.pk, held.pk], confirm="yes"
+    )
 
     messages = admin_messages(response)
     assert f"Booking {booking.pk} cancelled: refund of 208.00 EUR queued." in messages
@@ -71,7 +73,7 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     assert (refund.amount, refund.reason) == (Decimal("208.00"), RefundReason.CANCELLATION)
     assert check_inventory(flight_id=flight.pk) == []
 
-    again = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    again = run_action(client, Booking, "cancel_with_refund", [booking.pk], confirm="yes")
     assert any("already cancelled" in m for m in admin_messages(again))
     assert Refund.objects.count() == 1
 
@@ -81,7 +83,7 @@ def test_staff_cancel_after_departure_is_refused(client, staff_user, customer, f
     flight.status = "DEPARTED"
     flight.save(update_fields=["status"])
     client.force_login(staff_user)
-    response = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    response = run_action(client, Booking, "cancel_with_refund", [booking.pk], confirm="yes")
     assert any("already departed" in m for m in admin_messages(response))
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
 
@@ -117,6 +119,64 @@ def test_inventory_overview_on_the_flight_list(client, staff_user, customer, fli
 def test_non_staff_cannot_use_the_admin(client, customer, flight):
     booking = confirmed(customer, flight)
     client.force_login(customer)
-    response = run_action(client, Booking, "cancel_with_refund", [booking.pk])
+    response = run_action(client, Booking, "cancel_with_refund", [booking.pk], confirm="yes")
     assert response.redirect_chain and "login" in response.redirect_chain[-1][0]
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
+
+
+def test_bulk_cancel_asks_first_listing_each_refund(client, staff_user, customer, flight):
+    booking = confirmed(customer, flight)
+    held = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
+    client.force_login(staff_user)
+
+    page = run_action(client, Booking, "cancel_with_refund", [booking.pk, held.pk])
+
+    html = page.content.decode()
+    assert "Cancel bookings with refund?" in html
+    assert f'data-booking="{booking.pk}"' in html and f'data-booking="{held.pk}"' in html
+    assert "208.00 EUR (100%)" in html  # the confirmed booking's refund by its policy
+    assert 'name="confirm" value="yes"' in html
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED  # nothing yet
+    assert Booking.objects.get(pk=held.pk).status == BookingStatus.HELD
+    assert Refund.objects.count() == 0
+
+
+def test_the_admin_seat_map_blocks_and_unblocks_by_click(client, staff_user, customer, flight):
+    from tests.factories import UserFactory
+
+    confirmed(customer, flight)  # 12A, 12B sold: shown, not clickable
+    client.force_login(staff_user)
+    change = reverse("admin:flights_flight_change", args=[flight.pk])
+    toggle = reverse("admin:flights_flight_seat_toggle", args=[flight.pk])
+    html = client.get(change).content.decode()
+    assert f'formaction="{toggle}"' in html and 'value="block:30F"' in html
+    assert 'value="block:12A"' not in html and 'aria-label="12A sold"' in html
+    assert "12 EXIT" in html
+
+    client.post(toggle, {"seat": "block:30F"})
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.BLOCKED
+    assert 'value="unblock:30F"' in client.get(change).content.decode()
+    client.post(toggle, {"seat": "unblock:30F"})
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
+    assert check_inventory(flight_id=flight.pk) == []
+
+    refused = client.post(toggle, {"seat": "block:12A"}, follow=True)  # sold: left alone
+    assert any("not in a state to block" in m for m in admin_messages(refused))
+    assert client.get(toggle).status_code == 405
+    assert any("Choose a seat" in m for m in admin_messages(client.post(toggle, {}, follow=True)))
+
+    clerk = UserFactory(is_staff=True)  # staff, but no permission to change seats
+    client.force_login(clerk)
+    assert client.post(toggle, {"seat": "block:30F"}).status_code == 403
+    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
+
+
+def test_flight_list_shows_local_departure_next_to_utc(client, staff_user, flight):
+    from zoneinfo import ZoneInfo
+
+    client.force_login(staff_user)
+    html = client.get(reverse("admin:flights_flight_changelist")).content.decode()
+    local = flight.departure_at.astimezone(ZoneInfo(flight.origin.time_zone))
+    assert f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {flight.departure_at:%H:%M} UTC" in html

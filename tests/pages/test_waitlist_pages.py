@@ -162,7 +162,13 @@ def test_an_offer_shows_in_my_bookings_with_a_pay_link(client, customer, sold_ou
     assert "Seats are held for you" in html and "Pay for your offered seats" in html
     assert reverse("bookings:detail", args=[offer.pk]) in html
     page = client.get(reverse("bookings:detail", args=[offer.pk]))
-    assert b'id="pay-form"' in page.content and b"Your seats are held" in page.content
+    # An offer arrives without names: they are asked for before Pay appears (issue 15).
+    assert b'id="names-form"' in page.content and b"Your seats are held" in page.content
+    assert b'id="pay-form"' not in page.content
+    client.post(reverse("bookings:names", args=[offer.pk]), {"names": ["Wei Zhang"]})
+    page = client.get(reverse("bookings:detail", args=[offer.pk]))
+    assert b'id="pay-form"' in page.content and b'id="names-form"' not in page.content
+    assert offer.passengers.get().full_name == "Wei Zhang"
     assert offer.passengers.get().seat.seat_no == first.passengers.get().seat.seat_no
     assert check_inventory(flight_id=sold_out.pk) == []
 

@@ -96,7 +96,12 @@ def test_embedded_server_books_pays_and_tickets_in_one_process(embedded_server):
     hold = httpx.post(
         f"{base}/api/bookings",
         headers=auth,
-        json={"flightId": flight_id, "fareClass": "ECONOMY", "seats": ["12A", "12B"]},
+        json={
+            "flightId": flight_id,
+            "fareClass": "ECONOMY",
+            "seats": ["12A", "12B"],
+            "passengerNames": ["Ana Lima", "Bo Chen"],
+        },
     )
     assert hold.status_code == 201, hold.text
     booking_id = hold.json()["bookingId"]

@@ -113,6 +113,10 @@ def test_offer_shows_up_in_status_and_paying_it_books_the_entry(customer):
     assert status["status"] == "OFFERED" and status["position"] is None
     offer_id = status["offer"]["bookingId"]
 
+    named = api.put(
+        f"/api/bookings/{offer_id}/passengers", {"passengerNames": ["Wei Zhang"]}, format="json"
+    )
+    assert named.status_code == 200, named.content
     pay_for_booking(
         customer=customer,
         booking_id=offer_id,
@@ -122,3 +126,4 @@ def test_offer_shows_up_in_status_and_paying_it_books_the_entry(customer):
     entry = WaitlistEntry.objects.get(customer=customer)
     assert entry.status == WaitlistStatus.BOOKED
     assert entry.offer.status == "CONFIRMED"
+    assert entry.offer.passengers.get().full_name == "Wei Zhang"
