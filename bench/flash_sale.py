@@ -41,6 +41,7 @@ import json
 import os
 import random
 import re
+import secrets
 import shlex
 import signal
 import socket
@@ -748,7 +749,15 @@ def main() -> None:
             "DATABASE_URL": args.database_url,
             "REDIS_URL": args.redis_url,
             "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DJANGO_SECRET_KEY": "flash-sale-bench-" + "x" * 40,
+            # Production mode (DEBUG off) with throw-away secrets and the sandbox on plain
+            # http://127.0.0.1, so the start-up checks pass as in a local demo.
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
+            "TICKET_SIGNING_KEY": secrets.token_urlsafe(48),
+            "SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(48),
+            "PAYMENTS_SANDBOX_IN_PRODUCTION": "true",
+            "DJANGO_SECURE_SSL_REDIRECT": "false",
+            "DJANGO_SECURE_COOKIES": "false",
+            "DJANGO_SECURE_HSTS_SECONDS": "0",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
             "SANDBOX_WEBHOOK_URL": f"http://127.0.0.1:{port}/api/payments/webhook",

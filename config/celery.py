@@ -22,7 +22,7 @@ _tokens: dict[str, object] = {}
 
 
 @setup_logging.connect
-def _use_django_logging(**_: object) -> None:
+def _use_django_logging(loglevel: int | str | None = None, **_: object) -> None:
     # Celery keeps its hands off logging: workers log exactly as the web does (settings.LOGGING,
     # so LOG_FORMAT=json gives the same JSON lines with the request id).
     import logging.config
@@ -30,6 +30,10 @@ def _use_django_logging(**_: object) -> None:
     from django.conf import settings
 
     logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        # `celery worker --loglevel` still applies to Celery's own lines ("… ready.",
+        # "Connected to …"), which tools and tests wait for.
+        logging.getLogger("celery").setLevel(loglevel)
 
 
 @before_task_publish.connect

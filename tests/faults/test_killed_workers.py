@@ -81,7 +81,11 @@ class Killer(threading.Thread):
         # A fresh log per incarnation, so "ready" means this one is consuming.
         log = self.log.with_name(f"{self.log.stem}-{self.done_kills}.log")
         worker = start_worker(self.env, log, loglevel="INFO")
-        wait_for_log(log, "ready.")
+        try:
+            wait_for_log(log, "ready.")
+        except BaseException:
+            stop(worker, sig=signal.SIGKILL)  # never a stray consumer for the next tests
+            raise
         return worker
 
     def run(self) -> None:

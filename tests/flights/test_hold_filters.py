@@ -189,18 +189,19 @@ def test_counter_gets_units_back_when_a_hold_ends(filters, customer, ending):
     hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
 
 
-def test_staff_limit_changes_and_unblocking_correct_the_counter(filters, customer):
+def test_staff_limit_changes_and_unblocking_correct_the_counter(filters, customer, other_customer):
     flight = small_flight()
     hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
     inv = FareInventory.objects.get(flight=flight)
     set_fare_limits(inventory_id=inv.pk, capacity=6, overbook_limit=4, price=inv.price)
     assert left(flight) == 2 == db_left(flight)
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    # Another customer: one may hold at most 9 units of a flight at a time.
+    hold_seatless(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
     set_fare_limits(inventory_id=inv.pk, capacity=7, overbook_limit=4, price=inv.price)
     assert left(flight) == 1
     assert block_seat(flight_id=flight.pk, seat_no="1A") is True
     assert unblock_seat(flight_id=flight.pk, seat_no="1A") is True
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    hold_seatless(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
     assert check_inventory(flight_id=flight.pk) == []
 
 
