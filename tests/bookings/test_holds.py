@@ -190,6 +190,11 @@ def test_seatless_holds_sell_exactly_capacity_plus_overbook(customer):
         hold_seats(
             customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
         )
+    # The units are reserved last; the booking, passenger and seat claim written before are
+    # rolled back with it.
+    assert Seat.objects.get(flight=flight, seat_no="1A").status == SeatStatus.AVAILABLE
+    assert Booking.objects.filter(flight=flight).count() == 3
+    assert Passenger.objects.filter(booking__flight=flight).count() == 8
     assert check_inventory(flight_id=flight.pk) == []
 
 
@@ -265,7 +270,8 @@ def test_hold_path_query_budget(customer, flight):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    # Lock seats (+flight, +fare), reserve units, insert booking, claim seats, insert passengers.
+    # Lock seats (+flight, +fare), insert booking, claim seats, insert passengers, and last
+    # reserve units: the hot fare-inventory row is locked only by the final statement.
     with CaptureQueriesContext(connection) as captured:
         hold_seats(
             customer=customer,
@@ -273,10 +279,19 @@ def test_hold_path_query_budget(customer, flight):
             fare_class="ECONOMY",
             seat_numbers=["12A", "12B"],
         )
-    assert len(statements(captured)) == 5, statements(captured)
+    sql = statements(captured)
+    assert len(sql) == 5, sql
+    assert [s.split()[0] for s in sql] == ["SELECT", "INSERT", "UPDATE", "INSERT", "UPDATE"], sql
+    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
+    assert not any("flights_fareinventory" in s for s in sql[1:-1]), sql
+    # Read price and flight (no lock), insert booking, insert passengers, reserve units last.
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
-    assert len(statements(captured)) == 4, statements(captured)
+    sql = statements(captured)
+    assert len(sql) == 4, sql
+    assert "FOR UPDATE" not in sql[0], sql
+    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
+    assert not any("flights_fareinventory" in s for s in sql[1:-1]), sql
 
 
 def test_check_inventory_reports_drift(customer, flight):
