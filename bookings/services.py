@@ -202,7 +202,8 @@ def hold_seats(
             _take_over_expired_holds(stale_booking_ids, now=now, seat_nos=seat_nos)
 
         # The hot fare-inventory row is reserved last (see _reserve_units); everything
-        # written before it is rolled back if it finds the fare class sold out.
+        # written before it is rolled back if it finds the fare class sold out.  (Only a
+        # takeover above, rare, has already locked that row to give back the expired units.)
         booking = Booking.objects.create(
             customer=customer,
             flight_id=flight_id,
