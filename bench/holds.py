@@ -14,7 +14,10 @@ Scenarios:
   one-seat     every thread fights for the same seat (1 winner, the rest must get 409 fast)
   seatless     every thread holds 1 seatless unit until capacity + overbook is gone
   sold-out     every thread asks 40 times for a unit of a fare class already sold out
-Prints holds/s (successful), attempts/s, p50/p99 latency of all attempts and of the losers.
+Prints holds/s (successful), attempts/s, p50/p99 latency of all attempts and of the losers,
+and the hot-row lock window of the winners: from the end of the conditional
+`UPDATE flights_fareinventory` (the row lock is held from then on) to the end of its COMMIT
+(measured in the worker: an execute wrapper and an on_commit callback, so a lower bound).
 """
 
 from __future__ import annotations
@@ -64,6 +67,26 @@ def ensure_database() -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def lock_window_timer(windows: list[float]):
+    """An execute wrapper: for every fare-inventory UPDATE that won inside a transaction,
+    record the seconds from its return to the end of the COMMIT (on_commit runs after it)."""
+    from django.db import transaction
+
+    def wrapper(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if sql.startswith('UPDATE "flights_fareinventory"') and context["cursor"].rowcount:
+            connection = context["connection"]
+            if connection.in_atomic_block:
+                held_from = time.perf_counter()
+                transaction.on_commit(
+                    lambda: windows.append(time.perf_counter() - held_from),
+                    using=connection.alias,
+                )
+        return result
+
+    return wrapper
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -87,7 +110,9 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
         latencies: list[float] = []
         lost: list[float] = []
         wins, errors, failures_in_a_row = 0, {}, 0
+        windows: list[float] = []
         connections["default"].ensure_connection()
+        connections["default"].execute_wrappers.append(lock_window_timer(windows))
         barrier.wait()
         try:
             while failures_in_a_row < stop_after_failures:
@@ -107,9 +132,9 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
         finally:
             connections.close_all()
         if processes:
-            results.put((latencies, lost, wins, errors))
+            results.put((latencies, lost, wins, errors, windows))
         else:
-            collected.append((latencies, lost, wins, errors))
+            collected.append((latencies, lost, wins, errors, windows))
 
     connections.close_all()  # never share a connection across fork
     if processes:
@@ -124,13 +149,14 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
     for p in pool:
         p.join()
     wall = time.perf_counter() - started
-    latencies = [x for lat, _, _, _ in collected for x in lat]
-    lost = [x for _, lat, _, _ in collected for x in lat]
+    latencies = [x for lat, *_ in collected for x in lat]
+    lost = [x for _, lat, *_ in collected for x in lat]
+    windows = [x for *_, win in collected for x in win]
     errors: dict[str, int] = {}
-    for _, _, _, errs in collected:
+    for _, _, _, errs, _ in collected:
         for kind, n in errs.items():
             errors[kind] = errors.get(kind, 0) + n
-    wins = sum(w for _, _, w, _ in collected)
+    wins = sum(w for _, _, w, *_ in collected)
     return {
         "scenario": name,
         "holds": wins,
@@ -143,6 +169,8 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
         "mean_ms": statistics.fmean(latencies) * 1000,
         "lost_p50_ms": percentile(lost, 0.50) * 1000 if lost else float("nan"),
         "lost_p99_ms": percentile(lost, 0.99) * 1000 if lost else float("nan"),
+        "lock_mean_ms": statistics.fmean(windows) * 1000 if windows else float("nan"),
+        "lock_p99_ms": percentile(windows, 0.99) * 1000 if windows else float("nan"),
         "errors": errors,
     }
 
@@ -219,7 +247,8 @@ def main() -> None:
     )
     print(
         f"{'scenario':<12}{'holds':>7}{'attempts':>10}{'holds/s':>10}{'attempts/s':>12}"
-        f"{'p50 ms':>9}{'p99 ms':>9}{'lost p50':>10}{'lost p99':>10}  errors"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'lost p50':>10}{'lost p99':>10}"
+        f"{'lock mean':>10}{'lock p99':>10}  errors"
     )
     for scenario in args.scenarios.split(","):
         flight = new_flight()
@@ -318,7 +347,7 @@ def main() -> None:
             f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"
             f"{result['attempts_per_s']:>12.0f}{result['p50_ms']:>9.1f}{result['p99_ms']:>9.1f}"
             f"{result['lost_p50_ms']:>10.1f}{result['lost_p99_ms']:>10.1f}"
-            f"  {result['errors']}"
+            f"{result['lock_mean_ms']:>10.1f}{result['lock_p99_ms']:>10.1f}  {result['errors']}"
         )
     connections.close_all()
 

@@ -148,8 +148,9 @@ def _check_hold_cap(
     *, customer: AbstractBaseUser, flight_id: int, units: int, now: datetime
 ) -> None:
     """Refuse a hold that would give `customer` more than the cap of live held units on the
-    flight.  Called inside the hold's transaction after its other locks: the per customer and
-    flight advisory lock is the last one taken (nothing is locked after it), and it makes two
+    flight.  Called first in the hold's transaction: the per customer and flight advisory lock
+    is the first lock a hold takes (before seats and the fare row, so no cycle can form with
+    them; only the same customer's holds on the same flight ever wait for it), and it makes two
     parallel holds by one customer count one after the other, so both cannot pass."""
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
     _lock_customer_on_flight(customer_id=customer.pk, flight_id=flight_id)
@@ -162,7 +163,19 @@ def _check_hold_cap(
 
 
 def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
-    """Take `units` from the fare class in one conditional UPDATE; True if it won."""
+    """Take `units` from the fare class in one conditional UPDATE; True if it won.
+
+    The holds call this as the last statement before COMMIT.  Every hold of a fare class
+    queues for this one row lock, so it is held for one round trip (this UPDATE) plus the
+    COMMIT, never across the booking, passenger and seat writes, which need no lock anyone
+    else waits for (new rows, and seat rows the hold already locked).  A loser (0 rows) rolls
+    all of them back.  The price was read earlier without this lock, in the same
+    transaction: a concurrent price change (set_fare_limits) either committed before that
+    read or the hold is priced as if it came first.  Either is a price the fare class had
+    while the customer asked, and the booking keeps its own `amount`, which is what is
+    charged; no invariant ties it to the row's current price (capacity, the one that
+    matters, is checked here, under the lock).
+    """
     return bool(
         FareInventory.objects.filter(
             flight_id=flight_id,
@@ -196,6 +209,7 @@ def hold_seats(
         ),
         transaction.atomic(),
     ):
+        _check_hold_cap(customer=customer, flight_id=flight_id, units=len(seat_nos), now=now)
         seats = list(
             lock_seats(
                 Seat.objects.select_related("flight")
@@ -230,10 +244,9 @@ def hold_seats(
         if stale_booking_ids:
             _take_over_expired_holds(stale_booking_ids, now=now, seat_nos=seat_nos)
 
-        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
-            raise SoldOut(fare_class)
-        _check_hold_cap(customer=customer, flight_id=flight_id, units=len(seats), now=now)
-
+        # The hot fare-inventory row is reserved last (see _reserve_units); everything
+        # written before it is rolled back if it finds the fare class sold out.  (Only a
+        # takeover above, rare, has already locked that row to give back the expired units.)
         booking = Booking.objects.create(
             customer=customer,
             flight_id=flight_id,
@@ -255,6 +268,8 @@ def hold_seats(
             Passenger(booking=booking, seat=seat, full_name=name)
             for seat, name in zip(seats, names, strict=True)
         )
+        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
+            raise SoldOut(fare_class)
         announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.HELD)
     return booking
 
@@ -325,20 +340,18 @@ def _hold_units(
     names: list[str],
     now: datetime,
 ) -> Booking:
-    inventory = (
-        FareInventory.objects.select_related("flight")
-        .filter(flight_id=flight_id, fare_class=fare_class)
-        .only("price", "currency", "flight__code", "flight__status", "flight__departure_at")
-        .first()
-    )
-    if inventory is None:
-        _raise_for_missing_flight_or_class(flight_id, fare_class)
-    _check_flight_open(inventory.flight, now)
-
     with transaction.atomic():
-        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
-            raise SoldOut(fare_class)
         _check_hold_cap(customer=customer, flight_id=flight_id, units=passengers, now=now)
+        # A plain read (no row lock): the price and the flight's state, see _reserve_units.
+        inventory = (
+            FareInventory.objects.select_related("flight")
+            .filter(flight_id=flight_id, fare_class=fare_class)
+            .only("price", "currency", "flight__code", "flight__status", "flight__departure_at")
+            .first()
+        )
+        if inventory is None:
+            _raise_for_missing_flight_or_class(flight_id, fare_class)
+        _check_flight_open(inventory.flight, now)
         booking = Booking.objects.create(
             customer=customer,
             flight_id=flight_id,
@@ -352,6 +365,9 @@ def _hold_units(
             updated_at=now,
         )
         Passenger.objects.bulk_create(Passenger(booking=booking, full_name=n) for n in names)
+        # Last: the hot row stays locked only for this UPDATE and the COMMIT.
+        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
+            raise SoldOut(fare_class)
     return booking
 
 

@@ -4,6 +4,7 @@ Each scenario ends with `check_inventory`; the control test shows that the same 
 double-sells a seat when the guard is removed, so these tests are able to fail.
 """
 
+import threading
 import time
 from datetime import timedelta
 
@@ -177,3 +178,76 @@ def test_control_naive_read_then_write_double_sells(flight):
     outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.pk, "12A") for c in people])
     # Without the guard, several customers "win" the same seat: the real tests can fail.
     assert len(outcomes.results) > 1
+
+
+@pytest.mark.parametrize("kind", ["seats", "seatless"])
+def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind):
+    """The hot fare-inventory row lock is the hold's last step: while another transaction
+    keeps that row locked, a hold waits with its booking and passengers already written (so
+    once it gets the lock, only the UPDATE and COMMIT remain), and then completes."""
+    from django.db import connection, connections
+
+    customer = UserFactory()
+    locked, release = threading.Event(), threading.Event()
+    outcome: dict = {}
+
+    def blocker():
+        try:
+            with transaction.atomic():
+                FareInventory.objects.select_for_update().get(flight=flight, fare_class="ECONOMY")
+                locked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    def holder():
+        try:
+            if kind == "seats":
+                outcome["booking"] = hold_seats(
+                    customer=customer,
+                    flight_id=flight.pk,
+                    fare_class="ECONOMY",
+                    seat_numbers=["12A", "12B"],
+                )
+            else:
+                outcome["booking"] = hold_seatless(
+                    customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+                )
+        except Exception as exc:  # reported below
+            outcome["error"] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=blocker, daemon=True)]
+    threads[0].start()
+    assert locked.wait(10)
+    threads.append(threading.Thread(target=holder, daemon=True))
+    threads[1].start()
+    waiting = []
+    try:
+        deadline = time.monotonic() + 15
+        while not waiting and time.monotonic() < deadline:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT a.query, array_agg(c.relname::text ORDER BY c.relname)"
+                    "  FROM pg_stat_activity a"
+                    "  JOIN pg_locks l ON l.pid = a.pid AND l.granted"
+                    "   AND l.mode = 'RowExclusiveLock'"
+                    "  JOIN pg_class c ON c.oid = l.relation AND c.relkind = 'r'"
+                    " WHERE a.datname = current_database() AND a.wait_event_type = 'Lock'"
+                    " GROUP BY a.pid, a.query"
+                )
+                waiting = cursor.fetchall()
+            time.sleep(0.05)
+    finally:
+        release.set()
+        for t in threads:
+            t.join(30)
+    assert len(waiting) == 1, waiting
+    query, written = waiting[0]
+    assert query.startswith('UPDATE "flights_fareinventory"'), query
+    # Booking and passengers were inserted before the hold queued for the hot row.
+    assert {"bookings_booking", "bookings_passenger"} <= set(written), written
+    assert "error" not in outcome, outcome
+    assert outcome["booking"].status == BookingStatus.HELD
+    assert check_inventory(flight_id=flight.pk) == []

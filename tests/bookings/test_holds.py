@@ -190,6 +190,11 @@ def test_seatless_holds_sell_exactly_capacity_plus_overbook(customer):
         hold_seats(
             customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
         )
+    # The units are reserved last; the booking, passenger and seat claim written before are
+    # rolled back with it.
+    assert Seat.objects.get(flight=flight, seat_no="1A").status == SeatStatus.AVAILABLE
+    assert Booking.objects.filter(flight=flight).count() == 3
+    assert Passenger.objects.filter(booking__flight=flight).count() == 8
     assert check_inventory(flight_id=flight.pk) == []
 
 
@@ -265,8 +270,9 @@ def test_hold_path_query_budget(customer, flight):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    # Lock seats (+flight, +fare), reserve units, [lock the customer on the flight, count their
-    # held units: the per-customer cap], insert booking, claim seats, insert passengers.
+    # [The per-customer cap: lock the customer on the flight, count their held units], lock
+    # seats (+flight, +fare), insert booking, claim seats, insert passengers, and last reserve
+    # units: the hot fare-inventory row is locked only by the final statement.
     with CaptureQueriesContext(connection) as captured:
         hold_seats(
             customer=customer,
@@ -274,10 +280,21 @@ def test_hold_path_query_budget(customer, flight):
             fare_class="ECONOMY",
             seat_numbers=["12A", "12B"],
         )
-    assert len(statements(captured)) == 5 + 2, statements(captured)
+    sql = statements(captured)
+    assert len(sql) == 2 + 5, sql
+    assert [s.split()[0] for s in sql[2:]] == ["SELECT", "INSERT", "UPDATE", "INSERT", "UPDATE"], (
+        sql
+    )
+    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
+    assert not any(s.startswith('UPDATE "flights_fareinventory"') for s in sql[:-1]), sql
+    # [Cap], read price and flight (no lock), insert booking, insert passengers, reserve last.
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
-    assert len(statements(captured)) == 4 + 2, statements(captured)
+    sql = statements(captured)
+    assert len(sql) == 2 + 4, sql
+    assert "FOR UPDATE" not in sql[2], sql
+    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
+    assert not any(s.startswith('UPDATE "flights_fareinventory"') for s in sql[:-1]), sql
 
 
 def test_check_inventory_reports_drift(customer, flight):
