@@ -326,7 +326,7 @@ class BookingPassengersApi(APIView):
     """Name the passengers of a HELD booking (a waitlist offer or a seatless hold arrives
     without names) before paying it."""
 
-    class InputSerializer(serializers.Serializer):
+    class PassengerNamesInputSerializer(serializers.Serializer):
         passenger_names = serializers.ListField(
             child=serializers.CharField(max_length=120, allow_blank=True, trim_whitespace=True),
             min_length=1,
@@ -338,14 +338,14 @@ class BookingPassengersApi(APIView):
         operation_id="bookings_name_passengers",
         tags=["bookings"],
         summary="Name the passengers of a held booking",
-        request=InputSerializer,
+        request=PassengerNamesInputSerializer,
         responses={
             200: BookingSerializer,
             **problems(400, 401, 404, 409, 410, s410="The hold has expired."),
         },
     )
     def put(self, request, booking_id: int):
-        data = self.InputSerializer(data=request.data)
+        data = self.PassengerNamesInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.name_passengers(
             customer=request.user,
