@@ -90,8 +90,16 @@ def test_worker_killed_mid_delivery_every_event_arrives_and_is_logged_delivered_
         assert WebhookDelivery.objects.filter(status=DeliveryStatus.SENDING).count() == 1
 
         restarted = start_celery_worker("partners-restarted", **env)
-        # What beat does every 30 s: resend deliveries abandoned by a dead worker.
-        wait_for(all_delivered(3), timeout=60, tick=lambda: resend_due_deliveries.delay())
+        # What beat does every 30 s: resend deliveries abandoned by a dead worker.  Sent every
+        # 2 s here, not on every poll: a flood of sweeps would queue ahead of the deliveries.
+        last_sweep = [0.0]
+
+        def sweep() -> None:
+            if time.monotonic() - last_sweep[0] >= 2:
+                last_sweep[0] = time.monotonic()
+                resend_due_deliveries.delay()
+
+        wait_for(all_delivered(3), timeout=120, tick=sweep)
     finally:
         if worker.process.poll() is None:
             worker.process.kill()
