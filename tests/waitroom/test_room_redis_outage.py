@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import shutil
 import socket
-import subprocess
-import time
 from datetime import timedelta
 
 import pytest
-import redis
 from django.utils import timezone
 
+from bench.stack import ThrowawayRedis
 from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
@@ -39,47 +37,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-class OwnRedis:
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        probe = redis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                probe.ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        raise RuntimeError("own redis-server did not start")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
-
-
 @pytest.fixture
 def own_redis(settings):
-    server = OwnRedis()
+    server = ThrowawayRedis()  # bench.stack: the one throw-away redis-server helper
     server.start()
     settings.WAITING_ROOM = {**settings.WAITING_ROOM, "REDIS_URL": server.url}
     yield server
