@@ -98,7 +98,7 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
 
     from django.db import connections
 
-    from bookings.errors import DomainError
+    from kernel.errors import DomainError
 
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(workers) if processes else threading.Barrier(workers)

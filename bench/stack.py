@@ -290,7 +290,7 @@ def wait_for_log(log: Path, text: str, timeout: float = 120) -> None:
 
 
 def start_beat(
-    env: dict[str, str], log: Path, scheduler: str = "bookings.beat:SingleBeatScheduler"
+    env: dict[str, str], log: Path, scheduler: str = "kernel.beat:SingleBeatScheduler"
 ) -> subprocess.Popen:
     return spawn(
         env,

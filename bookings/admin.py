@@ -1,8 +1,8 @@
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
-from bookings.errors import DomainError
-from bookings.models import Booking, OutboxEvent, Passenger
+from bookings.models import Booking, Passenger
+from kernel.errors import DomainError
 
 
 class PassengerInline(admin.TabularInline):
@@ -98,21 +98,3 @@ class BookingAdmin(admin.ModelAdmin):
             )
             self.message_user(request, f"Booking {booking_id} cancelled: {refund}.")
         return None
-
-
-@admin.register(OutboxEvent)
-class OutboxEventAdmin(admin.ModelAdmin):
-    list_display = [
-        "id",
-        "event_type",
-        "aggregate_type",
-        "aggregate_id",
-        "created_at",
-        "published_at",
-    ]
-    list_filter = ["event_type", ("published_at", admin.EmptyFieldListFilter)]
-    search_fields = ["=aggregate_id", "event_type"]
-    readonly_fields = [f.name for f in OutboxEvent._meta.fields]
-
-    def has_add_permission(self, request):
-        return False

@@ -25,7 +25,6 @@ from rest_framework.views import APIView
 
 from bookings import selectors, services
 from bookings.errors import FlightNotFound
-from bookings.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
@@ -33,6 +32,7 @@ from config.api.idempotency import idempotency_key_parameter, idempotent_respons
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
 from flights.models import FareClass, Flight
+from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking

@@ -1,22 +1,10 @@
-"""Domain errors.  Each names the problem it is (RFC 9457 `type` slug), the HTTP status the API
-answers with, and a human message that pages can show as is."""
+"""The sale engine's domain errors.  Each names the problem it is (RFC 9457 `type` slug), the
+HTTP status the API answers with, and a human message that pages can show as is.  The base
+class and the generic errors (invalid request, too busy, Idempotency-Key) are kernel.errors."""
 
 from collections.abc import Iterable
 
-
-class DomainError(Exception):
-    status: int = 400
-    code: str = "invalid-request"
-    title: str = "Invalid request"
-
-    def __init__(self, detail: str | None = None, **extra: object) -> None:
-        self.detail = detail or self.title
-        self.extra = extra
-        super().__init__(self.detail)
-
-
-class InvalidRequest(DomainError):
-    pass
+from kernel.errors import DomainError
 
 
 class FlightNotFound(DomainError):
@@ -127,34 +115,7 @@ class InvalidBookingState(DomainError):
     title = "The booking is not in a state that allows this"
 
 
-class TooBusy(DomainError):
-    status = 503
-    code = "too-busy"
-    title = "Too busy"
-
-    def __init__(self) -> None:
-        super().__init__("Many people are booking this flight right now. Please try again.")
-
-
 class TicketNotFound(DomainError):
     status = 404
     code = "ticket-not-found"
     title = "Ticket not found"
-
-
-class IdempotencyKeyMissing(DomainError):
-    status = 400
-    code = "idempotency-key-missing"
-    title = "Idempotency-Key header required"
-
-
-class IdempotencyKeyReused(DomainError):
-    status = 422
-    code = "idempotency-key-reused"
-    title = "Idempotency-Key was used for a different request"
-
-
-class IdempotencyKeyInFlight(DomainError):
-    status = 409
-    code = "idempotency-key-in-flight"
-    title = "A request with this Idempotency-Key is still being processed"

@@ -1,9 +1,9 @@
 from django import forms
 from django.conf import settings
 
-from bookings.idempotency import MAX_KEY_LENGTH
 from bookings.services import is_printable_name
 from flights.models import FareClass
+from kernel.idempotency import MAX_KEY_LENGTH
 
 
 class HoldForm(forms.Form):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from bookings import tickets
-from bookings.events import register_consumer
-from bookings.models import Booking, NotificationKind, OutboxEvent
+from bookings.models import Booking, NotificationKind
 from bookings.notifications import queue_notification
+from kernel.events import register_consumer
+from kernel.models import OutboxEvent
 
 
 def _booking(event: OutboxEvent) -> Booking:

@@ -1,5 +1,4 @@
 from django.conf import settings
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -94,57 +93,6 @@ class Passenger(models.Model):
         return self.full_name or f"Passenger {self.pk}"
 
 
-class OutboxEvent(models.Model):
-    """An event written in the same transaction as the change it announces.
-
-    The relay publishes it after commit, at least once; consumers are idempotent.
-    """
-
-    aggregate_type = models.CharField(max_length=40)
-    aggregate_id = models.CharField(max_length=40)
-    event_type = models.CharField(max_length=60)
-    payload = models.JSONField(default=dict)
-    created_at = models.DateTimeField()
-    published_at = models.DateTimeField(null=True, blank=True)
-    # Delivery bookkeeping: a consumer that fails is retried with back-off; after
-    # OUTBOX_MAX_ATTEMPTS the event is left for an operator (and blocks its booking's later
-    # events, since their order matters more than their speed).
-    attempts = models.PositiveIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [
-            models.Index(
-                fields=["id"], condition=Q(published_at__isnull=True), name="outbox_unpublished_idx"
-            ),
-            models.Index(fields=["aggregate_type", "aggregate_id", "id"]),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.event_type} {self.aggregate_type}:{self.aggregate_id}"
-
-
-class ProcessedEvent(models.Model):
-    """A consumer's receipt for an outbox event, written in the transaction of its effect.
-
-    Delivery is at least once; the unique (consumer, event) pair turns it into exactly once.
-    """
-
-    consumer = models.CharField(max_length=80)
-    event = models.ForeignKey(OutboxEvent, on_delete=models.CASCADE, related_name="receipts")
-    processed_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["consumer", "event"], name="processed_event_once"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.consumer} processed event {self.event_id}"
-
-
 class TicketStatus(models.TextChoices):
     VALID = "VALID", "Valid"
     USED = "USED", "Used"
@@ -214,7 +162,7 @@ class Notification(models.Model):
 
     booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="notifications")
     event = models.ForeignKey(
-        OutboxEvent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "kernel.OutboxEvent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     kind = models.CharField(max_length=30, choices=NotificationKind.choices)
     to = models.EmailField()
@@ -248,36 +196,3 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.to} ({self.status})"
-
-
-class IdempotencyRecord(models.Model):
-    """A write that a client may retry: its key, what it asked for, and the answer it got.
-
-    Written in the same transaction as the write itself, so "the hold exists" and "a retry
-    with this key gets this hold back" are one fact.  Payments keep the same record on the
-    payment row (the key must be committed before the gateway call); both follow the rules
-    in `bookings.idempotency`."""
-
-    customer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
-    scope = models.CharField(max_length=32, help_text='What the key was used for, e.g. "hold".')
-    key = models.CharField(max_length=255)
-    request_fingerprint = models.CharField(max_length=64)
-    response_status = models.PositiveSmallIntegerField()
-    response_body = models.JSONField(encoder=DjangoJSONEncoder)
-    booking = models.ForeignKey(
-        Booking, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
-    )
-    created_at = models.DateTimeField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["customer", "scope", "key"], name="idempotency_key_per_customer_scope"
-            ),
-        ]
-        indexes = [models.Index(fields=["created_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.scope} {self.key} ({self.response_status})"

@@ -36,14 +36,9 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from bookings.models import (
-    Booking,
-    Notification,
-    NotificationKind,
-    NotificationStatus,
-    OutboxEvent,
-)
+from bookings.models import Booking, Notification, NotificationKind, NotificationStatus
 from bookings.ticket_render import ticket_pdf
+from kernel.models import OutboxEvent
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 
-from bookings import metrics
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -31,21 +30,23 @@ from bookings.errors import (
     HoldExpired,
     HoldLimitReached,
     InvalidBookingState,
-    InvalidRequest,
     SeatNotFound,
     SeatUnavailable,
     SeatWrongCabin,
     SoldOut,
 )
-from bookings.locking import lock_errors_as_too_busy, lock_seats
-from bookings.metrics import counts_holds
-from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
-from bookings.outbox import emit_event, emit_events
+from bookings.models import Booking, BookingStatus, Passenger
 from bookings.selectors import acts_for_customers
 from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
 from flights.rules import is_bookable
+from kernel import metrics
+from kernel.errors import InvalidRequest
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+from kernel.metrics import counts_holds
+from kernel.models import OutboxEvent
+from kernel.outbox import emit_event, emit_events
 from waitroom import services as waitlist
 
 SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")

@@ -26,15 +26,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from bookings import selectors, services
-from bookings.errors import DomainError, IdempotencyKeyInFlight
 from bookings.forms import HoldForm
-from bookings.idempotency import clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus, Ticket
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from config.api.throttles import HoldsThrottle
 from flights.selectors import local_time
+from kernel.errors import DomainError, IdempotencyKeyInFlight
+from kernel.idempotency import clean_key, fingerprint, run_once
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from waitroom import selectors as waitlist_selectors

@@ -6,7 +6,7 @@ emptied at deploy: prometheus_client then keeps values in files there and /metri
 them up.  Gauges about state (live holds, outbox lag, queue depth) are read from PostgreSQL
 and Redis at scrape time by `StateCollector`, so they are right whichever process answers.
 
-The engine does not import this module: it calls `bookings.metrics.count(...)`, and the sink
+The engine does not import this module: it calls `kernel.metrics.count(...)`, and the sink
 installed here turns those calls into Prometheus counters.
 """
 
@@ -32,9 +32,9 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from bookings import metrics as kernel_metrics
-from bookings.metrics import register_waiting_room
 from config.client_ip import client_ip
+from kernel import metrics as kernel_metrics
+from kernel.metrics import register_waiting_room
 
 logger = logging.getLogger(__name__)
 __all__ = ["register_waiting_room"]  # for the waiting room; it lives in the kernel module
@@ -142,7 +142,7 @@ class StateCollector:
         from django.db.models import Count, Min, Q
         from django.utils import timezone
 
-        from bookings.models import OutboxEvent
+        from kernel.models import OutboxEvent
 
         stats = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
             oldest=Min("created_at"),

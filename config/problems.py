@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import JsonResponse
 
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://seatkeeper.dev/problems/"

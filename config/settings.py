@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "axes",
     "channels",
+    "kernel",
     "flights",
     "bookings",
     "payments",
@@ -183,7 +184,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # DatabaseScheduler behind a Redis lock: a second beat started by mistake stands by.
-CELERY_BEAT_SCHEDULER = "bookings.beat:SingleBeatScheduler"
+CELERY_BEAT_SCHEDULER = "kernel.beat:SingleBeatScheduler"
 # How long a dead beat's lock outlives it (the standby takes over after at most this).
 BEAT_LOCK_TTL_SECONDS = env.float("BEAT_LOCK_TTL_SECONDS", default=15.0)
 CELERY_BEAT_SYNC_EVERY = 1

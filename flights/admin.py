@@ -9,9 +9,9 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from bookings.errors import DomainError
 from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
 from flights.services import block_seat, set_fare_limits, unblock_seat
+from kernel.errors import DomainError
 
 
 @admin.register(Airport)

@@ -11,11 +11,11 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum, Value
 from django.utils import timezone
 
-from bookings.errors import InvalidRequest
 from bookings.models import Booking, BookingStatus, Passenger
 from flights import availability
 from flights.live import announce_seats_on_commit
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from kernel.errors import InvalidRequest
 from waitroom import services as waitlist
 
 

@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from bookings.errors import InvalidRequest
+from kernel.errors import InvalidRequest
 from partners import services
 from partners.models import WebhookDelivery, WebhookEndpoint
 from partners.urls_check import check_endpoint_url

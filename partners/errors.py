@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 
 
 class EndpointNotFound(DomainError):

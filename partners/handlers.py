@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bookings.events import register_consumer
-from bookings.models import OutboxEvent
+from kernel.events import register_consumer
+from kernel.models import OutboxEvent
 from partners import services
 from partners.models import PartnerEventType
 

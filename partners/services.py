@@ -23,9 +23,10 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from bookings import metrics
-from bookings.errors import InvalidRequest
-from bookings.models import Booking, OutboxEvent
+from bookings.models import Booking
+from kernel import metrics
+from kernel.errors import InvalidRequest
+from kernel.models import OutboxEvent
 from partners.models import DeliveryStatus, PartnerEventType, WebhookDelivery, WebhookEndpoint
 from partners.signing import (
     ATTEMPT_HEADER,

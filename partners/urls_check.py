@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from bookings.errors import InvalidRequest
+from kernel.errors import InvalidRequest
 
 
 def check_endpoint_url(url: str) -> str:

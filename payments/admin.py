@@ -4,7 +4,7 @@ services), and the editable refund policies."""
 from django.contrib import admin, messages
 from django.utils import timezone
 
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
 from payments.services import cancel_booking, queue_refund
 

@@ -1,11 +1,6 @@
 """Payment problems, as DomainErrors so the API answers problem+json and pages show the text."""
 
-from bookings.errors import (  # noqa: F401  (the Idempotency-Key rules are shared with holds)
-    DomainError,
-    IdempotencyKeyInFlight,
-    IdempotencyKeyMissing,
-    IdempotencyKeyReused,
-)
+from kernel.errors import DomainError
 
 
 class PaymentInProgress(DomainError):

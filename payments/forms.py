@@ -1,6 +1,6 @@
 from django import forms
 
-from bookings.idempotency import MAX_KEY_LENGTH
+from kernel.idempotency import MAX_KEY_LENGTH
 
 
 class PayForm(forms.Form):

@@ -21,13 +21,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound, FlightNotBookable, HoldExpired, InvalidBookingState
-from bookings.idempotency import IdempotentResult, clean_key, fingerprint, replay
-from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
-from bookings.outbox import emit_event
 from bookings.services import cancel_hold, close_bookings, sell_held_booking
 from flights.models import Flight
 from flights.rules import is_bookable
+from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
+from kernel.locking import lock_errors_as_too_busy
+from kernel.outbox import emit_event
 from payments.errors import (
     AmountMismatch,
     BookingAlreadyCancelled,
@@ -48,7 +48,7 @@ from payments.models import (
 )
 from payments.selectors import RefundQuote, payment_response, quote_for
 
-# What a pay request answers; a replay carries `replayed=True` (bookings.idempotency's rules).
+# What a pay request answers; a replay carries `replayed=True` (kernel.idempotency's rules).
 PayResponse = IdempotentResult
 
 
@@ -65,7 +65,7 @@ def request_fingerprint(
     *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
 ) -> str:
     """What tells a replay from a different request under the same Idempotency-Key: a keyed
-    HMAC (`bookings.idempotency.fingerprint`) under the payments' own key."""
+    HMAC (`kernel.idempotency.fingerprint`) under the payments' own key."""
     return fingerprint(
         {
             "bookingId": booking_id,

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
-from bookings.idempotency import purge_idempotency_records
+from kernel.idempotency import purge_idempotency_records
 from payments.errors import GatewayError
 from payments.gateways import sandbox
 from payments.services import (
@@ -53,7 +53,7 @@ def issue_refund_task(self, refund_id: int) -> str:
 
 @shared_task
 def purge_idempotency_keys_task() -> int:
-    # Payments' keys and holds' keys share one retention period (bookings.idempotency).
+    # Payments' keys and holds' keys share one retention period (kernel.idempotency).
     return purge_idempotency_keys() + purge_idempotency_records()
 
 

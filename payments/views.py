@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.views import View
 from django.views.decorators.http import require_http_methods, require_POST
 
-from bookings.errors import DomainError
 from bookings.models import Booking
+from kernel.errors import DomainError
 from payments import selectors, services
 from payments.errors import PaymentInProgress
 from payments.forms import CancelForm, PayForm

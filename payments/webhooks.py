@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from bookings.locking import lock_errors_as_too_busy
+from kernel.locking import lock_errors_as_too_busy
 from payments.errors import WebhookEventRefused
 from payments.gateways import get_gateway
 from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent

@@ -1,4 +1,4 @@
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 
 
 class NotSoldOut(DomainError):

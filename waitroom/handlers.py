@@ -1,8 +1,9 @@
 """Waitlist outbox consumers.  Thin: event in, service call."""
 
-from bookings.events import register_consumer
-from bookings.models import Booking, NotificationKind, OutboxEvent
+from bookings.models import Booking, NotificationKind
 from bookings.notifications import queue_notification
+from kernel.events import register_consumer
+from kernel.models import OutboxEvent
 
 
 @register_consumer("waitlist.offered", name="email.waitlist_offer")

@@ -13,8 +13,8 @@ from django.utils.http import urlencode
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings.errors import DomainError
 from config.problems import domain_error_response
+from kernel.errors import DomainError
 from waitroom import room, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import JoinForm

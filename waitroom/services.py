@@ -22,13 +22,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound, InvalidRequest
-from bookings.locking import lock_seats
-from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
-from bookings.outbox import emit_events
+from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound
+from bookings.models import Booking, BookingStatus, Passenger
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
 from flights.rules import bookable_q, is_bookable
+from kernel.errors import InvalidRequest
+from kernel.locking import lock_seats
+from kernel.models import OutboxEvent
+from kernel.outbox import emit_events
 from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
 from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
 

@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 from waitroom import selectors, services
 from waitroom.forms import JoinForm, LeaveForm
 

@@ -2,7 +2,7 @@ from django.db import migrations
 
 
 def install(apps, schema_editor):
-    from bookings.schedules import install_schedules
+    from kernel.schedules import install_schedules
 
     install_schedules(
         interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
@@ -11,7 +11,6 @@ def install(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("bookings", "0003_tickets_receipts_notifications"),
         ("django_celery_beat", "0018_improve_crontab_helptext"),

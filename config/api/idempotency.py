@@ -1,4 +1,4 @@
-"""The API side of Idempotency-Key (rules: `bookings.idempotency`): the header's schema and
+"""The API side of Idempotency-Key (rules: `kernel.idempotency`): the header's schema and
 turning an `IdempotentResult` into a response that says when it is a replay."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
-from bookings.idempotency import MAX_KEY_LENGTH, IdempotentResult
 from config.problems import PROBLEM_CONTENT_TYPE
+from kernel.idempotency import MAX_KEY_LENGTH, IdempotentResult
 
 RETRY_ADVICE = (
     "Send one key per intended write (e.g. a UUID), at most "

@@ -2,7 +2,7 @@ from django.db import migrations
 
 
 def install(apps, schema_editor):
-    from bookings.schedules import install_schedules
+    from kernel.schedules import install_schedules
 
     install_schedules(
         interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),

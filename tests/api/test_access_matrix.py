@@ -13,8 +13,8 @@ import pytest
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus, Ticket
-from bookings.outbox import relay_outbox
 from bookings.services import hold_seats
+from kernel.outbox import relay_outbox
 from payments.models import Payment
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.bookings.confirming import hold_and_confirm

@@ -7,18 +7,16 @@ from rest_framework.test import APIClient
 
 from bookings.errors import (
     BookingNotFound,
-    DomainError,
     FlightNotBookable,
     HoldExpired,
-    InvalidRequest,
     SeatUnavailable,
     SoldOut,
-    TooBusy,
 )
 from bookings.models import Booking
 from config.api.exceptions import problem_exception_handler
 from config.api.throttles import HoldsThrottle
 from flights.models import Seat
+from kernel.errors import DomainError, InvalidRequest, TooBusy
 from tests.api.conftest import client_for, problem
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory

@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.errors import TooBusy
 from bookings.models import Booking, BookingStatus
 from bookings.services import hold_seats
 from flights.models import Flight
+from kernel.errors import TooBusy
 from payments.gateways.sandbox import SIGNATURE_HEADER, signature_header
 from payments.models import Payment, PaymentStatus
 from tests.api.conftest import DECLINED_CARD, GOOD_CARD, client_for, pay, problem

@@ -18,8 +18,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from bookings.outbox import relay_outbox
 from bookings.services import hold_seats
+from kernel.outbox import relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 from tests.factories import FlightFactory
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 from PIL import Image
 
 from bookings.models import Ticket
-from bookings.outbox import relay_outbox
 from bookings.services import hold_seats
 from bookings.ticket_render import qr_svg
+from kernel.outbox import relay_outbox
 from tests.api.conftest import client_for, problem
 from tests.bookings.confirming import cancel_confirmed, hold_and_confirm
 

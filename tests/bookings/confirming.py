@@ -7,8 +7,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus
-from bookings.outbox import emit_event
 from bookings.services import close_bookings, hold_seats, sell_held_booking
+from kernel.outbox import emit_event
 
 
 def confirm(booking: Booking) -> Booking:

@@ -10,8 +10,8 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from bookings import ticket_render
 from bookings.models import Ticket
-from bookings.outbox import relay_outbox
 from flights.models import Flight
+from kernel.outbox import relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 
 pytestmark = pytest.mark.django_db

@@ -11,10 +11,11 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
-from bookings.events import register_consumer, unregister_consumer
-from bookings.models import Notification, NotificationStatus, OutboxEvent, ProcessedEvent, Ticket
-from bookings.tasks import redeliver_event, relay_outbox
+from bookings.models import Notification, NotificationStatus, Ticket
 from config.celery import app
+from kernel.events import register_consumer, unregister_consumer
+from kernel.models import OutboxEvent, ProcessedEvent
+from kernel.tasks import redeliver_event, relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
@@ -52,7 +53,7 @@ def test_celery_runs_with_the_reliability_settings():
     assert conf.worker_prefetch_multiplier == 1
     assert conf.accept_content == ["json"] and conf.task_serializer == "json"
     assert conf.task_time_limit > conf.task_soft_time_limit > 0
-    assert conf.beat_scheduler == "bookings.beat:SingleBeatScheduler"
+    assert conf.beat_scheduler == "kernel.beat:SingleBeatScheduler"
     assert conf.broker_url == django_settings.REDIS_URL
 
 

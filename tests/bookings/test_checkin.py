@@ -11,8 +11,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from bookings.models import Ticket, TicketStatus
-from bookings.outbox import relay_outbox
 from bookings.tickets import ScanOutcome, scan_ticket
+from kernel.outbox import relay_outbox
 from tests.bookings.confirming import cancel_confirmed, hold_and_confirm
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory

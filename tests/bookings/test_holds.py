@@ -10,16 +10,17 @@ from bookings.errors import (
     FlightNotFound,
     HoldExpired,
     InvalidBookingState,
-    InvalidRequest,
     SeatNotFound,
     SeatUnavailable,
     SeatWrongCabin,
     SoldOut,
 )
-from bookings.models import Booking, BookingStatus, OutboxEvent, Passenger
+from bookings.models import Booking, BookingStatus, Passenger
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareClass, FareInventory, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.errors import InvalidRequest
+from kernel.models import OutboxEvent
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from bookings.models import Notification, NotificationStatus
 from bookings.notifications import redispatch_stale_notifications, send_notification
-from bookings.outbox import relay_outbox
+from kernel.outbox import relay_outbox
 from tests.bookings.confirming import cancel_confirmed, emit_refund, hold_and_confirm
 
 pytestmark = pytest.mark.django_db

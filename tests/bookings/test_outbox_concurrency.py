@@ -7,9 +7,10 @@ import pytest
 from django.db import connections, transaction
 from django.utils import timezone
 
-from bookings.events import register_consumer, unregister_consumer
-from bookings.models import Notification, OutboxEvent, ProcessedEvent, Ticket
-from bookings.outbox import redeliver_event, relay_outbox
+from bookings.models import Notification, Ticket
+from kernel.events import register_consumer, unregister_consumer
+from kernel.models import OutboxEvent, ProcessedEvent
+from kernel.outbox import redeliver_event, relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory

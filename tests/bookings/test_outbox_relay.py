@@ -6,18 +6,12 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from bookings.events import register_consumer, unregister_consumer
-from bookings.models import (
-    Notification,
-    NotificationKind,
-    OutboxEvent,
-    ProcessedEvent,
-    Ticket,
-    TicketStatus,
-)
+from bookings.models import Notification, NotificationKind, Ticket, TicketStatus
 from bookings.notifications import dispatch_notification
-from bookings.outbox import kick_relay, redeliver_event, relay_outbox
 from bookings.services import expire_holds, hold_seats
+from kernel.events import register_consumer, unregister_consumer
+from kernel.models import OutboxEvent, ProcessedEvent
+from kernel.outbox import kick_relay, redeliver_event, relay_outbox
 from tests.bookings.confirming import cancel_confirmed, confirm, emit_refund, hold_and_confirm
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """Issue 11, item 4: every path that releases seats locks them in the one global order
-(`bookings.locking.lock_seats`; docs/architecture.md "Lock order") before updating them, so
+(`kernel.locking.lock_seats`; docs/architecture.md "Lock order") before updating them, so
 it cannot deadlock with a hold; a deadlock that still happens is retried once, then 503.
 
 The window is widened the way the review did it: a trigger sleeps while it updates seat 9A,
@@ -22,12 +22,12 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from bookings import services as booking_services
-from bookings.errors import TooBusy
-from bookings.locking import lock_errors_as_too_busy
 from bookings.models import Booking, BookingStatus
 from bookings.services import expire_holds, hold_seats
 from flights.models import Seat
 from flights.services import check_inventory
+from kernel.errors import TooBusy
+from kernel.locking import lock_errors_as_too_busy
 from payments.models import Payment, PaymentStatus
 from payments.services import confirm_payment
 from tests.bookings.confirming import confirm
@@ -72,8 +72,8 @@ def slow_9a_update():
 
 @pytest.fixture
 def retries(caplog):
-    caplog.set_level(logging.WARNING, logger="bookings.locking")
-    return lambda: [r for r in caplog.records if r.name == "bookings.locking"]
+    caplog.set_level(logging.WARNING, logger="kernel.locking")
+    return lambda: [r for r in caplog.records if r.name == "kernel.locking"]
 
 
 def api(user) -> APIClient:

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from bookings.schedules import SCHEDULES
+from kernel.schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,9 +15,9 @@ from PIL import Image
 
 from bookings.errors import BookingNotFound
 from bookings.models import Ticket
-from bookings.outbox import relay_outbox
 from bookings.selectors import tickets_for_booking
 from bookings.ticket_render import qr_svg
+from kernel.outbox import relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from bookings.dbfaults import is_database_unavailable
 from bookings.models import Booking
+from kernel.dbfaults import is_database_unavailable
 from tests.api.conftest import client_for, problem
 
 pytestmark = pytest.mark.django_db(transaction=True)

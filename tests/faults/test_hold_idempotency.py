@@ -6,10 +6,11 @@ import psycopg
 import pytest
 from django.db import connection
 
-from bookings.idempotency import _lock_key
-from bookings.models import Booking, IdempotencyRecord
+from bookings.models import Booking
 from flights.models import FareInventory
 from flights.services import check_inventory
+from kernel.idempotency import _lock_key
+from kernel.models import IdempotencyRecord
 from tests.api.conftest import client_for
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory

@@ -28,21 +28,15 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from bench.stack import app_env, start_worker, stop, wait_for_log
-from bookings.errors import DomainError
-from bookings.models import (
-    Booking,
-    BookingStatus,
-    Notification,
-    NotificationStatus,
-    OutboxEvent,
-    Ticket,
-)
+from bookings.models import Booking, BookingStatus, Notification, NotificationStatus, Ticket
 from bookings.notifications import redispatch_stale_notifications
 from bookings.services import expire_holds, hold_seats
-from bookings.tasks import relay_outbox
 from config.celery import app
 from flights.models import Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.errors import DomainError
+from kernel.models import OutboxEvent
+from kernel.tasks import relay_outbox
 from payments.models import (
     Refund,
     RefundStatus,

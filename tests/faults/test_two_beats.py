@@ -15,7 +15,7 @@ import redis as redis_lib
 from django.db import connection
 
 from bench.stack import ThrowawayRedis, app_env, start_beat, stop
-from bookings.schedules import install_schedules
+from kernel.schedules import install_schedules
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -78,7 +78,7 @@ def run_two_beats(tmp_path: Path, scheduler: str, *, kill_the_sender: bool = Fal
 
 
 def test_a_second_beat_stands_by(tmp_path):
-    steady, _ = run_two_beats(tmp_path, "bookings.beat:SingleBeatScheduler")
+    steady, _ = run_two_beats(tmp_path, "kernel.beat:SingleBeatScheduler")
     assert len(steady) == 1, steady  # one sender
     assert 3 <= sum(steady.values()) <= 8, steady  # the 1 s relay tick, once per second
 
@@ -89,9 +89,7 @@ def test_control_two_plain_database_schedulers_both_send(tmp_path):
 
 
 def test_the_standby_takes_over_when_the_sender_dies(tmp_path):
-    steady, after = run_two_beats(
-        tmp_path, "bookings.beat:SingleBeatScheduler", kill_the_sender=True
-    )
+    steady, after = run_two_beats(tmp_path, "kernel.beat:SingleBeatScheduler", kill_the_sender=True)
     assert len(steady) == 1 and len(after) == 1, (steady, after)
     assert set(after) != set(steady)
     assert sum(after.values()) >= 3, after

@@ -3,11 +3,11 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from bookings.errors import InvalidRequest
 from bookings.services import hold_seatless, hold_seats
 from flights.demo import load_demo
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
+from kernel.errors import InvalidRequest
 from tests.factories import FlightFactory, economy_only_layout
 
 pytestmark = pytest.mark.django_db

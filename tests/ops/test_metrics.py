@@ -10,10 +10,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from bookings import metrics as kernel_metrics
 from bookings.errors import SoldOut
-from bookings.models import Booking, OutboxEvent
+from bookings.models import Booking
 from bookings.services import hold_seatless
+from kernel import metrics as kernel_metrics
+from kernel.models import OutboxEvent
 from tests.api.conftest import client_for
 from tests.bookings.confirming import confirm
 from tests.factories import FlightFactory, UserFactory, economy_only_layout

@@ -27,7 +27,7 @@ def run(code: str, env: dict) -> str:
 
 def test_counters_of_separate_processes_add_up(tmp_path):
     env = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
-    count = "from bookings import metrics; metrics.count('holds', outcome='won', reason='')"
+    count = "from kernel import metrics; metrics.count('holds', outcome='won', reason='')"
     run(count, env)  # a web worker
     run(count + "; metrics.count('sales', 3)", env)  # a Celery worker
     # A third process answers /metrics (its state gauges may log that the database of this

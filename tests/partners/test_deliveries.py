@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.models import OutboxEvent
-from bookings.outbox import redeliver_event, relay_outbox
 from bookings.services import cancel_hold, hold_seats
+from kernel.models import OutboxEvent
+from kernel.outbox import redeliver_event, relay_outbox
 from partners import services
 from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from partners.services import attempt_delivery, create_endpoint, partner_event_id

@@ -8,11 +8,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q, is_bookable
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.gateways.sandbox import complete_checkout
 from payments.models import (
     Payment,

@@ -8,9 +8,10 @@ from django.test import Client
 from django.utils import timezone
 
 from bookings.errors import BookingNotFound
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.errors import BookingAlreadyCancelled, CancellationRefused
 from payments.models import (
     Payment,

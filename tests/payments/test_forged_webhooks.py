@@ -7,7 +7,8 @@ import time
 import pytest
 from django.test import Client
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
+from kernel.models import OutboxEvent
 from payments.gateways.sandbox import SIGNATURE_HEADER, complete_checkout
 from payments.models import Payment, PaymentStatus, SandboxCharge, WebhookEvent
 from tests.payments.helpers import (

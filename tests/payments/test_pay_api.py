@@ -8,9 +8,10 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.errors import GatewayError
 from payments.gateways.sandbox import SandboxGateway
 from payments.models import Payment, PaymentStatus, SandboxCharge

@@ -6,10 +6,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from bookings.services import expire_holds
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.gateways.sandbox import SandboxGateway, complete_checkout
 from payments.models import (
     Payment,

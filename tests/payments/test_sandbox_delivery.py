@@ -4,8 +4,9 @@ server from the Celery task, retries with backoff, and the misbehaviour switches
 import pytest
 from django.test import Client
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.gateways import sandbox
 from payments.models import Payment, PaymentStatus, SandboxCharge, SandboxEvent, WebhookEvent
 from payments.tasks import deliver_sandbox_event

@@ -13,7 +13,8 @@ import pytest
 import stripe
 from django.test import Client
 
-from bookings.models import BookingStatus, OutboxEvent
+from bookings.models import BookingStatus
+from kernel.models import OutboxEvent
 from payments.errors import WebhookSignatureInvalid
 from payments.gateways.stripe import StripeGateway
 from payments.models import Payment, PaymentStatus, Refund, RefundStatus

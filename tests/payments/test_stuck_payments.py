@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus
-from bookings.schedules import SCHEDULES
+from kernel.schedules import SCHEDULES
 from payments import services
 from payments.gateways.sandbox import complete_checkout
 from payments.models import Payment, PaymentStatus, SandboxCharge, SandboxChargeStatus

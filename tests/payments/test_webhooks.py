@@ -10,10 +10,11 @@ from django.db import connections, transaction
 from django.test import Client
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from bookings.services import expire_holds
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
+from kernel.models import OutboxEvent
 from payments.gateways.sandbox import complete_checkout
 from payments.models import (
     Payment,

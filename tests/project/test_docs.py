@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bookings.schedules import SCHEDULES
+from kernel.schedules import SCHEDULES
 
 ROOT = Path(__file__).resolve().parents[2]
 

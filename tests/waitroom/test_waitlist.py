@@ -4,10 +4,11 @@ import pytest
 from django.utils import timezone
 
 from bookings.errors import FlightNotBookable, SeatUnavailable, SoldOut
-from bookings.models import Booking, BookingStatus, OutboxEvent
+from bookings.models import Booking, BookingStatus
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
+from kernel.models import OutboxEvent
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
 from waitroom.models import WaitlistStatus

@@ -2,11 +2,11 @@ import random
 
 import pytest
 
-from bookings.errors import DomainError
 from bookings.models import Booking, BookingStatus
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareInventory, Seat
 from flights.services import check_inventory
+from kernel.errors import DomainError
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from waitroom.models import WaitlistEntry, WaitlistStatus

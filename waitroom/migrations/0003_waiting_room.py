@@ -19,7 +19,7 @@ def drop_order_sequence(apps, schema_editor):
 
 
 def install(apps, schema_editor):
-    from bookings.schedules import install_schedules
+    from kernel.schedules import install_schedules
 
     install_schedules(
         interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),

@@ -20,9 +20,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from bookings import metrics
-from bookings.events import Consumer, consumers_for
-from bookings.models import OutboxEvent, ProcessedEvent
+from kernel import metrics
+from kernel.events import Consumer, consumers_for
+from kernel.models import OutboxEvent, ProcessedEvent
 
 logger = logging.getLogger(__name__)
 MAX_BACKOFF = timedelta(minutes=10)
@@ -69,7 +69,7 @@ def _kick_relay_on_commit() -> None:
 
 
 def kick_relay() -> None:
-    from bookings.tasks import relay_outbox
+    from kernel.tasks import relay_outbox
 
     relay_outbox.apply_async(expires=30, retry=False)
 

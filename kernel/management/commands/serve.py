@@ -15,10 +15,9 @@ import sys
 import threading
 
 import uvicorn
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand
-
-from config.celery import app as celery_app
 
 
 class Command(BaseCommand):
@@ -78,6 +77,9 @@ class Command(BaseCommand):
     def _start_embedded(self):
         from celery.beat import EmbeddedService
 
+        # The project's Celery app (config.celery, loaded with the settings package): the
+        # kernel finds it as Celery's current app instead of importing the project wiring.
+        celery_app = current_app._get_current_object()
         worker = celery_app.WorkController(
             pool="solo",
             concurrency=1,

@@ -9,7 +9,7 @@ theirs in `AppConfig.ready()` by importing the module that holds them:
         waitlist.services.offer_seats(flight_id=event.payload["flightId"], ...)
 
 The relay runs each consumer in its own savepoint together with its receipt
-(bookings.ProcessedEvent), so a consumer needs no idempotency of its own against redelivery;
+(kernel.ProcessedEvent), so a consumer needs no idempotency of its own against redelivery;
 it must only do its work through the database (queue side effects with on_commit).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bookings.models import OutboxEvent
+from kernel.models import OutboxEvent
 
 Handler = Callable[[OutboxEvent], None]
 

@@ -12,7 +12,7 @@ from typing import ParamSpec, TypeVar
 from django.db import OperationalError, transaction
 from django.db.models import QuerySet
 
-from bookings.errors import TooBusy
+from kernel.errors import TooBusy
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from bookings.schedules import install_schedules
+from kernel.schedules import install_schedules
 
 
 class Command(BaseCommand):

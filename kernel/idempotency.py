@@ -26,18 +26,19 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from bookings.errors import IdempotencyKeyInFlight, IdempotencyKeyMissing, IdempotencyKeyReused
-from bookings.models import Booking, IdempotencyRecord
+from kernel.errors import IdempotencyKeyInFlight, IdempotencyKeyMissing, IdempotencyKeyReused
+from kernel.models import IdempotencyRecord
 
 MAX_KEY_LENGTH = 255
+M = TypeVar("M", bound=models.Model)
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,8 @@ def run_once(
     scope: str,
     key: str,
     request_fingerprint: str,
-    write: Callable[[], Booking],
-    answer: Callable[[Booking], tuple[int, dict[str, Any]]],
+    write: Callable[[], M],
+    answer: Callable[[M], tuple[int, dict[str, Any]]],
     what: str = "request",
 ) -> IdempotentResult:
     """Perform `write` at most once per (customer, scope, key) and remember `answer`.
@@ -154,8 +155,8 @@ def run_once(
             record = _stored(customer, scope, key)
             if record is not None:
                 return _replay_record(record, request_fingerprint, what)
-            booking = write()
-            status, body = answer(booking)
+            resource = write()
+            status, body = answer(resource)
             IdempotencyRecord.objects.create(
                 customer=customer,
                 scope=scope,
@@ -163,7 +164,8 @@ def run_once(
                 request_fingerprint=request_fingerprint,
                 response_status=status,
                 response_body=body,
-                booking=booking,
+                resource_type=resource._meta.label_lower,
+                resource_id=str(resource.pk),
                 created_at=timezone.now(),
             )
     except IntegrityError:

@@ -1,0 +1,33 @@
+"""The kernel's Celery tasks: the outbox relay and its housekeeping.  Thin: a service call.
+
+The task names still say "bookings.": beat's table and messages already queued name them so
+(they were born there), and a task name is a wire name, not an import path."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from kernel import outbox
+
+
+@shared_task(name="bookings.relay_outbox", ignore_result=True)
+def relay_outbox(max_batches: int = 20) -> int:
+    """Relay due outbox events until none are left (or `max_batches`, to stay short)."""
+    published = 0
+    for _ in range(max_batches):
+        report = outbox.relay_outbox()
+        published += report.published
+        if report.claimed < settings.OUTBOX["RELAY_BATCH_SIZE"]:
+            break
+    return published
+
+
+@shared_task(name="bookings.redeliver_event", ignore_result=True)
+def redeliver_event(event_id: int) -> list[str]:
+    return outbox.redeliver_event(event_id=event_id)
+
+
+@shared_task(name="bookings.purge_published_outbox", ignore_result=True)
+def purge_published_outbox(keep_days: int = 14) -> int:
+    return outbox.purge_published(keep_days=keep_days)
