@@ -1,14 +1,20 @@
-"""The periodic work that beat sends, stored in django-celery-beat's tables.
+"""The registry of periodic work that beat sends, stored in django-celery-beat's tables.
 
-`install_schedules` is idempotent (keyed by name) and runs from a data migration and from
-`manage.py install_schedules`; it takes the model classes so the migration can pass its
-historical ones.
+Each app declares its own schedules in its own `schedules.py`, calling `register_schedules`;
+the kernel's AppConfig imports every app's `schedules` module at startup (as the admin does
+with `admin.py`), so nothing here lists another app's tasks.
+
+`install_schedules` is idempotent (keyed by name) and runs from `manage.py install_schedules`
+and from the data migrations, which all use the one operation `install_schedules_operation()`;
+it takes the model classes so a migration can pass its historical ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from django.db import migrations
 
 
 @dataclass(frozen=True)
@@ -21,42 +27,19 @@ class Schedule:
     expire_seconds: int
 
 
-SCHEDULES = (
-    Schedule("bookings: relay outbox", "bookings.relay_outbox", 1, 10),
-    Schedule("bookings: expire holds", "bookings.expire_holds", 30, 25),
-    Schedule(
-        "bookings: resend stale notifications", "bookings.redispatch_stale_notifications", 60, 55
-    ),
-    Schedule(
-        "bookings: purge published outbox events", "bookings.purge_published_outbox", 6 * 3600, 3600
-    ),
-    Schedule(
-        "waitroom: close waitlists of departed flights",
-        "waitroom.close_departed_waitlists",
-        300,
-        280,
-    ),
-    Schedule("waitroom: admit shoppers", "waitroom.admit_shoppers", 2, 2),
-    Schedule(
-        "payments: purge expired idempotency keys",
-        "payments.tasks.purge_idempotency_keys_task",
-        3600,
-        3000,
-    ),
-    Schedule("payments: retry pending refunds", "payments.tasks.retry_pending_refunds", 300, 280),
-    # The hold filters' availability counters drift only towards "too high" in normal work;
-    # this corrects the rare drift low (a give-back lost while Redis was away) within seconds.
-    Schedule("flights: rebuild hold counters", "flights.rebuild_hold_counters", 15, 12),
-    Schedule(
-        "partners: resend overdue webhook deliveries", "partners.resend_due_deliveries", 30, 25
-    ),
-    Schedule(
-        "payments: reconcile stuck payments",
-        "payments.tasks.reconcile_stuck_payments_task",
-        60,
-        55,
-    ),
-)
+_schedules: dict[str, Schedule] = {}
+
+
+def register_schedules(*schedules: Schedule) -> None:
+    for schedule in schedules:
+        existing = _schedules.get(schedule.name)
+        if existing is not None and existing != schedule:
+            raise ValueError(f"A different schedule named {schedule.name!r} is registered.")
+        _schedules[schedule.name] = schedule
+
+
+def registered_schedules() -> tuple[Schedule, ...]:
+    return tuple(_schedules.values())
 
 
 def install_schedules(*, interval_model: Any = None, task_model: Any = None) -> list[str]:
@@ -65,7 +48,7 @@ def install_schedules(*, interval_model: Any = None, task_model: Any = None) -> 
 
         interval_model, task_model = IntervalSchedule, PeriodicTask
     installed = []
-    for schedule in SCHEDULES:
+    for schedule in registered_schedules():
         interval, _ = interval_model.objects.get_or_create(
             every=schedule.every_seconds, period="seconds"
         )
@@ -84,3 +67,27 @@ def install_schedules(*, interval_model: Any = None, task_model: Any = None) -> 
         )
         installed.append(schedule.name)
     return installed
+
+
+def _install_with_historical_models(apps: Any, schema_editor: Any) -> None:
+    install_schedules(
+        interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
+        task_model=apps.get_model("django_celery_beat", "PeriodicTask"),
+    )
+
+
+def install_schedules_operation() -> migrations.RunPython:
+    """The data-migration step an app adds when it declares a new schedule: installs (or
+    updates) every registered schedule, by name.  Its migration depends on
+    `("bookings", "0004_install_schedules")`, which depends on django_celery_beat's tables."""
+    return migrations.RunPython(_install_with_historical_models, migrations.RunPython.noop)
+
+
+# The kernel's own periodic work.  The names and task names still say "bookings": beat's
+# table and queued messages know them so (they were born there).
+register_schedules(
+    Schedule("bookings: relay outbox", "bookings.relay_outbox", 1, 10),
+    Schedule(
+        "bookings: purge published outbox events", "bookings.purge_published_outbox", 6 * 3600, 3600
+    ),
+)

@@ -1,13 +1,6 @@
 from django.db import migrations
 
-
-def install(apps, schema_editor):
-    from kernel.schedules import install_schedules
-
-    install_schedules(
-        interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
-        task_model=apps.get_model("django_celery_beat", "PeriodicTask"),
-    )
+from kernel.schedules import install_schedules_operation
 
 
 class Migration(migrations.Migration):
@@ -16,4 +9,4 @@ class Migration(migrations.Migration):
         ("django_celery_beat", "0018_improve_crontab_helptext"),
     ]
 
-    operations = [migrations.RunPython(install, migrations.RunPython.noop)]
+    operations = [install_schedules_operation()]

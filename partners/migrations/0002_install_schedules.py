@@ -1,13 +1,6 @@
 from django.db import migrations
 
-
-def install(apps, schema_editor):
-    from kernel.schedules import install_schedules
-
-    install_schedules(
-        interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
-        task_model=apps.get_model("django_celery_beat", "PeriodicTask"),
-    )
+from kernel.schedules import install_schedules_operation
 
 
 class Migration(migrations.Migration):
@@ -18,4 +11,4 @@ class Migration(migrations.Migration):
         ("bookings", "0004_install_schedules"),
     ]
 
-    operations = [migrations.RunPython(install, migrations.RunPython.noop)]
+    operations = [install_schedules_operation()]

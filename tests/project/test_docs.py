@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.schedules import SCHEDULES
+from kernel.schedules import registered_schedules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ def beat_table() -> list[list[str]]:
 def test_docs_workers_lists_every_beat_schedule_as_the_code_has_it():
     expected = [
         [f"`{s.name}`", f"`{s.task}`", human(s.every_seconds), human(s.expire_seconds)]
-        for s in SCHEDULES
+        for s in registered_schedules()
     ]
     documented = [
         [name, task.split(" ", 1)[0], every, expire] for name, task, every, expire in beat_table()

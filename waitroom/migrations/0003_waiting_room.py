@@ -5,6 +5,8 @@ import waitroom.models
 from django.conf import settings
 from django.db import migrations, models
 
+from kernel.schedules import install_schedules_operation
+
 
 def create_order_sequence(apps, schema_editor):
     # FIFO order keys after the shuffle (waitroom.room._fifo_key).  PostgreSQL only: the
@@ -16,15 +18,6 @@ def create_order_sequence(apps, schema_editor):
 def drop_order_sequence(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute("DROP SEQUENCE IF EXISTS waitroom_queue_order_seq")
-
-
-def install(apps, schema_editor):
-    from kernel.schedules import install_schedules
-
-    install_schedules(
-        interval_model=apps.get_model("django_celery_beat", "IntervalSchedule"),
-        task_model=apps.get_model("django_celery_beat", "PeriodicTask"),
-    )
 
 
 class Migration(migrations.Migration):
@@ -132,5 +125,5 @@ class Migration(migrations.Migration):
             constraint=models.CheckConstraint(condition=models.Q(('expires_at__gt', models.F('admitted_at'))), name='admission_expires_after'),
         ),
         migrations.RunPython(create_order_sequence, drop_order_sequence),
-        migrations.RunPython(install, migrations.RunPython.noop),
+        install_schedules_operation(),
     ]

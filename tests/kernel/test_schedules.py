@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from kernel.schedules import SCHEDULES
+from kernel.schedules import Schedule, register_schedules, registered_schedules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         return {
             t.task: (t.interval.every, t.interval.period, t.enabled, t.expire_seconds)
             for t in PeriodicTask.objects.select_related("interval").filter(
-                name__in=[s.name for s in SCHEDULES]
+                name__in=[s.name for s in registered_schedules()]
             )
         }
 
@@ -46,9 +46,9 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
     call_command("install_schedules", stdout=open(os.devnull, "w"))  # noqa: SIM115
 
     assert installed() == before  # re-enabled, nothing duplicated
-    assert PeriodicTask.objects.filter(name__in=[s.name for s in SCHEDULES]).count() == len(
-        SCHEDULES
-    )
+    assert PeriodicTask.objects.filter(
+        name__in=[s.name for s in registered_schedules()]
+    ).count() == len(registered_schedules())
     assert IntervalSchedule.objects.filter(every=1, period="seconds").count() == 1
 
 
@@ -72,5 +72,15 @@ def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
     )
     broker, tasks = json.loads(out.stdout.strip().splitlines()[-1])
     assert broker == "memory://"
-    assert {s.task for s in SCHEDULES} <= set(tasks)
+    assert {s.task for s in registered_schedules()} <= set(tasks)
     assert {"bookings.send_notification", "bookings.redeliver_event"} <= set(tasks)
+
+
+def test_each_app_registers_its_own_schedules_and_a_clash_is_refused():
+    by_module = {s.task.split(".")[0] for s in registered_schedules()}
+    assert by_module == {"bookings", "flights", "payments", "waitroom", "partners"}
+    relay = next(s for s in registered_schedules() if s.task == "bookings.relay_outbox")
+    register_schedules(relay)  # the same declaration twice (a module re-imported) is fine
+    with pytest.raises(ValueError, match="relay outbox"):
+        register_schedules(Schedule(relay.name, "bookings.something_else", 1, 1))
+    assert relay in registered_schedules()

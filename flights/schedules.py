@@ -1,0 +1,9 @@
+"""The flight catalogue's periodic work (registered with kernel.schedules at startup)."""
+
+from kernel.schedules import Schedule, register_schedules
+
+register_schedules(
+    # The hold filters' availability counters drift only towards "too high" in normal work;
+    # this corrects the rare drift low (a give-back lost while Redis was away) within seconds.
+    Schedule("flights: rebuild hold counters", "flights.rebuild_hold_counters", 15, 12),
+)
