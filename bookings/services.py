@@ -121,7 +121,9 @@ def is_printable_name(name: str) -> bool:
     return all(unicodedata.category(ch) not in {"Cc", "Cs"} for ch in name)
 
 
-def _check_flight_open(flight: Flight, now: datetime) -> None:
+def check_flight_open(flight: Flight, now: datetime) -> None:
+    """FlightNotBookable unless the catalogue's rule (flights.rules.is_bookable) says open;
+    every path that starts a hold or a waitlist place asks here."""
     if not is_bookable(flight, now=now):
         raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
 
@@ -186,6 +188,52 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
     )
 
 
+def create_held_booking(
+    *,
+    customer_id: int,
+    flight_id: int,
+    fare_class: str,
+    units: int,
+    seats: Sequence[Seat] = (),
+    names: Sequence[str] = (),
+    amount: Decimal,
+    currency: str,
+    expires_at: datetime,
+    now: datetime,
+) -> Booking:
+    """The one place a HELD booking is written: the booking, its `seats` (row-locked by the
+    caller) marked HELD for it, and one passenger per unit, seated first and in order.
+
+    Every hold path calls this inside its transaction (a customer's hold, a seatless hold, a
+    waitlist offer); taking the units from the fare inventory stays the caller's, since each
+    path reserves them at a different point (docs/architecture.md, "Lock order")."""
+    booking = Booking.objects.create(
+        customer_id=customer_id,
+        flight_id=flight_id,
+        fare_class=fare_class,
+        status=BookingStatus.HELD,
+        seat_count=units,
+        amount=amount,
+        currency=currency,
+        expires_at=expires_at,
+        created_at=now,
+        updated_at=now,
+    )
+    if seats:
+        claimed = Seat.objects.filter(
+            pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE
+        ).update(status=SeatStatus.HELD, booking=booking, held_until=expires_at)
+        if claimed != len(seats):  # unreachable while the caller holds the seat locks
+            raise SeatUnavailable([s.seat_no for s in seats])
+    places = [*seats, *[None] * (units - len(seats))]
+    full_names = [*names, *[""] * (units - len(names))]
+    Passenger.objects.bulk_create(
+        Passenger(booking=booking, seat=seat, full_name=name)
+        for seat, name in zip(places, full_names, strict=True)
+    )
+    return booking
+
+
 @counts_holds
 @lock_errors_as_too_busy
 def hold_seats(
@@ -225,7 +273,7 @@ def hold_seats(
             if not seats and not Flight.objects.filter(pk=flight_id).exists():
                 raise FlightNotFound(f"There is no flight {flight_id}.")
             raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
-        _check_flight_open(seats[0].flight, now)
+        check_flight_open(seats[0].flight, now)
         if seats[0].fare_price is None:
             raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
@@ -248,26 +296,17 @@ def hold_seats(
         # The hot fare-inventory row is reserved last (see _reserve_units); everything
         # written before it is rolled back if it finds the fare class sold out.  (Only a
         # takeover above, rare, has already locked that row to give back the expired units.)
-        booking = Booking.objects.create(
-            customer=customer,
+        booking = create_held_booking(
+            customer_id=customer.pk,
             flight_id=flight_id,
             fare_class=fare_class,
-            status=BookingStatus.HELD,
-            seat_count=len(seats),
+            units=len(seats),
+            seats=seats,
+            names=names,
             amount=seats[0].fare_price * len(seats) + sum((s.surcharge for s in seats), Decimal(0)),
             currency=seats[0].fare_currency,
             expires_at=expires_at,
-            created_at=now,
-            updated_at=now,
-        )
-        claimed = Seat.objects.filter(
-            pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE
-        ).update(status=SeatStatus.HELD, booking=booking, held_until=expires_at)
-        if claimed != len(seats):  # unreachable while the row locks above are held
-            raise SeatUnavailable(seat_nos)
-        Passenger.objects.bulk_create(
-            Passenger(booking=booking, seat=seat, full_name=name)
-            for seat, name in zip(seats, names, strict=True)
+            now=now,
         )
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
             raise SoldOut(fare_class)
@@ -352,20 +391,18 @@ def _hold_units(
         )
         if inventory is None:
             _raise_for_missing_flight_or_class(flight_id, fare_class)
-        _check_flight_open(inventory.flight, now)
-        booking = Booking.objects.create(
-            customer=customer,
+        check_flight_open(inventory.flight, now)
+        booking = create_held_booking(
+            customer_id=customer.pk,
             flight_id=flight_id,
             fare_class=fare_class,
-            status=BookingStatus.HELD,
-            seat_count=passengers,
+            units=passengers,
+            names=names,
             amount=inventory.price * passengers,
             currency=inventory.currency,
             expires_at=now + hold_ttl(),
-            created_at=now,
-            updated_at=now,
+            now=now,
         )
-        Passenger.objects.bulk_create(Passenger(booking=booking, full_name=n) for n in names)
         # Last: the hot row stays locked only for this UPDATE and the COMMIT.
         if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class)

@@ -45,7 +45,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from bookings.errors import SeatUnavailable, SoldOut
-from flights.models import FareInventory, FlightStatus
+from flights.models import FareInventory
+from flights.rules import bookable_q
 
 logger = logging.getLogger(__name__)
 
@@ -273,9 +274,7 @@ def rebuild_open_counters() -> int:
     from django.utils import timezone
 
     rows = list(
-        FareInventory.objects.filter(
-            flight__status=FlightStatus.SCHEDULED, flight__departure_at__gt=timezone.now()
-        )
+        FareInventory.objects.filter(bookable_q(now=timezone.now(), prefix="flight__"))
         .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
         .values_list("flight_id", "fare_class", "left")
     )

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from bookings.errors import BookingNotFound, FlightNotBookable, HoldExpired, InvalidBookingState
 from bookings.models import Booking, BookingStatus
-from bookings.services import cancel_hold, close_bookings, sell_held_booking
+from bookings.services import close_bookings, sell_held_booking
 from flights.models import Flight
 from flights.rules import is_bookable
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
@@ -478,32 +478,29 @@ def cancel_booking(
     *, customer: AbstractBaseUser, booking_id: int, by_staff: bool = False
 ) -> Cancellation:
     """Cancel a booking: a hold is simply released; a confirmed booking gives its seats and
-    `sold` units back and is refunded by its fare class's policy.  Refused after departure."""
+    `sold` units back and is refunded by its fare class's policy.  Refused after departure.
+
+    One transaction, one call into the engine (`close_bookings`), whatever the state: the
+    booking row is locked first, then the payment (docs/architecture.md, "Lock order"), and
+    the refund is decided in the same transaction as the cancellation."""
     bookings = Booking.objects.all() if by_staff else Booking.objects.filter(customer=customer)
-    booking = bookings.filter(pk=booking_id).first()
-    if booking is None:
-        raise BookingNotFound()
-    if booking.status == BookingStatus.HELD:
-        released = cancel_hold(customer=booking.customer, booking_id=booking.pk)
-        flight = Flight.objects.get(pk=released.flight_id)
-        return Cancellation(
-            released,
-            quote_for(booking=booking, flight=flight, payment=None, now=timezone.now()),
-            None,
-        )
     refund = None
     with transaction.atomic():
-        booking = Booking.objects.select_for_update().get(pk=booking.pk)
+        booking = bookings.select_for_update().filter(pk=booking_id).first()
+        if booking is None:
+            raise BookingNotFound()
         if booking.status == BookingStatus.CANCELLED:
             raise BookingAlreadyCancelled("This booking was already cancelled.")
         if booking.status == BookingStatus.EXPIRED:
             raise HoldExpired("This hold had already expired; its seats are released.")
-        if booking.status != BookingStatus.CONFIRMED:
+        if booking.status not in (BookingStatus.HELD, BookingStatus.CONFIRMED):
             raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be cancelled.")
         payment = (
             Payment.objects.select_for_update()
             .filter(booking=booking, status=PaymentStatus.SUCCEEDED)
             .first()
+            if booking.status == BookingStatus.CONFIRMED
+            else None
         )
         now = timezone.now()
         quote = quote_for(
@@ -515,10 +512,7 @@ def cancel_booking(
         if not quote.cancellable:
             raise CancellationRefused(quote.reason)
         close_bookings(
-            [booking],
-            from_status=BookingStatus.CONFIRMED,
-            to_status=BookingStatus.CANCELLED,
-            now=now,
+            [booking], from_status=booking.status, to_status=BookingStatus.CANCELLED, now=now
         )
         if payment and quote.amount > 0:
             refund = _create_refund(

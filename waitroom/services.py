@@ -22,8 +22,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from bookings.errors import FareClassNotFound, FlightNotBookable, FlightNotFound
-from bookings.models import Booking, BookingStatus, Passenger
+from bookings import services as engine
+from bookings.errors import FareClassNotFound, FlightNotFound
+from bookings.models import Booking
 from flights.live import announce_seats_on_commit
 from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
 from flights.rules import bookable_q, is_bookable
@@ -63,8 +64,7 @@ def join_waitlist(
         if not Flight.objects.filter(pk=flight_id).exists():
             raise FlightNotFound(f"There is no flight {flight_id}.")
         raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
-    if not is_bookable(inventory.flight, now=now):
-        raise FlightNotBookable("This flight has departed or was cancelled.")
+    engine.check_flight_open(inventory.flight, now)
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "
@@ -155,30 +155,22 @@ def _hold_for_entry(
         return None
     seats = _best_seats(inventory.flight_id, inventory.fare_class, n)
     expires_at = now + offer_ttl()
-    booking = Booking.objects.create(
+    booking = engine.create_held_booking(
         customer_id=entry.customer_id,
         flight_id=inventory.flight_id,
         fare_class=inventory.fare_class,
-        status=BookingStatus.HELD,
-        seat_count=n,
+        units=n,
+        seats=seats,
         amount=inventory.price * n + sum((s.surcharge for s in seats), Decimal(0)),
         currency=inventory.currency,
         expires_at=expires_at,
-        created_at=now,
-        updated_at=now,
+        now=now,
     )
     if seats:
-        Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE).update(
-            status=SeatStatus.HELD, booking=booking, held_until=expires_at
-        )
         # After the release's AVAILABLE (same transaction, registered earlier): pages end on HELD.
         announce_seats_on_commit(
             flight_id=inventory.flight_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
         )
-    Passenger.objects.bulk_create(
-        [Passenger(booking=booking, seat=s) for s in seats]
-        or [Passenger(booking=booking) for _ in range(n)]
-    )
     WaitlistEntry.objects.filter(pk=entry.pk).update(
         status=WaitlistStatus.OFFERED, offer=booking, offered_at=now
     )
