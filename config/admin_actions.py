@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from django.contrib.admin import AdminSite
 
-OUR_APPS = ("flights.", "bookings.", "payments.", "waitroom.", "partners.", "config.")
+OUR_APPS = (
+    "kernel.",
+    "flights.",
+    "bookings.",
+    "payments.",
+    "waitroom.",
+    "partners.",
+    "events.",
+    "config.",
+)
 LIBRARY_ACTION_PERMISSIONS = {"cleanup_expired_attempts": ("delete",)}
 
 

@@ -78,8 +78,9 @@ def _install_with_historical_models(apps: Any, schema_editor: Any) -> None:
 
 def install_schedules_operation() -> migrations.RunPython:
     """The data-migration step an app adds when it declares a new schedule: installs (or
-    updates) every registered schedule, by name.  Its migration depends on
-    `("bookings", "0004_install_schedules")`, which depends on django_celery_beat's tables."""
+    updates) every registered schedule, by name.  Its migration must depend on
+    django_celery_beat's tables, e.g. `("django_celery_beat", "0018_improve_crontab_helptext")`
+    (the existing ones depend on `("bookings", "0004_install_schedules")`, which does)."""
     return migrations.RunPython(_install_with_historical_models, migrations.RunPython.noop)
 
 

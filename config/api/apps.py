@@ -2,12 +2,18 @@ from django.apps import AppConfig
 
 
 class ApiConfig(AppConfig):
-    """Not a domain app: it only wires the API plumbing's signal receivers (the token cache)."""
+    """Not a domain app: project wiring that needs every other app ready (it is installed
+    last): the API plumbing's signal receivers (the token cache), and permissions for the admin
+    actions of installed libraries (admin autodiscovery has run by now)."""
 
     name = "config.api"
     label = "seatkeeper_api"
 
     def ready(self) -> None:
+        from django.contrib import admin
+
+        from config.admin_actions import declare_library_action_permissions
         from config.api import tokens
 
         tokens.connect_token_cache_invalidation()
+        declare_library_action_permissions(admin.site)
