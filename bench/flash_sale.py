@@ -145,7 +145,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         async def orders(index: int, token: str) -> None:
             await call("GET", "/healthz")
             await start_gate.wait()
-            body = {"flightId": spec["flight_id"], "fareClass": "ECONOMY", "passengers": 1}
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
+            }
             while take():
                 t0 = time.perf_counter()
                 status, raw, _, lat = await call(

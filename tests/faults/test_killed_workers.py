@@ -38,7 +38,7 @@ from bookings.models import (
     Ticket,
 )
 from bookings.notifications import redispatch_stale_notifications
-from bookings.services import expire_holds, hold_seats
+from bookings.services import expire_holds
 from bookings.tasks import relay_outbox
 from config.celery import app
 from flights.models import Seat, SeatStatus
@@ -56,7 +56,7 @@ from payments.services import (
     pay_for_booking,
     requeue_stale_refunds,
 )
-from tests.factories import UserFactory
+from tests.factories import UserFactory, named_hold
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
@@ -115,11 +115,8 @@ def sale(customers, flight, *, rounds: int, rng: random.Random) -> None:
         if len(free) < 2:
             return
         try:
-            booking = hold_seats(
-                customer=customer,
-                flight_id=flight.pk,
-                fare_class="ECONOMY",
-                seat_numbers=rng.sample(free, rng.choice([1, 2])),
+            booking = named_hold(
+                customer=customer, flight=flight, seats=rng.sample(free, rng.choice([1, 2]))
             )
         except DomainError:
             continue
