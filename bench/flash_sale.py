@@ -20,6 +20,10 @@ What it does, in one sitting:
      c  orders: seatless hold, then pay with the sandbox card -> CONFIRMED
      d  200 clients on one seat, all at once: exactly one winner
      e  seat map reads: cold (first read of a flight), warm (cached), 304 (If-None-Match)
+     w  (only when asked: --scenarios w) the flash sale through the waiting room, 2,000
+        customers for 183 units (bench/waiting_room.py's sale, not a copy): pre-queue,
+        websocket positions, admitted shoppers hold; run twice, with the Redis hold filters
+        on and off (the stack restarts with each), printed side by side
    It prints wins/s, requests/s, p50/p99 for winners and for all requests, CPU per process
    group (psutil) and the oversell audit (check_inventory + live units <= capacity+overbook).
 4. pgbench with `bench/pgbench_hold.sql` (the article's hold: reserve on one hot
@@ -145,7 +149,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         async def orders(index: int, token: str) -> None:
             await call("GET", "/healthz")
             await start_gate.wait()
-            body = {"flightId": spec["flight_id"], "fareClass": "ECONOMY", "passengers": 1}
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
+            }
             while take():
                 t0 = time.perf_counter()
                 status, raw, _, lat = await call(
@@ -275,6 +284,7 @@ class Stack:
         web_command: str | None = None,
     ):
         self.checkout, self.env, self.port, self.workers = checkout, env, port, workers
+        self.base_env = dict(env)
         self.web_command = web_command
         self.logdir = Path(tempfile.mkdtemp(prefix="flash-sale-"))
         self.procs: dict[str, subprocess.Popen] = {}
@@ -316,6 +326,16 @@ class Stack:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def restart(self, extra_env: dict[str, str], *, between=None) -> None:
+        """Stop everything, run `between` (e.g. flush Redis), start again with the original
+        environment plus `extra_env`."""
+        self.stop()
+        if between:
+            between()
+        self.env = {**self.base_env, **extra_env}
+        self.procs = {}
+        self.start()
 
     def stop(self) -> None:
         for proc in self.procs.values():
@@ -642,6 +662,46 @@ def scenario_reads(args, stack, base_url: str) -> dict[str, Any]:
     return results
 
 
+def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
+    """(w): bench/waiting_room.py's sale on this stack, with the Redis hold filters on and
+    then off (a restart each, Redis flushed in between so no gate, counter or beat lock of the
+    other side is left), printed side by side.  Against --base-url only the filters that
+    stack runs with are measured."""
+    import logging
+
+    import redis
+
+    from bench import waiting_room
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    sale = waiting_room.SaleSettings(
+        customers=args.wr_customers,
+        rows=args.wr_rows,
+        bots=args.wr_bots,
+        timeout=args.wr_timeout,
+        arrive=args.wr_arrive,
+    )
+    if stack is None:
+        result = waiting_room.run_sale(base_url, sale)
+        waiting_room.report(result, sale, label="filters as the running stack has them")
+        return {"as configured": waiting_room.summary(result)}
+    results = {}
+    try:
+        for mode, switches in waiting_room.FILTER_MODES.items():
+            print(f"  filters {mode}: restarting the stack with {switches}", flush=True)
+            stack.restart(
+                {**waiting_room.SERVER_ENV, **switches},
+                between=lambda: redis.Redis.from_url(args.redis_url).flushdb(),
+            )
+            results[mode] = waiting_room.run_sale(base_url, sale)
+            waiting_room.report(results[mode], sale, label=f"filters {mode}")
+        waiting_room.side_by_side(results)
+    finally:
+        # The scenarios after this one run on the stack as it was started.
+        stack.restart({}, between=lambda: redis.Redis.from_url(args.redis_url).flushdb())
+    return {mode: waiting_room.summary(result) for mode, result in results.items()}
+
+
 # --- PostgreSQL's own ceiling ------------------------------------------------------------------
 
 
@@ -713,6 +773,17 @@ def main() -> None:
         "'gunicorn config.wsgi -k gthread -w 2 --threads 8 -b 0.0.0.0:8000'",
     )
     parser.add_argument("--no-pgbench", action="store_true")
+    parser.add_argument(
+        "--wr-customers", type=int, default=2000, help="(w) customers in the waiting room"
+    )
+    parser.add_argument(
+        "--wr-rows", type=int, default=30, help="(w) rows of 6 seats, +3 overbooking units"
+    )
+    parser.add_argument("--wr-bots", type=int, default=50, help="(w) holds tried unqueued")
+    parser.add_argument("--wr-timeout", type=float, default=300.0, help="(w) seconds to sell out")
+    parser.add_argument(
+        "--wr-arrive", type=float, default=600.0, help="(w) longest wait for the crowd to join"
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     parser.add_argument("--load-spec", action="store_true", help=argparse.SUPPRESS)
@@ -779,6 +850,10 @@ def main() -> None:
         )
         stack.start()
         base_url = stack.base_url
+        # Sessions made here (the waiting room's websocket logins, scenario w) are signed
+        # with the secret key: the stack's.  Against --base-url, export the stack's
+        # DJANGO_SECRET_KEY before running the bench.
+        os.environ["DJANGO_SECRET_KEY"] = env["DJANGO_SECRET_KEY"]
     django_setup(args.database_url, args.redis_url)
 
     results: dict[str, Any] = {"checkout": str(checkout), "rev": git_rev(checkout)}
@@ -790,6 +865,8 @@ def main() -> None:
             "c": "(c) orders: hold, pay with the sandbox card, CONFIRMED",
             "d": "(d) 200 clients on one seat",
             "e": "(e) seat map reads",
+            "w": f"(w) waiting room: {args.wr_customers} customers, "
+            f"{args.wr_rows * 6 + 3} units, Redis hold filters on and off",
         }
         for key in wanted:
             print(f"\n{titles[key]}", flush=True)
@@ -803,6 +880,8 @@ def main() -> None:
                 results["d"] = scenario_one_seat(args, stack, base_url)
             elif key == "e":
                 results["e"] = scenario_reads(args, stack, base_url)
+            elif key == "w":
+                results["w"] = scenario_waiting_room(args, stack, base_url)
         if not args.no_pgbench:
             print("\nPostgreSQL's own ceiling: the article's hold on one hot row (pgbench)")
             seconds = 5 if args.quick else 10

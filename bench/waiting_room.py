@@ -2,6 +2,13 @@
 
     .venv/bin/python bench/waiting_room.py                       # 2,000 customers, 183 units
     .venv/bin/python bench/waiting_room.py --customers 500 --rate 900
+    .venv/bin/python bench/waiting_room.py --filters on          # one side only
+    .venv/bin/python bench/waiting_room.py --customers 20 --rows 2 --bots 2 --timeout 20  # smoke
+
+By default the sale runs twice in one sitting, with the Redis hold filters (seat gate and
+availability counter, flights/availability.py) on and then off, each on a fresh stack, flight
+and crowd, and the figures are printed side by side.  `bench/flash_sale.py --scenarios w`
+runs the same sale (this module's code) on the flash-sale bench's production-shaped stack.
 
 What it starts (and stops): uvicorn (`config.asgi`) and a Celery worker with embedded beat
 (the admission tick every 2 s, the outbox relay) on free ports, against a scratch database
@@ -43,14 +50,20 @@ BENCH_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_wr"
 )
 BENCH_REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
-os.environ["DATABASE_URL"] = BENCH_URL
-os.environ["REDIS_URL"] = BENCH_REDIS
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# The Redis filters in front of the hold, as the server reads them (config/settings.py).
+FILTER_MODES = {
+    "on": {"HOLD_SEAT_GATE": "true", "HOLD_AVAILABILITY_COUNTER": "true"},
+    "off": {"HOLD_SEAT_GATE": "false", "HOLD_AVAILABILITY_COUNTER": "false"},
+}
 # The whole crowd comes from 127.0.0.1, and each customer holds a handful of times at most.
 SERVER_ENV = {
     "WAITING_ROOM_JOINS_PER_ADDRESS": "1000000",
     "API_THROTTLE_HOLDS": "100000/min",
     "DJANGO_DEBUG": "false",
+    # Plain HTTP on 127.0.0.1: without these, DEBUG off redirects every request to https.
+    "DJANGO_SECURE_SSL_REDIRECT": "false",
+    "DJANGO_SECURE_COOKIES": "false",
+    "DJANGO_SECURE_HSTS_SECONDS": "0",
     "LOG_LEVEL": "WARNING",
     "SANDBOX_DELIVER_WEBHOOKS": "false",
     # Keep database connections: every websocket handshake reads the session and a snapshot
@@ -91,23 +104,22 @@ class Customer:
     session: str
 
 
-def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int):
-    import redis
+def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, rows: int = 30):
+    """A protected sale of a fresh flight (rows x 6 seats + 3 overbooking units: 183 for 30
+    rows) and `n` fresh customers with API tokens and sessions, in the database this process
+    is set up with (the stack's)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
     from django.contrib.sessions.backends.db import SessionStore
-    from django.core.management import call_command
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
     from tests.factories import FlightFactory, economy_only_layout
     from waitroom import room
 
-    call_command("migrate", verbosity=0)
-    redis.Redis.from_url(BENCH_REDIS).flushdb()
     User = get_user_model()
-    tag = f"{int(time.time())}"
-    flight = FlightFactory(layout=economy_only_layout(rows=30, overbook_limit=3))  # 183 units
+    tag = f"{time.time_ns()}"
+    flight = FlightFactory(layout=economy_only_layout(rows=rows, overbook_limit=3))
     password = make_password(None)
     User.objects.bulk_create(
         [User(username=f"wr{tag}-{i}", password=password) for i in range(n)], batch_size=1000
@@ -136,8 +148,8 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int):
 # --- the stack -----------------------------------------------------------------------------
 
 
-def start_stack(port: int, workers: int) -> list[subprocess.Popen]:
-    env = {**os.environ, **SERVER_ENV}
+def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subprocess.Popen]:
+    env = {**os.environ, **SERVER_ENV, **extra_env}
     logs = ROOT / "test-artifacts"
     logs.mkdir(exist_ok=True)
     web = subprocess.Popen(
@@ -260,14 +272,16 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
         return  # sold out, or anything else: this shopper is done
 
 
-ARRIVALS = asyncio.Semaphore(48)  # joins in flight at once: people arrive, not a DoS
+ARRIVALS_AT_ONCE = 48  # joins in flight at once: people arrive, not a DoS
 
 
-async def one_customer(http, base, ws_base, sale_id, flight_id, customer, figures, done, rng):
+async def one_customer(
+    http, base, ws_base, sale_id, flight_id, customer, figures, done, rng, arrivals
+):
     import websockets
 
     try:
-        async with ARRIVALS:
+        async with arrivals:
             joined = await http.post(
                 f"{base}/api/waiting-rooms/{sale_id}/queue",
                 headers={"Authorization": f"Token {customer.api_token}"},
@@ -331,7 +345,7 @@ async def bot(http, base, flight_id, customer, figures) -> None:
     figures.bot_outcomes[response.status_code] += 1
 
 
-async def crowd(port, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
+async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
     """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
     seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
     and the clock runs until every unit is held or `timeout`."""
@@ -341,9 +355,10 @@ async def crowd(port, sale, flight, customers, *, bots: int, timeout: float, arr
     from waitroom import room_selectors
     from waitroom.models import ProtectedSale
 
-    base, ws_base = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
+    ws_base = "ws" + base.removeprefix("http")
     figures = Figures()
     done = asyncio.Event()
+    arrivals = asyncio.Semaphore(ARRIVALS_AT_ONCE)  # one per run: bound to this event loop
     limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
     timeouts = httpx.Timeout(120, pool=None)
     async with httpx.AsyncClient(timeout=timeouts, limits=limits) as http:
@@ -360,6 +375,7 @@ async def crowd(port, sale, flight, customers, *, bots: int, timeout: float, arr
                     figures,
                     done,
                     random.Random(rng.random()),
+                    arrivals,
                 )
             )
             for c in customers
@@ -411,6 +427,7 @@ def verify(sale, flight) -> dict:
     from django.conf import settings
 
     from bookings.models import Booking
+    from flights.models import FareInventory
     from flights.services import check_inventory
     from waitroom.models import Admission
 
@@ -425,7 +442,9 @@ def verify(sale, flight) -> dict:
         Booking.objects.filter(flight=flight).values_list("customer_id", "created_at", "seat_count")
     )
     outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
-    capacity = 183
+    capacity = sum(
+        i.capacity + i.overbook_limit for i in FareInventory.objects.filter(flight=flight)
+    )
     worst = 0.0
     violations = 0
     for tick in sorted({a for _, a, _ in admissions}):
@@ -446,71 +465,65 @@ def verify(sale, flight) -> dict:
         "ticks_over_horizon": violations,
         "worst_shopping_to_bound": worst,
         "inventory_drift": check_inventory(flight_id=flight.pk),
+        "units": capacity,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--customers", type=int, default=2000)
-    parser.add_argument("--rate", type=int, default=600, help="admissions per minute")
-    parser.add_argument("--max-inside", type=int, default=100)
-    parser.add_argument("--stay", type=int, default=60, help="seconds")
-    parser.add_argument(
-        "--arrive",
-        type=float,
-        default=600.0,
-        help="the sale opens once every customer joined and connected, or after this long",
-    )
-    parser.add_argument("--bots", type=int, default=50, help="holds tried without queueing")
-    parser.add_argument("--web-workers", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=300.0)
-    args = parser.parse_args()
+# --- one sale, reported --------------------------------------------------------------------
 
-    ensure_database()
-    import logging
 
-    import django
+@dataclass
+class SaleSettings:
+    customers: int = 2000
+    rows: int = 30  # 30 x 6 seats + 3 overbooking units = 183
+    rate: int = 600  # admissions per minute
+    max_inside: int = 100
+    stay: int = 60  # seconds
+    bots: int = 50
+    timeout: float = 300.0
+    arrive: float = 600.0
 
-    django.setup()
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    print(f"preparing {args.customers} customers ...", flush=True)
-    started = time.time()
+
+def run_sale(base_url: str, config: SaleSettings) -> dict:
+    """Prepare a protected sale and its crowd in the stack's database, run the crowd against
+    the stack at `base_url`, and prove the result.  The stack (web + worker with beat) must be
+    up; its filters are whatever its environment says."""
     flight, sale, customers = prepare(
-        args.customers,
+        config.customers,
         opens_in=3600,  # set for real once the crowd is in
-        rate=args.rate,
-        max_inside=args.max_inside,
-        stay=args.stay,
+        rate=config.rate,
+        max_inside=config.max_inside,
+        stay=config.stay,
+        rows=config.rows,
     )
-    port = free_port()
-    stack = start_stack(port, args.web_workers)
-    try:
-        print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
-        figures, sold_out_after = asyncio.run(
-            crowd(
-                port,
-                sale,
-                flight,
-                customers,
-                bots=args.bots,
-                timeout=args.timeout,
-                arrive=args.arrive,
-            )
+    figures, sold_out_after = asyncio.run(
+        crowd(
+            base_url,
+            sale,
+            flight,
+            customers,
+            bots=config.bots,
+            timeout=config.timeout,
+            arrive=config.arrive,
         )
-    finally:
-        stop_stack(stack)
-    proof = verify(sale, flight)
+    )
+    return {"figures": figures, "sold_out_after": sold_out_after, "proof": verify(sale, flight)}
+
+
+def report(result: dict, config: SaleSettings, label: str = "") -> None:
+    figures, proof, sold_out_after = result["figures"], result["proof"], result["sold_out_after"]
     updates_span = (figures.last_update or 0) - (figures.first_update or 0)
     told = figures.told_unlikely
     print()
     print(
-        f"waiting room: {args.customers} customers, 183 units, rate {args.rate}/min, "
-        f"max inside {args.max_inside}, horizon 1.5 x units left"
+        f"waiting room{f' ({label})' if label else ''}: {config.customers} customers, "
+        f"{proof['units']} units, rate {config.rate}/min, "
+        f"max inside {config.max_inside}, horizon 1.5 x units left"
     )
     print(f"  joins                     {dict(figures.joins)}")
     print(f"  bots without a token      {dict(figures.bot_outcomes)}  (403 = refused)")
     if sold_out_after is None:
-        print(f"  time to sell out          not within {args.timeout:.0f} s")
+        print(f"  time to sell out          not within {config.timeout:.0f} s")
     else:
         print(f"  time to sell out          {sold_out_after:.1f} s after opening")
     lat = figures.hold_latencies
@@ -540,6 +553,109 @@ def main() -> None:
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
     if figures.crashed:
         print(f"  shopper errors            {dict(figures.crashed)}")
+
+
+def summary(result: dict) -> dict[str, str]:
+    """The figures compared between runs, as printed in the side-by-side table."""
+    figures, proof, sold_out_after = result["figures"], result["proof"], result["sold_out_after"]
+    lat = figures.hold_latencies
+    span = (figures.last_update or 0) - (figures.first_update or 0)
+    refused = sum(n for kind, n in figures.hold_outcomes.items() if kind != 201)
+    return {
+        "time to sell out": "-" if sold_out_after is None else f"{sold_out_after:.1f} s",
+        "hold attempts (refused)": f"{len(lat)} ({refused})",
+        "hold p50": f"{percentile(lat, 0.5) * 1000:.0f} ms" if lat else "-",
+        "hold p99": f"{percentile(lat, 0.99) * 1000:.0f} ms" if lat else "-",
+        "ws position updates/s": f"{figures.position_updates / span:.0f}" if span > 0 else "0",
+        "admitted": str(proof["admissions"]),
+        "units booked": f"{proof['units_booked']} of {proof['units']}",
+        "bookings without admission": str(proof["bookings_without_admission"]),
+        "ticks over the horizon": str(proof["ticks_over_horizon"]),
+        "inventory drift": "none" if not proof["inventory_drift"] else "YES",
+    }
+
+
+def side_by_side(results: dict[str, dict]) -> None:
+    """One row per figure, one column per filter mode."""
+    rows = {mode: summary(result) for mode, result in results.items()}
+    names = list(next(iter(rows.values())))
+    print()
+    print("Redis hold filters, side by side (same sale, fresh stack, flight and crowd each):")
+    header = "".join(f"{'filters ' + mode:>18}" for mode in rows)
+    print(f"  {'':28}{header}")
+    for name in names:
+        print(f"  {name:28}" + "".join(f"{rows[mode][name]:>18}" for mode in rows))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    defaults = SaleSettings()
+    parser.add_argument("--customers", type=int, default=defaults.customers)
+    parser.add_argument(
+        "--rows", type=int, default=defaults.rows, help="rows of 6 seats (+3 overbooking units)"
+    )
+    parser.add_argument("--rate", type=int, default=defaults.rate, help="admissions per minute")
+    parser.add_argument("--max-inside", type=int, default=defaults.max_inside)
+    parser.add_argument("--stay", type=int, default=defaults.stay, help="seconds")
+    parser.add_argument(
+        "--arrive",
+        type=float,
+        default=defaults.arrive,
+        help="the sale opens once every customer joined and connected, or after this long",
+    )
+    parser.add_argument(
+        "--bots", type=int, default=defaults.bots, help="holds tried without queueing"
+    )
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=defaults.timeout)
+    parser.add_argument(
+        "--filters",
+        choices=["both", "on", "off"],
+        default="both",
+        help="the Redis hold filters: both = on, then off, printed side by side",
+    )
+    args = parser.parse_args()
+    config = SaleSettings(
+        customers=args.customers,
+        rows=args.rows,
+        rate=args.rate,
+        max_inside=args.max_inside,
+        stay=args.stay,
+        bots=args.bots,
+        timeout=args.timeout,
+        arrive=args.arrive,
+    )
+
+    os.environ["DATABASE_URL"] = BENCH_URL
+    os.environ["REDIS_URL"] = BENCH_REDIS
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    ensure_database()
+    import logging
+
+    import django
+    import redis
+    from django.core.management import call_command
+
+    django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    call_command("migrate", verbosity=0)
+    modes = ["on", "off"] if args.filters == "both" else [args.filters]
+    results = {}
+    for mode in modes:
+        # A clean slate per side: queues, counters and seat gates of the other run are gone.
+        redis.Redis.from_url(BENCH_REDIS).flushdb()
+        print(f"filters {mode}: preparing {args.customers} customers ...", flush=True)
+        port = free_port()
+        started = time.time()
+        stack = start_stack(port, args.web_workers, FILTER_MODES[mode])
+        try:
+            print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
+            results[mode] = run_sale(f"http://127.0.0.1:{port}", config)
+        finally:
+            stop_stack(stack)
+        report(results[mode], config, label=f"filters {mode}")
+    if len(results) > 1:
+        side_by_side(results)
 
 
 if __name__ == "__main__":

@@ -52,12 +52,23 @@ class BookingAdmin(admin.ModelAdmin):
     )
     def cancel_with_refund(self, request, queryset):
         """First a confirmation page listing each booking and the refund its policy gives;
-        only the POST from that page (`confirm=yes`) cancels anything."""
+        only the POST from that page (`confirm=yes`) cancels anything.  Staff with the
+        goodwill permission also see a "full refund" override (`goodwill=yes`); from anyone
+        else that field is refused and nothing is cancelled."""
         # Imported here: payments builds on bookings, not the other way round.
         from payments.selectors import quote_refund
-        from payments.services import cancel_booking
+        from payments.services import cancel_booking, may_refund_goodwill
 
         booking_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+        goodwill = request.POST.get("goodwill") == "yes"
+        if goodwill and not may_refund_goodwill(request.user):
+            # A forged field, or a permission taken away since the page was drawn.
+            self.message_user(
+                request,
+                "You do not have the permission to grant goodwill refunds. Nothing was cancelled.",
+                messages.ERROR,
+            )
+            return None
         if request.POST.get("confirm") != "yes":
             rows = []
             for booking in queryset.select_related("flight", "customer").order_by("pk"):
@@ -80,19 +91,23 @@ class BookingAdmin(admin.ModelAdmin):
                     "opts": self.model._meta,
                     "rows": rows,
                     "booking_ids": booking_ids,
+                    "may_goodwill": may_refund_goodwill(request.user),
                     "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
                 },
             )
         for booking_id in booking_ids:
             try:
-                done = cancel_booking(customer=request.user, booking_id=booking_id, by_staff=True)
+                done = cancel_booking(
+                    customer=request.user, booking_id=booking_id, by_staff=True, goodwill=goodwill
+                )
             except DomainError as error:
                 self.message_user(
                     request, f"Booking {booking_id}: {error.title}. {error.detail}", messages.ERROR
                 )
                 continue
             refund = (
-                f"refund of {done.refund.amount} {done.refund.currency} queued"
+                f"{'goodwill ' if done.refund.goodwill else ''}refund of "
+                f"{done.refund.amount} {done.refund.currency} queued"
                 if done.refund
                 else "no refund"
             )

@@ -10,10 +10,10 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from bookings.errors import BookingNotFound, TicketNotFound
+from bookings.errors import BookingNotFound, PassengerNamesMissing, TicketNotFound
 from bookings.models import Booking, Passenger, Ticket
 from flights.models import Flight, FlightStatus
 
@@ -55,6 +55,40 @@ def booking_just_written(*, booking_id: int) -> Booking:
 
 def active_customer(*, customer_id: int) -> AbstractBaseUser | None:
     return get_user_model().objects.filter(pk=customer_id, is_active=True).first()
+
+
+# --- names before payment ----------------------------------------------------------------------
+
+
+def check_passengers_named(*, booking_id: int) -> None:
+    """Every passenger has a name, or PassengerNamesMissing listing who has not.
+
+    The one place of the rule "named before paid": a waitlist offer and a seatless
+    (overbooking) hold are created without names, and a confirmed ticket always carries one.
+    Names can only be replaced by other non-empty names (`name_passengers`), so a booking
+    that passed this check when its payment started is still named when the money arrives."""
+    everyone = list(
+        Passenger.objects.filter(booking_id=booking_id, is_live=True)
+        .order_by(F("seat__seat_no").asc(nulls_last=True), "id")
+        .values_list("pk", "seat__seat_no", "full_name")
+    )
+    missing = [
+        {"passengerId": pk, "position": position, "seat": seat_no}
+        for position, (pk, seat_no, name) in enumerate(everyone, start=1)
+        if not name.strip()
+    ]
+    if not missing:
+        return
+    who = ", ".join(
+        f"passenger {m['position']}" + (f" (seat {m['seat']})" if m["seat"] else " (no seat yet)")
+        for m in missing
+    )
+    raise PassengerNamesMissing(
+        f"Every passenger needs a full name before the booking can be paid; missing: {who}. "
+        f"Give them with PUT /api/bookings/{booking_id}/passengers (passengerNames) or on "
+        "the booking page.",
+        unnamedPassengers=missing,
+    )
 
 
 # --- tickets -----------------------------------------------------------------------------------

@@ -180,6 +180,12 @@ def _page_state(booking: Booking, now) -> dict:
         # Paid after the hold had ended: the seats are gone and the money goes back in full.
         "late_payment": payment is not None
         and booking.confirmed_at is None
+        and not holding
+        and payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED),
+        # Paid while a passenger had no name (a payment started before names were required):
+        # refunded in full, and the seats are still held for a named payment.
+        "unnamed_payment_refunded": holding
+        and payment is not None
         and payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED),
         "tickets": tickets,
         "issuing": issuing,

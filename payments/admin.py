@@ -29,6 +29,9 @@ class RefundInline(admin.TabularInline):
         "currency",
         "status",
         "reason",
+        "goodwill",
+        "policy_amount",
+        "approved_by",
         "gateway_reference",
         "created_at",
         "completed_at",
@@ -95,10 +98,12 @@ class RefundAdmin(ReadOnlyAdmin):
         "currency",
         "status",
         "reason",
+        "goodwill",
+        "approved_by",
         "created_at",
         "completed_at",
     ]
-    list_filter = ["status", "reason"]
+    list_filter = ["status", "reason", "goodwill"]
     actions = ["retry_refund"]
 
     def has_retry_permission(self, request) -> bool:

@@ -171,7 +171,9 @@ class PayForBookingApi(APIView):
                 s400="Invalid body, missing Idempotency-Key, or an amount/currency that does not "
                 "match the booking.",
                 s404="No such booking of yours.",
-                s422="This Idempotency-Key was already used for a different request.",
+                s422="A passenger has no name yet (`passenger-names-missing`, with "
+                "`unnamedPassengers`; nothing is recorded or charged), or this Idempotency-Key "
+                "was already used for a different request.",
             ),
         },
     )

@@ -39,6 +39,18 @@ class CancellationRefused(DomainError):
     title = "This booking can no longer be cancelled"
 
 
+class GoodwillRefundNotAllowed(DomainError):
+    status = 403
+    code = "goodwill-refund-not-allowed"
+    title = "Goodwill refunds need their own permission"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Only staff with the permission to grant goodwill refunds can refund in full "
+            "against the policy. Nothing was cancelled."
+        )
+
+
 class WebhookSignatureInvalid(DomainError):
     status = 400
     code = "webhook-signature-invalid"

@@ -105,6 +105,7 @@ class RefundReason(models.TextChoices):
     LATE_PAYMENT = "LATE_PAYMENT", "Paid after the hold ended"
     FLIGHT_CLOSED = "FLIGHT_CLOSED", "Paid after the flight departed or was cancelled"
     CANCELLATION = "CANCELLATION", "Booking cancelled"
+    NAMES_MISSING = "NAMES_MISSING", "Paid while a passenger had no name"
 
 
 class Refund(models.Model):
@@ -117,13 +118,44 @@ class Refund(models.Model):
     reason = models.CharField(max_length=20, choices=RefundReason.choices)
     gateway_reference = models.CharField(max_length=120, blank=True)
     failure_reason = models.CharField(max_length=200, blank=True)
+    # Audit of a staff cancellation: who approved it, and whether it overrode the policy.
+    goodwill = models.BooleanField(
+        default=False,
+        help_text="A full refund granted as goodwill instead of what the refund policy gives.",
+    )
+    policy_amount = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="What the refund policy would have given, when goodwill overrode it.",
+    )
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The staff member who cancelled with this refund (blank: the customer).",
+    )
     created_at = models.DateTimeField()
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [
+            (
+                "refund_goodwill",
+                "Can refund a cancellation in full as goodwill, overriding the refund policy",
+            ),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(goodwill=False)
+                | (Q(approved_by__isnull=False) & Q(policy_amount__isnull=False)),
+                name="refund_goodwill_is_approved",
+            ),
             # A payment is refunded at most once per reason: a replayed cancellation or a
             # duplicated late success can never pay the customer back twice.
             models.UniqueConstraint(fields=["payment", "reason"], name="refund_once_per_reason"),

@@ -181,6 +181,18 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
             "seats were released. The payment is refunded in full.",
             payment=body,
         )
+    if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED) and (
+        payment.refunds.filter(reason=RefundReason.NAMES_MISSING).exists()
+    ):
+        return 409, problem_body(
+            status=409,
+            code="passenger-names-missing-refunded",
+            title="Passenger names missing",
+            detail="The payment arrived while a passenger had no name, so nothing was sold and "
+            "the payment is refunded in full. The seats are still held: give every passenger a "
+            "name and pay again.",
+            payment=body,
+        )
     if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED):
         return 409, problem_body(
             status=409,

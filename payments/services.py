@@ -20,8 +20,15 @@ from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from bookings.errors import BookingNotFound, FlightNotBookable, HoldExpired, InvalidBookingState
+from bookings.errors import (
+    BookingNotFound,
+    FlightNotBookable,
+    HoldExpired,
+    InvalidBookingState,
+    PassengerNamesMissing,
+)
 from bookings.models import Booking, BookingStatus
+from bookings.selectors import check_passengers_named
 from bookings.services import close_bookings, sell_held_booking
 from flights.models import Flight
 from flights.rules import is_bookable
@@ -34,6 +41,7 @@ from payments.errors import (
     BookingNotPayable,
     CancellationRefused,
     GatewayError,
+    GoodwillRefundNotAllowed,
     PaymentInProgress,
 )
 from payments.gateways import get_gateway
@@ -125,6 +133,9 @@ def _record_payment(
             raise FlightNotBookable(
                 "This flight has departed or was cancelled; nothing was charged."
             )
+        # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
+        # waitlist offer or a seatless hold arrives without names.  Nothing is written.
+        check_passengers_named(booking_id=booking.pk)
         if amount is not None and amount != booking.amount:
             raise AmountMismatch(
                 f"The booking costs {booking.amount} {booking.currency}, not {amount}.",
@@ -300,7 +311,9 @@ def pay_for_booking(
 @lock_errors_as_too_busy
 def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
     """The gateway says the money is ours.  Sell the held seats, or, when the hold is gone,
-    keep the money only long enough to pay it back: nobody pays for a seat someone else got."""
+    keep the money only long enough to pay it back: nobody pays for a seat someone else got.
+    A hold with a nameless passenger is not sold either (no ticket without a name): the money
+    goes back and the hold stays for the customer to name and pay again."""
     with transaction.atomic():
         booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
         booking = Booking.objects.select_for_update().get(pk=booking_id)
@@ -328,7 +341,14 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
             close_bookings(
                 [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
             )
-        if booking.status == BookingStatus.HELD:
+        unnamed = booking.status == BookingStatus.HELD and not _named(booking)
+        if unnamed:
+            # Cannot happen for a payment started now (`_record_payment` refuses), only for
+            # one started before names were required, or after a row was edited by hand.  No
+            # nameless ticket is issued: the money goes back in full and the hold stays, so
+            # the customer can name the passengers and pay again before it expires.
+            late_reason = RefundReason.NAMES_MISSING
+        if booking.status == BookingStatus.HELD and not unnamed:
             sell_held_booking(
                 booking,
                 now=now,
@@ -356,6 +376,14 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
     return Payment.objects.get(pk=payment_id)
 
 
+def _named(booking: Booking) -> bool:
+    try:
+        check_passengers_named(booking_id=booking.pk)
+    except PassengerNamesMissing:
+        return False
+    return True
+
+
 def fail_payment(*, payment_id: int, reference: str = "", reason: str = "") -> Payment:
     """A decline.  Only a payment under way can fail: a late failure never undoes a success."""
     with transaction.atomic():
@@ -375,9 +403,17 @@ def fail_payment(*, payment_id: int, reference: str = "", reason: str = "") -> P
 # --- refunds -------------------------------------------------------------------------------------
 
 
-def _create_refund(payment: Payment, *, amount: Decimal, reason: str, now: datetime) -> Refund:
+def _create_refund(
+    payment: Payment, *, amount: Decimal, reason: str, now: datetime, **audit: Any
+) -> Refund:
+    """`audit`: approved_by, goodwill, policy_amount (a staff cancellation's record)."""
     refund = Refund.objects.create(
-        payment=payment, amount=amount, currency=payment.currency, reason=reason, created_at=now
+        payment=payment,
+        amount=amount,
+        currency=payment.currency,
+        reason=reason,
+        created_at=now,
+        **audit,
     )
     transaction.on_commit(lambda: queue_refund(refund_id=refund.pk))
     return refund
@@ -466,6 +502,20 @@ def issue_refund(*, refund_id: int) -> Refund:
 # --- cancellation --------------------------------------------------------------------------------
 
 
+GOODWILL_REFUND = "payments.refund_goodwill"
+
+
+def may_refund_goodwill(user: AbstractBaseUser) -> bool:
+    """Whether `user` may override the refund policy with a full refund (its own permission,
+    apart from the permission to cancel)."""
+    return bool(user.is_authenticated and user.is_staff and user.has_perm(GOODWILL_REFUND))
+
+
+def check_may_refund_goodwill(*, user: AbstractBaseUser, by_staff: bool = True) -> None:
+    if not (by_staff and may_refund_goodwill(user)):
+        raise GoodwillRefundNotAllowed()
+
+
 @dataclass(frozen=True)
 class Cancellation:
     booking: Booking
@@ -475,14 +525,20 @@ class Cancellation:
 
 @lock_errors_as_too_busy
 def cancel_booking(
-    *, customer: AbstractBaseUser, booking_id: int, by_staff: bool = False
+    *, customer: AbstractBaseUser, booking_id: int, by_staff: bool = False, goodwill: bool = False
 ) -> Cancellation:
     """Cancel a booking: a hold is simply released; a confirmed booking gives its seats and
     `sold` units back and is refunded by its fare class's policy.  Refused after departure.
 
     One transaction, one call into the engine (`close_bookings`), whatever the state: the
     booking row is locked first, then the payment (docs/architecture.md, "Lock order"), and
-    the refund is decided in the same transaction as the cancellation."""
+    the refund is decided in the same transaction as the cancellation.
+
+    With `by_staff`, `customer` is the staff member acting, recorded on the refund as who
+    approved it.  `goodwill` refunds everything paid instead of the policy's amount; only
+    staff with GOODWILL_REFUND may grant it (GoodwillRefundNotAllowed, nothing changes)."""
+    if goodwill:
+        check_may_refund_goodwill(user=customer, by_staff=by_staff)
     bookings = Booking.objects.all() if by_staff else Booking.objects.filter(customer=customer)
     refund = None
     with transaction.atomic():
@@ -514,9 +570,16 @@ def cancel_booking(
         close_bookings(
             [booking], from_status=booking.status, to_status=BookingStatus.CANCELLED, now=now
         )
-        if payment and quote.amount > 0:
+        amount = quote.paid if goodwill else quote.amount
+        if payment and amount > 0:
             refund = _create_refund(
-                payment, amount=quote.amount, reason=RefundReason.CANCELLATION, now=now
+                payment,
+                amount=amount,
+                reason=RefundReason.CANCELLATION,
+                now=now,
+                approved_by=customer if by_staff else None,
+                goodwill=goodwill,
+                policy_amount=quote.amount if goodwill else None,
             )
     if refund:
         refund.refresh_from_db()

@@ -9,6 +9,8 @@ import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from bookings.models import Booking
+from bookings.services import hold_seats, name_passengers
 from flights.models import Airport, FareClass, Flight
 from flights.services import CabinLayout, CabinSection, a320_layout, create_flight
 
@@ -81,6 +83,39 @@ def economy_only_layout(
     )
 
 
+# --- named holds: a booking is paid only once every passenger has a name ------------------------
+
+
+def passenger_names(count: int) -> list[str]:
+    """Names for `count` test passengers, the one place tests take them from."""
+    return [f"Passenger {n}" for n in range(1, count + 1)]
+
+
+def named_hold(
+    *, customer, flight, seats=("12A", "12B"), fare_class: str = FareClass.ECONOMY
+) -> Booking:
+    """A seat hold with every passenger named: what a test that pays for a hold starts from."""
+    return hold_seats(
+        customer=customer,
+        flight_id=flight.pk,
+        fare_class=fare_class,
+        seat_numbers=list(seats),
+        passenger_names=passenger_names(len(seats)),
+    )
+
+
+def name_everyone(booking: Booking) -> Booking:
+    """Name the passengers of a hold made without names (a waitlist offer, a seatless hold),
+    through the service the booking page and `PUT /api/bookings/{id}/passengers` use."""
+    name_passengers(
+        customer=booking.customer,
+        booking_id=booking.pk,
+        names=passenger_names(booking.passengers.count()),
+    )
+    booking.refresh_from_db()
+    return booking
+
+
 __all__ = [
     "AirportFactory",
     "FlightFactory",
@@ -88,4 +123,7 @@ __all__ = [
     "UserFactory",
     "a320_layout",
     "economy_only_layout",
+    "name_everyone",
+    "named_hold",
+    "passenger_names",
 ]

@@ -13,12 +13,11 @@ import pytest
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus, Ticket
-from bookings.services import hold_seats
 from kernel.outbox import relay_outbox
 from payments.models import Payment
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.bookings.confirming import hold_and_confirm
-from tests.factories import StaffFactory, UserFactory
+from tests.factories import StaffFactory, UserFactory, named_hold
 
 pytestmark = pytest.mark.django_db
 
@@ -49,12 +48,7 @@ def people(agent):
 def bookings(people, flight):
     seats = iter(f"{row}{letter}" for row in range(14, 31) for letter in "ABCDEF")
     return {
-        owner: hold_seats(
-            customer=people[owner],
-            flight_id=flight.pk,
-            fare_class="ECONOMY",
-            seat_numbers=[next(seats)],
-        )
+        owner: named_hold(customer=people[owner], flight=flight, seats=[next(seats)])
         for owner in OWNERS
     }
 

@@ -7,19 +7,17 @@ import pytest
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.models import Payment, PaymentStatus, Refund, RefundStatus
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
+from tests.factories import named_hold
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def paid(customer, flight, seats=("12A", "12B")):
-    booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=list(seats)
-    )
+    booking = named_hold(customer=customer, flight=flight, seats=seats)
     assert pay(client_for(customer), booking.pk, paymentMethod=GOOD_CARD).status_code == 201
     return booking
 

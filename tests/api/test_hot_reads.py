@@ -15,7 +15,7 @@ from django.core.cache import cache, caches
 from flights import selectors
 from flights.models import SeatStatus
 from tests.api.conftest import GOOD_CARD, client_for, pay
-from tests.factories import UserFactory
+from tests.factories import UserFactory, passenger_names
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +111,11 @@ def test_without_the_version_bump_the_cached_map_would_be_served(
 def test_a_sale_changes_the_etag(anon, sandbox_payments, flight):
     customer = UserFactory()
     api = client_for(customer)
-    booking = api.post("/api/bookings", {**HOLD, "flightId": flight.pk}, format="json")
+    booking = api.post(
+        "/api/bookings",
+        {**HOLD, "flightId": flight.pk, "passengerNames": passenger_names(1)},
+        format="json",
+    )
     assert booking.status_code == 201
     held = anon.get(f"/api/flights/{flight.pk}/seats")
     assert seats_of(held)["12A"] == SeatStatus.HELD

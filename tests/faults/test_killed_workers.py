@@ -30,7 +30,7 @@ from django.utils import timezone
 from bench.stack import app_env, start_worker, stop, wait_for_log
 from bookings.models import Booking, BookingStatus, Notification, NotificationStatus, Ticket
 from bookings.notifications import redispatch_stale_notifications
-from bookings.services import expire_holds, hold_seats
+from bookings.services import expire_holds
 from config.celery import app
 from flights.models import Seat, SeatStatus
 from flights.services import check_inventory
@@ -50,7 +50,7 @@ from payments.services import (
     pay_for_booking,
     requeue_stale_refunds,
 )
-from tests.factories import UserFactory
+from tests.factories import UserFactory, named_hold
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
@@ -109,11 +109,8 @@ def sale(customers, flight, *, rounds: int, rng: random.Random) -> None:
         if len(free) < 2:
             return
         try:
-            booking = hold_seats(
-                customer=customer,
-                flight_id=flight.pk,
-                fare_class="ECONOMY",
-                seat_numbers=rng.sample(free, rng.choice([1, 2])),
+            booking = named_hold(
+                customer=customer, flight=flight, seats=rng.sample(free, rng.choice([1, 2]))
             )
         except DomainError:
             continue

@@ -12,6 +12,7 @@ from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.models import Payment, Refund, RefundReason
 from payments.services import confirm_payment
+from tests.factories import named_hold
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,9 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def confirmed(customer, flight, seats=("12A", "12B")):
     from django.utils import timezone
 
-    booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=list(seats)
-    )
+    booking = named_hold(customer=customer, flight=flight, seats=seats)
     now = timezone.now()
     payment = Payment.objects.create(
         booking=booking,
@@ -180,3 +179,134 @@ def test_flight_list_shows_local_departure_next_to_utc(client, staff_user, fligh
     html = client.get(reverse("admin:flights_flight_changelist")).content.decode()
     local = flight.departure_at.astimezone(ZoneInfo(flight.origin.time_zone))
     assert f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {flight.departure_at:%H:%M} UTC" in html
+
+
+# --- goodwill override: a full refund instead of the policy's, behind its own permission --------
+
+
+def staff_with(*perms):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    user = UserFactory(is_staff=True)
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    return user
+
+
+CANCELLER = ("bookings.view_booking", "bookings.change_booking")
+
+
+def three_days_out(flight):
+    """Between the default policy's 14 days and 24 hours: a 50% refund."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from flights.models import Flight
+
+    departure = timezone.now() + timedelta(days=3)
+    Flight.objects.filter(pk=flight.pk).update(
+        departure_at=departure, arrival_at=departure + timedelta(hours=2)
+    )
+
+
+@pytest.fixture
+def no_refund_calls(settings):
+    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+
+
+def test_goodwill_override_shows_only_for_staff_with_its_permission(customer, flight, client):
+    booking = confirmed(customer, flight)
+    three_days_out(flight)
+
+    client.force_login(staff_with(*CANCELLER))
+    plain = run_action(client, Booking, "cancel_with_refund", [booking.pk]).content.decode()
+    assert "104.00 EUR (50%)" in plain
+    assert 'name="goodwill"' not in plain and "Goodwill" not in plain
+
+    client.force_login(staff_with(*CANCELLER, "payments.refund_goodwill"))
+    page = run_action(client, Booking, "cancel_with_refund", [booking.pk]).content.decode()
+    assert "104.00 EUR (50%)" in page  # the policy's refund is still listed
+    assert 'name="goodwill" value="yes"' in page and "208.00 EUR (100%)" in page
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
+
+
+def test_goodwill_refunds_in_full_and_records_who_approved_it(
+    customer, flight, client, no_refund_calls
+):
+    booking = confirmed(customer, flight)
+    three_days_out(flight)
+    approver = staff_with(*CANCELLER, "payments.refund_goodwill")
+    client.force_login(approver)
+
+    response = run_action(
+        client, Booking, "cancel_with_refund", [booking.pk], confirm="yes", goodwill="yes"
+    )
+
+    assert f"Booking {booking.pk} cancelled: goodwill refund of 208.00 EUR queued." in (
+        admin_messages(response)
+    )
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
+    refund = Refund.objects.get()
+    assert (refund.amount, refund.reason) == (Decimal("208.00"), RefundReason.CANCELLATION)
+    assert (refund.goodwill, refund.approved_by, refund.policy_amount) == (
+        True,
+        approver,
+        Decimal("104.00"),
+    )
+    assert check_inventory(flight_id=flight.pk) == []
+
+
+def test_a_forged_goodwill_field_is_refused_and_nothing_changes(
+    customer, flight, client, no_refund_calls
+):
+    booking = confirmed(customer, flight)
+    three_days_out(flight)
+    client.force_login(staff_with(*CANCELLER))
+
+    response = run_action(
+        client, Booking, "cancel_with_refund", [booking.pk], confirm="yes", goodwill="yes"
+    )
+
+    assert any("permission to grant goodwill refunds" in m for m in admin_messages(response))
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
+    assert not Refund.objects.exists()
+
+
+def test_without_goodwill_the_policy_refund_is_recorded_with_its_approver(
+    customer, flight, client, no_refund_calls
+):
+    booking = confirmed(customer, flight)
+    three_days_out(flight)
+    approver = staff_with(*CANCELLER, "payments.refund_goodwill")
+    client.force_login(approver)
+
+    run_action(client, Booking, "cancel_with_refund", [booking.pk], confirm="yes")
+
+    refund = Refund.objects.get()
+    assert (refund.amount, refund.goodwill, refund.policy_amount) == (
+        Decimal("104.00"),
+        False,
+        None,
+    )
+    assert refund.approved_by == approver
+
+
+def test_the_service_refuses_goodwill_to_staff_without_the_permission(customer, flight):
+    from payments.errors import GoodwillRefundNotAllowed
+    from payments.services import cancel_booking
+
+    booking = confirmed(customer, flight)
+    with pytest.raises(GoodwillRefundNotAllowed):
+        cancel_booking(
+            customer=staff_with(*CANCELLER), booking_id=booking.pk, by_staff=True, goodwill=True
+        )
+    with pytest.raises(GoodwillRefundNotAllowed):  # a customer never grants it to themself
+        cancel_booking(customer=customer, booking_id=booking.pk, goodwill=True)
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
+    assert not Refund.objects.exists()

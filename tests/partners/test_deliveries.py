@@ -16,7 +16,13 @@ from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from partners.services import attempt_delivery, create_endpoint, partner_event_id
 from partners.signing import verify_signature
 from tests.bookings.confirming import confirm, hold_and_confirm
-from tests.factories import FlightFactory, StaffFactory, UserFactory, economy_only_layout
+from tests.factories import (
+    FlightFactory,
+    StaffFactory,
+    UserFactory,
+    economy_only_layout,
+    named_hold,
+)
 
 pytestmark = pytest.mark.django_db
 EVERYTHING = ["booking.confirmed", "booking.cancelled", "refund.issued", "waitlist.offered"]
@@ -240,9 +246,7 @@ def test_every_partner_event_type_is_delivered_from_the_domain_services(settings
         flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
         create_endpoint(owner=StaffFactory(), url=receiver.url, event_types=EVERYTHING)
         payer, waiter = UserFactory(), UserFactory()
-        paid = hold_seats(
-            customer=payer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
-        )
+        paid = named_hold(customer=payer, flight=flight, seats=["1A"])
         for seat in ["1B", "1C", "1D", "1E", "1F"]:
             hold_seats(
                 customer=UserFactory(),

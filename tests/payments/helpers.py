@@ -8,8 +8,8 @@ import time
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from bookings.services import hold_seats
 from payments.gateways.sandbox import SIGNATURE_HEADER, signature_header
+from tests.factories import named_hold
 
 WEBHOOK_SECRET = "whsec_test_secret"
 WEBHOOK_PATH = "/api/payments/webhook"
@@ -24,13 +24,7 @@ def api_client(user) -> APIClient:
 
 
 def hold(customer, flight, seats=("12A", "12B")):
-    return hold_seats(
-        customer=customer,
-        flight_id=flight.pk,
-        fare_class="ECONOMY",
-        seat_numbers=list(seats),
-        passenger_names=[f"Passenger {n}" for n in range(1, len(seats) + 1)],
-    )
+    return named_hold(customer=customer, flight=flight, seats=seats)
 
 
 def pay(client, booking, key="key-1", **body):
