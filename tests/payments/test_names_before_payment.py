@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus, Ticket
-from bookings.outbox import relay_outbox
 from bookings.services import cancel_hold, hold_seatless, hold_seats
+from kernel.outbox import relay_outbox
 from payments.models import (
     Payment,
     PaymentStatus,
