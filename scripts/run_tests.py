@@ -17,6 +17,14 @@ testcontainers.
 A private cluster is what lets two checkouts run their tests at the same time, lets the
 concurrency tests have their few hundred connections, and never touches (let alone restarts)
 the developer's own server.
+
+Workers: the whole suite runs in TEST_WORKERS pytest-xdist processes (`-n 2 --dist loadgroup`):
+most of its time is spent waiting on subprocesses, sleeps and the database, not on one CPU.
+Each worker has its own test database (pytest-django's `_gw0` suffix) and its own database of
+the private Redis (tests/xdist_redis.py).  A run of named paths is serial (one worker would
+wait for the start-up of the other); SEATKEEPER_TEST_WORKERS=N overrides both.  Runs against
+a Redis we did not start are serial too: worker databases 1..N of someone else's server are
+not ours to use.
 """
 
 from __future__ import annotations
@@ -37,7 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # The concurrency tests open 200+ connections at once, next to uvicorn and Celery.
 NEEDED_CONNECTIONS = 300
-PRIVATE_MAX_CONNECTIONS = 400
+# Two xdist workers may both be in such a test at the same moment.
+PRIVATE_MAX_CONNECTIONS = 800
+TEST_WORKERS = 2
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -300,6 +310,45 @@ def private_redis(binary: str) -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --- workers -------------------------------------------------------------------------------
+
+
+def _xdist_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("xdist") is not None
+
+
+def worker_count(
+    args: Sequence[str],
+    *,
+    owns_redis: bool,
+    environ: dict[str, str] | None = None,
+    xdist: Callable[[], bool] = _xdist_installed,
+) -> int:
+    """How many pytest-xdist workers: TEST_WORKERS for the whole suite, 1 for named paths,
+    SEATKEEPER_TEST_WORKERS when set; 1 when the caller chose (-n, -p no:xdist, --pdb), when
+    the Redis is not ours to split into databases, or without pytest-xdist."""
+    environ = os.environ if environ is None else environ
+    chosen = {"-n", "--numprocesses", "--pdb", "--trace", "no:xdist"}
+    if any(a in chosen or a.startswith(("-n", "--numprocesses=")) for a in args):
+        return 1
+    if not owns_redis or not xdist():
+        return 1
+    if environ.get("SEATKEEPER_TEST_WORKERS"):
+        return max(1, int(environ["SEATKEEPER_TEST_WORKERS"]))
+    named = [a for a in args if not a.startswith("-") and (ROOT / a.split("::")[0]).exists()]
+    return 1 if named else TEST_WORKERS
+
+
+def xdist_args(workers: int) -> list[str]:
+    # loadgroup: tests go out one by one in collection order, so each worker, like a serial
+    # run, has every plain `db` test behind it before its first transactional one (whose flush
+    # deletes the rows data migrations installed); a module marked `xdist_group` (its
+    # module-scoped servers) stays on one worker.
+    return ["-n", str(workers), "--dist", "loadgroup"] if workers > 1 else []
+
+
 # --- main ----------------------------------------------------------------------------------
 
 
@@ -331,6 +380,7 @@ def main(args: list[str]) -> int:
     signal.signal(signal.SIGHUP, _raise_on_terminate)
     ensure_tools(tools_needed(args))
 
+    owns_redis = not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL")
     with contextlib.ExitStack() as stack:
         if os.environ.get("DATABASE_URL"):
             check_max_connections(os.environ["DATABASE_URL"])
@@ -342,6 +392,7 @@ def main(args: list[str]) -> int:
         elif redis_server := shutil.which("redis-server"):
             os.environ["REDIS_URL"] = stack.enter_context(private_redis(redis_server))
         elif port_open("127.0.0.1", 6379):
+            owns_redis = False  # the machine's server: db 15 is ours, the others are not
             os.environ["REDIS_URL"] = "redis://127.0.0.1:6379/15"
             # Our own scratch database: start every run without counters, queues or caches
             # left by an earlier one.
@@ -374,7 +425,10 @@ def main(args: list[str]) -> int:
                     f"redis://{container.get_container_host_ip()}:"
                     f"{container.get_exposed_port(6379)}/0"
                 )
-        return run_pytest(args)
+        workers = worker_count(args, owns_redis=owns_redis)
+        if workers > 1:
+            print(f"pytest: {workers} xdist workers", file=sys.stderr, flush=True)
+        return run_pytest([*xdist_args(workers), *args])
 
 
 if __name__ == "__main__":

@@ -51,6 +51,42 @@ def _no_event_loop_left_running():
         )
 
 
+# --- order: the longest modules first, after every plain `db` test ----------------------------
+
+# pytest-django runs plain `db` tests first, then transactional ones, then those without a
+# database: a transactional test's flush deletes the rows data migrations installed (beat
+# schedules, refund policies), which plain `db` tests read.  That order is kept; after it the
+# longest modules go first, so under xdist none of them starts last and runs alone at the end.
+LONGEST_FIRST = (
+    "tests/faults/test_killed_workers.py",
+    "tests/project/test_connection_budget.py",
+    "tests/faults/test_pg_restart.py",
+    "tests/pages/test_isolation.py",
+    "tests/project/test_embedded_run.py",
+    "tests/project/test_serve.py",
+    "tests/payments/test_payment_concurrency.py",
+    "tests/partners/test_worker_delivery.py",
+    "tests/faults/test_two_beats.py",
+    "tests/faults/test_state_machine.py",
+)
+
+
+def _transactional(item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
+def pytest_collection_modifyitems(items):
+    start = next((i for i, item in enumerate(items) if _transactional(item)), len(items))
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items[start:] = sorted(
+        items[start:], key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank))
+    )
+
+
 # --- time per test directory ----------------------------------------------------------------
 
 _seconds_by_directory: defaultdict[str, float] = defaultdict(float)

@@ -39,6 +39,14 @@ class AsgiServer:
         return f"ws://{self.host_port}{path}"
 
 
+def _log_path(kind: str, name: str) -> Path:
+    """test-artifacts/<kind>-<name>.log, with the xdist worker's id: two workers start
+    servers of the same name at once."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return ARTIFACTS / (f"{kind}-{name}-{worker}.log" if worker else f"{kind}-{name}.log")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -52,8 +60,7 @@ def _test_database_url() -> str:
 
 def start_asgi_server(name: str, port: int | str | None = None, **env: str) -> AsgiServer:
     port = port or _free_port()
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / f"uvicorn-{name}.log"
+    log = _log_path("uvicorn", name)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -117,17 +124,19 @@ class CeleryWorker:
     log: Path
 
 
-def start_celery_worker(name: str, **env: str) -> CeleryWorker:
+def start_celery_worker(name: str, *, purge: bool = True, **env: str) -> CeleryWorker:
     """`celery -A config worker` as a subprocess on the test database and this run's Redis.
     Messages left in the queue by earlier tests (which ran without a worker) are purged first:
-    they name rows that no longer exist."""
+    they name rows that no longer exist.  A worker started in place of a dead one of the same
+    test takes `purge=False`: what is queued is that test's own work, which a restarted worker
+    must find (a purge there loses outbox kicks, and the events they stand for never relay)."""
     from config.celery import app
 
     assert app.conf.broker_url.startswith("redis://"), "a real worker needs the Redis broker"
-    with app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(app.conf.task_default_queue)
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = ARTIFACTS / f"celery-{name}.log"
+    if purge:
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_purge(app.conf.task_default_queue)
+    log = _log_path("celery", name)
     node = f"pages-{name}-{os.getpid()}@localhost"
     process = subprocess.Popen(
         [

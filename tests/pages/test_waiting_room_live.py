@@ -20,7 +20,8 @@ from tests.pages.test_browser import logged_in_page, off_loop
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
 from waitroom import queue, room
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# One worker for the module under xdist: room_server starts once.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("waiting-room-live")]
 
 PREFIX = f"wrlive-{uuid.uuid4().hex[:8]}"
 

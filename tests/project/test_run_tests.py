@@ -245,3 +245,37 @@ def test_without_urls_a_private_postgres_and_redis_are_started(dry_main):
     seen, started = dry_main(DATABASE_URL="", REDIS_URL="")
     assert seen == {"DATABASE_URL": "postgres://private", "REDIS_URL": "redis://private"}
     assert started == ["postgres", "redis"]
+
+
+# --- how many xdist workers -----------------------------------------------------------------
+
+
+def workers(args, *, owns_redis=True, xdist=True, **environ):
+    return run_tests.worker_count(args, owns_redis=owns_redis, environ=environ, xdist=lambda: xdist)
+
+
+def test_the_whole_suite_runs_in_workers_named_paths_serially():
+    assert workers([]) == workers(["-q", "-p", "no:randomly"]) == run_tests.TEST_WORKERS > 1
+    assert workers(["tests/bookings"]) == 1
+    assert workers(["tests/pages/test_browser.py::test_x", "-q"]) == 1
+    assert workers(["tests/bookings"], SEATKEEPER_TEST_WORKERS="3") == 3
+    assert workers([], SEATKEEPER_TEST_WORKERS="1") == 1
+    assert run_tests.xdist_args(2) == ["-n", "2", "--dist", "loadgroup"]
+    assert run_tests.xdist_args(1) == []
+
+
+def test_a_callers_choice_or_a_redis_not_ours_means_no_workers_added():
+    assert workers(["-n", "4"]) == workers(["-n4"]) == workers(["--numprocesses=3"]) == 1
+    assert workers(["-p", "no:xdist"]) == workers(["--pdb"]) == 1
+    assert workers([], owns_redis=False) == 1  # worker databases 1..N are someone else's
+    assert workers([], xdist=False) == 1
+
+
+def test_each_xdist_worker_gets_a_redis_database_of_its_own():
+    from tests.xdist_redis import redis_url_for_worker
+
+    assert redis_url_for_worker("redis://127.0.0.1:6390/0", "gw0") == "redis://127.0.0.1:6390/1"
+    assert redis_url_for_worker("redis://127.0.0.1:6390/0", "gw1") == "redis://127.0.0.1:6390/2"
+    assert redis_url_for_worker("redis://127.0.0.1:6390", "gw2") == "redis://127.0.0.1:6390/3"
+    with pytest.raises(RuntimeError):
+        redis_url_for_worker("redis://127.0.0.1:6390/0", "gw15")
