@@ -30,7 +30,7 @@
       Array.prototype.forEach.call(document.querySelectorAll("#payment-declined, #payment-pending"), function (el) { el.hidden = true; });
       var booking = document.querySelector(".booking");
       booking.dataset.status = "EXPIRED";
-      booking.querySelector("h1").textContent = "Your hold has expired";
+      booking.querySelector("h1").textContent = gettext("Your hold has expired");
       return;
     }
     setTimeout(tick, 1000 - ((Date.now() + skew) % 1000));
