@@ -121,7 +121,8 @@ def ticket_pdf(ticket: Ticket) -> bytes:
     flight = ticket.flight
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
-    pdf.setTitle(f"{_('Boarding pass')} {flight.code} {ticket.seat_no or ''}".strip())
+    title = _("Boarding pass")
+    pdf.setTitle(f"{title} {flight.code} {ticket.seat_no or ''}".strip())
     top = PAGE_HEIGHT - 30 * mm
     regular, bold = _fonts()
     pdf.setFont(bold, 20)

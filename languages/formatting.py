@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from babel.dates import format_skeleton
+from babel.dates import format_date, format_skeleton
 from babel.numbers import format_currency
 from django.utils import translation
 
@@ -30,7 +30,7 @@ def format_day(value: date | datetime, language: str | None = None) -> str:
 
 def format_long_day(value: date | datetime, language: str | None = None) -> str:
     """Full weekday and month: "Tuesday, December 1, 2026", "Dienstag, 1. Dezember 2026"."""
-    return format_skeleton("yMMMMEEEEd", value, locale=babel_locale(language))
+    return format_date(value, format="full", locale=babel_locale(language))
 
 
 def format_clock(value: datetime, language: str | None = None) -> str:

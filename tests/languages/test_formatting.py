@@ -11,6 +11,7 @@ from django.utils import translation
 from languages.formatting import format_clock, format_day, format_money, format_when
 
 NBSP = "\u00a0"
+NNBSP = "\u202f"  # CLDR's narrow no-break space ("2026 г.")
 
 
 @pytest.mark.parametrize(
@@ -47,7 +48,7 @@ def test_dates_and_times_follow_the_language_in_the_datetimes_own_zone():
     moment = datetime(2026, 12, 1, 14, 5, tzinfo=ZoneInfo("Asia/Ho_Chi_Minh"))
     assert format_when(moment, "en") == "Tue, Dec 1, 2026, 14:05"
     assert format_when(moment, "de") == "Di., 1. Dez. 2026, 14:05"
-    assert format_when(moment, "ru") == "вт, 1 дек. 2026 г., 14:05"
+    assert format_when(moment, "ru") == f"вт, 1 дек. 2026{NNBSP}г., 14:05"
     assert format_clock(moment, "ru") == "14:05"  # local to the airport, not UTC (07:05)
     assert format_day(date(2026, 3, 2), "de") == "Mo., 2. März 2026"
 

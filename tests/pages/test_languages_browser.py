@@ -137,7 +137,9 @@ def assert_in_language(page, language: str, english: list[str], name: str) -> No
     expect(page.locator("html")).to_have_attribute("lang", language)
     text = " ".join(page.evaluate(PAGE_TEXT).split())
     if language != "en":
-        left = [s for s in english if s in text]
+        left = [
+            (s, text[max(0, text.find(s) - 60) : text.find(s) + 60]) for s in english if s in text
+        ]
         assert not left, f"{name} ({language}) still says in English: {left}"
     assert_no_serious_axe_violations(page)
     shot(page, f"journey-{language}-{name}")
