@@ -7,6 +7,7 @@ query; the switcher (languages.views.set_language) updates both.
 
 from __future__ import annotations
 
+from django.db import DatabaseError
 from django.utils import translation
 
 from languages.selectors import preferred_language
@@ -23,7 +24,13 @@ class PreferredLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        language = self._stored_language(request)
+        try:
+            language = self._stored_language(request)
+        except DatabaseError:
+            # The preference is a nicety: during a database outage the page goes on in the
+            # browser's language, and the view's own query meets the outage inside the
+            # middleware that answers "back in a moment" (503), as it did before.
+            language = None
         if language:
             translation.activate(language)
             request.LANGUAGE_CODE = language
