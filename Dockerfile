@@ -10,8 +10,11 @@ COPY flights ./flights
 COPY bookings ./bookings
 COPY payments ./payments
 COPY waitroom ./waitroom
+COPY partners ./partners
+COPY languages ./languages
 RUN pip install .
 COPY . .
+RUN python scripts/compile_messages.py
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 
 RUN useradd --system --uid 1000 seatkeeper && mkdir -p /app/var && chown -R seatkeeper /app/var

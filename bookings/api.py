@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -75,9 +76,13 @@ class BookingCreateSerializer(serializers.Serializer):
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if "seats" in data and "passengers" in data:
-            raise ValidationError({"seats": ["Give either `seats` or `passengers`, not both."]})
+            raise ValidationError(
+                {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
+            )
         if "seats" not in data and "passengers" not in data:
-            raise ValidationError({"seats": ["Give `seats`, or `passengers` for a seatless fare."]})
+            raise ValidationError(
+                {"seats": [gettext("Give `seats`, or `passengers` for a seatless fare.")]}
+            )
         return data
 
 
@@ -265,10 +270,12 @@ class BookingListCreateApi(GenericAPIView):
         if customer_id is None or customer_id == user.pk:
             return user
         if not selectors.acts_for_customers(user):
-            raise PermissionDenied("You can only book for yourself.")
+            raise PermissionDenied(gettext("You can only book for yourself."))
         customer = selectors.active_customer(customer_id=customer_id)
         if customer is None:
-            raise ValidationError({"customer_id": [f"There is no customer {customer_id}."]})
+            raise ValidationError(
+                {"customer_id": [gettext("There is no customer %(id)s.") % {"id": customer_id}]}
+            )
         return customer
 
 
@@ -374,7 +381,9 @@ class CheckinScanApi(APIView):
 
         def validate_code(self, code: str) -> str:
             if not is_plausible_code(code):
-                raise ValidationError("Not a Seatkeeper ticket code (printable ASCII only).")
+                raise ValidationError(
+                    gettext("Not a Seatkeeper ticket code (printable ASCII only).")
+                )
             return code
 
     class TicketSerializer(serializers.Serializer):
@@ -412,7 +421,7 @@ class CheckinScanApi(APIView):
         data.is_valid(raise_exception=True)
         flight_id = data.validated_data["flight_id"]
         if not Flight.objects.filter(pk=flight_id).exists():
-            raise FlightNotFound(f"There is no flight {flight_id}.")
+            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
         result = scan_ticket(
             code=data.validated_data["code"], flight_id=flight_id, scanned_by=request.user
         )

@@ -1,5 +1,7 @@
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from bookings.services import is_printable_name
 from flights.models import FareClass
@@ -27,15 +29,22 @@ class HoldForm(forms.Form):
             return data
         limit = settings.SEATKEEPER["MAX_PASSENGERS"]
         if wanted > limit:
-            raise forms.ValidationError(f"At most {limit} passengers can be booked together.")
+            raise forms.ValidationError(
+                _("At most %(limit)d passengers can be booked together.") % {"limit": limit}
+            )
         if len(self.seats) != wanted:
             raise forms.ValidationError(
-                f"Pick {wanted} seat{'s' if wanted > 1 else ''} (you picked {len(self.seats)})."
+                ngettext(
+                    "Pick %(wanted)d seat (you picked %(picked)d).",
+                    "Pick %(wanted)d seats (you picked %(picked)d).",
+                    wanted,
+                )
+                % {"wanted": wanted, "picked": len(self.seats)}
             )
         if len(self.names) != wanted or not all(self.names):
-            raise forms.ValidationError("Enter the full name of every passenger.")
+            raise forms.ValidationError(_("Enter the full name of every passenger."))
         if any(len(n) > 120 for n in self.names):
-            raise forms.ValidationError("A passenger name is at most 120 characters.")
+            raise forms.ValidationError(_("A passenger name is at most 120 characters."))
         if not all(is_printable_name(n) for n in self.names):
-            raise forms.ValidationError("A passenger name cannot contain control characters.")
+            raise forms.ValidationError(_("A passenger name cannot contain control characters."))
         return data

@@ -1,15 +1,16 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from flights.models import FareClass
 
 
 class BookingStatus(models.TextChoices):
-    HELD = "HELD", "Held"
-    CONFIRMED = "CONFIRMED", "Confirmed"
-    EXPIRED = "EXPIRED", "Expired"
-    CANCELLED = "CANCELLED", "Cancelled"
+    HELD = "HELD", _("Held")
+    CONFIRMED = "CONFIRMED", _("Confirmed")
+    EXPIRED = "EXPIRED", _("Expired")
+    CANCELLED = "CANCELLED", _("Cancelled")
 
 
 LIVE_STATUSES = (BookingStatus.HELD, BookingStatus.CONFIRMED)
@@ -94,9 +95,9 @@ class Passenger(models.Model):
 
 
 class TicketStatus(models.TextChoices):
-    VALID = "VALID", "Valid"
-    USED = "USED", "Used"
-    REVOKED = "REVOKED", "Revoked"
+    VALID = "VALID", _("Valid")
+    USED = "USED", _("Used")
+    REVOKED = "REVOKED", _("Revoked")
 
 
 class Ticket(models.Model):

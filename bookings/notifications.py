@@ -34,20 +34,22 @@ from django.db import transaction
 from django.db.models import F
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Booking, Notification, NotificationKind, NotificationStatus
 from bookings.ticket_render import ticket_pdf
 from kernel.models import OutboxEvent
+from languages.selectors import language_for_customer
 
 logger = logging.getLogger(__name__)
 
 SUBJECTS = {
-    NotificationKind.BOOKING_CONFIRMED: "Your tickets for flight {flight}",
-    NotificationKind.BOOKING_EXPIRED: "Your hold on flight {flight} has expired",
-    NotificationKind.BOOKING_CANCELLED: "Your booking for flight {flight} is cancelled",
-    NotificationKind.REFUND_ISSUED: "Refund for your booking on flight {flight}",
-    NotificationKind.WAITLIST_OFFER: "Seats are held for you on flight {flight}",
+    NotificationKind.BOOKING_CONFIRMED: _("Your tickets for flight %(flight)s"),
+    NotificationKind.BOOKING_EXPIRED: _("Your hold on flight %(flight)s has expired"),
+    NotificationKind.BOOKING_CANCELLED: _("Your booking for flight %(flight)s is cancelled"),
+    NotificationKind.REFUND_ISSUED: _("Refund for your booking on flight %(flight)s"),
+    NotificationKind.WAITLIST_OFFER: _("Seats are held for you on flight %(flight)s"),
 }
 
 
@@ -139,6 +141,14 @@ def send_notification(*, notification_id: int) -> bool:
 
 
 def build_message(notification: Notification) -> EmailMultiAlternatives:
+    """The e-mail, its PDF boarding passes included, in the customer's own language (the one
+    they chose on the pages; the site's default otherwise): workers have no request to ask."""
+    language = language_for_customer(user_id=notification.booking.customer_id)
+    with translation.override(language):
+        return _build_message(notification)
+
+
+def _build_message(notification: Notification) -> EmailMultiAlternatives:
     booking = notification.booking
     tickets = list(booking.tickets.select_related("flight__origin").order_by("id"))
     base_url = settings.PUBLIC_BASE_URL.rstrip("/")
@@ -158,7 +168,7 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
     }
     template = f"emails/{notification.kind}"
     message = EmailMultiAlternatives(
-        subject=SUBJECTS[notification.kind].format(flight=booking.flight.code),
+        subject=str(SUBJECTS[notification.kind]) % {"flight": booking.flight.code},
         body=render_to_string(f"{template}.txt", context),
         to=[notification.to],
         headers={

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings.errors import BookingNotFound, PassengerNamesMissing, TicketNotFound
 from bookings.models import Booking, Passenger, Ticket
@@ -42,7 +43,7 @@ def access_booking(*, user: AbstractBaseUser, booking_id: int) -> Booking:
         bookings = bookings.filter(customer=user)
     booking = _with_details(bookings).first()
     if booking is None:
-        raise BookingNotFound(f"You have no booking {booking_id}.")
+        raise BookingNotFound(gettext("You have no booking %(id)s.") % {"id": booking_id})
     return booking
 
 

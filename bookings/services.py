@@ -21,6 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings.errors import (
     BookingNotFound,
@@ -66,17 +67,20 @@ def max_passengers() -> int:
 def _check_fare_class(fare_class: str) -> str:
     if fare_class not in FareClass.values:
         raise FareClassNotFound(
-            f"Unknown fare class {fare_class!r}; expected one of {', '.join(FareClass.values)}."
+            gettext("Unknown fare class %(class)r; expected one of %(values)s.")
+            % {"class": fare_class, "values": ", ".join(FareClass.values)}
         )
     return fare_class
 
 
 def _check_party_size(count: int) -> None:
     if count < 1:
-        raise InvalidRequest("Choose at least one seat or passenger.", field="seats")
+        raise InvalidRequest(gettext("Choose at least one seat or passenger."), field="seats")
     if count > max_passengers():
         raise InvalidRequest(
-            f"At most {max_passengers()} passengers can be booked together.", field="seats"
+            gettext("At most %(passengers)s passengers can be booked together.")
+            % {"passengers": max_passengers()},
+            field="seats",
         )
 
 
@@ -85,11 +89,15 @@ def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
     _check_party_size(len(normalised))
     malformed = [s for s in normalised if not SEAT_NO_RE.match(s)]
     if malformed:
-        raise SeatNotFound(malformed, detail=f"Not a seat number: {', '.join(malformed)}.")
+        raise SeatNotFound(
+            malformed,
+            detail=gettext("Not a seat number: %(seats)s.") % {"seats": ", ".join(malformed)},
+        )
     duplicates = sorted({s for s in normalised if normalised.count(s) > 1})
     if duplicates:
         raise InvalidRequest(
-            f"Seat {', '.join(duplicates)} is listed more than once.",
+            gettext("Seat %(duplicates)s is listed more than once.")
+            % {"duplicates": ", ".join(duplicates)},
             field="seats",
             seats=duplicates,
         )
@@ -103,14 +111,18 @@ def _passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
         return [""] * count
     if len(names) != count:
         raise InvalidRequest(
-            f"Give one passenger name per seat ({count}), not {len(names)}.", field="passengers"
+            gettext("Give one passenger name per seat (%(count)s), not %(count2)s.")
+            % {"count": count, "count2": len(names)},
+            field="passengers",
         )
     cleaned = [str(n).strip() for n in names]
     if any(len(n) > 120 for n in cleaned):
-        raise InvalidRequest("A passenger name is at most 120 characters.", field="passengers")
+        raise InvalidRequest(
+            gettext("A passenger name is at most 120 characters."), field="passengers"
+        )
     if not all(is_printable_name(n) for n in cleaned):
         raise InvalidRequest(
-            "A passenger name cannot contain control characters.", field="passengers"
+            gettext("A passenger name cannot contain control characters."), field="passengers"
         )
     return cleaned
 
@@ -125,13 +137,17 @@ def check_flight_open(flight: Flight, now: datetime) -> None:
     """FlightNotBookable unless the catalogue's rule (flights.rules.is_bookable) says open;
     every path that starts a hold or a waitlist place asks here."""
     if not is_bookable(flight, now=now):
-        raise FlightNotBookable(f"Flight {flight.code} has departed or was cancelled.")
+        raise FlightNotBookable(
+            gettext("Flight %(code)s has departed or was cancelled.") % {"code": flight.code}
+        )
 
 
 def _raise_for_missing_flight_or_class(flight_id: int, fare_class: str) -> None:
     if not Flight.objects.filter(pk=flight_id).exists():
-        raise FlightNotFound(f"There is no flight {flight_id}.")
-    raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
+        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+    raise FareClassNotFound(
+        gettext("Flight %(id)s does not sell %(class)s.") % {"id": flight_id, "class": fare_class}
+    )
 
 
 # --- holds -------------------------------------------------------------------------------------
@@ -271,11 +287,14 @@ def hold_seats(
         )
         if len(seats) != len(seat_nos):
             if not seats and not Flight.objects.filter(pk=flight_id).exists():
-                raise FlightNotFound(f"There is no flight {flight_id}.")
+                raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
             raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
         check_flight_open(seats[0].flight, now)
         if seats[0].fare_price is None:
-            raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
+            raise FareClassNotFound(
+                gettext("Flight %(id)s does not sell %(class)s.")
+                % {"id": flight_id, "class": fare_class}
+            )
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
             raise SeatWrongCabin(wrong_cabin, fare_class)
@@ -434,7 +453,9 @@ def close_bookings(
         status=to_status, closed_at=now, updated_at=now
     )
     if won != len(ids):  # the caller's locks make this impossible; refuse to half-apply
-        raise InvalidBookingState(f"{len(ids) - won} booking(s) changed state concurrently.")
+        raise InvalidBookingState(
+            gettext("%(count)s booking(s) changed state concurrently.") % {"count": len(ids) - won}
+        )
 
     released = defaultdict(list)
     # Lock before updating, in the global seat order: an UPDATE alone would lock them in
@@ -538,10 +559,11 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
         if booking is None:
             raise BookingNotFound()
         if booking.status == BookingStatus.EXPIRED:
-            raise HoldExpired("This hold had already expired; its seats are released.")
+            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
         if booking.status != BookingStatus.HELD:
             raise InvalidBookingState(
-                f"A {booking.status.lower()} booking cannot be given up as a hold."
+                gettext("A %(status)s booking cannot be given up as a hold.")
+                % {"status": str(booking.get_status_display()).lower()}
             )
         close_bookings(
             [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now
@@ -576,7 +598,7 @@ def name_passengers(
         cleaned = _passenger_names(names, len(passengers))
         if not all(cleaned) or any(ch < " " or ch == "\x7f" for name in cleaned for ch in name):
             raise InvalidRequest(
-                "Enter the full name of every passenger (printable characters only).",
+                gettext("Enter the full name of every passenger (printable characters only)."),
                 field="passengerNames",
             )
         for passenger, name in zip(passengers, cleaned, strict=True):
@@ -599,12 +621,14 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
             .first()
         )
         if booking is None:
-            raise BookingNotFound("No live booking with that id.")
+            raise BookingNotFound(gettext("No live booking with that id."))
         passenger = booking.passengers.filter(pk=passenger_id, is_live=True).first()
         if passenger is None:
-            raise InvalidRequest("That passenger is not on this booking.", field="passenger")
+            raise InvalidRequest(
+                gettext("That passenger is not on this booking."), field="passenger"
+            )
         if passenger.seat_id is not None:
-            raise InvalidBookingState("That passenger already has a seat.")
+            raise InvalidBookingState(gettext("That passenger already has a seat."))
         seat = (
             Seat.objects.select_for_update()
             .filter(flight_id=booking.flight_id, seat_no=seat_no)
@@ -638,7 +662,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
     )
     if not won:  # the caller's booking lock makes this impossible
-        raise InvalidBookingState("The booking changed state concurrently.")
+        raise InvalidBookingState(gettext("The booking changed state concurrently."))
     seat_nos = list(
         lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
     )

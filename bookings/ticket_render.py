@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import qrcode
 import qrcode.image.svg
 from django.conf import settings
+from django.utils.translation import gettext as _
 from qrcode.constants import ERROR_CORRECT_M
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
@@ -21,6 +22,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
 from bookings.models import Ticket
+from languages.formatting import format_when
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 
@@ -62,7 +64,8 @@ def boarding_minutes() -> int:
 
 def _local(moment, zone: str) -> str:
     local = moment.astimezone(ZoneInfo(zone))
-    return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+    # Day and time as the reader's language writes them; the zone is the airport's.
+    return f"{format_when(local)} {local.tzname()}"
 
 
 def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
@@ -71,18 +74,18 @@ def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
     origin, destination = flight.origin, flight.destination
     boarding = flight.departure_at - timedelta(minutes=boarding_minutes())
     return [
-        ("Passenger", ticket.passenger_name or "Name missing: see the check-in desk"),
-        ("Flight", flight.code),
-        ("From", f"{origin.code} {origin.city}"),
-        ("To", f"{destination.code} {destination.city}"),
-        ("Departure", _local(flight.departure_at, origin.time_zone)),
-        ("Arrival", _local(flight.arrival_at, destination.time_zone)),
-        ("Boarding", _local(boarding, origin.time_zone)),
-        ("Gate", flight.gate or "see screens"),
-        ("Seat", ticket.seat_no or "assigned at the gate"),
-        ("Fare class", ticket.get_fare_class_display()),
-        ("Booking", str(ticket.booking_id)),
-        ("Ticket", ticket.serial),
+        (_("Passenger"), ticket.passenger_name or _("Name missing: see the check-in desk")),
+        (_("Flight"), flight.code),
+        (_("From"), f"{origin.code} {origin.city}"),
+        (_("To"), f"{destination.code} {destination.city}"),
+        (_("Departure"), _local(flight.departure_at, origin.time_zone)),
+        (_("Arrival"), _local(flight.arrival_at, destination.time_zone)),
+        (_("Boarding"), _local(boarding, origin.time_zone)),
+        (_("Gate"), flight.gate or _("see screens")),
+        (_("Seat"), ticket.seat_no or _("assigned at the gate")),
+        (_("Fare class"), str(ticket.get_fare_class_display())),
+        (_("Booking"), str(ticket.booking_id)),
+        (_("Ticket"), ticket.serial),
     ]
 
 
@@ -118,11 +121,12 @@ def ticket_pdf(ticket: Ticket) -> bytes:
     flight = ticket.flight
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
-    pdf.setTitle(f"Boarding pass {flight.code} {ticket.seat_no or ''}".strip())
+    title = _("Boarding pass")
+    pdf.setTitle(f"{title} {flight.code} {ticket.seat_no or ''}".strip())
     top = PAGE_HEIGHT - 30 * mm
     regular, bold = _fonts()
     pdf.setFont(bold, 20)
-    pdf.drawString(LEFT, top, "Seatkeeper · E-ticket / Boarding pass")
+    pdf.drawString(LEFT, top, "Seatkeeper · " + _("E-ticket / Boarding pass"))
     y = top - 15 * mm
     for label, lines in boarding_pass_layout(ticket):
         pdf.setFont(regular, 10)
@@ -140,7 +144,7 @@ def ticket_pdf(ticket: Ticket) -> bytes:
         QR_SIZE,
     )
     pdf.setFont(regular, 8)
-    pdf.drawString(LEFT, y - 5 * mm, "Show this code at the gate. It is valid once.")
+    pdf.drawString(LEFT, y - 5 * mm, _("Show this code at the gate. It is valid once."))
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()

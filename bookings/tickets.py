@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Booking, BookingStatus, Ticket, TicketStatus
 from bookings.ticket_codes import BadTicketCode, TicketContent, sign_ticket, verify_ticket_code
@@ -70,11 +71,11 @@ def revoke_tickets(*, booking_id: int) -> int:
 
 
 class ScanOutcome(models.TextChoices):
-    VALID = "valid", "Valid: board"
-    FORGED = "forged", "Forged or unreadable code"
-    REVOKED = "revoked", "Ticket revoked"
-    ALREADY_USED = "already_used", "Ticket already used"
-    WRONG_FLIGHT = "wrong_flight", "Ticket is for another flight"
+    VALID = "valid", _("Valid: board")
+    FORGED = "forged", _("Forged or unreadable code")
+    REVOKED = "revoked", _("Ticket revoked")
+    ALREADY_USED = "already_used", _("Ticket already used")
+    WRONG_FLIGHT = "wrong_flight", _("Ticket is for another flight")
 
 
 @dataclass(frozen=True)
@@ -85,10 +86,12 @@ class ScanResult:
     @property
     def message(self) -> str:
         if self.outcome == ScanOutcome.ALREADY_USED and self.ticket and self.ticket.used_at:
-            return f"Ticket already used at {self.ticket.used_at:%H:%M:%S} UTC."
+            return _("Ticket already used at %(time)s UTC.") % {
+                "time": f"{self.ticket.used_at:%H:%M:%S}"
+            }
         if self.outcome == ScanOutcome.WRONG_FLIGHT and self.ticket:
-            return f"This ticket is for flight {self.ticket.flight.code}."
-        return self.outcome.label
+            return _("This ticket is for flight %(code)s.") % {"code": self.ticket.flight.code}
+        return str(self.outcome.label)
 
 
 def scan_ticket(*, code: str, flight_id: int, scanned_by: AbstractBaseUser) -> ScanResult:

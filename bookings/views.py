@@ -22,6 +22,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -67,8 +69,8 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     if not throttle.allow_request(request, None):
         messages.error(
             request,
-            f"Too many holds in a short time. Please try again in {ceil(throttle.wait() or 1)} "
-            "seconds.",
+            _("Too many holds in a short time. Please try again in %(seconds)d seconds.")
+            % {"seconds": ceil(throttle.wait() or 1)},
         )
         return redirect(picker)
     if not form.is_valid():
@@ -131,19 +133,21 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
 
 
 DECLINE_REASONS = {
-    "card_declined": "Your card was declined",
-    "insufficient_funds": "Your card has insufficient funds",
-    "expired_card": "Your card has expired",
-    "incorrect_cvc": "The card's security code is wrong",
-    "processing_error": "The card could not be processed",
-    "gateway_unavailable": "The payment provider could not be reached",
-    "authentication_required": "Your bank asked for a confirmation that was not given",
+    "card_declined": gettext_lazy("Your card was declined"),
+    "insufficient_funds": gettext_lazy("Your card has insufficient funds"),
+    "expired_card": gettext_lazy("Your card has expired"),
+    "incorrect_cvc": gettext_lazy("The card's security code is wrong"),
+    "processing_error": gettext_lazy("The card could not be processed"),
+    "gateway_unavailable": gettext_lazy("The payment provider could not be reached"),
+    "authentication_required": gettext_lazy(
+        "Your bank asked for a confirmation that was not given"
+    ),
 }
 
 
 def decline_reason_text(code: str) -> str:
     """A payment failure code in words for the customer; unknown codes read as a decline."""
-    return DECLINE_REASONS.get(code or "", "Your card was declined")
+    return str(DECLINE_REASONS.get(code or "", DECLINE_REASONS["card_declined"]))
 
 
 def _page_state(booking: Booking, now) -> dict:
@@ -265,7 +269,9 @@ def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
         seats = ", ".join(
             p.seat.seat_no for p in booking.passengers.select_related("seat") if p.seat
         )
-        messages.success(request, f"Hold cancelled. Seats {seats} are free again.")
+        messages.success(
+            request, _("Hold cancelled. Seats %(seats)s are free again.") % {"seats": seats}
+        )
     return redirect("bookings:mine")
 
 
@@ -279,7 +285,7 @@ def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
     except DomainError as error:
         show_domain_error(request, error)
     else:
-        messages.success(request, "Passenger names saved. You can pay now.")
+        messages.success(request, _("Passenger names saved. You can pay now."))
     return redirect("bookings:detail", booking_id=booking_id)
 
 
@@ -291,7 +297,9 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.get_username()}! You are signed in.")
+        messages.success(
+            request, _("Welcome, %(name)s! You are signed in.") % {"name": user.get_username()}
+        )
         next_url = request.GET.get("next", "")
         if url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
             return redirect(next_url)
@@ -310,7 +318,7 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not request.user.is_staff:
-            raise PermissionDenied("Gate check-in is for staff.")
+            raise PermissionDenied(_("Gate check-in is for staff."))
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -388,15 +396,15 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
         try:
             context["flight_id"] = int(raw_flight)
         except ValueError:
-            context["error"] = "Choose the flight you are boarding."
+            context["error"] = _("Choose the flight you are boarding.")
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
         if not selectors.is_gate_flight(flight_id=context["flight_id"]):
-            context["error"] = "Choose the flight you are boarding."
+            context["error"] = _("Choose the flight you are boarding.")
         elif not code:
-            context["error"] = "Scan or type a ticket code."
+            context["error"] = _("Scan or type a ticket code.")
         elif not is_plausible_code(code):
-            context["error"] = "That is not a Seatkeeper ticket code."
+            context["error"] = _("That is not a Seatkeeper ticket code.")
         else:
             context["result"] = scan_ticket(
                 code=code, flight_id=context["flight_id"], scanned_by=request.user

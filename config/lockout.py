@@ -6,13 +6,19 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from config.problems import problem_response
 
 
 def lockout_detail() -> str:
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
-    return f"Too many failed logins. Try again in {minutes} minutes."
+    return ngettext(
+        "Too many failed logins. Try again in %(minutes)d minute.",
+        "Too many failed logins. Try again in %(minutes)d minutes.",
+        minutes,
+    ) % {"minutes": minutes}
 
 
 def locked_out(
@@ -21,7 +27,10 @@ def locked_out(
     retry_after = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
     if request.path.startswith("/api/"):
         response = problem_response(
-            status=429, title="Too many failed logins", detail=lockout_detail(), code="locked-out"
+            status=429,
+            title=_("Too many failed logins"),
+            detail=lockout_detail(),
+            code="locked-out",
         )
     else:
         response = render(

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "payments",
     "waitroom",
     "partners",
+    "languages",
     "config.api",
 ]
 
@@ -62,6 +63,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After the session and the user: Accept-Language (or the language cookie) chooses the
+    # language, and a logged-in customer's stored preference wins over both.
+    "django.middleware.locale.LocaleMiddleware",
+    "languages.middleware.PreferredLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-axes asks to be last: turns a locked-out login into our 429 (config/lockout.py).
@@ -85,6 +90,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
             ],
         },
     },
@@ -264,7 +270,11 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
 # --- i18n / time ----------------------------------------------------------------------------
-LANGUAGE_CODE = "en-us"
+# Customers read English, German or Russian (docs: README, "Languages").  The catalogues in
+# locale/ are compiled by the install step (scripts/compile_messages.py), never committed.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("ru", "Русский")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

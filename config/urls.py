@@ -24,6 +24,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("languages.urls")),
     path("", include("flights.urls")),
     path("", include("bookings.urls")),
     path("", include("payments.urls")),

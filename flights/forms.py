@@ -4,6 +4,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from flights.models import Airport, FareClass
 from flights.selectors import SEARCHABLE_DAYS
@@ -22,10 +23,10 @@ class AirportChoiceField(forms.ModelChoiceField):
 
 
 class SearchForm(forms.Form):
-    origin = AirportChoiceField(queryset=Airport.objects.order_by("city"), label="From")
-    destination = AirportChoiceField(queryset=Airport.objects.order_by("city"), label="To")
-    date = forms.DateField(label="Date", widget=forms.DateInput(attrs={"type": "date"}))
-    passengers = forms.IntegerField(label="Passengers", min_value=1, initial=1)
+    origin = AirportChoiceField(queryset=Airport.objects.order_by("city"), label=_("From"))
+    destination = AirportChoiceField(queryset=Airport.objects.order_by("city"), label=_("To"))
+    date = forms.DateField(label=_("Date"), widget=forms.DateInput(attrs={"type": "date"}))
+    passengers = forms.IntegerField(label=_("Passengers"), min_value=1, initial=1)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -36,15 +37,15 @@ class SearchForm(forms.Form):
         # Earlier than yesterday in UTC is in the past at every airport on Earth; the search
         # itself drops flights that already left.
         if day < timezone.now().date() - timedelta(days=1):
-            raise forms.ValidationError("That date is in the past.")
+            raise forms.ValidationError(_("That date is in the past."))
         if day > SEARCHABLE_DAYS[1]:  # its local midnight-to-midnight overflows the calendar
-            raise forms.ValidationError("That date is too far in the future.")
+            raise forms.ValidationError(_("That date is too far in the future."))
         return day
 
     def clean(self):
         data = super().clean()
         if data.get("origin") and data.get("origin") == data.get("destination"):
-            self.add_error("destination", "Choose a destination different from the origin.")
+            self.add_error("destination", _("Choose a destination different from the origin."))
         return data
 
 

@@ -2,11 +2,12 @@ from decimal import Decimal
 
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 
 class FareClass(models.TextChoices):
-    BUSINESS = "BUSINESS", "Business"
-    ECONOMY = "ECONOMY", "Economy"
+    BUSINESS = "BUSINESS", _("Business")
+    ECONOMY = "ECONOMY", _("Economy")
 
 
 class Airport(models.Model):

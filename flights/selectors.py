@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from flights.live import current_version, version_key
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
@@ -265,7 +266,10 @@ class FlightOffer:
     @property
     def duration_text(self) -> str:
         minutes = int(self.duration.total_seconds()) // 60
-        return f"{minutes // 60} h {minutes % 60:02d} min"
+        return gettext("%(hours)d h %(minutes)02d min") % {
+            "hours": minutes // 60,
+            "minutes": minutes % 60,
+        }
 
     @property
     def arrival_day_offset(self) -> int:

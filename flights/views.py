@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -12,6 +13,7 @@ from flights.forms import PickerQuery, SearchForm
 from flights.live import current_version
 from flights.models import Flight
 from flights.rules import is_bookable
+from languages.formatting import format_money
 
 
 @require_GET
@@ -25,7 +27,7 @@ def search(request: HttpRequest) -> HttpResponse:
             origin=data["origin"], destination=data["destination"], local_date=data["date"]
         )
     elif form.is_bound:
-        messages.error(request, "Please correct the search. " + _first_errors(form))
+        messages.error(request, _("Please correct the search.") + " " + _first_errors(form))
     return render(
         request, "flights/search.html", {"form": form, "offers": offers, "passengers": passengers}
     )
@@ -36,10 +38,14 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     flight = get_object_or_404(Flight.objects.select_related("origin", "destination"), pk=flight_id)
     query = PickerQuery(request.GET)
     if not query.is_valid():
-        messages.error(request, "Choose a fare class and a party size. " + _first_errors(query))
+        messages.error(
+            request, _("Choose a fare class and a party size.") + " " + _first_errors(query)
+        )
         return redirect("flights:search")
     if not is_bookable(flight, now=timezone.now()):
-        messages.error(request, f"Flight {flight.code} can no longer be booked.")
+        messages.error(
+            request, _("Flight %(code)s can no longer be booked.") % {"code": flight.code}
+        )
         return redirect("flights:search")
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
@@ -49,7 +55,9 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     )
     fares = {f.fare_class: f for f in selectors.fare_offers([flight.pk])[flight.pk]}
     if fare_class not in fares:
-        messages.error(request, f"Flight {flight.code} does not sell that fare class.")
+        messages.error(
+            request, _("Flight %(code)s does not sell that fare class.") % {"code": flight.code}
+        )
         return redirect("flights:search")
     surcharges = sorted(
         {
@@ -74,7 +82,9 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             "right_letters": right_letters,
             "rows": rows,
             "version": version,
-            "premium_surcharge": " / ".join(str(s) for s in surcharges),
+            "premium_surcharge": " / ".join(
+                format_money(s, fares[fare_class].currency) for s in surcharges
+            ),
             "has_exit_rows": any(row.is_exit for row in rows),
         },
     )

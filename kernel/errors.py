@@ -2,16 +2,23 @@
 HTTP status the API answers with, and a human message that pages can show as is.
 
 The API (`config.api.exceptions`) and the pages turn any `DomainError` into problem+json or a
-message; an app's own errors subclass it in that app's `errors.py`."""
+message; an app's own errors subclass it in that app's `errors.py`.
+
+Titles are translated lazily (class attributes); details are written in the language active
+where the error is raised (the request's, via LocaleMiddleware)."""
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 
 class DomainError(Exception):
     status: int = 400
     code: str = "invalid-request"
-    title: str = "Invalid request"
+    title: str | Promise = _("Invalid request")
 
     def __init__(self, detail: str | None = None, **extra: object) -> None:
-        self.detail = detail or self.title
+        self.detail = str(detail or self.title)
         self.extra = extra
         super().__init__(self.detail)
 
@@ -25,25 +32,27 @@ class TooBusy(DomainError):
 
     status = 503
     code = "too-busy"
-    title = "Too busy"
+    title = _("Too busy")
 
     def __init__(self, detail: str | None = None) -> None:
-        super().__init__(detail or "Many people are booking this right now. Please try again.")
+        super().__init__(
+            detail or gettext("Many people are booking this right now. Please try again.")
+        )
 
 
 class IdempotencyKeyMissing(DomainError):
     status = 400
     code = "idempotency-key-missing"
-    title = "Idempotency-Key header required"
+    title = _("Idempotency-Key header required")
 
 
 class IdempotencyKeyReused(DomainError):
     status = 422
     code = "idempotency-key-reused"
-    title = "Idempotency-Key was used for a different request"
+    title = _("Idempotency-Key was used for a different request")
 
 
 class IdempotencyKeyInFlight(DomainError):
     status = 409
     code = "idempotency-key-in-flight"
-    title = "A request with this Idempotency-Key is still being processed"
+    title = _("A request with this Idempotency-Key is still being processed")

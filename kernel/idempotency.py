@@ -33,6 +33,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext
 
 from kernel.errors import IdempotencyKeyInFlight, IdempotencyKeyMissing, IdempotencyKeyReused
 from kernel.models import IdempotencyRecord
@@ -53,11 +54,15 @@ def clean_key(raw: str | None, *, required: bool, what: str = "request") -> str 
     if not key:
         if required:
             raise IdempotencyKeyMissing(
-                f"Send an Idempotency-Key header (e.g. a UUID) with every {what}."
+                gettext("Send an Idempotency-Key header (e.g. a UUID) with every %(what)s.")
+                % {"what": what}
             )
         return None
     if len(key) > MAX_KEY_LENGTH:
-        raise IdempotencyKeyMissing(f"An Idempotency-Key is at most {MAX_KEY_LENGTH} characters.")
+        raise IdempotencyKeyMissing(
+            gettext("An Idempotency-Key is at most %(limit)s characters.")
+            % {"limit": MAX_KEY_LENGTH}
+        )
     return key
 
 
@@ -85,11 +90,12 @@ def replay(
     the first is still running."""
     if stored_fingerprint != request_fingerprint:
         raise IdempotencyKeyReused(
-            f"This Idempotency-Key was already used for a different {what} request."
+            gettext("This Idempotency-Key was already used for a different %(what)s request.")
+            % {"what": what}
         )
     if response_status is None:
         raise IdempotencyKeyInFlight(
-            "The first request with this Idempotency-Key is still running. Retry shortly."
+            gettext("The first request with this Idempotency-Key is still running. Retry shortly.")
         )
     return IdempotentResult(response_status, response_body or {}, replayed=True)
 
@@ -125,7 +131,9 @@ def _claim(customer_id: int, scope: str, key: str) -> None:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_lock_key(customer_id, scope, key)])
         if not cursor.fetchone()[0]:
             raise IdempotencyKeyInFlight(
-                "The first request with this Idempotency-Key is still running. Retry shortly."
+                gettext(
+                    "The first request with this Idempotency-Key is still running. Retry shortly."
+                )
             )
 
 

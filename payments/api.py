@@ -6,6 +6,7 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -225,7 +226,9 @@ class PaymentWebhookApi(APIView):
         # Only the gateways in use have a webhook: the sandbox's, in particular, does not
         # exist beside a real gateway.
         if gateway is not None and gateway not in enabled_gateway_names():
-            raise GatewayNotFound(f"There is no payment gateway {gateway!r}.")
+            raise GatewayNotFound(
+                gettext("There is no payment gateway %(gateway)r.") % {"gateway": gateway}
+            )
         # The raw bytes, not request.data: the signature covers exactly what was sent.
         outcome = receive_webhook(body=request.body, headers=request.headers, gateway_name=gateway)
         return Response(

@@ -1,48 +1,50 @@
 """Payment problems, as DomainErrors so the API answers problem+json and pages show the text."""
 
+from django.utils.translation import gettext_lazy as _
+
 from kernel.errors import DomainError
 
 
 class PaymentInProgress(DomainError):
     status = 409
     code = "payment-in-progress"
-    title = "This booking already has a payment"
+    title = _("This booking already has a payment")
 
 
 class PaymentMethodRefused(DomainError):
     status = 400
     code = "payment-method-refused"
-    title = "This payment method is not accepted"
+    title = _("This payment method is not accepted")
 
 
 class AmountMismatch(DomainError):
     status = 400
     code = "amount-mismatch"
-    title = "Amount does not match the booking"
+    title = _("Amount does not match the booking")
 
 
 class BookingNotPayable(DomainError):
     status = 409
     code = "booking-not-payable"
-    title = "This booking cannot be paid"
+    title = _("This booking cannot be paid")
 
 
 class BookingAlreadyCancelled(DomainError):
     status = 409
     code = "booking-already-cancelled"
-    title = "Booking already cancelled"
+    title = _("Booking already cancelled")
 
 
 class CancellationRefused(DomainError):
     status = 409
     code = "cancellation-refused"
-    title = "This booking can no longer be cancelled"
+    title = _("This booking can no longer be cancelled")
 
 
 class GoodwillRefundNotAllowed(DomainError):
     status = 403
     code = "goodwill-refund-not-allowed"
-    title = "Goodwill refunds need their own permission"
+    title = _("Goodwill refunds need their own permission")
 
     def __init__(self) -> None:
         super().__init__(
@@ -54,19 +56,19 @@ class GoodwillRefundNotAllowed(DomainError):
 class WebhookSignatureInvalid(DomainError):
     status = 400
     code = "webhook-signature-invalid"
-    title = "Webhook signature invalid"
+    title = _("Webhook signature invalid")
 
 
 class WebhookEventRefused(DomainError):
     status = 400
     code = "webhook-event-refused"
-    title = "Webhook event contradicts the gateway's records"
+    title = _("Webhook event contradicts the gateway's records")
 
 
 class GatewayNotFound(DomainError):
     status = 404
     code = "gateway-not-found"
-    title = "Unknown payment gateway"
+    title = _("Unknown payment gateway")
 
 
 class GatewayError(Exception):

@@ -6,17 +6,18 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 from flights.models import FareClass
 
 
 class PaymentStatus(models.TextChoices):
-    PROCESSING = "PROCESSING", "Processing"  # row committed, gateway call not answered yet
-    PENDING = "PENDING", "Awaiting customer"  # gateway wants the customer (hosted checkout)
-    SUCCEEDED = "SUCCEEDED", "Succeeded"
-    FAILED = "FAILED", "Failed"
-    REFUND_REQUIRED = "REFUND_REQUIRED", "Refund required"  # paid for a hold that was gone
-    REFUNDED = "REFUNDED", "Refunded"
+    PROCESSING = "PROCESSING", _("Processing")  # row committed, gateway call not answered yet
+    PENDING = "PENDING", _("Awaiting customer")  # gateway wants the customer (hosted checkout)
+    SUCCEEDED = "SUCCEEDED", _("Succeeded")
+    FAILED = "FAILED", _("Failed")
+    REFUND_REQUIRED = "REFUND_REQUIRED", _("Refund required")  # paid for a hold that was gone
+    REFUNDED = "REFUNDED", _("Refunded")
 
 
 # A booking has at most one payment under way: a second charge attempt is refused up front.
@@ -96,16 +97,16 @@ class Payment(models.Model):
 
 
 class RefundStatus(models.TextChoices):
-    PENDING = "PENDING", "Pending"
-    SUCCEEDED = "SUCCEEDED", "Succeeded"
-    FAILED = "FAILED", "Failed"
+    PENDING = "PENDING", _("Pending")
+    SUCCEEDED = "SUCCEEDED", _("Succeeded")
+    FAILED = "FAILED", _("Failed")
 
 
 class RefundReason(models.TextChoices):
-    LATE_PAYMENT = "LATE_PAYMENT", "Paid after the hold ended"
-    FLIGHT_CLOSED = "FLIGHT_CLOSED", "Paid after the flight departed or was cancelled"
-    CANCELLATION = "CANCELLATION", "Booking cancelled"
-    NAMES_MISSING = "NAMES_MISSING", "Paid while a passenger had no name"
+    LATE_PAYMENT = "LATE_PAYMENT", _("Paid after the hold ended")
+    FLIGHT_CLOSED = "FLIGHT_CLOSED", _("Paid after the flight departed or was cancelled")
+    CANCELLATION = "CANCELLATION", _("Booking cancelled")
+    NAMES_MISSING = "NAMES_MISSING", _("Paid while a passenger had no name")
 
 
 class Refund(models.Model):
@@ -217,10 +218,10 @@ class RefundPolicy(models.Model):
 
 
 class SandboxChargeStatus(models.TextChoices):
-    REQUIRES_ACTION = "requires_action", "Requires action"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    CANCELED = "canceled", "Canceled"  # the merchant abandoned it before the customer paid
+    REQUIRES_ACTION = "requires_action", _("Requires action")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    CANCELED = "canceled", _("Canceled")  # the merchant abandoned it before the customer paid
 
 
 class SandboxCharge(models.Model):

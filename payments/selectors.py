@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus
@@ -55,33 +56,33 @@ def refund_percent(
 ) -> tuple[str, int, str]:
     """(rule, percent, human reason) for cancelling at `now`; rule "refused" means not allowed."""
     if flight_status == FlightStatus.CANCELLED:
-        return "full", 100, "The airline cancelled this flight: the full fare is refunded."
+        return "full", 100, _("The airline cancelled this flight: the full fare is refunded.")
     if flight_status == FlightStatus.DEPARTED or departure_at <= now:
         return (
             "refused",
             0,
-            "The flight has already departed; the booking can no longer be cancelled.",
+            _("The flight has already departed; the booking can no longer be cancelled."),
         )
     left = departure_at - now
     if left >= timedelta(days=policy.full_refund_days):
         return (
             "full",
             100,
-            (f"Cancelled at least {policy.full_refund_days} days before departure: full refund."),
+            _("Cancelled at least %(days)d days before departure: full refund.")
+            % {"days": policy.full_refund_days},
         )
     if left >= timedelta(hours=policy.partial_refund_hours):
         return (
             "partial",
             policy.partial_refund_percent,
-            (
-                f"Cancelled less than {policy.full_refund_days} days before departure: "
-                f"{policy.partial_refund_percent}% refund."
-            ),
+            _("Cancelled less than %(days)d days before departure: %(percent)d%% refund.")
+            % {"days": policy.full_refund_days, "percent": policy.partial_refund_percent},
         )
     return (
         "none",
         0,
-        (f"Cancelled less than {policy.partial_refund_hours} hours before departure: no refund."),
+        _("Cancelled less than %(hours)d hours before departure: no refund.")
+        % {"hours": policy.partial_refund_hours},
     )
 
 
@@ -101,9 +102,17 @@ def quote_for(
         )
 
     if booking.status == BookingStatus.HELD:
-        return quote(True, "hold", 0, "Nothing has been paid yet; the seats are released at once.")
+        return quote(
+            True, "hold", 0, _("Nothing has been paid yet; the seats are released at once.")
+        )
     if booking.status != BookingStatus.CONFIRMED:
-        return quote(False, "refused", 0, f"This booking is already {booking.status.lower()}.")
+        return quote(
+            False,
+            "refused",
+            0,
+            _("This booking is already %(status)s.")
+            % {"status": str(booking.get_status_display()).lower()},
+        )
     rule, percent, reason = refund_percent(
         policy=refund_policy_for(fare_class=booking.fare_class),
         departure_at=flight.departure_at,
@@ -176,9 +185,11 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
         return 409, problem_body(
             status=409,
             code="flight-not-bookable-refunded",
-            title="The flight can no longer be booked",
-            detail="The flight departed or was cancelled before the payment arrived, so the "
-            "seats were released. The payment is refunded in full.",
+            title=_("The flight can no longer be booked"),
+            detail=_(
+                "The flight departed or was cancelled before the payment arrived, so the "
+                "seats were released. The payment is refunded in full."
+            ),
             payment=body,
         )
     if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED) and (
@@ -197,25 +208,29 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
         return 409, problem_body(
             status=409,
             code="hold-ended-refunded",
-            title="Hold ended before the payment",
-            detail="Your hold ended before the payment arrived, so the seats were released. "
-            "The payment is refunded in full.",
+            title=_("Hold ended before the payment"),
+            detail=_(
+                "Your hold ended before the payment arrived, so the seats were released. "
+                "The payment is refunded in full."
+            ),
             payment=body,
         )
     if payment.failure_reason == "gateway_unavailable":
         return 502, problem_body(
             status=502,
             code="gateway-unavailable",
-            title="Payment provider unavailable",
-            detail="The payment provider could not be reached. Please try again with a new "
-            "Idempotency-Key.",
+            title=_("Payment provider unavailable"),
+            detail=_(
+                "The payment provider could not be reached. Please try again with a new "
+                "Idempotency-Key."
+            ),
             payment=body,
         )
     return 402, problem_body(
         status=402,
         code="payment-declined",
-        title="Payment declined",
-        detail=f"The payment was declined ({payment.failure_reason or 'declined'}). "
-        "Please try another card.",
+        title=_("Payment declined"),
+        detail=_("The payment was declined (%(reason)s). Please try another card.")
+        % {"reason": payment.failure_reason or "declined"},
         payment=body,
     )

@@ -19,6 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings.errors import (
     BookingNotFound,
@@ -126,25 +127,27 @@ def _record_payment(
             raise HoldExpired()
         if booking.status != BookingStatus.HELD:
             raise BookingNotPayable(
-                f"This booking is {booking.status.lower()}; only a held booking can be paid."
+                gettext("This booking is %(status)s; only a held booking can be paid.")
+                % {"status": str(booking.get_status_display()).lower()}
             )
         if not is_bookable(Flight.objects.get(pk=booking.flight_id), now=now):
             # Nothing is charged: the seats could never be flown.
             raise FlightNotBookable(
-                "This flight has departed or was cancelled; nothing was charged."
+                gettext("This flight has departed or was cancelled; nothing was charged.")
             )
         # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
         # waitlist offer or a seatless hold arrives without names.  Nothing is written.
         check_passengers_named(booking_id=booking.pk)
         if amount is not None and amount != booking.amount:
             raise AmountMismatch(
-                f"The booking costs {booking.amount} {booking.currency}, not {amount}.",
+                gettext("The booking costs %(amount)s %(currency)s, not %(amount2)s.")
+                % {"amount": booking.amount, "currency": booking.currency, "amount2": amount},
                 amount=str(booking.amount),
                 currency=booking.currency,
             )
         if currency and currency.upper() != booking.currency:
             raise AmountMismatch(
-                f"The booking is priced in {booking.currency}.",
+                gettext("The booking is priced in %(currency)s.") % {"currency": booking.currency},
                 amount=str(booking.amount),
                 currency=booking.currency,
             )
@@ -173,7 +176,7 @@ def _record_payment(
         booking_id=booking_id, status__in=IN_FLIGHT_PAYMENT_STATUSES
     ).first()
     raise PaymentInProgress(
-        "Another payment for this booking is under way; finish or abandon it first.",
+        gettext("Another payment for this booking is under way; finish or abandon it first."),
         paymentId=other.pk if other else None,
         checkoutUrl=(other.checkout_url or None) if other else None,
     )
@@ -546,11 +549,14 @@ def cancel_booking(
         if booking is None:
             raise BookingNotFound()
         if booking.status == BookingStatus.CANCELLED:
-            raise BookingAlreadyCancelled("This booking was already cancelled.")
+            raise BookingAlreadyCancelled(gettext("This booking was already cancelled."))
         if booking.status == BookingStatus.EXPIRED:
-            raise HoldExpired("This hold had already expired; its seats are released.")
+            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
         if booking.status not in (BookingStatus.HELD, BookingStatus.CONFIRMED):
-            raise InvalidBookingState(f"A {booking.status.lower()} booking cannot be cancelled.")
+            raise InvalidBookingState(
+                gettext("A %(status)s booking cannot be cancelled.")
+                % {"status": str(booking.get_status_display()).lower()}
+            )
         payment = (
             Payment.objects.select_for_update()
             .filter(booking=booking, status=PaymentStatus.SUCCEEDED)

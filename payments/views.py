@@ -11,20 +11,33 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.decorators.http import require_http_methods, require_POST
 
 from bookings.models import Booking
 from kernel.errors import DomainError
+from languages.formatting import format_money
 from payments import selectors, services
 from payments.errors import PaymentInProgress
 from payments.forms import CancelForm, PayForm
 from payments.gateways import sandbox, sandbox_enabled
 from payments.models import Payment, SandboxCharge, SandboxChargeStatus
 
+# The sandbox's outcomes in words (its decline codes are the real gateways' codes).
+SANDBOX_OUTCOMES = {
+    "approved": gettext_lazy("approved"),
+    "card_declined": gettext_lazy("card declined"),
+    "insufficient_funds": gettext_lazy("insufficient funds"),
+    "expired_card": gettext_lazy("expired card"),
+}
 TEST_CARDS = [
-    (sandbox.APPROVED_CARD, "approved"),
-    *((number, code.replace("_", " ")) for number, code in sandbox.DECLINING_CARDS.items()),
+    (sandbox.APPROVED_CARD, SANDBOX_OUTCOMES["approved"]),
+    *(
+        (number, SANDBOX_OUTCOMES.get(code, code.replace("_", " ")))
+        for number, code in sandbox.DECLINING_CARDS.items()
+    ),
 ]
 
 
@@ -34,7 +47,7 @@ class SandboxCheckoutView(View):
     def dispatch(self, request, *args, **kwargs):
         # The simulated provider's page does not exist beside a real gateway.
         if not sandbox_enabled():
-            raise Http404("No sandbox checkout here.")
+            raise Http404(_("No sandbox checkout here."))
         return super().dispatch(request, *args, **kwargs)
 
     def _render(self, request, charge, status=200):
@@ -63,21 +76,25 @@ class SandboxCheckoutView(View):
         action = request.POST.get("action")
         card_number = request.POST.get("card_number", "").strip()
         if action not in ("approve", "decline"):
-            messages.error(request, "Choose Pay or Decline.")
+            messages.error(request, _("Choose Pay or Decline."))
             return self._render(request, charge, status=400)
         if action == "approve" and not card_number:
-            messages.error(request, "Enter a card number (see the test cards below).")
+            messages.error(request, _("Enter a card number (see the test cards below)."))
             return self._render(request, charge, status=400)
         if charge.status != SandboxChargeStatus.REQUIRES_ACTION:
-            messages.info(request, "This checkout was already completed.")
+            messages.info(request, _("This checkout was already completed."))
             return redirect("payments:sandbox-checkout", charge_id=charge.pk)
         charge = sandbox.complete_checkout(
             charge_id=charge.pk, card_number=card_number, approve=action == "approve"
         )
         if charge.status == SandboxChargeStatus.SUCCEEDED:
-            messages.success(request, "Payment approved. Your booking is confirmed in a moment.")
+            messages.success(request, _("Payment approved. Your booking is confirmed in a moment."))
         else:
-            messages.error(request, f"Payment declined ({charge.decline_code.replace('_', ' ')}).")
+            messages.error(
+                request,
+                _("Payment declined (%(reason)s).")
+                % {"reason": SANDBOX_OUTCOMES.get(charge.decline_code, charge.decline_code)},
+            )
         return redirect("payments:sandbox-checkout", charge_id=charge.pk)
 
 
@@ -104,7 +121,7 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
     booking = _owned_booking(request, booking_id)
     form = PayForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The payment form was incomplete. Please press Pay again.")
+        messages.error(request, _("The payment form was incomplete. Please press Pay again."))
         return redirect(detail)
     try:
         outcome = services.pay_for_booking(
@@ -115,8 +132,10 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
     except PaymentInProgress:
         messages.info(
             request,
-            "A payment for this booking is already in progress. Finish it at the payment "
-            "provider, or decline it there to start again.",
+            _(
+                "A payment for this booking is already in progress. Finish it at the payment "
+                "provider, or decline it there to start again."
+            ),
         )
         return redirect(detail)
     except DomainError as error:
@@ -126,13 +145,16 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
     if outcome.status == 202 and checkout_url:
         return redirect(checkout_url)
     if outcome.status == 201:
-        messages.success(request, "Payment received. Your booking is confirmed.")
+        messages.success(request, _("Payment received. Your booking is confirmed."))
     elif outcome.status == 202:
         # Waiting for the customer without a page to send them to (e.g. 3-D Secure through
         # Stripe.js): say so rather than fail; pressing Pay again starts a fresh attempt.
         messages.info(
             request,
-            "The payment provider is waiting for your confirmation. Press Pay again to start over.",
+            _(
+                "The payment provider is waiting for your confirmation. Press Pay again to "
+                "start over."
+            ),
         )
     else:
         messages.error(request, f"{outcome.body['title']}. {outcome.body['detail']}")
@@ -148,12 +170,15 @@ def cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
     if request.method == "POST":
         form = CancelForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Please confirm the cancellation from this page.")
+            messages.error(request, _("Please confirm the cancellation from this page."))
         elif form.cleaned_data["quoted_refund"] != quote.amount:
             messages.warning(
                 request,
-                f"The refund has changed to {quote.amount} {quote.currency} since you opened "
-                "this page. Please check it and confirm again.",
+                _(
+                    "The refund has changed to %(amount)s since you opened this page. Please "
+                    "check it and confirm again."
+                )
+                % {"amount": format_money(quote.amount, quote.currency)},
             )
         else:
             try:
@@ -164,11 +189,11 @@ def cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
             if done.refund:
                 messages.success(
                     request,
-                    f"Booking cancelled. A refund of {done.refund.amount} {done.refund.currency} "
-                    "is on its way to your card.",
+                    _("Booking cancelled. A refund of %(amount)s is on its way to your card.")
+                    % {"amount": format_money(done.refund.amount, done.refund.currency)},
                 )
             else:
-                messages.success(request, f"Booking cancelled. {done.quote.reason}")
+                messages.success(request, _("Booking cancelled.") + " " + str(done.quote.reason))
             return redirect("bookings:detail", booking_id=booking.pk)
     status = 200 if request.method == "GET" else 400
     return render(

@@ -31,3 +31,8 @@ ensure_venv() {
     touch "$stamp"
   fi
 }
+
+# The translations (locale/*/LC_MESSAGES/*.po) are compiled at install time, never committed.
+compile_messages() {
+  .venv/bin/python scripts/compile_messages.py
+}

@@ -1,39 +1,45 @@
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from kernel.errors import DomainError
 
 
 class NotSoldOut(DomainError):
     status = 409
     code = "not-sold-out"
-    title = "Seats are available"
+    title = _("Seats are available")
 
 
 class AlreadyWaiting(DomainError):
     status = 409
     code = "already-on-waitlist"
-    title = "Already on the waitlist"
+    title = _("Already on the waitlist")
 
 
 class NotWaiting(DomainError):
     status = 404
     code = "not-on-waitlist"
-    title = "Not on the waitlist"
+    title = _("Not on the waitlist")
 
 
 class SaleNotFound(DomainError):
     status = 404
     code = "waiting-room-not-found"
-    title = "No such waiting room"
+    title = _("No such waiting room")
 
 
 class WaitingRoomRequired(DomainError):
     status = 403
     code = "waiting-room-required"
-    title = "Please queue first"
+    title = _("Please queue first")
 
     def __init__(self, *, sale_id: int, reason: str) -> None:
         super().__init__(
-            f"This sale has a waiting room: {reason} Join the queue and you will be let in "
-            "in turn.",
+            gettext(
+                "This sale has a waiting room: %(reason)s Join the queue and you will be let "
+                "in in turn."
+            )
+            % {"reason": reason},
             queueUrl=f"/waiting-room/{sale_id}/",
             queueApiUrl=f"/api/waiting-rooms/{sale_id}/queue",
         )
@@ -42,24 +48,29 @@ class WaitingRoomRequired(DomainError):
 class QueueUnavailable(DomainError):
     status = 503
     code = "waiting-room-unavailable"
-    title = "Waiting room briefly unavailable"
+    title = _("Waiting room briefly unavailable")
 
     def __init__(self) -> None:
         super().__init__(
-            "The queue cannot take new arrivals for a moment. Places already taken are kept; "
-            "please try again shortly."
+            gettext(
+                "The queue cannot take new arrivals for a moment. Places already taken are "
+                "kept; please try again shortly."
+            )
         )
 
 
 class TooManyJoins(DomainError):
     status = 429
     code = "too-many-joins"
-    title = "Too many attempts to join"
+    title = _("Too many attempts to join")
 
     def __init__(self, *, retry_after: int) -> None:
         super().__init__(
-            f"Too many attempts to join from this account or address. Your place, if you "
-            f"have one, is kept. Try again in {retry_after} s.",
+            gettext(
+                "Too many attempts to join from this account or address. Your place, if you "
+                "have one, is kept. Try again in %(seconds)d s."
+            )
+            % {"seconds": retry_after},
             retryAfter=retry_after,
         )
 
@@ -67,10 +78,10 @@ class TooManyJoins(DomainError):
 class NotInQueue(DomainError):
     status = 404
     code = "not-in-queue"
-    title = "Not in this queue"
+    title = _("Not in this queue")
 
 
 class NotBeyondHorizon(DomainError):
     status = 409
     code = "still-likely"
-    title = "You are still likely to get a seat"
+    title = _("You are still likely to get a seat")

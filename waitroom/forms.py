@@ -1,5 +1,6 @@
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from flights.models import FareClass
 
@@ -12,7 +13,9 @@ class JoinForm(forms.Form):
         size = self.cleaned_data["party_size"]
         limit = settings.SEATKEEPER["MAX_PASSENGERS"]
         if size > limit:
-            raise forms.ValidationError(f"A waiting party has at most {limit} passengers.")
+            raise forms.ValidationError(
+                _("A waiting party has at most %(limit)d passengers.") % {"limit": limit}
+            )
         return size
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Sum
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory
@@ -18,7 +19,7 @@ from waitroom import queue
 from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
 from waitroom.tokens import issue_token
 
-SHUFFLE_ALGORITHM = (
+SHUFFLE_ALGORITHM = gettext_noop(
     "Pre-queue customers are ordered by HMAC-SHA256(key=seed as ASCII hex, "
     "message='<sale id>:<customer id>') ascending (hex digest), ties by customer id; "
     "the first gets order key 1."

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -88,7 +89,7 @@ def enter(request: HttpRequest, sale_id: int) -> HttpResponse:
     sale = _sale(sale_id)
     status = room_selectors.queue_status(sale=sale, customer_id=request.user.pk)
     if status["status"] != "ADMITTED":
-        messages.error(request, "It is not your turn yet: please keep your place in the queue.")
+        messages.error(request, _("It is not your turn yet: please keep your place in the queue."))
         return redirect("waitroom:queue", sale_id=sale_id)
     picker = reverse("flights:seat_picker", args=[sale.flight_id])
     response = redirect(picker + "?" + urlencode({"fare": "ECONOMY", "passengers": 1}))
@@ -100,7 +101,7 @@ def enter(request: HttpRequest, sale_id: int) -> HttpResponse:
         samesite="Lax",
         secure=request.is_secure(),
     )
-    messages.success(request, "You are in! Choose your seats before your time runs out.")
+    messages.success(request, _("You are in! Choose your seats before your time runs out."))
     return response
 
 
@@ -111,7 +112,7 @@ def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
         return redirect_to_login(page)
     form = JoinForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Could not join the waitlist: choose a fare and a party size.")
+        messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
         return redirect(page)
     try:
         room.join_waitlist_from_queue(
@@ -123,5 +124,5 @@ def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
         return redirect(page)
-    messages.success(request, "You are on the waitlist, and you keep your place in the queue.")
+    messages.success(request, _("You are on the waitlist, and you keep your place in the queue."))
     return redirect(reverse("bookings:mine") + "#waitlist")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 VERSION = "wr1"
 
@@ -59,13 +60,13 @@ def check_token(
     """(valid, reason a person can read)."""
     claims = read_token(token)
     if token is None or token == "":
-        return False, "you have no admission token for it."
+        return False, gettext("you have no admission token for it.")
     if claims is None:
-        return False, "your admission token is not valid."
+        return False, gettext("your admission token is not valid.")
     if claims.sale_id != sale_id:
-        return False, "your admission token is for another sale."
+        return False, gettext("your admission token is for another sale.")
     if claims.customer_id != customer_id:
-        return False, "your admission token belongs to another customer."
+        return False, gettext("your admission token belongs to another customer.")
     if claims.expires_at <= now:
-        return False, "your admission time is over."
+        return False, gettext("your admission time is over.")
     return True, ""

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -46,7 +47,7 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect_to_login(back)
     form = JoinForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Could not join the waitlist. " + _errors(form))
+        messages.error(request, _("Could not join the waitlist.") + " " + _errors(form))
         return redirect(back)
     try:
         entry = services.join_waitlist(
@@ -60,8 +61,11 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect(back)
     messages.success(
         request,
-        f"You are number {selectors.waitlist_position(entry=entry)} on the waitlist. When seats "
-        "free up we hold them for you and tell you by e-mail.",
+        _(
+            "You are number %(position)d on the waitlist. When seats free up we hold them for "
+            "you and tell you by e-mail."
+        )
+        % {"position": selectors.waitlist_position(entry=entry)},
     )
     return redirect(reverse("bookings:mine") + "#waitlist")
 
@@ -73,7 +77,7 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect_to_login(mine)
     form = LeaveForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Could not leave the waitlist. " + _errors(form))
+        messages.error(request, _("Could not leave the waitlist.") + " " + _errors(form))
         return redirect(mine)
     try:
         services.leave_waitlist(
@@ -82,7 +86,7 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     else:
-        messages.success(request, "You have left the waitlist.")
+        messages.success(request, _("You have left the waitlist."))
     return redirect(mine + "#waitlist")
 
 

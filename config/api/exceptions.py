@@ -17,6 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import OperationalError
 from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy as _
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -28,17 +29,17 @@ from kernel.dbfaults import discard_broken_connections, is_database_unavailable
 from kernel.errors import DomainError, TooBusy
 
 TITLES = {
-    "invalid": ("invalid-request", "Invalid request"),
-    "parse_error": ("malformed-request", "Malformed request body"),
-    "authentication_failed": ("authentication-failed", "Authentication failed"),
-    "not_authenticated": ("not-authenticated", "Authentication required"),
-    "permission_denied": ("permission-denied", "Permission denied"),
-    "not_found": ("not-found", "Not found"),
-    "method_not_allowed": ("method-not-allowed", "Method not allowed"),
-    "not_acceptable": ("not-acceptable", "Not acceptable"),
-    "unsupported_media_type": ("unsupported-media-type", "Unsupported media type"),
-    "request_too_large": ("request-too-large", "Request body too large"),
-    "throttled": ("throttled", "Too many requests"),
+    "invalid": ("invalid-request", _("Invalid request")),
+    "parse_error": ("malformed-request", _("Malformed request body")),
+    "authentication_failed": ("authentication-failed", _("Authentication failed")),
+    "not_authenticated": ("not-authenticated", _("Authentication required")),
+    "permission_denied": ("permission-denied", _("Permission denied")),
+    "not_found": ("not-found", _("Not found")),
+    "method_not_allowed": ("method-not-allowed", _("Method not allowed")),
+    "not_acceptable": ("not-acceptable", _("Not acceptable")),
+    "unsupported_media_type": ("unsupported-media-type", _("Unsupported media type")),
+    "request_too_large": ("request-too-large", _("Request body too large")),
+    "throttled": ("throttled", _("Too many requests")),
 }
 # How long a client should wait before retrying after a lock timeout (503 TooBusy).
 TOO_BUSY_RETRY_AFTER_SECONDS = 1
@@ -48,7 +49,7 @@ UNAVAILABLE_RETRY_AFTER_SECONDS = 2
 
 class RequestTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is too large."
+    default_detail = _("The request body is too large.")
     default_code = "request_too_large"
 
 
@@ -89,11 +90,11 @@ def invalid_params(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 
 def _validation_body(exc: exceptions.ValidationError) -> dict[str, Any]:
     params = invalid_params(exc.detail)
-    first = params[0] if params else {"name": "", "reason": "Invalid request."}
+    first = params[0] if params else {"name": "", "reason": str(_("Invalid request."))}
     detail = f"{first['name']}: {first['reason']}" if first["name"] else first["reason"]
     return problem_body(
         status=400,
-        title="Invalid request",
+        title=_("Invalid request"),
         detail=detail,
         code="invalid-request",
         invalid_params=params,
@@ -106,7 +107,9 @@ def _domain_error(exc: DomainError) -> Response:
     )
     # Domain errors may name a field ("field": "seats"); report it the way DRF errors do.
     if "field" in exc.extra:
-        body["invalid_params"] = [{"name": camel(str(exc.extra["field"])), "reason": exc.detail}]
+        body["invalid_params"] = [
+            {"name": camel(str(exc.extra["field"])), "reason": str(exc.detail)}
+        ]
     response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
     if "retryAfter" in exc.extra:
         response["Retry-After"] = str(exc.extra["retryAfter"])
@@ -130,9 +133,11 @@ def service_unavailable(exc: BaseException) -> dict[str, Any] | None:
     discard_broken_connections()
     return problem_body(
         status=503,
-        title="Service unavailable",
-        detail="We cannot reach our database for a moment. Retry shortly; a write retried "
-        "with the same Idempotency-Key is applied at most once.",
+        title=_("Service unavailable"),
+        detail=_(
+            "We cannot reach our database for a moment. Retry shortly; a write retried "
+            "with the same Idempotency-Key is applied at most once."
+        ),
         code="service-unavailable",
         retry_after=UNAVAILABLE_RETRY_AFTER_SECONDS,
     )
@@ -165,7 +170,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if isinstance(exc, exceptions.ValidationError):
         body = _validation_body(exc)
     else:
-        code, title = TITLES.get(exc.default_code, (exc.default_code.replace("_", "-"), "Error"))
+        code, title = TITLES.get(exc.default_code, (exc.default_code.replace("_", "-"), _("Error")))
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         body = problem_body(status=response.status_code, title=title, detail=detail, code=code)
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
@@ -184,8 +189,8 @@ def not_found(request, exception=None):
     if _is_api(request):
         return problem_response(
             status=404,
-            title="Not found",
-            detail="No API endpoint at this address.",
+            title=_("Not found"),
+            detail=_("No API endpoint at this address."),
             code="not-found",
         )
     return defaults.page_not_found(request, exception)
@@ -218,8 +223,8 @@ def server_error(request):
     if _is_api(request):
         return problem_response(
             status=500,
-            title="Internal server error",
-            detail="Something went wrong on our side; it has been logged.",
+            title=_("Internal server error"),
+            detail=_("Something went wrong on our side; it has been logged."),
             code="server-error",
         )
     return defaults.server_error(request)

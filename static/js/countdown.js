@@ -17,9 +17,16 @@
     var left = Math.max(0, Math.round((expiresAt - (Date.now() + skew)) / 1000));
     out.textContent = pad(Math.floor(left / 60)) + ":" + pad(left % 60);
     // Announce to screen readers once a minute, and every 10 s in the last minute.
-    var bucket = left > 60 ? Math.ceil(left / 60) + " minutes" : Math.ceil(left / 10) * 10 + " seconds";
+    var bucket, label;
+    if (left > 60) {
+      bucket = Math.ceil(left / 60);
+      label = ngettext("about %(count)s minute left", "about %(count)s minutes left", bucket);
+    } else {
+      bucket = -Math.ceil(left / 10) * 10;
+      label = ngettext("about %(count)s second left", "about %(count)s seconds left", -bucket);
+    }
     if (bucket !== lastAnnounced) {
-      out.setAttribute("aria-label", "about " + bucket + " left");
+      out.setAttribute("aria-label", interpolate(label, { count: Math.abs(bucket) }, true));
       lastAnnounced = bucket;
     }
     if (left === 0) {
@@ -30,7 +37,7 @@
       Array.prototype.forEach.call(document.querySelectorAll("#payment-declined, #payment-pending"), function (el) { el.hidden = true; });
       var booking = document.querySelector(".booking");
       booking.dataset.status = "EXPIRED";
-      booking.querySelector("h1").textContent = "Your hold has expired";
+      booking.querySelector("h1").textContent = gettext("Your hold has expired");
       return;
     }
     setTimeout(tick, 1000 - ((Date.now() + skew) % 1000));

@@ -24,13 +24,16 @@
   function isMine(input) { return input.dataset.mine === "1"; }
   function isFree(input) { return input.dataset.status !== "taken"; }
   function chosen() { return inputs.filter(function (i) { return i.checked; }); }
+  // Amounts as the page's language writes them (1.234,00 € / 1 234,00 ₽ / €1,234.00).
+  var moneyFormat = new Intl.NumberFormat(document.documentElement.lang || undefined, { style: "currency", currency: currency });
+  function money(amount) { return moneyFormat.format(amount); }
 
   inputs.forEach(function (input) {
     input.dataset.status = input.disabled && isMine(input) ? "taken" : "free";
   });
 
   function describe(input) {
-    var state = !isMine(input) ? "other fare class" : !isFree(input) ? "taken" : input.checked ? "selected" : "free";
+    var state = !isMine(input) ? gettext("other fare class") : !isFree(input) ? gettext("taken") : input.checked ? gettext("selected") : gettext("free");
     input.setAttribute("aria-label", input.dataset.desc + ", " + state);
   }
 
@@ -56,14 +59,16 @@
     if (!full) limitNote.textContent = "";
     roving();
     if (!picked.length) {
-      selection.textContent = "No seat chosen yet (0 of " + maxSeats + ").";
-      barSelection.textContent = "0 of " + maxSeats + " seats";
+      selection.textContent = interpolate(gettext("No seat chosen yet (0 of %(max)s)."), { max: maxSeats }, true);
+      barSelection.textContent = interpolate(ngettext("0 of %(max)s seat", "0 of %(max)s seats", maxSeats), { max: maxSeats }, true);
       return;
     }
     var total = picked.reduce(function (sum, i) { return sum + farePrice + parseFloat(i.dataset.surcharge); }, 0);
     var seatList = picked.map(function (i) { return i.dataset.seat; }).join(", ");
-    selection.textContent = "Seats " + seatList + " (" + picked.length + " of " + maxSeats + "), " + total.toFixed(2) + " " + currency + ".";
-    barSelection.textContent = seatList + " · " + total.toFixed(2) + " " + currency;
+    var amount = money(total);
+    selection.textContent = interpolate(gettext("Seats %(seats)s (%(count)s of %(max)s), %(total)s."),
+      { seats: seatList, count: picked.length, max: maxSeats, total: amount }, true);
+    barSelection.textContent = seatList + " · " + amount;
   }
 
   // One Tab stop for the whole grid (roving tabindex): the seat last focused, else the first
@@ -109,8 +114,10 @@
     // Only unpicked seats are aria-disabled (the click has already ticked it: undo that).
     if (input.getAttribute("aria-disabled") === "true") {
       event.preventDefault();
-      limitNote.textContent = "You have already chosen " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") +
-        " for " + maxSeats + " passenger" + (maxSeats > 1 ? "s" : "") + ". Unpick one of them to choose " + input.dataset.seat + " instead.";
+      limitNote.textContent = interpolate(ngettext(
+        "You have already chosen %(max)s seat for %(max)s passenger. Unpick it to choose %(seat)s instead.",
+        "You have already chosen %(max)s seats for %(max)s passengers. Unpick one of them to choose %(seat)s instead.",
+        maxSeats), { max: maxSeats, seat: input.dataset.seat }, true);
     }
   });
 
@@ -161,7 +168,7 @@
   form.addEventListener("submit", function (event) {
     if (chosen().length !== maxSeats) {
       event.preventDefault();
-      notice.textContent = "Pick " + maxSeats + " seat" + (maxSeats > 1 ? "s" : "") + " first.";
+      notice.textContent = interpolate(ngettext("Pick %(max)s seat first.", "Pick %(max)s seats first.", maxSeats), { max: maxSeats }, true);
       return;
     }
     try { sessionStorage.removeItem(storeKey); } catch (e) { /* nothing kept */ }
@@ -182,7 +189,7 @@
       input.dataset.status = free ? "free" : "taken";
     });
     if (lost.length) {
-      notice.textContent = "Seat " + lost.join(", ") + " was just taken by someone else. Please pick another.";
+      notice.textContent = interpolate(gettext("Seat %(seats)s was just taken by someone else. Please pick another."), { seats: lost.join(", ") }, true);
     }
     refresh();
   }
@@ -240,7 +247,7 @@
     var socket = new WebSocket(scheme + location.host + form.dataset.wsPath);
     socket.onopen = function () {
       attempts = 0;
-      setState("live", "on");
+      setState("live", gettext("on"));
       resync();  // whatever happened while we were not listening
     };
     socket.onmessage = function (event) {
@@ -249,7 +256,7 @@
     socket.onclose = function () {
       attempts += 1;
       var delay = Math.min(30000, 500 * Math.pow(2, attempts - 1)) * (0.5 + Math.random() / 2);
-      setState("reconnecting", "reconnecting…");
+      setState("reconnecting", gettext("reconnecting…"));
       setTimeout(connect, delay);
     };
   }
@@ -263,5 +270,5 @@
       if (Date.now() - lastHeard >= QUIET_RESYNC_MS) { lastHeard = Date.now(); resync(); }
     }, QUIET_RESYNC_MS);
   }
-  else setState("off", "off (reload the page to see changes)");
+  else setState("off", gettext("off (reload the page to see changes)"));
 })();

@@ -2,7 +2,7 @@
  * server works.  Without JavaScript the server's text stays (UTC, labelled). */
 (function () {
   "use strict";
-  var format = new Intl.DateTimeFormat(undefined, {
+  var format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
     weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", timeZoneName: "short"
   });
   function localise(root) {

@@ -17,9 +17,9 @@
 
   function minutes(seconds) {
     if (seconds === null || seconds === undefined) return null;
-    if (seconds < 60) return "less than a minute";
+    if (seconds < 60) return gettext("less than a minute");
     var m = Math.round(seconds / 60);
-    return "about " + m + " minute" + (m === 1 ? "" : "s");
+    return interpolate(ngettext("about %(count)s minute", "about %(count)s minutes", m), { count: m }, true);
   }
 
   function setLine(html, text) {
@@ -31,28 +31,29 @@
 
   function render(s) {
     if (s.status === "ADMITTED" && s.enterUrl) {
-      setLine("It is your turn! Taking you to the seat map…", "admitted");
+      setLine(gettext("It is your turn! Taking you to the seat map…"), "admitted");
       window.location.assign(s.enterUrl);
       return;
     }
     unlikely.hidden = !s.unlikely;
     if (s.status === "WAITING") {
-      setLine('You are number <strong id="queue-position">' + s.position + "</strong> in line.",
+      setLine(interpolate(gettext('You are number %(position)s in line.'),
+        { position: '<strong id="queue-position">' + Number(s.position) + "</strong>" }, true),
         "pos" + s.position);
-      var parts = [s.ahead + (s.ahead === 1 ? " person" : " people") + " ahead of you."];
-      if (s.paused) parts.push("Admission is paused for a moment.");
-      else if (s.unlikely) parts.push("The seats left will probably be gone before your turn.");
-      else if (minutes(s.etaSeconds)) parts.push("Estimated wait: " + minutes(s.etaSeconds) + ".");
+      var parts = [interpolate(ngettext("%(count)s person ahead of you.", "%(count)s people ahead of you.", s.ahead), { count: s.ahead }, true)];
+      if (s.paused) parts.push(gettext("Admission is paused for a moment."));
+      else if (s.unlikely) parts.push(gettext("The seats left will probably be gone before your turn."));
+      else if (minutes(s.etaSeconds)) parts.push(interpolate(gettext("Estimated wait: %(wait)s."), { wait: minutes(s.etaSeconds) }, true));
       detail.textContent = parts.join(" ");
     } else if (s.status === "PREQUEUE") {
-      setLine('You are in the pre-queue (<span id="queue-prequeue">' + s.prequeue +
-        "</span> people so far).", "pre" + s.prequeue);
-      detail.textContent = "When the sale opens everyone in the pre-queue gets a random place.";
+      setLine(interpolate(gettext("You are in the pre-queue (%(count)s people so far)."),
+        { count: '<span id="queue-prequeue">' + Number(s.prequeue) + "</span>" }, true), "pre" + s.prequeue);
+      detail.textContent = gettext("When the sale opens everyone in the pre-queue gets a random place.");
     } else if (s.status === "EXPIRED") {
-      setLine("Your turn has passed.", "expired");
-      detail.textContent = "Reload the page and join again to queue once more.";
+      setLine(gettext("Your turn has passed."), "expired");
+      detail.textContent = gettext("Reload the page and join again to queue once more.");
     } else if (s.status === "UNAVAILABLE") {
-      detail.textContent = "The queue is briefly unavailable. Your place is kept.";
+      detail.textContent = gettext("The queue is briefly unavailable. Your place is kept.");
     }
   }
 
@@ -83,14 +84,14 @@
     socket.onopen = function () {
       retry = 0;
       stopPolling();
-      connection.textContent = "Live";
+      connection.textContent = gettext("Live");
     };
     socket.onmessage = function (event) {
       var s = JSON.parse(event.data);
       if (s.type === "status") render(s);
     };
     socket.onclose = function () {
-      connection.textContent = "Reconnecting…";
+      connection.textContent = gettext("Reconnecting…");
       startPolling();
       poll();
       retry = Math.min(retry + 1, 5);

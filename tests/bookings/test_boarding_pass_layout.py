@@ -12,6 +12,7 @@ from bookings import ticket_render
 from bookings.models import Ticket
 from flights.models import Flight
 from kernel.outbox import relay_outbox
+from languages.formatting import format_when
 from tests.bookings.confirming import hold_and_confirm
 
 pytestmark = pytest.mark.django_db
@@ -37,8 +38,9 @@ def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, setting
     boarding = (flight.departure_at - timedelta(minutes=40)).astimezone(origin_zone)
     arrival = flight.arrival_at.astimezone(ZoneInfo(flight.destination.time_zone))
     shown = rows(ticket)
-    assert shown["Boarding"] == f"{boarding:%Y-%m-%d %H:%M} {boarding.tzname()}"
-    assert shown["Arrival"] == f"{arrival:%Y-%m-%d %H:%M} {arrival.tzname()}"
+    assert shown["Boarding"] == f"{format_when(boarding)} {boarding.tzname()}"
+    assert shown["Arrival"] == f"{format_when(arrival)} {arrival.tzname()}"
+    assert shown["Boarding"].endswith(f", {boarding:%H:%M} {boarding.tzname()}")
     assert shown["Gate"] == "see screens"
     Flight.objects.filter(pk=flight.pk).update(gate="B12")
     ticket.refresh_from_db()

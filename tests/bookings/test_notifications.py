@@ -66,8 +66,8 @@ def test_cancellation_and_refund_emails(customer, flight, mailoutbox):
         ]
     )
     refund = next(m for m in mailoutbox if m.subject.startswith("Refund"))
-    assert "208.00 EUR" in refund.body and "rf_9" in refund.body
-    assert "208.00 EUR" in refund.alternatives[0][0]
+    assert "€208.00" in refund.body and "rf_9" in refund.body
+    assert "€208.00" in refund.alternatives[0][0]
     cancelled = next(m for m in mailoutbox if "cancelled" in m.subject)
     assert "no longer valid" in cancelled.body
     assert not cancelled.attachments

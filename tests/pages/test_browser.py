@@ -98,7 +98,7 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
     page.fill("#id_passengers", "2")
     page.click("button:has-text('Search')")
     card = page.locator("li.flight", has_text="SK501")
-    expect(card).to_contain_text("89.00 EUR")
+    expect(card).to_contain_text("€89.00")
     expect(card).to_contain_text("168 seats left")
     shot(page, "01-search-results")
     page.get_by_label("Choose seats: Economy on flight SK501").click()
@@ -113,9 +113,9 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
     expect(page.locator("#seat-12A")).to_be_checked()
     expect(page.locator("#seat-12B")).to_be_checked()
     expect(page.locator("#seat-12C")).to_be_disabled()  # the party has its two seats
-    expect(page.locator("#selection")).to_contain_text("Seats 12A, 12B (2 of 2), 208.00 EUR")
+    expect(page.locator("#selection")).to_contain_text("Seats 12A, 12B (2 of 2), €208.00")
     expect(page.locator("#seat-12A")).to_have_attribute(
-        "aria-label", "Seat 12A, window, extra legroom, plus 15.00 EUR, selected"
+        "aria-label", "Seat 12A, window, extra legroom, plus €15.00, selected"
     )
     page.fill("#name-1", "Ana Lima")
     page.fill("#name-2", "Bo Chen")

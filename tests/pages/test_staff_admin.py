@@ -135,7 +135,7 @@ def test_bulk_cancel_asks_first_listing_each_refund(client, staff_user, customer
     html = page.content.decode()
     assert "Cancel bookings with refund?" in html
     assert f'data-booking="{booking.pk}"' in html and f'data-booking="{held.pk}"' in html
-    assert "208.00 EUR (100%)" in html  # the confirmed booking's refund by its policy
+    assert "€208.00 (100%)" in html  # the confirmed booking's refund by its policy
     assert 'name="confirm" value="yes"' in html
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED  # nothing yet
     assert Booking.objects.get(pk=held.pk).status == BookingStatus.HELD

@@ -87,14 +87,14 @@ def test_seat_map_marks_exit_rows_and_surcharges_in_the_legend(browser, asgi_ser
     open_picker(page, asgi_server, flight)
 
     expect(page.locator("#legend-exit")).to_contain_text("exit row")
-    expect(page.locator("#legend-premium")).to_contain_text("+15.00 EUR")
+    expect(page.locator("#legend-premium")).to_contain_text("+€15.00")
     exit_rows = page.locator(".seat-row.exit-row")
     assert [exit_rows.nth(i).get_attribute("data-row") for i in range(exit_rows.count())] == [
         "12",
         "13",
     ]
     expect(page.locator('.seat-row[data-row="12"]')).to_have_attribute(
-        "aria-label", "Row 12, exit row, plus 15.00 EUR"
+        "aria-label", "Row 12, exit row, plus €15.00"
     )
     expect(page.locator('.seat-row[data-row="12"] .row-extra')).to_have_text("+15")
     expect(page.locator('.seat-row[data-row="14"] .row-extra')).to_have_text("")
@@ -154,7 +154,7 @@ def test_phone_picker_has_a_sticky_bar_with_selection_total_and_hold(browser, as
     assert width == screen
     page.click("#seat-4A")
     page.click("#seat-4B")
-    expect(page.locator("#bar-selection")).to_have_text("4A, 4B · 208.00 EUR")
+    expect(page.locator("#bar-selection")).to_have_text("4A, 4B · €208.00")
     for y in (0, 600, 1500):
         page.evaluate(f"() => window.scrollTo(0, {y})")
         assert in_viewport(page, "#sticky-bar"), f"sticky bar off screen at scroll {y}"

@@ -104,7 +104,7 @@ def test_search_shows_local_airport_times_fares_prices_and_seats_left(client):
         r'class="time">17:35</span>\s*<span class="zone">\+07</span>\s*<sup[^>]*>\+1', html
     )
     assert "12 h 05 min" in html
-    assert "89.00 EUR" in html and "420.00 EUR" in html
+    assert "€89.00" in html and "€420.00" in html  # money as the locale writes it (en)
     assert "11 seats left" in html  # 12 business seats, one held
     assert "168 seats left" in html  # economy: the overbooking margin has no seat to pick
     assert picker_url(flight, "ECONOMY", 2).replace("&", "&amp;") in html
@@ -154,7 +154,7 @@ def test_seat_picker_draws_the_cabin_row_by_row_with_labels(client, customer, fl
     assert html.count('role="group" aria-label="Row ') == 31
     assert html.count('class="aisle"') == 32  # one per row, one in the header
     assert "Business cabin" in html and "Economy cabin" in html
-    assert 'aria-label="Seat 12A, window, extra legroom, plus 15.00 EUR, free"' in html
+    assert 'aria-label="Seat 12A, window, extra legroom, plus €15.00, free"' in html
     assert re.search(r'aria-label="Seat 7C, aisle, taken"\s*disabled', html)
     assert re.search(r'aria-label="Seat 1A, window, business only"\s*disabled', html)
     assert 'aria-label="Seat 20B, middle, free"' in html
@@ -224,7 +224,7 @@ def test_hold_from_the_picker_lands_on_the_hold_page(client, customer, flight):
     html = response.content.decode()
     assert "Your seats are held" in html
     assert booking.expires_at.isoformat()[:19] in html  # the countdown's target
-    assert "Ana Lima" in html and "Bo Chen" in html and "208.00 EUR" in html
+    assert "Ana Lima" in html and "Bo Chen" in html and "€208.00" in html
     assert 'id="countdown"' in html and "js/countdown.js" in html
     assert check_inventory(flight_id=flight.pk) == []
 
@@ -320,7 +320,7 @@ def test_my_bookings_lists_only_mine_with_status(client, customer, other_custome
     html = client.get(reverse("bookings:mine")).content.decode()
     assert f'data-booking="{mine.pk}" data-status="HELD"' in html
     assert html.count("data-booking=") == 1
-    assert "5A, 5B" in html and "208.00 EUR" in html
+    assert "5A, 5B" in html and "€208.00" in html
 
 
 def test_cancel_hold_frees_the_seats(client, customer, flight):

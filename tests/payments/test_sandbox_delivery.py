@@ -30,7 +30,7 @@ def test_hosted_checkout_approve_confirms_via_webhook_over_http(
     browser = Client()
     page = browser.get(url)
     assert page.status_code == 200
-    assert b"208.00 EUR" in page.content and b"4000000000000002" in page.content
+    assert "€208.00".encode() in page.content and b"4000000000000002" in page.content
 
     done = browser.post(url, {"action": "approve", "card_number": GOOD_CARD}, follow=True)
 

@@ -1,0 +1,102 @@
+"""API problem `title` and `detail` in the language the client asks for (Accept-Language)."""
+
+import pytest
+
+from bookings.services import hold_seats
+from tests.api.conftest import client_for
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def hold(client, flight, seats, language):
+    return client.post(
+        "/api/bookings",
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": seats},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE=language,
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "detail"),
+    [
+        ("en", "Seat just taken", "Seat 12A was just taken by someone else. Please pick another."),
+        (
+            "de-DE,de;q=0.9,en;q=0.5",
+            "Platz gerade vergeben",
+            "Platz 12A wurde gerade von jemand anderem belegt. Bitte wählen Sie einen anderen.",
+        ),
+        (
+            "ru",
+            "Место только что заняли",
+            "Место 12A только что занял кто-то другой. Пожалуйста, выберите другое.",
+        ),
+    ],
+)
+def test_a_domain_problem_speaks_the_clients_language(customer, flight, language, title, detail):
+    hold_seats(
+        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    response = hold(client_for(customer), flight, ["12A"], language)
+    assert response.status_code == 409
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert (body["title"], body["detail"]) == (title, detail)
+    assert body["type"].endswith("/seat-unavailable")  # the machine-readable part never changes
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "detail"),
+    [
+        ("en", "Booking not found", "You have no booking 999999."),
+        ("de", "Buchung nicht gefunden", "Sie haben keine Buchung 999999."),
+        ("ru", "Бронирование не найдено", "У вас нет бронирования 999999."),
+    ],
+)
+def test_not_found_problem_in_each_language(customer, language, title, detail):
+    response = client_for(customer).get("/api/bookings/999999", HTTP_ACCEPT_LANGUAGE=language)
+    body = response.json()
+    assert response.status_code == 404
+    assert (body["title"], body["detail"]) == (title, detail)
+
+
+@pytest.mark.parametrize(
+    ("language", "title"),
+    [
+        ("en", "Authentication required"),
+        ("de", "Authentifizierung erforderlich"),
+        ("ru", "Требуется аутентификация"),
+    ],
+)
+def test_drf_problems_have_translated_titles(language, title):
+    response = client_for().get("/api/bookings/1", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 401 and response.json()["title"] == title
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "reason"),
+    [
+        ("en", "Invalid request", "At most 9 passengers can be booked together."),
+        ("de", "Ungültige Anfrage", "Höchstens 9 Reisende können zusammen gebucht werden."),
+        ("ru", "Некорректный запрос", "Вместе можно забронировать не более 9 пассажиров."),
+    ],
+)
+def test_validation_problems_in_each_language(customer, flight, language, title, reason):
+    seats = [f"{row}{letter}" for row in (20, 21) for letter in "ABCDEF"][:10]
+    body = hold(client_for(customer), flight, seats, language).json()
+    assert body["status"] == 400 and body["title"] == title
+    assert body["invalidParams"][0]["reason"] == reason and reason in body["detail"]
+
+
+@pytest.mark.parametrize(
+    ("language", "detail"),
+    [
+        ("en", "No API endpoint at this address."),
+        ("de", "Unter dieser Adresse gibt es keinen API-Endpunkt."),
+        ("ru", "По этому адресу нет конечной точки API."),
+    ],
+)
+def test_unknown_endpoint_problem_in_each_language(language, detail):
+    response = client_for().get("/api/no-such-thing", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 404 and response.json()["detail"] == detail
