@@ -257,10 +257,10 @@ def main() -> None:
                 [f"{row}{a}", f"{row}{b}"] for row in range(4, 32) for a, b in ("AB", "CD", "EF")
             ]
 
-            def attempt(i, rng, flight=flight, pairs=pairs):
+            def attempt(i, rng, sale=flight.sale, pairs=pairs):
                 hold_seats(
                     customer=users[i],
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     seat_numbers=rng.choice(pairs),
                 )
@@ -270,10 +270,10 @@ def main() -> None:
             )
         elif scenario == "one-seat":
 
-            def attempt(i, rng, flight=flight):
+            def attempt(i, rng, sale=flight.sale):
                 hold_seats(
                     customer=users[i],
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     seat_numbers=["12A"],
                 )
@@ -299,7 +299,7 @@ def main() -> None:
                 for row in rng.sample(rows, len(rows)):
                     try:
                         return hold_seatless(
-                            customer=users[i], flight_id=row.pk, fare_class="ECONOMY", passengers=1
+                            customer=users[i], sale_id=row.sale_id, fare_class="ECONOMY", passengers=1
                         )
                     except SoldOut:
                         continue
@@ -311,9 +311,9 @@ def main() -> None:
             assert result["holds"] == 171, result
         elif scenario == "seatless":
 
-            def attempt(i, rng, flight=flight):
+            def attempt(i, rng, sale=flight.sale):
                 hold_seatless(
-                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                    customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
 
             result = run(
@@ -324,14 +324,14 @@ def main() -> None:
             while True:  # sell the economy class out before the clock starts
                 try:
                     hold_seatless(
-                        customer=users[0], flight_id=flight.pk, fare_class="ECONOMY", passengers=9
+                        customer=users[0], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=9
                     )
                 except SoldOut:
                     break
 
-            def attempt(i, rng, flight=flight):
+            def attempt(i, rng, sale=flight.sale):
                 hold_seatless(
-                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                    customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
 
             result = run(
@@ -341,7 +341,7 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         audited = rows if scenario == "seatless" and args.buckets > 1 else [flight]
-        problems = [p for row in audited for p in check_inventory(flight_id=row.pk)]
+        problems = [p for row in audited for p in check_inventory(sale_id=row.sale_id)]
         assert not problems, problems
         print(
             f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"

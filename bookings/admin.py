@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from bookings import catalogue
 from bookings.errors import DomainError
 from bookings.models import Booking, OutboxEvent, Passenger
 
@@ -23,7 +24,7 @@ class BookingAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "customer",
-        "flight",
+        "sale_title",
         "fare_class",
         "status",
         "seat_count",
@@ -33,12 +34,27 @@ class BookingAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["status", "fare_class", "created_at"]
-    search_fields = ["=id", "customer__username", "customer__email", "flight__code", "=flight__id"]
-    list_select_related = ["customer", "flight"]
+    search_fields = [
+        "=id",
+        "customer__username",
+        "customer__email",
+        "=sale__id",
+    ]
     date_hierarchy = "created_at"
     inlines = [PassengerInline]
     readonly_fields = [f.name for f in Booking._meta.fields]
     actions = ["cancel_with_refund"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("customer", "sale", *catalogue.owner_paths("sale__"))
+        )
+
+    @admin.display(description="sale")
+    def sale_title(self, obj):
+        return catalogue.describe(obj.sale).title
 
     def has_add_permission(self, request):
         return False
@@ -60,7 +76,7 @@ class BookingAdmin(admin.ModelAdmin):
         booking_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
         if request.POST.get("confirm") != "yes":
             rows = []
-            for booking in queryset.select_related("flight", "customer").order_by("pk"):
+            for booking in queryset.select_related("sale", "customer").order_by("pk"):
                 try:
                     quote = quote_refund(
                         customer=request.user, booking_id=booking.pk, by_staff=True
@@ -113,6 +129,17 @@ class OutboxEventAdmin(admin.ModelAdmin):
     list_filter = ["event_type", ("published_at", admin.EmptyFieldListFilter)]
     search_fields = ["=aggregate_id", "event_type"]
     readonly_fields = [f.name for f in OutboxEvent._meta.fields]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("customer", "sale", *catalogue.owner_paths("sale__"))
+        )
+
+    @admin.display(description="sale")
+    def sale_title(self, obj):
+        return catalogue.describe(obj.sale).title
 
     def has_add_permission(self, request):
         return False

@@ -24,7 +24,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings import selectors, services
-from bookings.errors import FlightNotFound
 from bookings.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from bookings.models import Booking, BookingStatus
 from bookings.ticket_codes import is_plausible_code
@@ -32,7 +31,8 @@ from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
 from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
-from flights.models import FareClass, Flight
+from flights.models import FareClass
+from flights.selectors import sale_of_flight
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking
@@ -90,8 +90,8 @@ class BookingSerializer(serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
     customer_id = serializers.IntegerField()
-    flight_id = serializers.IntegerField()
-    flight_code = serializers.CharField(source="flight.code")
+    flight_id = serializers.IntegerField(source="sale.flight.id")
+    flight_code = serializers.CharField(source="sale.flight.code")
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()
@@ -228,7 +228,7 @@ class BookingListCreateApi(GenericAPIView):
         require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
-            "flight_id": data["flight_id"],
+            "sale_id": sale_of_flight(data["flight_id"]),
             "fare_class": data["fare_class"],
             "passenger_names": data.get("passenger_names"),
         }
@@ -380,7 +380,7 @@ class CheckinScanApi(APIView):
     class TicketSerializer(serializers.Serializer):
         serial = serializers.CharField()
         booking_id = serializers.IntegerField()
-        flight_id = serializers.IntegerField()
+        flight_id = serializers.IntegerField(source="sale.flight.id")
         passenger_name = serializers.CharField()
         seat = serializers.SerializerMethodField()
         fare_class = serializers.CharField()
@@ -410,10 +410,8 @@ class CheckinScanApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        flight_id = data.validated_data["flight_id"]
-        if not Flight.objects.filter(pk=flight_id).exists():
-            raise FlightNotFound(f"There is no flight {flight_id}.")
+        sale_id = sale_of_flight(data.validated_data["flight_id"])
         result = scan_ticket(
-            code=data.validated_data["code"], flight_id=flight_id, scanned_by=request.user
+            code=data.validated_data["code"], sale_id=sale_id, scanned_by=request.user
         )
         return Response(self.OutputSerializer(result).data)

@@ -145,11 +145,11 @@ def send_notification(*, notification_id: int) -> bool:
 
 def build_message(notification: Notification) -> EmailMultiAlternatives:
     booking = notification.booking
-    tickets = list(booking.tickets.select_related("flight__origin").order_by("id"))
+    tickets = list(booking.tickets.select_related("sale__flight__origin").order_by("id"))
     base_url = settings.PUBLIC_BASE_URL.rstrip("/")
     context = {
         "booking": booking,
-        "flight": booking.flight,
+        "flight": booking.sale.flight,
         "customer": booking.customer,
         "tickets": [
             {
@@ -163,7 +163,7 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
     }
     template = f"emails/{notification.kind}"
     message = EmailMultiAlternatives(
-        subject=SUBJECTS[notification.kind].format(flight=booking.flight.code),
+        subject=SUBJECTS[notification.kind].format(flight=booking.sale.flight.code),
         body=render_to_string(f"{template}.txt", context),
         to=[notification.to],
         headers={
@@ -175,7 +175,7 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
     message.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
     if notification.kind == NotificationKind.BOOKING_CONFIRMED:
         for t in tickets:
-            name = f"boarding-pass-{booking.flight.code}-{t.seat_no or t.serial}.pdf"
+            name = f"boarding-pass-{booking.sale.flight.code}-{t.seat_no or t.serial}.pdf"
             message.attach(name, ticket_pdf(t), "application/pdf")
     return message
 

@@ -67,7 +67,7 @@ def _local(moment, zone: str) -> str:
 
 def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
     """What the pass says, label by label; every time local at its airport, with its zone."""
-    flight = ticket.flight
+    flight = ticket.sale.flight
     origin, destination = flight.origin, flight.destination
     boarding = flight.departure_at - timedelta(minutes=boarding_minutes())
     return [
@@ -115,7 +115,7 @@ def boarding_pass_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
 
 def ticket_pdf(ticket: Ticket) -> bytes:
     """A one-page boarding pass: who, which flight, when, which seat, and the QR code."""
-    flight = ticket.flight
+    flight = ticket.sale.flight
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
     pdf.setTitle(f"Boarding pass {flight.code} {ticket.seat_no or ''}".strip())

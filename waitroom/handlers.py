@@ -7,7 +7,5 @@ from bookings.notifications import queue_notification
 
 @register_consumer("waitlist.offered", name="email.waitlist_offer")
 def email_offer(event: OutboxEvent) -> None:
-    booking = Booking.objects.select_related("customer", "flight").get(
-        pk=event.payload["bookingId"]
-    )
+    booking = Booking.objects.select_related("customer", "sale").get(pk=event.payload["bookingId"])
     queue_notification(booking=booking, kind=NotificationKind.WAITLIST_OFFER, event=event)

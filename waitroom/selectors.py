@@ -1,3 +1,4 @@
+from flights.selectors import sale_of_flight  # noqa: F401  (the waitlist URLs name flights)
 from waitroom.models import WaitlistEntry, WaitlistStatus
 
 
@@ -7,7 +8,7 @@ def waitlist_position(*, entry: WaitlistEntry) -> int | None:
         return None
     return (
         WaitlistEntry.objects.filter(
-            flight_id=entry.flight_id,
+            sale_id=entry.sale_id,
             fare_class=entry.fare_class,
             status=WaitlistStatus.WAITING,
             id__lt=entry.id,
@@ -16,11 +17,11 @@ def waitlist_position(*, entry: WaitlistEntry) -> int | None:
     )
 
 
-def active_entry(*, customer, flight_id: int, fare_class: str) -> WaitlistEntry | None:
+def active_entry(*, customer, sale_id: int, fare_class: str) -> WaitlistEntry | None:
     return (
         WaitlistEntry.objects.filter(
             customer=customer,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class=fare_class,
             status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED],
         )
@@ -35,7 +36,7 @@ def waitlist_of(*, customer) -> list[WaitlistEntry]:
         WaitlistEntry.objects.filter(
             customer=customer, status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED]
         )
-        .select_related("flight__origin", "flight__destination", "offer")
+        .select_related("sale__flight__origin", "sale__flight__destination", "offer")
         .order_by("joined_at", "id")
     )
     for entry in entries:
@@ -47,3 +48,4 @@ def waitlist_fingerprint(entries: list[WaitlistEntry]) -> str:
     """What "My bookings" shows of the waitlist, in one short string: the page polls it and
     reloads when it changes (an offer arrived, a place in line moved, an offer lapsed)."""
     return ";".join(f"{e.pk}:{e.status}:{e.position}:{e.offer_id or ''}" for e in entries)
+

@@ -51,7 +51,7 @@ def bookings(people, flight):
     return {
         owner: hold_seats(
             customer=people[owner],
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=[next(seats)],
         )

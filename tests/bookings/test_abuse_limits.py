@@ -28,7 +28,7 @@ def cap_of_four(settings):
 
 def hold(customer, flight, seats):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=seats
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=seats
     )
 
 
@@ -41,14 +41,14 @@ def test_the_cap_counts_live_held_units_of_one_customer_on_one_flight(
         hold(customer, flight, ["11A", "11B"])
     assert refused.value.status == 409
     with pytest.raises(HoldLimitReached):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     # Nothing of the refused holds was written.
     assert Booking.objects.filter(customer=customer).count() == 1
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 3
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 3
     # Up to the cap is fine, and other customers have their own budget.
     hold(customer, flight, ["11A"])
     hold(other_customer, flight, ["12A", "12B", "12C", "12D"])
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db
@@ -78,13 +78,13 @@ def two_cabins_at_once(customer, flight):
         [
             lambda: hold_seats(
                 customer=customer,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="BUSINESS",
                 seat_numbers=business[:3],
             ),
             lambda: hold_seats(
                 customer=customer,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=economy[:3],
             ),
@@ -108,7 +108,7 @@ def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight, monkeyp
     assert outcomes.error_kinds == {"HoldLimitReached": 1}
     live = Booking.objects.filter(customer=customer, status=BookingStatus.HELD)
     assert sum(b.seat_count for b in live) == 3
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db(transaction=True)

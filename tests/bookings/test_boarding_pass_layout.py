@@ -42,7 +42,7 @@ def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, setting
     assert shown["Gate"] == "see screens"
     Flight.objects.filter(pk=flight.pk).update(gate="B12")
     ticket.refresh_from_db()
-    ticket.flight.refresh_from_db()
+    ticket.sale.flight.refresh_from_db()
     assert rows(ticket)["Gate"] == "B12"
 
 

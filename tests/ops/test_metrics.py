@@ -155,13 +155,13 @@ def test_sold_out_answers_outbox_lag_and_the_waiting_room_hook(client):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     for _ in range(6):
         hold_seatless(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
         )
     before = scrape(client)
 
     with pytest.raises(SoldOut):
         hold_seatless(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
         )
     from django.db import transaction
 

@@ -26,7 +26,7 @@ def api_client(user) -> APIClient:
 def hold(customer, flight, seats=("12A", "12B")):
     return hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=[f"Passenger {n}" for n in range(1, len(seats) + 1)],

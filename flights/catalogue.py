@@ -1,0 +1,36 @@
+"""Flights as a catalogue of the sale engine: the engine's questions, answered for a flight."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Q
+
+from bookings.catalogue import SaleSummary
+from bookings.models import Sale
+from flights.models import FareClass
+from flights.rules import bookable_q, is_bookable
+
+
+class FlightCatalogue:
+    owner = "flight"
+    allows_overbooking = True
+    class_codes = tuple(FareClass.values)
+
+    def is_open(self, sale: Sale, *, now: datetime) -> bool:
+        return is_bookable(sale.flight, now=now)
+
+    def open_q(self, *, now: datetime, prefix: str = "") -> Q:
+        return bookable_q(now=now, prefix=f"{prefix}flight__")
+
+    def closed_detail(self, sale: Sale) -> str:
+        return f"Flight {sale.flight.code} has departed or was cancelled."
+
+    def describe(self, sale: Sale) -> SaleSummary:
+        flight = sale.flight
+        return SaleSummary(
+            title=f"flight {flight.code}",
+            starts_at=flight.departure_at,
+            time_zone=flight.origin.time_zone,
+            place=f"{flight.origin_id} → {flight.destination_id}",
+        )
