@@ -126,8 +126,8 @@ def test_demo_data_loads_twice_without_duplicates():
     assert first.flights_created == 20 and second.flights_created == 0
     assert Flight.objects.count() == 20
     flight = Flight.objects.first()
-    assert flight.seats.count() == 180
-    assert {i.fare_class: i.capacity for i in flight.inventories.all()} == {
+    assert flight.sale.seats.count() == 180
+    assert {i.fare_class: i.capacity for i in flight.sale.inventories.all()} == {
         "BUSINESS": 12,
         "ECONOMY": 168,
     }

@@ -100,7 +100,7 @@ def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
     assert expired["version"] == start + 7 and expired["seats"] == {"22A": "AVAILABLE"}
     assert listener.next(timeout=0.5) is None
     # The snapshot carries the version of the last change it contains.
-    snapshot = seat_map_snapshot(sale_id=flight.sale_id)
+    snapshot = seat_map_snapshot(flight_id=flight.pk)
     assert snapshot["version"] == start + 7
     assert snapshot["seats"]["21A"] == "HELD" and snapshot["seats"]["22A"] == "AVAILABLE"
 
@@ -133,7 +133,7 @@ def test_a_paid_hold_is_announced_sold(customer, flight, listener):
     confirm_payment(payment_id=payment.pk, reference="ch_live")
 
     assert listener.next()["seats"] == {"14A": "SOLD", "14B": "SOLD"}
-    assert seat_map_snapshot(sale_id=flight.sale_id)["seats"]["14A"] == "SOLD"
+    assert seat_map_snapshot(flight_id=flight.pk)["seats"]["14A"] == "SOLD"
 
 
 def _payment_for(booking):
@@ -191,6 +191,6 @@ def test_seats_freed_into_a_waitlist_offer_end_up_held_on_the_map(listener):
         assert offered["seats"] == {"1C": "HELD"} and offered["version"] == released["version"] + 1
         entry = WaitlistEntry.objects.get(customer=waiter)
         assert entry.offer.passengers.get().seat.seat_no == "1C"
-        assert seat_map_snapshot(sale_id=small.sale_id)["seats"]["1C"] == "HELD"
+        assert seat_map_snapshot(flight_id=small.pk)["seats"]["1C"] == "HELD"
     finally:
         own.close()

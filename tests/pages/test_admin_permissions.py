@@ -193,7 +193,7 @@ def test_view_only_staff_cannot_add_change_or_delete_through_admin_forms(
 ):
     client.force_login(view_only_staff)
     before = snapshot()
-    inventory = flight.inventories.get(fare_class="ECONOMY")
+    inventory = flight.sale.inventories.get(fare_class="ECONOMY")
     # The inventory edit staff use on a sale day, with a real form body.
     response = client.post(
         reverse("admin:flights_fareinventory_change", args=[inventory.pk]),
