@@ -462,12 +462,12 @@ def audit(flight_id: int) -> tuple[bool, str]:
     from flights.models import FareInventory
     from flights.services import check_inventory
 
-    problems = check_inventory(flight_id=flight_id)
+    problems = check_inventory(sale_id=flight_id)
     lines = []
-    for inv in FareInventory.objects.filter(flight_id=flight_id).order_by("fare_class"):
+    for inv in FareInventory.objects.filter(sale_id=flight_id).order_by("fare_class"):
         live = (
             Booking.objects.filter(
-                flight_id=flight_id,
+                sale_id=flight_id,
                 fare_class=inv.fare_class,
                 status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
             ).aggregate(n=Sum("seat_count"))["n"]

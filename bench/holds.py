@@ -16,7 +16,7 @@ Scenarios:
   sold-out     every thread asks 40 times for a unit of a fare class already sold out
 Prints holds/s (successful), attempts/s, p50/p99 latency of all attempts and of the losers,
 and the hot-row lock window of the winners: from the end of the conditional
-`UPDATE flights_fareinventory` (the row lock is held from then on) to the end of its COMMIT
+`UPDATE bookings_inventory` (the row lock is held from then on) to the end of its COMMIT
 (measured in the worker: an execute wrapper and an on_commit callback, so a lower bound).
 """
 
@@ -74,7 +74,7 @@ def lock_window_timer(windows: list[float]):
 
     def wrapper(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if sql.startswith('UPDATE "flights_fareinventory"') and context["cursor"].rowcount:
+        if sql.startswith('UPDATE "bookings_inventory"') and context["cursor"].rowcount:
             connection = context["connection"]
             if connection.in_atomic_block:
                 held_from = time.perf_counter()

@@ -51,6 +51,10 @@ class Catalogue(Protocol):
 
     def describe(self, sale: Sale) -> SaleSummary: ...
 
+    def class_label(self, code: str) -> str | None:
+        """The name of inventory class `code` ("Economy"), or None if it is not one of ours."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 
@@ -83,6 +87,15 @@ def known_class_codes() -> set[str] | None:
             return None
         codes.update(c.class_codes)
     return codes
+
+
+def class_label(code: str) -> str:
+    """How people see an inventory-class code, from the catalogue that knows it."""
+    for c in _registry.values():
+        label = c.class_label(code)
+        if label:
+            return label
+    return code
 
 
 def is_open(sale: Sale, *, now: datetime) -> bool:

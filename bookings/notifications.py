@@ -112,7 +112,7 @@ def send_notification(*, notification_id: int) -> bool:
     ):
         return False
     notification = Notification.objects.select_related(
-        "booking__flight__origin", "booking__flight__destination", "booking__customer"
+        "booking__sale__flight__origin", "booking__sale__flight__destination", "booking__customer"
     ).get(pk=notification_id)
     try:
         message = build_message(notification)

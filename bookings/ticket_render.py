@@ -20,6 +20,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
+from bookings import catalogue
 from bookings.models import Ticket
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
@@ -80,7 +81,7 @@ def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
         ("Boarding", _local(boarding, origin.time_zone)),
         ("Gate", flight.gate or "see screens"),
         ("Seat", ticket.seat_no or "assigned at the gate"),
-        ("Fare class", ticket.get_fare_class_display()),
+        ("Fare class", catalogue.class_label(ticket.fare_class)),
         ("Booking", str(ticket.booking_id)),
         ("Ticket", ticket.serial),
     ]

@@ -26,6 +26,9 @@ class FlightCatalogue:
     def closed_detail(self, sale: Sale) -> str:
         return f"Flight {sale.flight.code} has departed or was cancelled."
 
+    def class_label(self, code: str) -> str | None:
+        return FareClass(code).label if code in FareClass.values else None
+
     def describe(self, sale: Sale) -> SaleSummary:
         flight = sale.flight
         return SaleSummary(

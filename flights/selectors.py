@@ -339,7 +339,7 @@ def fare_offers(flight_ids: list[int]) -> dict[int, list[FareOffer]]:
         offers[inv.flight_id].append(
             FareOffer(
                 fare_class=inv.fare_class,
-                label=inv.get_fare_class_display(),
+                label=FareClass(inv.fare_class).label,
                 price=inv.price,
                 currency=inv.currency,
                 seats_left=min(inv.available, free.get((inv.flight_id, inv.fare_class), 0)),

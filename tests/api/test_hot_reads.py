@@ -131,7 +131,7 @@ def test_the_hold_path_never_reads_the_cached_maps(
     """Poison the cached seat map (every seat shown SOLD, at the current version): the hold
     still asks PostgreSQL and wins.  (test_lean_requests also checks, command by command,
     that a hold sends Redis no read of these keys.)"""
-    real = selectors.seat_map_json(sale_id=flight.sale_id, render=lambda data: b"{}")
+    real = selectors.seat_map_json(flight_id=flight.pk, render=lambda data: b"{}")
     key = f"flights:seatmap:v3:{flight.pk}:body"
     cache.set(key, (real.etag, b'{"seats": "all SOLD"}'), 60)
     assert anon.get(f"/api/flights/{flight.pk}/seats").content == b'{"seats": "all SOLD"}'

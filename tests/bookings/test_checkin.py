@@ -146,7 +146,7 @@ def staff_api(staff_user):
 def test_scan_api_answers_each_verdict(staff_api, customer, flight):
     booking, (ticket, other) = ticketed(customer, flight)
 
-    def scan(code, sale_id=flight.sale_id):
+    def scan(code, flight_id=flight.pk):
         response = staff_api.post(SCAN_URL, {"code": code, "flightId": flight_id}, format="json")
         assert response.status_code == 200, response.content
         return response.json()

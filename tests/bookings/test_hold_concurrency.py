@@ -150,16 +150,16 @@ def test_sweep_racing_itself_and_live_holds(flight):
     assert check_inventory(sale_id=flight.sale_id) == []
 
 
-def naive_hold(customer, flight_id, seat_no):
+def naive_hold(customer, sale_id, seat_no):
     """The article's "common mistake": read the status, then write.  No lock, no condition."""
     with transaction.atomic():
-        seat = Seat.objects.get(flight_id=flight_id, seat_no=seat_no)
+        seat = Seat.objects.get(sale_id=sale_id, seat_no=seat_no)
         if seat.status != SeatStatus.AVAILABLE:
             raise SeatUnavailable([seat_no])
         time.sleep(0.005)  # the gap every real request has between its read and its write
         booking = Booking.objects.create(
             customer=customer,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class="ECONOMY",
             seat_count=1,
             amount=100,
@@ -175,7 +175,7 @@ def naive_hold(customer, flight_id, seat_no):
 
 def test_control_naive_read_then_write_double_sells(flight):
     people = customers(200)
-    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.pk, "12A") for c in people])
+    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.sale_id, "12A") for c in people])
     # Without the guard, several customers "win" the same seat: the real tests can fail.
     assert len(outcomes.results) > 1
 
@@ -245,7 +245,7 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
             t.join(30)
     assert len(waiting) == 1, waiting
     query, written = waiting[0]
-    assert query.startswith('UPDATE "flights_fareinventory"'), query
+    assert query.startswith('UPDATE "bookings_inventory"'), query
     # Booking and passengers were inserted before the hold queued for the hot row.
     assert {"bookings_booking", "bookings_passenger"} <= set(written), written
     assert "error" not in outcome, outcome

@@ -59,14 +59,14 @@ def slow_9a_update():
                   IF NEW.seat_no = '9A' THEN PERFORM pg_sleep({SLEEP_SECONDS}); END IF;
                   RETURN NEW;
                 END $$ LANGUAGE plpgsql;
-                CREATE TRIGGER sk_test_slow_9a BEFORE UPDATE ON flights_seat
+                CREATE TRIGGER sk_test_slow_9a BEFORE UPDATE ON bookings_seat
                   FOR EACH ROW EXECUTE FUNCTION sk_test_slow_9a();
                 """
             )
 
     yield install
     with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER IF EXISTS sk_test_slow_9a ON flights_seat")
+        cursor.execute("DROP TRIGGER IF EXISTS sk_test_slow_9a ON bookings_seat")
         cursor.execute("DROP FUNCTION IF EXISTS sk_test_slow_9a()")
 
 

@@ -101,9 +101,9 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
         with transaction.atomic():
             list(
                 own.cursor().execute(
-                    "SELECT id FROM flights_seat WHERE flight_id = %s AND seat_no = '20A' "
+                    "SELECT id FROM bookings_seat WHERE sale_id = %s AND seat_no = '20A' "
                     "FOR UPDATE",
-                    [flight.pk],
+                    [flight.sale_id],
                 )
             )
             locked.set()
