@@ -26,6 +26,7 @@ from django.utils import timezone
 from bookings import metrics
 from bookings.errors import InvalidRequest
 from bookings.models import Booking, OutboxEvent
+from flights.models import Flight
 from partners.models import DeliveryStatus, PartnerEventType, WebhookDelivery, WebhookEndpoint
 from partners.signing import (
     ATTEMPT_HEADER,
@@ -122,6 +123,22 @@ def _may_see(endpoint: WebhookEndpoint, booking_owner_id: int | None) -> bool:
     return endpoint.owner.is_staff or endpoint.owner_id == booking_owner_id
 
 
+def public_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """An engine event as partners see it: the engine names the sale (`saleId`); partners
+    have always been told the flight (`flightId`), in the same place among the keys."""
+    if "saleId" not in payload:
+        return payload
+    flight_id = (
+        Flight.objects.filter(sale_id=payload["saleId"]).values_list("pk", flat=True).first()
+    )
+    if flight_id is None:
+        return payload
+    return {
+        ("flightId" if key == "saleId" else key): (flight_id if key == "saleId" else value)
+        for key, value in payload.items()
+    }
+
+
 def queue_deliveries(*, event: OutboxEvent) -> list[int]:
     """One delivery per subscribed, active endpoint for `event`; idempotent.  Call inside the
     relay's transaction: the POSTs are queued for after its commit."""
@@ -140,6 +157,7 @@ def queue_deliveries(*, event: OutboxEvent) -> list[int]:
     if not endpoints:
         return []
     event_id = partner_event_id(event)
+    data = public_payload(event.payload)
     now = timezone.now()
     with transaction.atomic():
         WebhookDelivery.objects.bulk_create(
@@ -150,7 +168,7 @@ def queue_deliveries(*, event: OutboxEvent) -> list[int]:
                     outbox_event_id=event.pk,
                     event_type=event.event_type,
                     occurred_at=event.created_at,
-                    data=event.payload,
+                    data=data,
                     status=DeliveryStatus.PENDING,
                     created_at=now,
                     updated_at=now,

@@ -48,4 +48,3 @@ def waitlist_fingerprint(entries: list[WaitlistEntry]) -> str:
     """What "My bookings" shows of the waitlist, in one short string: the page polls it and
     reloads when it changes (an offer arrived, a place in line moved, an offer lapsed)."""
     return ";".join(f"{e.pk}:{e.status}:{e.position}:{e.offer_id or ''}" for e in entries)
-

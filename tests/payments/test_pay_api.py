@@ -38,7 +38,7 @@ def test_card_payment_confirms_booking_sells_seats_and_writes_outbox(customer, f
     assert (inventory.held, inventory.sold) == (0, 2)
     event = OutboxEvent.objects.get(event_type="booking.confirmed")
     assert event.aggregate_id == str(booking.pk)
-    assert event.payload["bookingId"] == booking.pk and event.payload["flightId"] == flight.pk
+    assert event.payload["bookingId"] == booking.pk and event.payload["saleId"] == flight.sale_id
     assert event.payload["seats"] == ["12A", "12B"]
     assert SandboxCharge.objects.get().status == "succeeded"
     assert check_inventory(sale_id=flight.sale_id) == []

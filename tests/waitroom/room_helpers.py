@@ -52,7 +52,7 @@ def protect(
     stay_seconds: int = 600,
 ) -> ProtectedSale:
     return room.protect_flight(
-        sale_id=flight.sale_id,
+        flight_id=flight.pk,
         opens_at=opens_at or timezone.now() - timedelta(seconds=1),
         admit_per_minute=rate,
         max_inside=max_inside,
