@@ -299,7 +299,10 @@ def main() -> None:
                 for row in rng.sample(rows, len(rows)):
                     try:
                         return hold_seatless(
-                            customer=users[i], sale_id=row.sale_id, fare_class="ECONOMY", passengers=1
+                            customer=users[i],
+                            sale_id=row.sale_id,
+                            fare_class="ECONOMY",
+                            passengers=1,
                         )
                     except SoldOut:
                         continue
@@ -324,7 +327,10 @@ def main() -> None:
             while True:  # sell the economy class out before the clock starts
                 try:
                     hold_seatless(
-                        customer=users[0], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=9
+                        customer=users[0],
+                        sale_id=flight.sale_id,
+                        fare_class="ECONOMY",
+                        passengers=9,
                     )
                 except SoldOut:
                     break

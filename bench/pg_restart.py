@@ -216,8 +216,7 @@ def run(
                 )
             }
             report.held_units = conn.execute(
-                "SELECT held FROM bookings_inventory WHERE sale_id = %s "
-                "AND fare_class = 'ECONOMY'",
+                "SELECT held FROM bookings_inventory WHERE sale_id = %s AND fare_class = 'ECONOMY'",
                 [sale["flightId"]],
             ).fetchone()[0]
         try:

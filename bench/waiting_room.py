@@ -422,7 +422,9 @@ def verify(sale, flight) -> dict:
     for customer_id, admitted_at, expires_at in admissions:
         by_customer.setdefault(customer_id, []).append((admitted_at, expires_at))
     bookings = list(
-        Booking.objects.filter(sale=flight.sale).values_list("customer_id", "created_at", "seat_count")
+        Booking.objects.filter(sale=flight.sale).values_list(
+            "customer_id", "created_at", "seat_count"
+        )
     )
     outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
     capacity = 183

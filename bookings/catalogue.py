@@ -8,6 +8,7 @@ imports no catalogue: the arrow points from flights/events down to here, never b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -30,9 +31,12 @@ class SaleSummary:
 class Catalogue(Protocol):
     #: The reverse accessor from Sale to the catalogue item ("flight", "event"): the engine
     #: reaches it through select_related("sale__<owner>") so the rule costs no extra query.
-    owner: str
+    #: None if the catalogue's rule needs no row of its own.
+    owner: str | None
     #: Whether seatless units beyond the seats (overbooking) may be sold.
     allows_overbooking: bool
+    #: What its seat numbers look like ("12A"; "B-12-7"): malformed ones are refused unread.
+    seat_no_pattern: re.Pattern[str]
     #: The inventory-class codes it sells (FareClass values), or None for codes chosen per
     #: sale (price categories).
     class_codes: tuple[str, ...] | None
@@ -76,7 +80,7 @@ def for_sale(sale: Sale) -> Catalogue:
 
 def owner_paths(prefix: str = "") -> list[str]:
     """select_related() paths from `prefix` (ending at a Sale) to every catalogue item."""
-    return [f"{prefix}{c.owner}" for c in _registry.values()]
+    return [f"{prefix}{c.owner}" for c in _registry.values() if c.owner]
 
 
 def known_class_codes() -> set[str] | None:
@@ -87,6 +91,11 @@ def known_class_codes() -> set[str] | None:
             return None
         codes.update(c.class_codes)
     return codes
+
+
+def is_seat_no(seat_no: str) -> bool:
+    """Whether `seat_no` is a well-formed seat number of some catalogue."""
+    return any(c.seat_no_pattern.fullmatch(seat_no) for c in _registry.values())
 
 
 def class_label(code: str) -> str:

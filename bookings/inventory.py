@@ -1,20 +1,102 @@
-"""Staff operations on a sale's inventory: class limits, blocking and unblocking seats.
-
-Units that come free go to the waitlist inside the same transaction."""
+"""A sale's inventory: opening a sale with its classes and seats (what a catalogue calls when
+it creates a flight or an event), and staff operations on it (class limits, blocking and
+unblocking seats).  Units that come free go to the waitlist inside the same transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import F, Value
 from django.utils import timezone
 
-from bookings import availability
+from bookings import availability, catalogue
 from bookings.errors import InvalidRequest
 from bookings.live import announce_seats_on_commit
-from bookings.models import Inventory, Seat, SeatStatus
+from bookings.models import Inventory, Sale, SaleKind, Seat, SeatStatus
 from waitroom import services as waitlist
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """One inventory class of a new sale (a fare class, a price category, a standing area)."""
+
+    code: str
+    capacity: int
+    price: Decimal
+    currency: str = "EUR"
+    overbook_limit: int = 0
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    seat_no: str
+    row: int
+    letter: str
+    fare_class: str
+    section: str = ""
+    surcharge: Decimal = Decimal("0.00")
+    accessible: bool = False
+    restricted_view: bool = False
+
+
+def open_sale(
+    *,
+    kind: SaleKind,
+    classes: Sequence[ClassSpec],
+    seats: Sequence[SeatSpec] = (),
+    sale_id: int | None = None,
+) -> Sale:
+    """Create a sale with its inventory classes and seats; the catalogue item that owns it
+    (a Flight, an Event) is created next to it, in the caller's transaction.
+
+    A class's `capacity` counts its units (seats, or places of a standing area); seats must
+    belong to a class.  Overbooking only where the catalogue allows it.
+    """
+    codes = [c.code for c in classes]
+    if not codes or len(set(codes)) != len(codes):
+        raise InvalidRequest("A sale needs inventory classes with distinct codes.")
+    if any(c.capacity < 0 or c.overbook_limit < 0 or c.price < 0 for c in classes):
+        raise InvalidRequest("Capacity, overbook limit and price cannot be negative.")
+    if any(c.overbook_limit for c in classes) and not catalogue.for_kind(kind).allows_overbooking:
+        raise InvalidRequest(f"{SaleKind(kind).label} sales cannot be overbooked.")
+    unknown = sorted({s.fare_class for s in seats} - set(codes))
+    if unknown:
+        raise InvalidRequest(f"Seats of unknown class {', '.join(unknown)}.")
+    with transaction.atomic():
+        sale = Sale.objects.create(pk=sale_id, kind=kind, created_at=timezone.now())
+        Inventory.objects.bulk_create(
+            Inventory(
+                sale=sale,
+                fare_class=c.code,
+                capacity=c.capacity,
+                overbook_limit=c.overbook_limit,
+                price=c.price,
+                currency=c.currency,
+            )
+            for c in classes
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                sale=sale,
+                seat_no=s.seat_no,
+                row=s.row,
+                letter=s.letter,
+                fare_class=s.fare_class,
+                section=s.section,
+                surcharge=s.surcharge,
+                accessible=s.accessible,
+                restricted_view=s.restricted_view,
+            )
+            for s in seats
+        )
+        for c in classes:  # a fresh sale's counters need no query
+            availability.seed_counter(
+                sale_id=sale.pk, fare_class=c.code, available=c.capacity + c.overbook_limit
+            )
+    return sale
 
 
 def set_fare_limits(

@@ -8,7 +8,6 @@ SKIP LOCKED, so it can never close a cycle.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -54,8 +53,6 @@ from bookings.outbox import emit_event, emit_events
 from bookings.selectors import acts_for_customers
 from waitroom import services as waitlist
 
-SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
-
 
 def hold_ttl():
     return settings.SEATKEEPER["HOLD_TTL"]
@@ -89,7 +86,7 @@ def _check_party_size(count: int) -> None:
 def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
     normalised = [str(s).strip().upper() for s in seat_numbers]
     _check_party_size(len(normalised))
-    malformed = [s for s in normalised if not SEAT_NO_RE.match(s)]
+    malformed = [s for s in normalised if not catalogue.is_seat_no(s)]
     if malformed:
         raise SeatNotFound(malformed, detail=f"Not a seat number: {', '.join(malformed)}.")
     duplicates = sorted({s for s in normalised if normalised.count(s) > 1})

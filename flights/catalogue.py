@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from django.db.models import Q
@@ -16,6 +17,7 @@ class FlightCatalogue:
     owner = "flight"
     allows_overbooking = True
     class_codes = tuple(FareClass.values)
+    seat_no_pattern = re.compile(r"[1-9][0-9]?[A-K]")
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
         return is_bookable(sale.flight, now=now)

@@ -10,12 +10,18 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from bookings import availability
 from bookings.audit import check_inventory
 from bookings.errors import InvalidRequest
-from bookings.inventory import block_seat, set_fare_limits, unblock_seat
+from bookings.inventory import (
+    ClassSpec,
+    SeatSpec,
+    block_seat,
+    open_sale,
+    set_fare_limits,
+    unblock_seat,
+)
 from bookings.models import Sale, SaleKind
-from flights.models import Airport, FareClass, FareInventory, Flight, Seat
+from flights.models import Airport, FareClass, Flight
 
 # The engine's inventory operations, where flight code (admin, tests) always found them.
 __all__ = ["block_seat", "check_inventory", "set_fare_limits", "unblock_seat"]
@@ -115,7 +121,29 @@ def create_flight(
         raise InvalidRequest("A flight arrives after it departs.")
     seats = layout.seats()
     with transaction.atomic():
-        sale = open_flight_sale()
+        sale = open_sale(
+            kind=SaleKind.FLIGHT,
+            classes=[
+                ClassSpec(
+                    code=section.fare_class,
+                    capacity=sum(1 for s in seats if s[0] == section.fare_class),
+                    price=section.price,
+                    currency=layout.currency,
+                    overbook_limit=section.overbook_limit,
+                )
+                for section in layout.sections
+            ],
+            seats=[
+                SeatSpec(
+                    seat_no=f"{row}{letter}",
+                    row=row,
+                    letter=letter,
+                    fare_class=fare_class,
+                    surcharge=surcharge,
+                )
+                for fare_class, row, letter, surcharge in seats
+            ],
+        )
         flight = Flight.objects.create(
             id=sale.pk,
             sale=sale,
@@ -126,33 +154,4 @@ def create_flight(
             arrival_at=arrival_at,
             exit_rows=list(layout.exit_rows),
         )
-        FareInventory.objects.bulk_create(
-            FareInventory(
-                sale=sale,
-                fare_class=section.fare_class,
-                capacity=sum(1 for s in seats if s[0] == section.fare_class),
-                overbook_limit=section.overbook_limit,
-                price=section.price,
-                currency=layout.currency,
-            )
-            for section in layout.sections
-        )
-        Seat.objects.bulk_create(
-            Seat(
-                sale=sale,
-                seat_no=f"{row}{letter}",
-                row=row,
-                letter=letter,
-                fare_class=fare_class,
-                surcharge=surcharge,
-            )
-            for fare_class, row, letter, surcharge in seats
-        )
-        for section in layout.sections:  # a fresh flight's counters need no query
-            availability.seed_counter(
-                sale_id=sale.pk,
-                fare_class=section.fare_class,
-                available=sum(1 for s in seats if s[0] == section.fare_class)
-                + section.overbook_limit,
-            )
     return flight

@@ -123,7 +123,9 @@ def test_unknown_flight_is_404(anon, suffix):
 
 
 def test_seat_map_lists_every_seat_with_its_status(anon, customer, flight):
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     data = anon.get(f"/api/flights/{flight.pk}/seats").json()
     assert data["flightId"] == flight.pk and len(data["seats"]) == 180
     seats = {s["seatNo"]: s for s in data["seats"]}
@@ -177,7 +179,9 @@ def test_seat_map_cache_expires_within_seconds(anon, customer, flight, settings)
     settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 1}
     url = f"/api/flights/{flight.pk}/seats"
     anon.get(url)
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     time.sleep(1.2)
     fresh = {s["seatNo"]: s["status"] for s in anon.get(url).json()["seats"]}
     assert fresh["12A"] == "HELD"

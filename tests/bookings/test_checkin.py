@@ -54,7 +54,9 @@ def test_one_flipped_character_is_forged_and_changes_nothing(customer, staff_use
         + ticket.code[middle + 1 :]
     )
 
-    assert scan_ticket(code=flipped, sale_id=flight.sale_id, scanned_by=staff_user).outcome == "forged"
+    assert (
+        scan_ticket(code=flipped, sale_id=flight.sale_id, scanned_by=staff_user).outcome == "forged"
+    )
     assert (
         scan_ticket(code="not a ticket", sale_id=flight.sale_id, scanned_by=staff_user).outcome
         == "forged"
@@ -100,7 +102,8 @@ def test_two_simultaneous_scans_give_one_valid_and_one_already_used(staff_user, 
             status=TicketStatus.VALID, used_at=None, used_by=None
         )
         outcomes = run_concurrently(
-            [lambda: scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user)] * 2
+            [lambda: scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user)]
+            * 2
         )
         assert outcomes.errors == []
         assert sorted(r.outcome for r in outcomes.results) == ["already_used", "valid"]

@@ -74,7 +74,10 @@ def test_crossed_seat_pairs_never_deadlock(flight):
                     customer=alice, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=pair
                 ),
                 lambda pair=pair: hold_seats(
-                    customer=bob, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=pair[::-1]
+                    customer=bob,
+                    sale_id=flight.sale_id,
+                    fare_class="ECONOMY",
+                    seat_numbers=pair[::-1],
                 ),
             ]
         )
@@ -194,7 +197,9 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
     def blocker():
         try:
             with transaction.atomic():
-                FareInventory.objects.select_for_update().get(sale=flight.sale, fare_class="ECONOMY")
+                FareInventory.objects.select_for_update().get(
+                    sale=flight.sale, fare_class="ECONOMY"
+                )
                 locked.set()
                 release.wait(30)
         finally:

@@ -34,7 +34,9 @@ def snapshot(flight):
     return (
         inv.held,
         inv.sold,
-        list(Seat.objects.filter(sale=flight.sale).order_by("pk").values_list("status", "booking_id")),
+        list(
+            Seat.objects.filter(sale=flight.sale).order_by("pk").values_list("status", "booking_id")
+        ),
         Booking.objects.count(),
         Passenger.objects.count(),
     )
@@ -101,7 +103,12 @@ def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, f
     ],
 )
 def test_bad_hold_requests_are_refused_and_change_nothing(customer, flight, kwargs, error):
-    request = {"sale_id": flight.sale_id, "fare_class": "ECONOMY", "seat_numbers": ["12A"], **kwargs}
+    request = {
+        "sale_id": flight.sale_id,
+        "fare_class": "ECONOMY",
+        "seat_numbers": ["12A"],
+        **kwargs,
+    }
     before = snapshot(flight)
     with pytest.raises(error):
         hold_seats(customer=customer, **request)
@@ -202,7 +209,9 @@ def test_expire_holds_releases_and_is_safe_to_run_twice(customer, flight):
     b1 = hold_seats(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A", "12B"]
     )
-    b2 = hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
+    b2 = hold_seatless(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+    )
     live = hold_seats(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
@@ -298,7 +307,9 @@ def test_hold_path_query_budget(customer, flight):
 
 
 def test_check_inventory_reports_drift(customer, flight):
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     FareInventory.objects.filter(sale=flight.sale, fare_class="ECONOMY").update(held=0)
     problems = check_inventory(sale_id=flight.sale_id)
     assert any("held=0 but HELD bookings cover 1" in p for p in problems)
@@ -380,7 +391,9 @@ def test_check_inventory_command(flight, customer):
     out = StringIO()
     call_command("check_inventory", "--flight", str(flight.pk), stdout=out)
     assert "Inventory clean." in out.getvalue()
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     FareInventory.objects.filter(sale=flight.sale, fare_class="ECONOMY").update(held=0)
     out = StringIO()
     with pytest.raises(CommandError, match="1 inventory problem"):

@@ -196,12 +196,16 @@ def test_staff_limit_changes_and_unblocking_correct_the_counter(filters, custome
     set_fare_limits(inventory_id=inv.pk, capacity=6, overbook_limit=4, price=inv.price)
     assert left(flight) == 2 == db_left(flight)
     # Another customer: one may hold at most 9 units of a flight at a time.
-    hold_seatless(customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
+    hold_seatless(
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+    )
     set_fare_limits(inventory_id=inv.pk, capacity=7, overbook_limit=4, price=inv.price)
     assert left(flight) == 1
     assert block_seat(sale_id=flight.sale_id, seat_no="1A") is True
     assert unblock_seat(sale_id=flight.sale_id, seat_no="1A") is True
-    hold_seatless(customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
+    hold_seatless(
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
+    )
     assert check_inventory(sale_id=flight.sale_id) == []
 
 

@@ -38,7 +38,9 @@ def test_admin_inline_edit_never_overwrites_live_counters(client, staff_user, cu
     page = client.get(url)
     assert page.status_code == 200 and 'class="admin-seat-map"' in page.text
     # A hold lands after staff opened the form: the stale form must not reset `held` to 0.
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     form = {
         "code": flight.code,
         "origin": flight.origin_id,
@@ -108,7 +110,9 @@ def test_block_and_unblock_seat_move_capacity(customer, flight):
     assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == 167
     assert unblock_seat(sale_id=flight.sale_id, seat_no="20C") is True
     assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == 168
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20C"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20C"]
+    )
     assert block_seat(sale_id=flight.sale_id, seat_no="20C") is False  # held seats stay sold/held
 
 

@@ -76,13 +76,17 @@ def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A", "20B"]
     )
     cancel_hold(customer=customer, booking_id=booking.pk)
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"]
+    )
     lapse(customer)
     # Taking over the lapsed hold releases its seat and holds it again, in one transaction.
     hold_seats(
         customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"]
     )
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["22A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["22A"]
+    )
     lapse(customer)
     assert expire_holds() == 1
 

@@ -63,7 +63,9 @@ def every_kind_of_row(customer, other_customer, flight, settings):
     """At least one row for every registered model, in states every action would act on."""
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
     booking = confirmed(customer, flight)
-    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
     now = timezone.now()
     Refund.objects.create(
         payment=Payment.objects.get(booking=booking),

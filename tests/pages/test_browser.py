@@ -202,7 +202,9 @@ def test_a_seat_held_in_one_browser_turns_unavailable_in_the_other(browser, asgi
     shot(second, "07-seat-just-taken-message")
     assert not Booking.objects.filter(customer=bo).exists()
     assert set(
-        Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD).values_list("seat_no", flat=True)
+        Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD).values_list(
+            "seat_no", flat=True
+        )
     ) == {"15A", "15B"}
     assert check_inventory(sale_id=flight.sale_id) == []
 

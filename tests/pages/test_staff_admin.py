@@ -99,7 +99,9 @@ def test_block_and_unblock_seat_actions(client, staff_user, flight):
     assert "1 seat(s) blocked" in admin_messages(blocked)[0]
     seat.refresh_from_db()
     assert seat.status == SeatStatus.BLOCKED
-    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == capacity - 1
+    assert (
+        FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == capacity - 1
+    )
 
     run_action(client, Seat, "unblock", [seat.pk])
     seat.refresh_from_db()

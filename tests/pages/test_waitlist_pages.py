@@ -76,7 +76,9 @@ def test_a_fare_with_seats_left_offers_no_waitlist(client, customer, flight):
 
 
 def test_join_shows_the_position_and_leave_removes_it(client, customer, sold_out):
-    join_waitlist(customer=UserFactory(), sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1)
+    join_waitlist(
+        customer=UserFactory(), sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1
+    )
     client.force_login(customer)
 
     joined = join(client, sold_out)

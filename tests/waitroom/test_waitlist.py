@@ -162,7 +162,10 @@ def test_unblocked_seat_goes_to_the_waitlist():
     assert block_seat(sale_id=flight.sale_id, seat_no="1F")
     for seat in ["1A", "1B", "1C", "1D", "1E"]:
         hold_seats(
-            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[seat]
+            customer=UserFactory(),
+            sale_id=flight.sale_id,
+            fare_class="ECONOMY",
+            seat_numbers=[seat],
         )
     entry = join_waitlist(
         customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
@@ -184,7 +187,10 @@ def test_expired_seat_is_not_taken_over_while_the_waitlist_waits():
     Seat.objects.filter(booking=holders[0]).update(held_until=past)
     with pytest.raises(SeatUnavailable):
         hold_seats(
-            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["1A"]
+            customer=UserFactory(),
+            sale_id=flight.sale_id,
+            fare_class="ECONOMY",
+            seat_numbers=["1A"],
         )
     expire_holds()
     entry.refresh_from_db()

@@ -49,7 +49,10 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
         def call():
             if i % 3 == 0:
                 return hold_seatless(
-                    customer=outsiders[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
+                    customer=outsiders[i],
+                    sale_id=flight.sale_id,
+                    fare_class="ECONOMY",
+                    passengers=1,
                 )
             return hold_seats(
                 customer=outsiders[i],
