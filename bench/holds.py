@@ -257,7 +257,7 @@ def main() -> None:
                 [f"{row}{a}", f"{row}{b}"] for row in range(4, 32) for a, b in ("AB", "CD", "EF")
             ]
 
-            def attempt(i, rng, sale=flight.sale, pairs=pairs):
+            def attempt(i, rng, flight=flight, pairs=pairs):
                 hold_seats(
                     customer=users[i],
                     sale_id=flight.sale_id,
@@ -270,7 +270,7 @@ def main() -> None:
             )
         elif scenario == "one-seat":
 
-            def attempt(i, rng, sale=flight.sale):
+            def attempt(i, rng, flight=flight):
                 hold_seats(
                     customer=users[i],
                     sale_id=flight.sale_id,
@@ -314,7 +314,7 @@ def main() -> None:
             assert result["holds"] == 171, result
         elif scenario == "seatless":
 
-            def attempt(i, rng, sale=flight.sale):
+            def attempt(i, rng, flight=flight):
                 hold_seatless(
                     customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
@@ -335,7 +335,7 @@ def main() -> None:
                 except SoldOut:
                     break
 
-            def attempt(i, rng, sale=flight.sale):
+            def attempt(i, rng, flight=flight):
                 hold_seatless(
                     customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
