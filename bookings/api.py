@@ -23,16 +23,14 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import selectors, services
+from bookings import catalogue, selectors, services
 from bookings.idempotency import IdempotentResult, clean_key, fingerprint, run_once
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, SaleKind
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
 from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
-from flights.models import FareClass
-from flights.selectors import sale_of_flight
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking
@@ -52,7 +50,7 @@ class BookingCreateSerializer(serializers.Serializer):
         required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
-    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
     seats = serializers.ListField(
         child=serializers.CharField(max_length=8),
         min_length=1,
@@ -92,7 +90,7 @@ class BookingSerializer(serializers.Serializer):
     customer_id = serializers.IntegerField()
     flight_id = serializers.IntegerField(source="sale.flight.id")
     flight_code = serializers.CharField(source="sale.flight.code")
-    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()
     passengers = PassengerSerializer(many=True)
@@ -228,7 +226,7 @@ class BookingListCreateApi(GenericAPIView):
         require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
-            "sale_id": sale_of_flight(data["flight_id"]),
+            "sale_id": selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"]),
             "fare_class": data["fare_class"],
             "passenger_names": data.get("passenger_names"),
         }
@@ -410,7 +408,7 @@ class CheckinScanApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        sale_id = sale_of_flight(data.validated_data["flight_id"])
+        sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data.validated_data["flight_id"])
         result = scan_ticket(
             code=data.validated_data["code"], sale_id=sale_id, scanned_by=request.user
         )

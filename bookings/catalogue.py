@@ -59,6 +59,11 @@ class Catalogue(Protocol):
         """The name of inventory class `code` ("Economy"), or None if it is not one of ours."""
         ...
 
+    def sale_id_for(self, ref: int) -> int | None:
+        """The sale of the catalogue item with id `ref` (None: no such item).  Front doors that
+        speak the catalogue's ids (`flightId`) reach the engine through this."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 
@@ -105,6 +110,25 @@ def class_label(code: str) -> str:
         if label:
             return label
     return code
+
+
+def class_choices() -> list[tuple[str, str]]:
+    """(code, label) of every fixed inventory-class code, for the front doors' choice fields.
+
+    Read when a front-door module is imported, which happens after every AppConfig.ready():
+    an empty registry then means an import-order bug, refused loudly."""
+    if not _registry:
+        raise LookupError("No catalogue is registered yet (imported before apps were ready?).")
+    return [
+        (code, c.class_label(code) or code)
+        for c in _registry.values()
+        for code in (c.class_codes or ())
+    ]
+
+
+def sale_id_for(kind: SaleKind | str, ref: int) -> int | None:
+    """The sale behind catalogue item `ref` of `kind` (a flight id), None if there is none."""
+    return for_kind(kind).sale_id_for(ref)
 
 
 def is_open(sale: Sale, *, now: datetime) -> bool:

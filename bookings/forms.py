@@ -1,15 +1,15 @@
 from django import forms
 from django.conf import settings
 
+from bookings import catalogue
 from bookings.idempotency import MAX_KEY_LENGTH
 from bookings.services import is_printable_name
-from flights.models import FareClass
 
 
 class HoldForm(forms.Form):
     """The seat picker's submission: exactly one seat and one name per passenger."""
 
-    fare_class = forms.ChoiceField(choices=FareClass.choices)
+    fare_class = forms.ChoiceField(choices=catalogue.class_choices())
     passengers = forms.IntegerField(min_value=1)
     # Drawn fresh with each picker page: two submissions of one drawing are one hold.  Optional
     # so a form from a page drawn before this field existed still works.

@@ -10,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
-from bookings.errors import BookingNotFound, TicketNotFound
-from bookings.models import Booking, Passenger, Ticket
+from bookings import catalogue
+from bookings.errors import BookingNotFound, FlightNotFound, TicketNotFound
+from bookings.models import Booking, Passenger, SaleKind, Ticket
 
 BOOK_ON_BEHALF = "bookings.book_on_behalf"
 
@@ -95,3 +96,12 @@ def access_ticket(
     if ticket is None:
         raise TicketNotFound()
     return ticket
+
+
+def sale_id_of(kind: SaleKind, ref: int) -> int:
+    """The sale behind a catalogue item named by a front door (`flightId` 12 -> its sale),
+    through the catalogue registered for `kind`; a missing item is a 404 problem."""
+    sale_id = catalogue.sale_id_for(kind, ref)
+    if sale_id is None:
+        raise FlightNotFound(f"There is no {SaleKind(kind).label.lower()} {ref}.")
+    return sale_id

@@ -29,13 +29,13 @@ from bookings import selectors, services
 from bookings.errors import DomainError, IdempotencyKeyInFlight
 from bookings.forms import HoldForm
 from bookings.idempotency import clean_key, fingerprint, run_once
-from bookings.models import Booking, BookingStatus, Ticket
+from bookings.models import Booking, BookingStatus, SaleKind, Ticket
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from config.api.throttles import HoldsThrottle
 from flights import selectors as flight_selectors
-from flights.selectors import local_time, sale_of_flight
+from flights.selectors import local_time
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from waitroom import selectors as waitlist_selectors
@@ -100,7 +100,7 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
     def hold() -> Booking:
         return services.hold_seats(
             customer=request.user,
-            sale_id=sale_of_flight(flight_id),
+            sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
             passenger_names=form.names,
@@ -399,7 +399,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
         else:
             context["result"] = scan_ticket(
                 code=code,
-                sale_id=sale_of_flight(context["flight_id"]),
+                sale_id=selectors.sale_id_of(SaleKind.FLIGHT, context["flight_id"]),
                 scanned_by=request.user,
             )
     status = 400 if context["error"] else 200

@@ -11,6 +11,7 @@ from bookings.catalogue import SaleSummary
 from bookings.models import Sale
 from flights.models import FareClass
 from flights.rules import bookable_q, is_bookable
+from flights.selectors import sale_id_of_flight
 
 
 class FlightCatalogue:
@@ -30,6 +31,9 @@ class FlightCatalogue:
 
     def class_label(self, code: str) -> str | None:
         return FareClass(code).label if code in FareClass.values else None
+
+    def sale_id_for(self, ref: int) -> int | None:
+        return sale_id_of_flight(ref)
 
     def describe(self, sale: Sale) -> SaleSummary:
         flight = sale.flight
