@@ -67,6 +67,8 @@ class Flight(models.Model):
             models.CheckConstraint(
                 condition=Q(arrival_at__gt=F("departure_at")), name="flight_arrives_after_departure"
             ),
+            # A flight's id is its sale's id (docs/architecture.md, "The generic sale").
+            models.CheckConstraint(condition=Q(id=F("sale")), name="flight_id_is_its_sale_id"),
         ]
 
     def __str__(self) -> str:
