@@ -211,7 +211,7 @@ def run(
             report.booked_ids = {
                 row[0]
                 for row in conn.execute(
-                    "SELECT id FROM bookings_booking WHERE flight_id = %s AND status = 'HELD'",
+                    "SELECT id FROM bookings_booking WHERE sale_id = %s AND status = 'HELD'",
                     [sale["flightId"]],
                 )
             }

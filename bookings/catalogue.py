@@ -35,6 +35,8 @@ class Catalogue(Protocol):
     owner: str | None
     #: Whether seatless units beyond the seats (overbooking) may be sold.
     allows_overbooking: bool
+    #: Admin search lookups from a Sale to its item ("flight__code", "=flight__id").
+    search_fields: tuple[str, ...]
     #: What its seat numbers look like ("12A"; "B-12-7"): malformed ones are refused unread.
     seat_no_pattern: re.Pattern[str]
     #: The inventory-class codes it sells (FareClass values), or None for codes chosen per
@@ -96,6 +98,16 @@ def known_class_codes() -> set[str] | None:
             return None
         codes.update(c.class_codes)
     return codes
+
+
+def search_fields(prefix: str = "") -> list[str]:
+    """Every catalogue's admin search lookups, reached from `prefix` (ending at a Sale)."""
+    fields = []
+    for c in _registry.values():
+        for lookup in c.search_fields:
+            op = lookup[0] if lookup[0] in "=^@" else ""
+            fields.append(f"{op}{prefix}{lookup[len(op) :]}")
+    return fields
 
 
 def is_seat_no(seat_no: str) -> bool:

@@ -18,6 +18,7 @@ class FlightCatalogue:
     owner = "flight"
     allows_overbooking = True
     class_codes = tuple(FareClass.values)
+    search_fields = ("flight__code", "=flight__id")
     seat_no_pattern = re.compile(r"[1-9][0-9]?[A-K]")
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:

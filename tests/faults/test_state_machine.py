@@ -61,7 +61,7 @@ class SaleMachine(RuleBasedStateMachine):
         return list(qs.filter(status__in=statuses) if statuses else qs)
 
     def _payments(self, *statuses):
-        return list(Payment.objects.filter(booking__sale=self.sale.flight, status__in=statuses))
+        return list(Payment.objects.filter(booking__sale=self.flight.sale, status__in=statuses))
 
     def _lapse(self, booking: Booking) -> None:
         past = timezone.now() - timedelta(seconds=1)
@@ -193,7 +193,7 @@ class SaleMachine(RuleBasedStateMachine):
     def one_live_booking_per_seat(self):
         doubled = (
             Passenger.objects.filter(
-                booking__sale=self.sale.flight,
+                booking__sale=self.flight.sale,
                 booking__status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
                 seat__isnull=False,
             )
@@ -205,7 +205,7 @@ class SaleMachine(RuleBasedStateMachine):
 
     @invariant()
     def money_in_is_money_kept_plus_refunds(self):
-        for payment in Payment.objects.filter(booking__sale=self.sale.flight).select_related(
+        for payment in Payment.objects.filter(booking__sale=self.flight.sale).select_related(
             "booking"
         ):
             refunded = Refund.objects.filter(payment=payment).aggregate(s=Sum("amount"))[
