@@ -482,12 +482,12 @@ def audit(flight_id: int) -> tuple[bool, str]:
     from flights.models import FareInventory
     from flights.services import check_inventory
 
-    problems = check_inventory(flight_id=flight_id)
+    problems = check_inventory(sale_id=flight_id)
     lines = []
-    for inv in FareInventory.objects.filter(flight_id=flight_id).order_by("fare_class"):
+    for inv in FareInventory.objects.filter(sale_id=flight_id).order_by("fare_class"):
         live = (
             Booking.objects.filter(
-                flight_id=flight_id,
+                sale_id=flight_id,
                 fare_class=inv.fare_class,
                 status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
             ).aggregate(n=Sum("seat_count"))["n"]
@@ -593,7 +593,7 @@ def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
     }
     if kind == "seats":
         spec["seats"] = list(
-            Seat.objects.filter(flight=flight, fare_class="ECONOMY").values_list(
+            Seat.objects.filter(sale=flight.sale, fare_class="ECONOMY").values_list(
                 "seat_no", flat=True
             )
         )
@@ -713,10 +713,10 @@ def pgbench(database_url: str, clients: int, seconds: int) -> float | None:
     from flights.models import FareInventory, Seat
 
     flight = new_flight("PG")
-    inv = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inv = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     FareInventory.objects.filter(pk=inv.pk).update(capacity=10_000_000)
     ids = sorted(
-        Seat.objects.filter(flight=flight, fare_class="ECONOMY").values_list("id", flat=True)
+        Seat.objects.filter(sale=flight.sale, fare_class="ECONOMY").values_list("id", flat=True)
     )
     assert ids[-1] - ids[0] + 1 == len(ids), "economy seat ids are not contiguous"
     customer = get_user_model().objects.create(username=f"pgbench-{uuid.uuid4().hex[:8]}")

@@ -16,7 +16,7 @@ Scenarios:
   sold-out     every thread asks 40 times for a unit of a fare class already sold out
 Prints holds/s (successful), attempts/s, p50/p99 latency of all attempts and of the losers,
 and the hot-row lock window of the winners: from the end of the conditional
-`UPDATE flights_fareinventory` (the row lock is held from then on) to the end of its COMMIT
+`UPDATE bookings_inventory` (the row lock is held from then on) to the end of its COMMIT
 (measured in the worker: an execute wrapper and an on_commit callback, so a lower bound).
 """
 
@@ -74,7 +74,7 @@ def lock_window_timer(windows: list[float]):
 
     def wrapper(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if sql.startswith('UPDATE "flights_fareinventory"') and context["cursor"].rowcount:
+        if sql.startswith('UPDATE "bookings_inventory"') and context["cursor"].rowcount:
             connection = context["connection"]
             if connection.in_atomic_block:
                 held_from = time.perf_counter()
@@ -260,7 +260,7 @@ def main() -> None:
             def attempt(i, rng, flight=flight, pairs=pairs):
                 hold_seats(
                     customer=users[i],
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     seat_numbers=rng.choice(pairs),
                 )
@@ -273,7 +273,7 @@ def main() -> None:
             def attempt(i, rng, flight=flight):
                 hold_seats(
                     customer=users[i],
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     seat_numbers=["12A"],
                 )
@@ -299,7 +299,10 @@ def main() -> None:
                 for row in rng.sample(rows, len(rows)):
                     try:
                         return hold_seatless(
-                            customer=users[i], flight_id=row.pk, fare_class="ECONOMY", passengers=1
+                            customer=users[i],
+                            sale_id=row.sale_id,
+                            fare_class="ECONOMY",
+                            passengers=1,
                         )
                     except SoldOut:
                         continue
@@ -313,7 +316,7 @@ def main() -> None:
 
             def attempt(i, rng, flight=flight):
                 hold_seatless(
-                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                    customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
 
             result = run(
@@ -324,14 +327,17 @@ def main() -> None:
             while True:  # sell the economy class out before the clock starts
                 try:
                     hold_seatless(
-                        customer=users[0], flight_id=flight.pk, fare_class="ECONOMY", passengers=9
+                        customer=users[0],
+                        sale_id=flight.sale_id,
+                        fare_class="ECONOMY",
+                        passengers=9,
                     )
                 except SoldOut:
                     break
 
             def attempt(i, rng, flight=flight):
                 hold_seatless(
-                    customer=users[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                    customer=users[i], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
                 )
 
             result = run(
@@ -341,7 +347,7 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         audited = rows if scenario == "seatless" and args.buckets > 1 else [flight]
-        problems = [p for row in audited for p in check_inventory(flight_id=row.pk)]
+        problems = [p for row in audited for p in check_inventory(sale_id=row.sale_id)]
         assert not problems, problems
         print(
             f"{scenario:<12}{result['holds']:>7}{result['attempts']:>10}{result['holds_per_s']:>10.0f}"

@@ -211,13 +211,12 @@ def run(
             report.booked_ids = {
                 row[0]
                 for row in conn.execute(
-                    "SELECT id FROM bookings_booking WHERE flight_id = %s AND status = 'HELD'",
+                    "SELECT id FROM bookings_booking WHERE sale_id = %s AND status = 'HELD'",
                     [sale["flightId"]],
                 )
             }
             report.held_units = conn.execute(
-                "SELECT held FROM flights_fareinventory WHERE flight_id = %s "
-                "AND fare_class = 'ECONOMY'",
+                "SELECT held FROM bookings_inventory WHERE sale_id = %s AND fare_class = 'ECONOMY'",
                 [sale["flightId"]],
             ).fetchone()[0]
         try:

@@ -8,15 +8,15 @@
 -- (the article's `held_until < now()` branch): every transaction does the full work.
 \set seat_id random(:seat_lo, :seat_hi)
 BEGIN;
-UPDATE flights_fareinventory SET held = held + 1
+UPDATE bookings_inventory SET held = held + 1
  WHERE id = :inv_id AND sold + held + 1 <= capacity + overbook_limit;
 INSERT INTO bookings_booking
-       (customer_id, flight_id, fare_class, status, seat_count, amount, currency,
+       (customer_id, sale_id, fare_class, status, seat_count, amount, currency,
         expires_at, created_at, updated_at)
 VALUES (:customer_id, :flight_id, 'ECONOMY', 'HELD', 1, 89.00, 'EUR',
         now() + interval '10 minutes', now(), now())
 RETURNING id AS booking_id \gset
-UPDATE flights_seat
+UPDATE bookings_seat
    SET status = 'HELD', booking_id = :booking_id, held_until = now() - interval '1 second'
  WHERE id = :seat_id
    AND (status = 'AVAILABLE' OR (status = 'HELD' AND held_until < now()));

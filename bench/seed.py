@@ -68,7 +68,7 @@ def main() -> None:
         user.set_unusable_password()
         user.save()
         tokens.append(Token.objects.create(user=user).key)
-    seats = list(Seat.objects.filter(flight=flight).values_list("seat_no", flat=True))
+    seats = list(Seat.objects.filter(sale=flight.sale).values_list("seat_no", flat=True))
     print(json.dumps({"flightId": flight.pk, "tokens": tokens, "seats": seats}))
 
 

@@ -136,7 +136,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
         session.create()
         customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
     sale = room.protect_flight(
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         opens_at=timezone.now() + timedelta(seconds=opens_in),
         admit_per_minute=rate,
         max_inside=max_inside,
@@ -439,7 +439,9 @@ def verify(sale, flight) -> dict:
     for customer_id, admitted_at, expires_at in admissions:
         by_customer.setdefault(customer_id, []).append((admitted_at, expires_at))
     bookings = list(
-        Booking.objects.filter(flight=flight).values_list("customer_id", "created_at", "seat_count")
+        Booking.objects.filter(sale=flight.sale).values_list(
+            "customer_id", "created_at", "seat_count"
+        )
     )
     outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
     capacity = sum(
@@ -464,7 +466,7 @@ def verify(sale, flight) -> dict:
         "bookings_without_admission": len(outside),
         "ticks_over_horizon": violations,
         "worst_shopping_to_bound": worst,
-        "inventory_drift": check_inventory(flight_id=flight.pk),
+        "inventory_drift": check_inventory(sale_id=flight.sale_id),
         "units": capacity,
     }
 

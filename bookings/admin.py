@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from bookings import catalogue
 from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
 
@@ -23,7 +24,7 @@ class BookingAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "customer",
-        "flight",
+        "sale_title",
         "fare_class",
         "status",
         "seat_count",
@@ -33,12 +34,26 @@ class BookingAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["status", "fare_class", "created_at"]
-    search_fields = ["=id", "customer__username", "customer__email", "flight__code", "=flight__id"]
-    list_select_related = ["customer", "flight"]
+    search_fields = [
+        "=id",
+        "customer__username",
+        "customer__email",
+        "=sale__id",
+    ]
+    list_select_related = ["customer", "sale"]
+
+    def get_search_fields(self, request):
+        # Staff search bookings by what the catalogue calls them (a flight's code and id).
+        return [*self.search_fields, *catalogue.search_fields("sale__")]
+
     date_hierarchy = "created_at"
     inlines = [PassengerInline]
     readonly_fields = [f.name for f in Booking._meta.fields]
     actions = ["cancel_with_refund"]
+
+    @admin.display(description="sale")
+    def sale_title(self, obj):
+        return catalogue.describe(obj.sale).title
 
     def has_add_permission(self, request):
         return False
@@ -71,7 +86,7 @@ class BookingAdmin(admin.ModelAdmin):
             return None
         if request.POST.get("confirm") != "yes":
             rows = []
-            for booking in queryset.select_related("flight", "customer").order_by("pk"):
+            for booking in queryset.select_related("sale", "customer").order_by("pk"):
                 try:
                     quote = quote_refund(
                         customer=request.user, booking_id=booking.pk, by_staff=True

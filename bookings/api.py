@@ -24,15 +24,13 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import selectors, services
-from bookings.errors import FlightNotFound
-from bookings.models import Booking, BookingStatus
+from bookings import catalogue, selectors, services
+from bookings.models import Booking, BookingStatus, SaleKind
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
 from config.api.idempotency import idempotency_key_parameter, idempotent_response
 from config.api.openapi import problems
 from config.api.throttles import HoldsThrottle
-from flights.models import FareClass, Flight
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
@@ -53,7 +51,7 @@ class BookingCreateSerializer(serializers.Serializer):
         required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
-    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
     seats = serializers.ListField(
         child=serializers.CharField(max_length=8),
         min_length=1,
@@ -95,9 +93,9 @@ class BookingSerializer(serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
     customer_id = serializers.IntegerField()
-    flight_id = serializers.IntegerField()
-    flight_code = serializers.CharField(source="flight.code")
-    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    flight_id = serializers.IntegerField(source="sale.flight.id")
+    flight_code = serializers.CharField(source="sale.flight.code")
+    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()
     passengers = PassengerSerializer(many=True)
@@ -233,7 +231,7 @@ class BookingListCreateApi(GenericAPIView):
         require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
         common = {
             "customer": customer,
-            "flight_id": data["flight_id"],
+            "sale_id": selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"]),
             "fare_class": data["fare_class"],
             "passenger_names": data.get("passenger_names"),
         }
@@ -389,7 +387,7 @@ class CheckinScanApi(APIView):
     class TicketSerializer(serializers.Serializer):
         serial = serializers.CharField()
         booking_id = serializers.IntegerField()
-        flight_id = serializers.IntegerField()
+        flight_id = serializers.IntegerField(source="sale.flight.id")
         passenger_name = serializers.CharField()
         seat = serializers.SerializerMethodField()
         fare_class = serializers.CharField()
@@ -419,10 +417,8 @@ class CheckinScanApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        flight_id = data.validated_data["flight_id"]
-        if not Flight.objects.filter(pk=flight_id).exists():
-            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+        sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data.validated_data["flight_id"])
         result = scan_ticket(
-            code=data.validated_data["code"], flight_id=flight_id, scanned_by=request.user
+            code=data.validated_data["code"], sale_id=sale_id, scanned_by=request.user
         )
         return Response(self.OutputSerializer(result).data)

@@ -3,15 +3,15 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from bookings import catalogue
 from bookings.services import is_printable_name
-from flights.models import FareClass
 from kernel.idempotency import MAX_KEY_LENGTH
 
 
 class HoldForm(forms.Form):
     """The seat picker's submission: exactly one seat and one name per passenger."""
 
-    fare_class = forms.ChoiceField(choices=FareClass.choices)
+    fare_class = forms.ChoiceField(choices=catalogue.class_choices())
     passengers = forms.IntegerField(min_value=1)
     # Drawn fresh with each picker page: two submissions of one drawing are one hold.  Optional
     # so a form from a page drawn before this field existed still works.

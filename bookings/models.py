@@ -1,9 +1,138 @@
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from flights.models import FareClass
+
+class SaleKind(models.TextChoices):
+    """Which catalogue owns a sale (and answers the engine's questions about it)."""
+
+    FLIGHT = "FLIGHT", "Flight"
+    EVENT = "EVENT", "Event"
+
+
+class Sale(models.Model):
+    """One sellable inventory: seats and inventory classes, owned by one catalogue item (a
+    flight or an event, reached as `sale.flight` / `sale.event`).  The engine holds, sells and
+    releases a sale's units without knowing what they are; it asks the catalogue registered for
+    `kind` (bookings.catalogue) whether the sale is open and how to describe it."""
+
+    kind = models.CharField(max_length=10, choices=SaleKind.choices)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} sale {self.pk}"
+
+
+class Inventory(models.Model):
+    """Units of one inventory class (a flight's fare class, an event's price category) of a sale.
+
+    `sold + held <= capacity + overbook_limit` is enforced by the database: whatever the code
+    does, it cannot sell more than the catalogue allowed.  `fare_class` is the class's code; its
+    meaning (and the valid codes) belong to the catalogue.
+    """
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="inventories")
+    fare_class = models.CharField(max_length=10, help_text="Inventory-class code of the sale.")
+    capacity = models.PositiveIntegerField()
+    overbook_limit = models.PositiveIntegerField(
+        default=0, help_text="Seatless units that may be sold beyond the physical seats."
+    )
+    sold = models.PositiveIntegerField(default=0)
+    held = models.PositiveIntegerField(default=0)
+    price = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3, default="EUR")
+
+    class Meta:
+        ordering = ["sale_id", "fare_class"]
+        verbose_name_plural = "inventories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sale", "fare_class"], name="inventory_sale_class_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(sold__lte=F("capacity") + F("overbook_limit") - F("held")),
+                name="inventory_sold_plus_held_within_limit",
+            ),
+            models.CheckConstraint(condition=Q(sold__gte=0), name="inventory_sold_non_negative"),
+            models.CheckConstraint(condition=Q(held__gte=0), name="inventory_held_non_negative"),
+            models.CheckConstraint(
+                condition=Q(capacity__gte=0), name="inventory_capacity_non_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(overbook_limit__gte=0), name="inventory_overbook_non_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(price__gte=Decimal("0")), name="inventory_price_non_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"sale {self.sale_id} {self.fare_class}"
+
+    @property
+    def available(self) -> int:
+        return max(self.capacity + self.overbook_limit - self.sold - self.held, 0)
+
+
+class SeatStatus(models.TextChoices):
+    AVAILABLE = "AVAILABLE", "Available"
+    HELD = "HELD", "Held"
+    SOLD = "SOLD", "Sold"
+    BLOCKED = "BLOCKED", "Blocked"
+
+
+class Seat(models.Model):
+    """One physical seat of a sale.  `row` and `letter` order the seat map and the lock order
+    (docs/architecture.md); `section` groups seats in a venue (blank for a cabin)."""
+
+    sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="seats")
+    seat_no = models.CharField(max_length=16)
+    section = models.CharField(max_length=40, blank=True, default="")
+    row = models.PositiveSmallIntegerField()
+    letter = models.CharField(max_length=1)
+    fare_class = models.CharField(max_length=10, help_text="Inventory-class code of the sale.")
+    status = models.CharField(
+        max_length=10, choices=SeatStatus.choices, default=SeatStatus.AVAILABLE
+    )
+    held_until = models.DateTimeField(null=True, blank=True)
+    booking = models.ForeignKey(
+        "bookings.Booking", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    surcharge = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        default=Decimal("0.00"),
+        help_text="Added to the class price for this seat (exit row, front rows, ...).",
+    )
+    accessible = models.BooleanField(default=False, help_text="Wheelchair or companion seat.")
+    restricted_view = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["sale_id", "row", "letter"]
+        constraints = [
+            models.UniqueConstraint(fields=["sale", "seat_no"], name="seat_sale_seat_no_uniq"),
+            models.CheckConstraint(
+                condition=(
+                    Q(status=SeatStatus.AVAILABLE, booking__isnull=True, held_until__isnull=True)
+                    | Q(status=SeatStatus.BLOCKED, booking__isnull=True, held_until__isnull=True)
+                    | Q(status=SeatStatus.HELD, booking__isnull=False, held_until__isnull=False)
+                    | Q(status=SeatStatus.SOLD, booking__isnull=False, held_until__isnull=True)
+                ),
+                name="seat_status_matches_booking",
+            ),
+            models.CheckConstraint(
+                condition=Q(surcharge__gte=0), name="seat_surcharge_non_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.seat_no} ({self.status})"
 
 
 class BookingStatus(models.TextChoices):
@@ -20,8 +149,8 @@ class Booking(models.Model):
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bookings"
     )
-    flight = models.ForeignKey("flights.Flight", on_delete=models.PROTECT, related_name="bookings")
-    fare_class = models.CharField(max_length=10, choices=FareClass.choices)
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="bookings")
+    fare_class = models.CharField(max_length=10)
     status = models.CharField(
         max_length=10, choices=BookingStatus.choices, default=BookingStatus.HELD
     )
@@ -75,7 +204,7 @@ class Passenger(models.Model):
 
     booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="passengers")
     seat = models.ForeignKey(
-        "flights.Seat", on_delete=models.PROTECT, null=True, blank=True, related_name="passengers"
+        Seat, on_delete=models.PROTECT, null=True, blank=True, related_name="passengers"
     )
     full_name = models.CharField(max_length=120, blank=True)
     is_live = models.BooleanField(default=True)
@@ -101,20 +230,20 @@ class TicketStatus(models.TextChoices):
 
 
 class Ticket(models.Model):
-    """One passenger's ticket; name, flight, seat and fare class are copied at issue time,
+    """One passenger's ticket; name, sale, seat and inventory class are copied at issue time,
     because the booking's passengers and seats are let go when it closes."""
 
     booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="tickets")
     passenger = models.OneToOneField(Passenger, on_delete=models.PROTECT, related_name="ticket")
-    flight = models.ForeignKey("flights.Flight", on_delete=models.PROTECT, related_name="tickets")
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="tickets")
     serial = models.CharField(max_length=24, unique=True)
     # Unique through `serial`, which it contains; up to ~800 characters with a long name.
     code = models.CharField(max_length=1000, help_text="Signed content, as in the QR code.")
     passenger_name = models.CharField(max_length=120, blank=True)
     seat_no = models.CharField(
-        max_length=4, blank=True, help_text="Blank: seat assigned at the gate."
+        max_length=16, blank=True, help_text="Blank: seat assigned at the gate."
     )
-    fare_class = models.CharField(max_length=10, choices=FareClass.choices)
+    fare_class = models.CharField(max_length=10)
     status = models.CharField(
         max_length=10, choices=TicketStatus.choices, default=TicketStatus.VALID
     )

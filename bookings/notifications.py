@@ -109,7 +109,7 @@ def send_notification(*, notification_id: int) -> bool:
     ):
         return False
     notification = Notification.objects.select_related(
-        "booking__flight__origin", "booking__flight__destination", "booking__customer"
+        "booking__sale__flight__origin", "booking__sale__flight__destination", "booking__customer"
     ).get(pk=notification_id)
     try:
         message = build_message(notification)
@@ -150,11 +150,11 @@ def build_message(notification: Notification) -> EmailMultiAlternatives:
 
 def _build_message(notification: Notification) -> EmailMultiAlternatives:
     booking = notification.booking
-    tickets = list(booking.tickets.select_related("flight__origin").order_by("id"))
+    tickets = list(booking.tickets.select_related("sale__flight__origin").order_by("id"))
     base_url = settings.PUBLIC_BASE_URL.rstrip("/")
     context = {
         "booking": booking,
-        "flight": booking.flight,
+        "flight": booking.sale.flight,
         "customer": booking.customer,
         "tickets": [
             {
@@ -168,7 +168,7 @@ def _build_message(notification: Notification) -> EmailMultiAlternatives:
     }
     template = f"emails/{notification.kind}"
     message = EmailMultiAlternatives(
-        subject=str(SUBJECTS[notification.kind]) % {"flight": booking.flight.code},
+        subject=str(SUBJECTS[notification.kind]) % {"flight": booking.sale.flight.code},
         body=render_to_string(f"{template}.txt", context),
         to=[notification.to],
         headers={
@@ -180,7 +180,7 @@ def _build_message(notification: Notification) -> EmailMultiAlternatives:
     message.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
     if notification.kind == NotificationKind.BOOKING_CONFIRMED:
         for t in tickets:
-            name = f"boarding-pass-{booking.flight.code}-{t.seat_no or t.serial}.pdf"
+            name = f"boarding-pass-{booking.sale.flight.code}-{t.seat_no or t.serial}.pdf"
             message.attach(name, ticket_pdf(t), "application/pdf")
     return message
 

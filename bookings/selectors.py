@@ -6,17 +6,14 @@ someone else's booking, so nobody can learn that a booking id exists.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Prefetch, Q, QuerySet
-from django.utils import timezone
+from django.db.models import F, Prefetch, QuerySet
 from django.utils.translation import gettext
 
-from bookings.errors import BookingNotFound, PassengerNamesMissing, TicketNotFound
-from bookings.models import Booking, Passenger, Ticket
-from flights.models import Flight, FlightStatus
+from bookings import catalogue
+from bookings.errors import BookingNotFound, FlightNotFound, PassengerNamesMissing, TicketNotFound
+from bookings.models import Booking, Passenger, SaleKind, Ticket
 
 BOOK_ON_BEHALF = "bookings.book_on_behalf"
 
@@ -27,7 +24,7 @@ def acts_for_customers(user: AbstractBaseUser) -> bool:
 
 
 def _with_details(bookings: QuerySet[Booking]) -> QuerySet[Booking]:
-    return bookings.select_related("flight").prefetch_related(
+    return bookings.select_related("sale__flight").prefetch_related(
         Prefetch("passengers", queryset=Passenger.objects.select_related("seat").order_by("id"))
     )
 
@@ -115,7 +112,7 @@ def tickets_for_booking(
         raise BookingNotFound()
     return (
         Ticket.objects.filter(booking_id=booking_id)
-        .select_related("flight__origin", "flight__destination")
+        .select_related("sale__flight__origin", "sale__flight__destination")
         .order_by("id")
     )
 
@@ -125,7 +122,9 @@ def access_ticket(
 ) -> Ticket:
     """The ticket if `user` may see its booking, else TicketNotFound."""
     ticket = (
-        Ticket.objects.select_related("booking", "flight__origin", "flight__destination")
+        Ticket.objects.select_related(
+            "booking", "sale__flight__origin", "sale__flight__destination"
+        )
         .filter(pk=ticket_id, booking_id=booking_id, booking__in=_visible_bookings(user))
         .first()
     )
@@ -134,34 +133,12 @@ def access_ticket(
     return ticket
 
 
-def gate_flights(*, now=None, query: str = "", limit: int = 200) -> QuerySet[Flight]:
-    """Flights a gate agent may be boarding: scheduled, departing from 12 hours ago on,
-    soonest first (today's departures at the top).  `query` narrows by flight code or airport
-    code/city."""
-    now = now or timezone.now()
-    flights = Flight.objects.filter(
-        status=FlightStatus.SCHEDULED, departure_at__gte=now - timedelta(hours=12)
-    )
-    query = query.strip()
-    if query:
-        flights = flights.filter(
-            Q(code__icontains=query)
-            | Q(origin__code__iexact=query)
-            | Q(destination__code__iexact=query)
-            | Q(origin__city__icontains=query)
-            | Q(destination__city__icontains=query)
-        )
-    return flights.select_related("origin", "destination").order_by("departure_at")[:limit]
-
-
-def is_gate_flight(*, flight_id: int | None, now=None) -> bool:
-    """Whether a gate may board `flight_id` now (scheduled, departing from 12 hours ago on)."""
-    now = now or timezone.now()
-    return (
-        flight_id is not None
-        and Flight.objects.filter(
-            pk=flight_id,
-            status=FlightStatus.SCHEDULED,
-            departure_at__gte=now - timedelta(hours=12),
-        ).exists()
-    )
+def sale_id_of(kind: SaleKind, ref: int) -> int:
+    """The sale behind a catalogue item named by a front door (`flightId` 12 -> its sale),
+    through the catalogue registered for `kind`; a missing item is a 404 problem."""
+    sale_id = catalogue.sale_id_for(kind, ref)
+    if sale_id is None:
+        if kind == SaleKind.FLIGHT:
+            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": ref})
+        raise FlightNotFound(gettext("There is no event %(id)s.") % {"id": ref})
+    return sale_id

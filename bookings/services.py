@@ -8,7 +8,6 @@ SKIP LOCKED, so it can never close a cycle.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -23,6 +22,7 @@ from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings import availability, catalogue
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -36,12 +36,17 @@ from bookings.errors import (
     SeatWrongCabin,
     SoldOut,
 )
-from bookings.models import Booking, BookingStatus, Passenger
+from bookings.live import announce_seats_on_commit
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Inventory,
+    Passenger,
+    Sale,
+    Seat,
+    SeatStatus,
+)
 from bookings.selectors import acts_for_customers
-from flights import availability
-from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
-from flights.rules import is_bookable
 from kernel import metrics
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_errors_as_too_busy, lock_seats
@@ -49,8 +54,6 @@ from kernel.metrics import counts_holds
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_event, emit_events
 from waitroom import services as waitlist
-
-SEAT_NO_RE = re.compile(r"^[1-9][0-9]?[A-K]$")
 
 
 def hold_ttl():
@@ -65,10 +68,11 @@ def max_passengers() -> int:
 
 
 def _check_fare_class(fare_class: str) -> str:
-    if fare_class not in FareClass.values:
+    known = catalogue.known_class_codes()
+    if known is not None and fare_class not in known:
         raise FareClassNotFound(
             gettext("Unknown fare class %(class)r; expected one of %(values)s.")
-            % {"class": fare_class, "values": ", ".join(FareClass.values)}
+            % {"class": fare_class, "values": ", ".join(sorted(known))}
         )
     return fare_class
 
@@ -87,7 +91,7 @@ def _check_party_size(count: int) -> None:
 def _normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
     normalised = [str(s).strip().upper() for s in seat_numbers]
     _check_party_size(len(normalised))
-    malformed = [s for s in normalised if not SEAT_NO_RE.match(s)]
+    malformed = [s for s in normalised if not catalogue.is_seat_no(s)]
     if malformed:
         raise SeatNotFound(
             malformed,
@@ -133,55 +137,52 @@ def is_printable_name(name: str) -> bool:
     return all(unicodedata.category(ch) not in {"Cc", "Cs"} for ch in name)
 
 
-def check_flight_open(flight: Flight, now: datetime) -> None:
-    """FlightNotBookable unless the catalogue's rule (flights.rules.is_bookable) says open;
-    every path that starts a hold or a waitlist place asks here."""
-    if not is_bookable(flight, now=now):
-        raise FlightNotBookable(
-            gettext("Flight %(code)s has departed or was cancelled.") % {"code": flight.code}
-        )
+def check_sale_open(sale: Sale, now: datetime) -> None:
+    """FlightNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
+    through the registry, says open; every path that starts a hold or a waitlist place asks
+    here."""
+    if not catalogue.is_open(sale, now=now):
+        raise FlightNotBookable(catalogue.for_sale(sale).closed_detail(sale))
 
 
-def _raise_for_missing_flight_or_class(flight_id: int, fare_class: str) -> None:
-    if not Flight.objects.filter(pk=flight_id).exists():
-        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+def _raise_for_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
+    if not Sale.objects.filter(pk=sale_id).exists():
+        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": sale_id})
     raise FareClassNotFound(
-        gettext("Flight %(id)s does not sell %(class)s.") % {"id": flight_id, "class": fare_class}
+        gettext("Flight %(id)s does not sell %(class)s.") % {"id": sale_id, "class": fare_class}
     )
 
 
 # --- holds -------------------------------------------------------------------------------------
 
 
-def _lock_customer_on_flight(*, customer_id: int, flight_id: int) -> None:
-    """A transaction-scoped advisory lock for one customer on one flight."""
+def _lock_customer_on_sale(*, customer_id: int, sale_id: int) -> None:
+    """A transaction-scoped advisory lock for one customer on one sale."""
     if connection.vendor != "postgresql":  # SQLite runs one writer at a time anyway
         return
-    name = f"hold-cap:{customer_id}:{flight_id}".encode()
+    name = f"hold-cap:{customer_id}:{sale_id}".encode()
     key = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
-def _check_hold_cap(
-    *, customer: AbstractBaseUser, flight_id: int, units: int, now: datetime
-) -> None:
+def _check_hold_cap(*, customer: AbstractBaseUser, sale_id: int, units: int, now: datetime) -> None:
     """Refuse a hold that would give `customer` more than the cap of live held units on the
     flight.  Called first in the hold's transaction: the per customer and flight advisory lock
     is the first lock a hold takes (before seats and the fare row, so no cycle can form with
     them; only the same customer's holds on the same flight ever wait for it), and it makes two
     parallel holds by one customer count one after the other, so both cannot pass."""
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
-    _lock_customer_on_flight(customer_id=customer.pk, flight_id=flight_id)
+    _lock_customer_on_sale(customer_id=customer.pk, sale_id=sale_id)
     held = Booking.objects.filter(
-        customer=customer, flight_id=flight_id, status=BookingStatus.HELD, expires_at__gt=now
+        customer=customer, sale_id=sale_id, status=BookingStatus.HELD, expires_at__gt=now
     ).aggregate(units=Sum("seat_count"))["units"]
     # The permission is read only when it matters: two statements on the usual path.
     if (held or 0) + units > cap and not acts_for_customers(customer):
         raise HoldLimitReached(cap)  # staff and travel agents hold for many people
 
 
-def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
+def _reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
     """Take `units` from the fare class in one conditional UPDATE; True if it won.
 
     The holds call this as the last statement before COMMIT.  Every hold of a fare class
@@ -196,8 +197,8 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
     matters, is checked here, under the lock).
     """
     return bool(
-        FareInventory.objects.filter(
-            flight_id=flight_id,
+        Inventory.objects.filter(
+            sale_id=sale_id,
             fare_class=fare_class,
             held__lte=F("capacity") + F("overbook_limit") - F("sold") - units,
         ).update(held=F("held") + units)
@@ -207,7 +208,7 @@ def _reserve_units(*, flight_id: int, fare_class: str, units: int) -> bool:
 def create_held_booking(
     *,
     customer_id: int,
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     units: int,
     seats: Sequence[Seat] = (),
@@ -225,7 +226,7 @@ def create_held_booking(
     path reserves them at a different point (docs/architecture.md, "Lock order")."""
     booking = Booking.objects.create(
         customer_id=customer_id,
-        flight_id=flight_id,
+        sale_id=sale_id,
         fare_class=fare_class,
         status=BookingStatus.HELD,
         seat_count=units,
@@ -255,7 +256,7 @@ def create_held_booking(
 def hold_seats(
     *,
     customer: AbstractBaseUser,
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     seat_numbers: Sequence[str],
     passenger_names: Sequence[str] | None = None,
@@ -267,18 +268,18 @@ def hold_seats(
     now = timezone.now()
     expires_at = now + hold_ttl()
 
-    fare = FareInventory.objects.filter(flight_id=OuterRef("flight_id"), fare_class=fare_class)
+    fare = Inventory.objects.filter(sale_id=OuterRef("sale_id"), fare_class=fare_class)
     with (
         availability.hold_admission(
-            flight_id=flight_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+            sale_id=sale_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
         ),
         transaction.atomic(),
     ):
-        _check_hold_cap(customer=customer, flight_id=flight_id, units=len(seat_nos), now=now)
+        _check_hold_cap(customer=customer, sale_id=sale_id, units=len(seat_nos), now=now)
         seats = list(
             lock_seats(
-                Seat.objects.select_related("flight")
-                .filter(flight_id=flight_id, seat_no__in=seat_nos)
+                Seat.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+                .filter(sale_id=sale_id, seat_no__in=seat_nos)
                 .annotate(
                     fare_price=Subquery(fare.values("price")[:1]),
                     fare_currency=Subquery(fare.values("currency")[:1]),
@@ -286,14 +287,14 @@ def hold_seats(
             )
         )
         if len(seats) != len(seat_nos):
-            if not seats and not Flight.objects.filter(pk=flight_id).exists():
-                raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+            if not seats and not Sale.objects.filter(pk=sale_id).exists():
+                raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": sale_id})
             raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
-        check_flight_open(seats[0].flight, now)
+        check_sale_open(seats[0].sale, now)
         if seats[0].fare_price is None:
             raise FareClassNotFound(
                 gettext("Flight %(id)s does not sell %(class)s.")
-                % {"id": flight_id, "class": fare_class}
+                % {"id": sale_id, "class": fare_class}
             )
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
@@ -317,7 +318,7 @@ def hold_seats(
         # takeover above, rare, has already locked that row to give back the expired units.)
         booking = create_held_booking(
             customer_id=customer.pk,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class=fare_class,
             units=len(seats),
             seats=seats,
@@ -327,9 +328,9 @@ def hold_seats(
             expires_at=expires_at,
             now=now,
         )
-        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=len(seats)):
+        if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=len(seats)):
             raise SoldOut(fare_class)
-        announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.HELD)
+        announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
     return booking
 
 
@@ -341,7 +342,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     lockable = list(
         Booking.objects.select_for_update(skip_locked=True)
         .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
-        .only("id", "flight_id", "fare_class", "seat_count")
+        .only("id", "sale_id", "fare_class", "seat_count")
         .order_by("id")
     )
     if len(lockable) != len(booking_ids):
@@ -352,7 +353,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     if len(lock_seats(their_seats, skip_locked=True)) != their_seats.count():
         raise SeatUnavailable(seat_nos)
     # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
-    if any(waitlist.has_waiting(flight_id=b.flight_id, fare_class=b.fare_class) for b in lockable):
+    if any(waitlist.has_waiting(sale_id=b.sale_id, fare_class=b.fare_class) for b in lockable):
         raise SeatUnavailable(seat_nos)
     close_bookings(
         lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
@@ -364,7 +365,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
 def hold_seatless(
     *,
     customer: AbstractBaseUser,
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     passengers: int,
     passenger_names: Sequence[str] | None = None,
@@ -379,10 +380,10 @@ def hold_seatless(
     _check_fare_class(fare_class)
     now = timezone.now()
     # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
-    with availability.hold_admission(flight_id=flight_id, fare_class=fare_class, units=passengers):
+    with availability.hold_admission(sale_id=sale_id, fare_class=fare_class, units=passengers):
         return _hold_units(
             customer=customer,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class=fare_class,
             passengers=passengers,
             names=names,
@@ -393,27 +394,26 @@ def hold_seatless(
 def _hold_units(
     *,
     customer: AbstractBaseUser,
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     passengers: int,
     names: list[str],
     now: datetime,
 ) -> Booking:
     with transaction.atomic():
-        _check_hold_cap(customer=customer, flight_id=flight_id, units=passengers, now=now)
-        # A plain read (no row lock): the price and the flight's state, see _reserve_units.
+        _check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
+        # A plain read (no row lock): the price and the sale's state, see _reserve_units.
         inventory = (
-            FareInventory.objects.select_related("flight")
-            .filter(flight_id=flight_id, fare_class=fare_class)
-            .only("price", "currency", "flight__code", "flight__status", "flight__departure_at")
+            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+            .filter(sale_id=sale_id, fare_class=fare_class)
             .first()
         )
         if inventory is None:
-            _raise_for_missing_flight_or_class(flight_id, fare_class)
-        check_flight_open(inventory.flight, now)
+            _raise_for_missing_sale_or_class(sale_id, fare_class)
+        check_sale_open(inventory.sale, now)
         booking = create_held_booking(
             customer_id=customer.pk,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class=fare_class,
             units=passengers,
             names=names,
@@ -423,7 +423,7 @@ def _hold_units(
             now=now,
         )
         # Last: the hot row stays locked only for this UPDATE and the COMMIT.
-        if not _reserve_units(flight_id=flight_id, fare_class=fare_class, units=passengers):
+        if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class)
     return booking
 
@@ -467,28 +467,28 @@ def close_bookings(
     Seat.objects.filter(booking_id__in=ids).update(
         status=SeatStatus.AVAILABLE, booking=None, held_until=None
     )
-    by_flight: dict[int, list[str]] = defaultdict(list)
+    by_sale: dict[int, list[str]] = defaultdict(list)
     for b in bookings:
-        by_flight[b.flight_id].extend(released[b.pk])
-    for flight_id, seat_nos in sorted(by_flight.items()):
-        announce_seats_on_commit(flight_id=flight_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
-        availability.release_seats(flight_id=flight_id, seat_nos=seat_nos)
+        by_sale[b.sale_id].extend(released[b.pk])
+    for sale_id, seat_nos in sorted(by_sale.items()):
+        announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(sale_id=sale_id, seat_nos=seat_nos)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
 
     counter = "held" if from_status == BookingStatus.HELD else "sold"
     units: dict[tuple[int, str], int] = defaultdict(int)
     for b in bookings:
-        units[(b.flight_id, b.fare_class)] += b.seat_count
-    for (flight_id, fare_class), n in sorted(units.items()):
-        FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class).update(
+        units[(b.sale_id, b.fare_class)] += b.seat_count
+    for (sale_id, fare_class), n in sorted(units.items()):
+        Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
-        availability.give_back(flight_id=flight_id, fare_class=fare_class, units=n)
+        availability.give_back(sale_id=sale_id, fare_class=fare_class, units=n)
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
-    for flight_id, fare_class in sorted(units):
-        waitlist.offer_freed_units(flight_id=flight_id, fare_class=fare_class, now=now)
+    for sale_id, fare_class in sorted(units):
+        waitlist.offer_freed_units(sale_id=sale_id, fare_class=fare_class, now=now)
 
     event_type = f"booking.{to_status.lower()}"
     events = []
@@ -496,7 +496,7 @@ def close_bookings(
         b.status = to_status
         payload = {
             "bookingId": b.pk,
-            "flightId": b.flight_id,
+            "saleId": b.sale_id,
             "fareClass": b.fare_class,
             "seatCount": b.seat_count,
             "seats": sorted(released[b.pk]),
@@ -537,7 +537,7 @@ def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) 
             batch = list(
                 Booking.objects.select_for_update(skip_locked=True)
                 .filter(status=BookingStatus.HELD, expires_at__lte=moment)
-                .only("id", "flight_id", "fare_class", "seat_count")
+                .only("id", "sale_id", "fare_class", "seat_count")
                 .order_by("id")[:batch_size]
             )
             close_bookings(
@@ -631,7 +631,7 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
             raise InvalidBookingState(gettext("That passenger already has a seat."))
         seat = (
             Seat.objects.select_for_update()
-            .filter(flight_id=booking.flight_id, seat_no=seat_no)
+            .filter(sale_id=booking.sale_id, seat_no=seat_no)
             .first()
         )
         if seat is None:
@@ -669,7 +669,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
         status=SeatStatus.SOLD, held_until=None
     )
-    FareInventory.objects.filter(flight_id=booking.flight_id, fare_class=booking.fare_class).update(
+    Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
         held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
     )
     waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
@@ -680,14 +680,14 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         event_type="booking.confirmed",
         payload={
             "bookingId": booking.pk,
-            "flightId": booking.flight_id,
+            "saleId": booking.sale_id,
             "fareClass": booking.fare_class,
             "seatCount": booking.seat_count,
             "seats": seat_nos,
             **(payment or {}),
         },
     )
-    announce_seats_on_commit(flight_id=booking.flight_id, seats=seat_nos, status=SeatStatus.SOLD)
+    announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos

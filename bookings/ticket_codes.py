@@ -22,7 +22,7 @@ PREFIX = "SK1"
 @dataclass(frozen=True)
 class TicketContent:
     serial: str
-    flight_id: int
+    sale_id: int
     seat_no: str
     fare_class: str
     passenger_name: str
@@ -51,7 +51,7 @@ def sign_ticket(content: TicketContent) -> str:
     body = json.dumps(
         [
             content.serial,
-            content.flight_id,
+            content.sale_id,
             content.seat_no,
             content.fare_class,
             content.passenger_name,
@@ -84,7 +84,7 @@ def verify_ticket_code(code: str) -> TicketContent:
     if not hmac.compare_digest(_signature(key_id, signed_part), signature):
         raise BadTicketCode("signature does not match")
     try:
-        serial, flight_id, seat_no, fare_class, name = json.loads(_unb64(body))
-        return TicketContent(str(serial), int(flight_id), str(seat_no), str(fare_class), str(name))
+        serial, sale_id, seat_no, fare_class, name = json.loads(_unb64(body))
+        return TicketContent(str(serial), int(sale_id), str(seat_no), str(fare_class), str(name))
     except (ValueError, TypeError) as exc:  # signed by us, so only a bug gets here
         raise BadTicketCode("unreadable content") from exc

@@ -21,6 +21,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
+from bookings import catalogue
 from bookings.models import Ticket
 from languages.formatting import format_when
 
@@ -70,7 +71,7 @@ def _local(moment, zone: str) -> str:
 
 def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
     """What the pass says, label by label; every time local at its airport, with its zone."""
-    flight = ticket.flight
+    flight = ticket.sale.flight
     origin, destination = flight.origin, flight.destination
     boarding = flight.departure_at - timedelta(minutes=boarding_minutes())
     return [
@@ -83,7 +84,7 @@ def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
         (_("Boarding"), _local(boarding, origin.time_zone)),
         (_("Gate"), flight.gate or _("see screens")),
         (_("Seat"), ticket.seat_no or _("assigned at the gate")),
-        (_("Fare class"), str(ticket.get_fare_class_display())),
+        (_("Fare class"), str(catalogue.class_label(ticket.fare_class))),
         (_("Booking"), str(ticket.booking_id)),
         (_("Ticket"), ticket.serial),
     ]
@@ -118,7 +119,7 @@ def boarding_pass_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
 
 def ticket_pdf(ticket: Ticket) -> bytes:
     """A one-page boarding pass: who, which flight, when, which seat, and the QR code."""
-    flight = ticket.flight
+    flight = ticket.sale.flight
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
     title = _("Boarding pass")

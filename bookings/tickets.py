@@ -11,6 +11,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from bookings import catalogue
 from bookings.models import Booking, BookingStatus, Ticket, TicketStatus
 from bookings.ticket_codes import BadTicketCode, TicketContent, sign_ticket, verify_ticket_code
 
@@ -35,7 +36,7 @@ def issue_tickets(*, booking_id: int) -> list[Ticket]:
         for passenger in passengers:
             content = TicketContent(
                 serial=secrets.token_urlsafe(12),
-                flight_id=booking.flight_id,
+                sale_id=booking.sale_id,
                 seat_no=passenger.seat.seat_no if passenger.seat else "",
                 fare_class=booking.fare_class,
                 passenger_name=passenger.full_name,
@@ -44,7 +45,7 @@ def issue_tickets(*, booking_id: int) -> list[Ticket]:
                 Ticket(
                     booking=booking,
                     passenger=passenger,
-                    flight_id=booking.flight_id,
+                    sale_id=booking.sale_id,
                     serial=content.serial,
                     code=sign_ticket(content),
                     passenger_name=content.passenger_name,
@@ -90,12 +91,14 @@ class ScanResult:
                 "time": f"{self.ticket.used_at:%H:%M:%S}"
             }
         if self.outcome == ScanOutcome.WRONG_FLIGHT and self.ticket:
-            return _("This ticket is for flight %(code)s.") % {"code": self.ticket.flight.code}
+            return _("This ticket is for %(sale)s.") % {
+                "sale": catalogue.describe(self.ticket.sale).title
+            }
         return str(self.outcome.label)
 
 
-def scan_ticket(*, code: str, flight_id: int, scanned_by: AbstractBaseUser) -> ScanResult:
-    """Check a code scanned at the gate of `flight_id`; a valid ticket is marked used, once.
+def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> ScanResult:
+    """Check a code scanned at the gate of `sale_id`; a valid ticket is marked used, once.
 
     The signature is checked before the database is asked, so forged codes cost nothing.
     Two scans of one code at the same moment race on a conditional UPDATE: one wins
@@ -106,13 +109,13 @@ def scan_ticket(*, code: str, flight_id: int, scanned_by: AbstractBaseUser) -> S
     except BadTicketCode:
         return ScanResult(ScanOutcome.FORGED)
     ticket = (
-        Ticket.objects.select_related("booking", "flight")
+        Ticket.objects.select_related("booking", "sale", *catalogue.owner_paths("sale__"))
         .filter(serial=content.serial, code=code.strip())
         .first()
     )
     if ticket is None:  # signed by us but never issued: a leaked key, or another installation
         return ScanResult(ScanOutcome.FORGED)
-    if ticket.flight_id != flight_id:
+    if ticket.sale_id != sale_id:
         return ScanResult(ScanOutcome.WRONG_FLIGHT, ticket)
     if ticket.booking.status != BookingStatus.CONFIRMED:
         # The booking closed and its revocation is still on its way through the outbox.

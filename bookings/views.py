@@ -29,11 +29,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from bookings import selectors, services
 from bookings.forms import HoldForm
-from bookings.models import Booking, BookingStatus, Ticket
+from bookings.models import Booking, BookingStatus, SaleKind, Ticket
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from config.api.throttles import HoldsThrottle
+from flights import selectors as flight_selectors
 from flights.selectors import local_time
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
@@ -101,7 +102,7 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
     def hold() -> Booking:
         return services.hold_seats(
             customer=request.user,
-            flight_id=flight_id,
+            sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
             passenger_names=form.names,
@@ -203,7 +204,7 @@ def _page_state(booking: Booking, now) -> dict:
 def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page while HELD (countdown, pay), the confirmation once CONFIRMED."""
     booking = get_object_or_404(
-        Booking.objects.select_related("flight__origin", "flight__destination"),
+        Booking.objects.select_related("sale__flight__origin", "sale__flight__destination"),
         pk=booking_id,
         customer=request.user,
     )
@@ -217,8 +218,12 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "passengers": passengers,
             "names_missing": any(not p.full_name for p in passengers),
             "now": now,
-            "departure_local": local_time(booking.flight.departure_at, booking.flight.origin),
-            "arrival_local": local_time(booking.flight.arrival_at, booking.flight.destination),
+            "departure_local": local_time(
+                booking.sale.flight.departure_at, booking.sale.flight.origin
+            ),
+            "arrival_local": local_time(
+                booking.sale.flight.arrival_at, booking.sale.flight.destination
+            ),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
             **_page_state(booking, now),
@@ -238,14 +243,14 @@ def booking_progress(request: HttpRequest, booking_id: int) -> JsonResponse:
 def my_bookings(request: HttpRequest) -> HttpResponse:
     bookings = list(
         Booking.objects.filter(customer=request.user)
-        .select_related("flight__origin", "flight__destination")
+        .select_related("sale__flight__origin", "sale__flight__destination")
         .prefetch_related("passengers__seat")
         .order_by("-created_at")
     )
     now = timezone.now()
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
-        b.departure_local = local_time(b.flight.departure_at, b.flight.origin)
+        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin)
     waitlist = waitlist_selectors.waitlist_of(customer=request.user)
     return render(
         request,
@@ -344,7 +349,7 @@ def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
         name = f"ticket-{ticket.serial}.svg"
     else:
         body, content_type = ticket_pdf(ticket), "application/pdf"
-        name = f"boarding-pass-{ticket.flight.code}-{ticket.seat_no or ticket.serial}.pdf"
+        name = f"boarding-pass-{ticket.sale.flight.code}-{ticket.seat_no or ticket.serial}.pdf"
     response = HttpResponse(body, content_type=content_type)
     disposition = "attachment" if kind == "pdf" else "inline"
     response["Content-Disposition"] = f'{disposition}; filename="{name}"'
@@ -382,7 +387,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             "local": local_time(f.departure_at, f.origin),
             "today": f.departure_at <= today_until,
         }
-        for f in selectors.gate_flights(query=query, limit=60)
+        for f in flight_selectors.gate_flights(query=query, limit=60)
     ]
     context: dict = {
         "flights": flights,
@@ -399,7 +404,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = _("Choose the flight you are boarding.")
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
-        if not selectors.is_gate_flight(flight_id=context["flight_id"]):
+        if not flight_selectors.is_gate_flight(flight_id=context["flight_id"]):
             context["error"] = _("Choose the flight you are boarding.")
         elif not code:
             context["error"] = _("Scan or type a ticket code.")
@@ -407,7 +412,9 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = _("That is not a Seatkeeper ticket code.")
         else:
             context["result"] = scan_ticket(
-                code=code, flight_id=context["flight_id"], scanned_by=request.user
+                code=code,
+                sale_id=selectors.sale_id_of(SaleKind.FLIGHT, context["flight_id"]),
+                scanned_by=request.user,
             )
     status = 400 if context["error"] else 200
     return render(request, "bookings/checkin.html", context, status=status)

@@ -130,12 +130,14 @@ class StateCollector:
         )
         rows = (
             FareInventory.objects.filter(held__gt=0)
-            .values("flight__code", "flight_id")
+            .values("sale__flight__code", "sale__flight__id")
             .annotate(units=Sum("held"))
             .order_by("-units")[:500]
         )
         for row in rows:
-            gauge.add_metric([f"{row['flight__code']}#{row['flight_id']}"], row["units"])
+            gauge.add_metric(
+                [f"{row['sale__flight__code']}#{row['sale__flight__id']}"], row["units"]
+            )
         yield gauge
 
     def _outbox(self):

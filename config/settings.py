@@ -329,7 +329,7 @@ WAITING_ROOM = {
     "SIGNING_KEY": env("WAITING_ROOM_SIGNING_KEY", default=f"waiting-room:{SECRET_KEY}"),
 }
 
-# Redis filters in front of the hold (flights/availability.py): cheap refusals for losers,
+# Redis filters in front of the hold (bookings/availability.py): cheap refusals for losers,
 # never a decision; PostgreSQL still runs every hold that gets through.  On by default when
 # there is a Redis; each switch exists so a benchmark can measure with and without.
 HOLD_FILTERS = {

@@ -9,8 +9,10 @@ from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from bookings.models import Sale
 from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
-from flights.services import block_seat, set_fare_limits, unblock_seat
+from flights.selectors import sale_of_flight
+from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
 
 
@@ -53,6 +55,9 @@ def apply_fare_limits(model_admin, request, inventory_id: int, cleaned_data: dic
 
 
 class FareInventoryInline(admin.TabularInline):
+    """The flight's fare classes, edited on the flight page: they hang off its sale, so the
+    inline formset is the sale's, handed the flight's sale."""
+
     model = FareInventory
     form = FareInventoryForm
     extra = 0
@@ -67,6 +72,23 @@ class FareInventoryInline(admin.TabularInline):
         "held",
         "left",
     ]
+
+    def __init__(self, parent_model, admin_site):
+        super().__init__(Sale, admin_site)
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, getattr(obj, "sale", None), **kwargs)
+
+        class FlightSaleFormSet(formset):
+            def __init__(self, *args, instance=None, **kwargs):
+                if isinstance(instance, Flight):
+                    instance = instance.sale if instance.sale_id else Sale()
+                super().__init__(*args, instance=instance, **kwargs)
+
+        return FlightSaleFormSet
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, getattr(obj, "sale", None))
 
     @admin.display(description="left")
     def left(self, obj):
@@ -88,11 +110,15 @@ class FlightAdmin(admin.ModelAdmin):
     date_hierarchy = "departure_at"
     inlines = [FareInventoryInline]
     readonly_fields = ["seat_map"]
+    exclude = ["sale"]
     actions = ["mark_departed"]
 
     def get_queryset(self, request):
         return (
-            super().get_queryset(request).select_related("origin").prefetch_related("inventories")
+            super()
+            .get_queryset(request)
+            .select_related("origin")
+            .prefetch_related("sale__inventories")
         )
 
     @admin.display(description="inventory (sold / held / left of capacity+overbook)")
@@ -109,7 +135,7 @@ class FlightAdmin(admin.ModelAdmin):
                     inv.capacity,
                     inv.overbook_limit,
                 )
-                for inv in obj.inventories.all()
+                for inv in obj.sale.inventories.all()
             ),
         )
 
@@ -121,7 +147,7 @@ class FlightAdmin(admin.ModelAdmin):
             return "—"
         url = reverse("admin:flights_flight_seat_toggle", args=[obj.pk])
         rows: dict[int, list[Seat]] = {}
-        for seat in obj.seats.order_by("row", "letter"):
+        for seat in obj.sale.seats.order_by("row", "letter"):
             rows.setdefault(seat.row, []).append(seat)
         exit_rows = set(obj.exit_rows or ())
         cells = []
@@ -201,7 +227,7 @@ class FlightAdmin(admin.ModelAdmin):
             self.message_user(request, "Choose a seat on the map.", messages.ERROR)
             return redirect(change_url)
         try:
-            changed = service(flight_id=flight_id, seat_no=seat_no)
+            changed = service(sale_id=sale_of_flight(flight_id), seat_no=seat_no)
         except DomainError as error:
             self.message_user(request, error.detail, messages.ERROR)
         else:
@@ -218,6 +244,12 @@ class FlightAdmin(admin.ModelAdmin):
         local = obj.departure_at.astimezone(ZoneInfo(obj.origin.time_zone))
         return f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {obj.departure_at:%H:%M} UTC"
 
+    def save_model(self, request, obj, form, change):
+        if not change:  # a flight added here gets its sale as create_flight gives one
+            obj.sale = open_flight_sale()
+            obj.pk = obj.sale.pk
+        super().save_model(request, obj, form, change)
+
     def save_formset(self, request, form, formset, change):
         if formset.model is not FareInventory:
             return super().save_formset(request, form, formset, change)
@@ -227,7 +259,7 @@ class FlightAdmin(admin.ModelAdmin):
                 continue
             inventory = inline_form.instance
             if inventory.pk is None:
-                inventory.flight = form.instance
+                inventory.sale_id = form.instance.sale_id
                 inventory.save()
                 continue
             apply_fare_limits(self, request, inventory.pk, inline_form.cleaned_data)
@@ -251,10 +283,14 @@ class SeatAdmin(admin.ModelAdmin):
         "held_until",
     ]
     list_filter = ["status", "fare_class"]
-    search_fields = ["flight__code", "=flight__id", "seat_no"]
-    list_select_related = ["flight"]
+    search_fields = ["sale__flight__code", "=sale__flight__id", "seat_no"]
+    list_select_related = ["sale__flight"]
     actions = ["block", "unblock"]
-    readonly_fields = [f.name for f in Seat._meta.fields]
+    readonly_fields = [*(f.name for f in Seat._meta.fields), "flight"]
+
+    @admin.display(description="flight", ordering="sale__flight__departure_at")
+    def flight(self, obj):
+        return obj.sale.flight
 
     def has_add_permission(self, request):
         return False
@@ -272,9 +308,9 @@ class SeatAdmin(admin.ModelAdmin):
 
     def _apply(self, request, queryset, service, verb):
         changed = 0
-        for flight_id, seat_no in queryset.order_by("seat_no").values_list("flight_id", "seat_no"):
+        for sale_id, seat_no in queryset.order_by("seat_no").values_list("sale_id", "seat_no"):
             try:
-                changed += service(flight_id=flight_id, seat_no=seat_no)
+                changed += service(sale_id=sale_id, seat_no=seat_no)
             except DomainError as error:
                 self.message_user(request, error.detail, messages.ERROR)
         self.message_user(
@@ -297,9 +333,9 @@ class FareInventoryAdmin(admin.ModelAdmin):
         "price",
         "currency",
     ]
-    list_filter = ["fare_class", "flight__origin", "flight__destination"]
-    search_fields = ["flight__code", "=flight__id"]
-    list_select_related = ["flight"]
+    list_filter = ["fare_class", "sale__flight__origin", "sale__flight__destination"]
+    search_fields = ["sale__flight__code", "=sale__flight__id"]
+    list_select_related = ["sale__flight"]
     readonly_fields = ["flight", "fare_class", "sold", "held"]
     fields = [
         "flight",
@@ -318,6 +354,10 @@ class FareInventoryAdmin(admin.ModelAdmin):
     )
     def left(self, obj):
         return obj.available
+
+    @admin.display(description="flight", ordering="sale__flight__departure_at")
+    def flight(self, obj):
+        return obj.sale.flight
 
     def has_add_permission(self, request):
         return False

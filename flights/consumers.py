@@ -3,13 +3,13 @@
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from flights.live import seat_map_group
+from bookings.live import seat_map_group
 from flights.models import Flight
 
 
 @database_sync_to_async
-def _flight_exists(flight_id: int) -> bool:
-    return Flight.objects.filter(pk=flight_id).exists()
+def _sale_of_flight(flight_id: int) -> int | None:
+    return Flight.objects.filter(pk=flight_id).values_list("sale_id", flat=True).first()
 
 
 class SeatMapConsumer(AsyncJsonWebsocketConsumer):
@@ -17,10 +17,11 @@ class SeatMapConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         flight_id = int(self.scope["url_route"]["kwargs"]["flight_id"])
-        if not await _flight_exists(flight_id):
+        sale_id = await _sale_of_flight(flight_id)
+        if sale_id is None:
             await self.close()  # before accept: the handshake is refused with 403
             return
-        self.group = seat_map_group(flight_id)
+        self.group = seat_map_group(sale_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 

@@ -22,16 +22,40 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from flights.live import current_version, version_key
-from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from bookings.errors import FlightNotFound
+from bookings.live import current_version, version_key
+from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
+
+
+_sale_of_flight: dict[int, int] = {}
+
+
+def sale_id_of_flight(flight_id: int) -> int | None:
+    """The sale a flight owns (None: no such flight).  The pair never changes once created,
+    so a found answer is kept for the life of the process: front doors translate `flightId`
+    to the engine's sale id without a query on the hot path."""
+    sale_id = _sale_of_flight.get(flight_id)
+    if sale_id is None:
+        sale_id = Flight.objects.filter(pk=flight_id).values_list("sale_id", flat=True).first()
+        if sale_id is not None:
+            _sale_of_flight[flight_id] = sale_id
+    return sale_id
+
+
+def sale_of_flight(flight_id: int) -> int:
+    """`sale_id_of_flight` for front doors: a missing flight is a 404 problem."""
+    sale_id = sale_id_of_flight(flight_id)
+    if sale_id is None:
+        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+    return sale_id
 
 
 def _ttl(name: str) -> int:
@@ -86,12 +110,14 @@ def _flight(flight: Flight) -> dict[str, Any]:
         # Wall-clock times where the traveller is, with their UTC offset.
         "departure_local": flight.departure_at.astimezone(origin_tz).isoformat(),
         "arrival_local": flight.arrival_at.astimezone(destination_tz).isoformat(),
-        "fares": [_fare(inv) for inv in flight.inventories.all()],
+        "fares": [_fare(inv) for inv in flight.sale.inventories.all()],
     }
 
 
 def _flights():
-    return Flight.objects.select_related("origin", "destination").prefetch_related("inventories")
+    return Flight.objects.select_related("origin", "destination").prefetch_related(
+        "sale__inventories"
+    )
 
 
 def local_day(day: date, time_zone: str) -> tuple[datetime, datetime]:
@@ -116,7 +142,9 @@ def search_flights_json(*, origin: str, destination: str, day: date, render: Ren
         return CachedJson(body=entry[1], etag=entry[0])
     found = search_flights(origin=origin, destination=destination, day=day)
     ids = [f["id"] for f in found]
-    versions = (cache.get_many([version_key(i) for i in ids]) if ids else None) or {}
+    versions = (
+        cache.get_many([version_key(sale_id_of_flight(i) or 0) for i in ids]) if ids else None
+    ) or {}
     body = render(found)
     etag = f'W/"s{_digest(versions, body)}"'
     cache.set(key, (etag, body), _ttl("FLIGHT_SEARCH_SECONDS"))
@@ -178,9 +206,11 @@ def seat_map_json(
     this answer moves a few bytes, not the whole map.
     """
     meta_key, body_key = f"flights:seatmap:v3:{flight_id}", f"flights:seatmap:v3:{flight_id}:body"
-    wanted = [version_key(flight_id), meta_key] + ([] if known else [body_key])
+    wanted = [version_key(sale_id_of_flight(flight_id) or 0), meta_key] + (
+        [] if known else [body_key]
+    )
     found = cache.get_many(wanted) or {}  # {} or None when Redis is down
-    version = found.get(version_key(flight_id)) or 0
+    version = found.get(version_key(sale_id_of_flight(flight_id) or 0)) or 0
     meta = found.get(meta_key)  # (version, etag, built at)
     if meta is not None and meta[0] == version:
         fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
@@ -209,7 +239,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
     `seat_map_json` caches the finished body)."""
     flight = (
         Flight.objects.filter(pk=flight_id)
-        .prefetch_related("inventories")
+        .prefetch_related("sale__inventories")
         .only("id", "code", "status")
         .first()
     )
@@ -217,9 +247,17 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         return None
     now = timezone.now()
     seats = []
-    for seat_no, row, letter, fare_class, status, held_until, surcharge in flight.seats.order_by(
-        "row", "letter"
-    ).values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge"):
+    for (
+        seat_no,
+        row,
+        letter,
+        fare_class,
+        status,
+        held_until,
+        surcharge,
+    ) in flight.sale.seats.order_by("row", "letter").values_list(
+        "seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge"
+    ):
         # A lapsed hold not yet swept is free: the next hold takes it over.
         if status == SeatStatus.HELD and held_until <= now:
             status = SeatStatus.AVAILABLE
@@ -238,7 +276,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         "code": flight.code,
         "status": flight.status,
         "generated_at": now,
-        "fares": [_fare(inv) for inv in flight.inventories.all()],
+        "fares": [_fare(inv) for inv in flight.sale.inventories.all()],
         "seats": seats,
     }
 
@@ -291,19 +329,21 @@ def fare_offers(flight_ids: list[int]) -> dict[int, list[FareOffer]]:
     """Per flight, each fare class with what is left to pick: the smaller of the fare units
     still for sale and the free physical seats (the overbooking margin has no seat to pick)."""
     free = {
-        (row["flight_id"], row["fare_class"]): row["n"]
-        for row in Seat.objects.filter(_sellable_seats(), flight_id__in=flight_ids)
-        .values("flight_id", "fare_class")
+        (row["sale__flight"], row["fare_class"]): row["n"]
+        for row in Seat.objects.filter(_sellable_seats(), sale__flight__in=flight_ids)
+        .values("sale__flight", "fare_class")
         .annotate(n=Count("id"))
     }
     offers: dict[int, list[FareOffer]] = {fid: [] for fid in flight_ids}
-    for inv in FareInventory.objects.filter(flight_id__in=flight_ids).order_by(
-        "flight_id", "price"
+    for inv in (
+        FareInventory.objects.filter(sale__flight__in=flight_ids)
+        .annotate(flight_id=F("sale__flight"))
+        .order_by("flight_id", "price")
     ):
         offers[inv.flight_id].append(
             FareOffer(
                 fare_class=inv.fare_class,
-                label=inv.get_fare_class_display(),
+                label=FareClass(inv.fare_class).label,
                 price=inv.price,
                 currency=inv.currency,
                 seats_left=min(inv.available, free.get((inv.flight_id, inv.fare_class), 0)),
@@ -348,12 +388,12 @@ def seat_map_snapshot(*, flight_id: int) -> dict:
     and its message (a higher version) is applied again harmlessly, because messages carry
     statuses, not deltas.
     """
-    version = current_version(flight_id)
+    version = current_version(sale_id_of_flight(flight_id) or 0)
     now = timezone.now()
     seats = {}
-    for seat_no, status, held_until in Seat.objects.filter(flight_id=flight_id).values_list(
-        "seat_no", "status", "held_until"
-    ):
+    for seat_no, status, held_until in Seat.objects.filter(
+        sale_id=sale_id_of_flight(flight_id)
+    ).values_list("seat_no", "status", "held_until"):
         if status == SeatStatus.HELD and held_until <= now:
             status = SeatStatus.AVAILABLE
         seats[seat_no] = status
@@ -397,7 +437,7 @@ def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str]
     rows).  The aisle runs between the two halves of all the cabin's seat letters."""
     snapshot_at = timezone.now()
     seats = list(
-        Seat.objects.filter(flight_id=flight_id)
+        Seat.objects.filter(sale_id=sale_id_of_flight(flight_id))
         .order_by("row", "letter")
         .values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge")
     )
@@ -430,3 +470,39 @@ def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str]
         for number, data in sorted(rows.items())
     ]
     return letters[:half], letters[half:], drawn
+
+
+# --- the gate: which flights an agent may be boarding ----------------------------------------
+
+
+def gate_flights(*, now=None, query: str = "", limit: int = 200) -> QuerySet[Flight]:
+    """Flights a gate agent may be boarding: scheduled, departing from 12 hours ago on,
+    soonest first (today's departures at the top).  `query` narrows by flight code or airport
+    code/city."""
+    now = now or timezone.now()
+    flights = Flight.objects.filter(
+        status=FlightStatus.SCHEDULED, departure_at__gte=now - timedelta(hours=12)
+    )
+    query = query.strip()
+    if query:
+        flights = flights.filter(
+            Q(code__icontains=query)
+            | Q(origin__code__iexact=query)
+            | Q(destination__code__iexact=query)
+            | Q(origin__city__icontains=query)
+            | Q(destination__city__icontains=query)
+        )
+    return flights.select_related("origin", "destination").order_by("departure_at")[:limit]
+
+
+def is_gate_flight(*, flight_id: int | None, now=None) -> bool:
+    """Whether a gate may board `flight_id` now (scheduled, departing from 12 hours ago on)."""
+    now = now or timezone.now()
+    return (
+        flight_id is not None
+        and Flight.objects.filter(
+            pk=flight_id,
+            status=FlightStatus.SCHEDULED,
+            departure_at__gte=now - timedelta(hours=12),
+        ).exists()
+    )

@@ -8,15 +8,23 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum, Value
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, Passenger
-from flights import availability
-from flights.live import announce_seats_on_commit
-from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
+from bookings.audit import check_inventory
+from bookings.inventory import (
+    ClassSpec,
+    SeatSpec,
+    block_seat,
+    open_sale,
+    set_fare_limits,
+    unblock_seat,
+)
+from bookings.models import Sale, SaleKind
+from flights.models import Airport, FareClass, Flight
 from kernel.errors import InvalidRequest
-from waitroom import services as waitlist
+
+# The engine's inventory operations, where flight code (admin, tests) always found them.
+__all__ = ["block_seat", "check_inventory", "set_fare_limits", "unblock_seat"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,11 @@ def a320_layout(
     )
 
 
+def open_flight_sale() -> Sale:
+    """The sale a new flight will own; the flight takes its id (see `create_flight`)."""
+    return Sale.objects.create(kind=SaleKind.FLIGHT, created_at=timezone.now())
+
+
 def create_flight(
     *,
     code: str,
@@ -93,7 +106,14 @@ def create_flight(
     arrival_at: datetime,
     layout: CabinLayout | None = None,
 ) -> Flight:
-    """Schedule a flight with its fare inventory and every seat of its cabin."""
+    """Schedule a flight with its sale: fare inventory and every seat of its cabin.
+
+    The sale is created first and the flight takes **the same id** (as the migration gave
+    every existing flight).  So a flight id is also its sale id: the seat-map group, the Redis
+    hold keys, ticket codes and partner events all keep the numbers they always had, and no
+    flight id can ever be the id of another catalogue's sale.  Front doors still map a flight
+    to its sale through `flight.sale_id` / `selectors.sale_id_of_flight`, never by assuming.
+    """
     layout = layout or a320_layout()
     if origin.pk == destination.pk:
         raise InvalidRequest("A flight needs two different airports.")
@@ -101,7 +121,32 @@ def create_flight(
         raise InvalidRequest("A flight arrives after it departs.")
     seats = layout.seats()
     with transaction.atomic():
+        sale = open_sale(
+            kind=SaleKind.FLIGHT,
+            classes=[
+                ClassSpec(
+                    code=section.fare_class,
+                    capacity=sum(1 for s in seats if s[0] == section.fare_class),
+                    price=section.price,
+                    currency=layout.currency,
+                    overbook_limit=section.overbook_limit,
+                )
+                for section in layout.sections
+            ],
+            seats=[
+                SeatSpec(
+                    seat_no=f"{row}{letter}",
+                    row=row,
+                    letter=letter,
+                    fare_class=fare_class,
+                    surcharge=surcharge,
+                )
+                for fare_class, row, letter, surcharge in seats
+            ],
+        )
         flight = Flight.objects.create(
+            id=sale.pk,
+            sale=sale,
             code=code,
             origin=origin,
             destination=destination,
@@ -109,192 +154,4 @@ def create_flight(
             arrival_at=arrival_at,
             exit_rows=list(layout.exit_rows),
         )
-        FareInventory.objects.bulk_create(
-            FareInventory(
-                flight=flight,
-                fare_class=section.fare_class,
-                capacity=sum(1 for s in seats if s[0] == section.fare_class),
-                overbook_limit=section.overbook_limit,
-                price=section.price,
-                currency=layout.currency,
-            )
-            for section in layout.sections
-        )
-        Seat.objects.bulk_create(
-            Seat(
-                flight=flight,
-                seat_no=f"{row}{letter}",
-                row=row,
-                letter=letter,
-                fare_class=fare_class,
-                surcharge=surcharge,
-            )
-            for fare_class, row, letter, surcharge in seats
-        )
-        for section in layout.sections:  # a fresh flight's counters need no query
-            availability.seed_counter(
-                flight_id=flight.pk,
-                fare_class=section.fare_class,
-                available=sum(1 for s in seats if s[0] == section.fare_class)
-                + section.overbook_limit,
-            )
     return flight
-
-
-def set_fare_limits(
-    *, inventory_id: int, capacity: int, overbook_limit: int, price: Decimal
-) -> FareInventory:
-    """Staff change of a fare class's limits.  Refuses limits below what is already sold or held.
-
-    Only the editable columns are written, by a conditional UPDATE: `sold` and `held` keep
-    moving under concurrent holds and must never be overwritten by a stale admin form.
-    """
-    if capacity < 0 or overbook_limit < 0 or price < 0:
-        raise InvalidRequest("Capacity, overbook limit and price cannot be negative.")
-    with transaction.atomic():
-        updated = FareInventory.objects.filter(
-            pk=inventory_id, sold__lte=Value(capacity + overbook_limit) - F("held")
-        ).update(capacity=capacity, overbook_limit=overbook_limit, price=price)
-        inventory = FareInventory.objects.get(pk=inventory_id)
-        if not updated:
-            raise InvalidRequest(
-                f"Capacity + overbook limit ({capacity + overbook_limit}) would be below the "
-                f"{inventory.sold} sold and {inventory.held} held units.",
-                field="capacity",
-            )
-        if inventory.available:
-            waitlist.offer_freed_units(
-                flight_id=inventory.flight_id, fare_class=inventory.fare_class, now=timezone.now()
-            )
-            inventory.refresh_from_db()
-        availability.seed_counter(
-            flight_id=inventory.flight_id,
-            fare_class=inventory.fare_class,
-            available=inventory.available,
-        )
-    return inventory
-
-
-# --- the audit ---------------------------------------------------------------------------------
-
-
-def check_inventory(*, flight_id: int | None = None) -> list[str]:
-    """Compare every counter with the rows it summarises.
-
-    Returns drift descriptions; [] is clean."""
-    problems: list[str] = []
-    inventories = FareInventory.objects.select_related("flight").order_by("flight_id", "fare_class")
-    bookings = Booking.objects.all()
-    seats = Seat.objects.all()
-    passengers = Passenger.objects.all()
-    if flight_id is not None:
-        inventories = inventories.filter(flight_id=flight_id)
-        bookings = bookings.filter(flight_id=flight_id)
-        seats = seats.filter(flight_id=flight_id)
-        passengers = passengers.filter(booking__flight_id=flight_id)
-
-    totals = {
-        (row["flight_id"], row["fare_class"]): row
-        for row in bookings.values("flight_id", "fare_class").annotate(
-            held=Sum("seat_count", filter=Q(status=BookingStatus.HELD), default=0),
-            sold=Sum("seat_count", filter=Q(status=BookingStatus.CONFIRMED), default=0),
-        )
-    }
-    for inv in inventories:
-        counted = totals.get((inv.flight_id, inv.fare_class), {"held": 0, "sold": 0})
-        where = f"flight {inv.flight_id} {inv.fare_class}"
-        if inv.held != counted["held"]:
-            problems.append(f"{where}: held={inv.held} but HELD bookings cover {counted['held']}")
-        if inv.sold != counted["sold"]:
-            problems.append(
-                f"{where}: sold={inv.sold} but CONFIRMED bookings cover {counted['sold']}"
-            )
-        if inv.sold + inv.held > inv.capacity + inv.overbook_limit:
-            problems.append(f"{where}: sold+held exceeds capacity+overbook_limit")
-
-    expected_seat_status = {
-        BookingStatus.HELD: SeatStatus.HELD,
-        BookingStatus.CONFIRMED: SeatStatus.SOLD,
-    }
-    taken = seats.filter(status__in=[SeatStatus.HELD, SeatStatus.SOLD]).select_related("booking")
-    for seat in taken:
-        booking = seat.booking
-        if booking is None or expected_seat_status.get(booking.status) != seat.status:
-            state = booking.status if booking else "no booking"
-            problems.append(f"seat {seat.flight_id}/{seat.seat_no} is {seat.status} for {state}")
-    for seat_no, fid, status in seats.filter(
-        status__in=[SeatStatus.AVAILABLE, SeatStatus.BLOCKED], passengers__is_live=True
-    ).values_list("seat_no", "flight_id", "status"):
-        problems.append(f"seat {fid}/{seat_no} is {status} but a live passenger holds it")
-
-    for p in passengers.filter(is_live=True, seat__isnull=False).select_related("seat"):
-        if p.seat.booking_id != p.booking_id:
-            problems.append(
-                f"passenger {p.pk} of booking {p.booking_id} points at seat {p.seat.seat_no} "
-                "of another booking"
-            )
-    live = [BookingStatus.HELD, BookingStatus.CONFIRMED]
-    for b in bookings.annotate(
-        live_passengers=Count("passengers", filter=Q(passengers__is_live=True))
-    ).values("id", "status", "seat_count", "live_passengers"):
-        expected = b["seat_count"] if b["status"] in live else 0
-        if b["live_passengers"] != expected:
-            problems.append(
-                f"booking {b['id']} ({b['status']}) has {b['live_passengers']} live passengers, "
-                f"expected {expected}"
-            )
-    return problems
-
-
-def block_seat(*, flight_id: int, seat_no: str) -> bool:
-    """Take an AVAILABLE seat out of sale (broken, crew rest...).  Returns whether it changed.
-
-    A blocked seat is no longer sellable capacity, so the fare class loses one unit too —
-    conditionally, so it can never drop below what is already sold or held.
-    """
-    with transaction.atomic():
-        seat = (
-            Seat.objects.select_for_update()
-            .filter(flight_id=flight_id, seat_no=seat_no, status=SeatStatus.AVAILABLE)
-            .first()
-        )
-        if seat is None:
-            return False
-        shrunk = FareInventory.objects.filter(
-            flight_id=flight_id,
-            fare_class=seat.fare_class,
-            capacity__gte=1,
-            sold__lte=F("capacity") - 1 + F("overbook_limit") - F("held"),
-        ).update(capacity=F("capacity") - 1)
-        if not shrunk:
-            raise InvalidRequest(
-                f"Seat {seat_no} cannot be blocked: "
-                f"every unit of {seat.fare_class} is sold or held."
-            )
-        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.BLOCKED)
-        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.BLOCKED)
-    return True
-
-
-def unblock_seat(*, flight_id: int, seat_no: str) -> bool:
-    """Return a BLOCKED seat to sale; its fare class gains the unit back."""
-    with transaction.atomic():
-        seat = (
-            Seat.objects.select_for_update()
-            .filter(flight_id=flight_id, seat_no=seat_no, status=SeatStatus.BLOCKED)
-            .first()
-        )
-        if seat is None:
-            return False
-        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.AVAILABLE)
-        FareInventory.objects.filter(flight_id=flight_id, fare_class=seat.fare_class).update(
-            capacity=F("capacity") + 1
-        )
-        availability.give_back(flight_id=flight_id, fare_class=seat.fare_class, units=1)
-        # Announced before the waitlist runs: an offer that takes this seat announces HELD
-        # after it, and on_commit callbacks run (and get versions) in registration order.
-        announce_seats_on_commit(flight_id=flight_id, seats=[seat_no], status=SeatStatus.AVAILABLE)
-        waitlist.offer_freed_units(
-            flight_id=flight_id, fare_class=seat.fare_class, now=timezone.now()
-        )
-    return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from flights import availability
+from bookings import availability
 
 
 @shared_task(name="flights.rebuild_hold_counters", ignore_result=True)

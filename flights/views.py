@@ -8,9 +8,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from bookings.live import current_version
 from flights import selectors
 from flights.forms import PickerQuery, SearchForm
-from flights.live import current_version
 from flights.models import Flight
 from flights.rules import is_bookable
 from languages.formatting import format_money
@@ -49,7 +49,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect("flights:search")
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
-    version = current_version(flight.pk)
+    version = current_version(flight.sale_id)
     left_letters, right_letters, rows = selectors.cabin_rows(
         flight_id=flight.pk, fare_class=fare_class
     )

@@ -18,8 +18,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 log = logging.getLogger(__name__)
 
-# Seats are locked by flight, then seat number (as text: "10A" < "9A"), by every path.
-SEAT_LOCK_ORDER = ("flight_id", "seat_no")
+# Seats are locked by sale, then seat number (as text: "10A" < "9A"), by every path.
+SEAT_LOCK_ORDER = ("sale_id", "seat_no")
 # PostgreSQL's "deadlock detected" and "could not serialize access".
 RETRYABLE_SQLSTATES = {"40P01", "40001"}
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from bookings.models import Booking
+from bookings.models import Booking, Sale
 from kernel import metrics
 from kernel.errors import InvalidRequest
 from kernel.models import OutboxEvent
@@ -123,6 +123,23 @@ def _may_see(endpoint: WebhookEndpoint, booking_owner_id: int | None) -> bool:
     return endpoint.owner.is_staff or endpoint.owner_id == booking_owner_id
 
 
+def public_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """An engine event as partners see it: the engine names the sale (`saleId`); partners
+    have always been told the flight (`flightId`), in the same place among the keys."""
+    if "saleId" not in payload:
+        return payload
+    # Through the sale's reverse accessor: partners sit below the catalogues.
+    flight_id = (
+        Sale.objects.filter(pk=payload["saleId"]).values_list("flight__pk", flat=True).first()
+    )
+    if flight_id is None:
+        return payload
+    return {
+        ("flightId" if key == "saleId" else key): (flight_id if key == "saleId" else value)
+        for key, value in payload.items()
+    }
+
+
 def queue_deliveries(*, event: OutboxEvent) -> list[int]:
     """One delivery per subscribed, active endpoint for `event`; idempotent.  Call inside the
     relay's transaction: the POSTs are queued for after its commit."""
@@ -141,6 +158,7 @@ def queue_deliveries(*, event: OutboxEvent) -> list[int]:
     if not endpoints:
         return []
     event_id = partner_event_id(event)
+    data = public_payload(event.payload)
     now = timezone.now()
     with transaction.atomic():
         WebhookDelivery.objects.bulk_create(
@@ -151,7 +169,7 @@ def queue_deliveries(*, event: OutboxEvent) -> list[int]:
                     outbox_event_id=event.pk,
                     event_type=event.event_type,
                     occurred_at=event.created_at,
-                    data=event.payload,
+                    data=data,
                     status=DeliveryStatus.PENDING,
                     created_at=now,
                     updated_at=now,

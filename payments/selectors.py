@@ -130,7 +130,7 @@ def quote_refund(
     now: datetime | None = None,
 ) -> RefundQuote:
     """What cancelling this booking now would pay back: shown before the customer confirms."""
-    bookings = Booking.objects.select_related("flight")
+    bookings = Booking.objects.select_related("sale__flight")
     if not by_staff:
         bookings = bookings.filter(customer=customer)
     booking = bookings.filter(pk=booking_id).first()
@@ -138,7 +138,7 @@ def quote_refund(
         raise BookingNotFound()
     return quote_for(
         booking=booking,
-        flight=booking.flight,
+        flight=booking.sale.flight,
         payment=paid_payment(booking_id=booking.pk),
         now=now or timezone.now(),
     )

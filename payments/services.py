@@ -130,7 +130,7 @@ def _record_payment(
                 gettext("This booking is %(status)s; only a held booking can be paid.")
                 % {"status": str(booking.get_status_display()).lower()}
             )
-        if not is_bookable(Flight.objects.get(pk=booking.flight_id), now=now):
+        if not is_bookable(Flight.objects.get(sale_id=booking.sale_id), now=now):
             # Nothing is charged: the seats could never be flown.
             raise FlightNotBookable(
                 gettext("This flight has departed or was cancelled; nothing was charged.")
@@ -331,7 +331,7 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
         reference = reference or payment.gateway_reference
         late_reason = RefundReason.LATE_PAYMENT
         if booking.status == BookingStatus.HELD and not is_bookable(
-            Flight.objects.get(pk=booking.flight_id), now=now
+            Flight.objects.get(sale_id=booking.sale_id), now=now
         ):
             # The flight left or was cancelled while the customer paid: the hold ends here,
             # its seats go back, and the money is paid back in full like a late payment.
@@ -482,7 +482,7 @@ def issue_refund(*, refund_id: int) -> Refund:
                 updated_at=now,
                 status=PaymentStatus.REFUNDED if fully else payment.status,
             )
-            flight_id = Booking.objects.values_list("flight_id", flat=True).get(
+            flight_id = Booking.objects.values_list("sale__flight__id", flat=True).get(
                 pk=payment.booking_id
             )
             emit_event(
@@ -567,7 +567,7 @@ def cancel_booking(
         now = timezone.now()
         quote = quote_for(
             booking=booking,
-            flight=Flight.objects.get(pk=booking.flight_id),
+            flight=Flight.objects.get(sale_id=booking.sale_id),
             payment=payment,
             now=now,
         )

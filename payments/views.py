@@ -104,7 +104,7 @@ class SandboxCheckoutView(View):
 def _owned_booking(request: HttpRequest, booking_id: int) -> Booking:
     """404 for a booking that is not the customer's: nobody learns that it exists."""
     return get_object_or_404(
-        Booking.objects.select_related("flight"), pk=booking_id, customer=request.user
+        Booking.objects.select_related("sale__flight"), pk=booking_id, customer=request.user
     )
 
 

@@ -97,7 +97,7 @@ def named_hold(
     """A seat hold with every passenger named: what a test that pays for a hold starts from."""
     return hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class=fare_class,
         seat_numbers=list(seats),
         passenger_names=passenger_names(len(seats)),

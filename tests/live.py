@@ -6,7 +6,7 @@ import asyncio
 
 from channels.layers import channel_layers
 
-from flights.live import seat_map_group
+from bookings.live import seat_map_group
 
 
 class SeatMapListener:

@@ -10,7 +10,7 @@ from waitroom.models import Admission, ProtectedSale, WaitlistEntry, WaitlistSta
 class WaitlistEntryAdmin(admin.ModelAdmin):
     list_display = [
         "id",
-        "flight",
+        "sale",
         "fare_class",
         "customer",
         "party_size",
@@ -20,8 +20,13 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
         "offered_at",
     ]
     list_filter = ["status", "fare_class"]
-    search_fields = ["flight__code", "=flight__id", "customer__username", "customer__email"]
-    list_select_related = ["flight", "customer", "offer"]
+    search_fields = [
+        "sale__flight__code",
+        "=sale__flight__id",
+        "customer__username",
+        "customer__email",
+    ]
+    list_select_related = ["sale__flight", "customer", "offer"]
     readonly_fields = [f.name for f in WaitlistEntry._meta.fields]
     actions = ["remove_entries"]
 

@@ -45,7 +45,7 @@ class OfferSerializer(serializers.Serializer):
 
 class EntrySerializer(serializers.Serializer):
     entry_id = serializers.IntegerField(source="pk")
-    flight_id = serializers.IntegerField()
+    flight_id = serializers.IntegerField(source="sale.flight.id")
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     party_size = serializers.IntegerField()
     status = serializers.ChoiceField(choices=WaitlistStatus.choices)
@@ -73,7 +73,9 @@ class WaitlistApi(APIView):
     )
     def get(self, request, flight_id: int):
         entry = selectors.active_entry(
-            customer=request.user, flight_id=flight_id, fare_class=fare_class_from(request)
+            customer=request.user,
+            sale_id=selectors.sale_of_flight(flight_id),
+            fare_class=fare_class_from(request),
         )
         if entry is None:
             raise NotWaiting("You are not on this waitlist.")
@@ -90,7 +92,9 @@ class WaitlistApi(APIView):
         data = JoinSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         entry = services.join_waitlist(
-            customer=request.user, flight_id=flight_id, **data.validated_data
+            customer=request.user,
+            sale_id=selectors.sale_of_flight(flight_id),
+            **data.validated_data,
         )
         return Response(EntrySerializer(entry).data, status=201)
 
@@ -102,6 +106,8 @@ class WaitlistApi(APIView):
     )
     def delete(self, request, flight_id: int):
         entry = services.leave_waitlist(
-            customer=request.user, flight_id=flight_id, fare_class=fare_class_from(request)
+            customer=request.user,
+            sale_id=selectors.sale_of_flight(flight_id),
+            fare_class=fare_class_from(request),
         )
         return Response(EntrySerializer(entry).data)

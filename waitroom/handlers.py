@@ -8,7 +8,5 @@ from kernel.models import OutboxEvent
 
 @register_consumer("waitlist.offered", name="email.waitlist_offer")
 def email_offer(event: OutboxEvent) -> None:
-    booking = Booking.objects.select_related("customer", "flight").get(
-        pk=event.payload["bookingId"]
-    )
+    booking = Booking.objects.select_related("customer", "sale").get(pk=event.payload["bookingId"])
     queue_notification(booking=booking, kind=NotificationKind.WAITLIST_OFFER, event=event)

@@ -5,8 +5,6 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from flights.models import FareClass
-
 
 class WaitlistStatus(models.TextChoices):
     WAITING = "WAITING", "Waiting"
@@ -23,8 +21,8 @@ ACTIVE_WAITLIST_STATUSES = (WaitlistStatus.WAITING, WaitlistStatus.OFFERED)
 class WaitlistEntry(models.Model):
     """A customer waiting for `party_size` units of a sold-out fare class, served in join order."""
 
-    flight = models.ForeignKey("flights.Flight", on_delete=models.CASCADE, related_name="waitlist")
-    fare_class = models.CharField(max_length=10, choices=FareClass.choices)
+    sale = models.ForeignKey("bookings.Sale", on_delete=models.CASCADE, related_name="waitlist")
+    fare_class = models.CharField(max_length=10, help_text="Inventory-class code of the sale.")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="waitlist_entries"
     )
@@ -49,14 +47,14 @@ class WaitlistEntry(models.Model):
         verbose_name_plural = "waitlist entries"
         indexes = [
             models.Index(
-                fields=["flight", "fare_class", "id"],
+                fields=["sale", "fare_class", "id"],
                 condition=Q(status="WAITING"),
                 name="waitlist_waiting_order_idx",
             ),
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["flight", "fare_class", "customer"],
+                fields=["sale", "fare_class", "customer"],
                 condition=Q(status__in=["WAITING", "OFFERED"]),
                 name="waitlist_one_active_entry_per_customer",
             ),
@@ -70,7 +68,7 @@ class WaitlistEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        where = f"{self.flight_id}/{self.fare_class}"
+        where = f"{self.sale_id}/{self.fare_class}"
         return f"Waitlist {self.pk} {where} x{self.party_size} ({self.status})"
 
 

@@ -365,7 +365,7 @@ def join_waitlist_from_queue(
         )
     return services.join_waitlist(
         customer=customer,
-        flight_id=sale.flight_id,
+        sale_id=sale.flight.sale_id,
         fare_class=fare_class,
         party_size=party_size,
         require_sold_out=False,

@@ -64,7 +64,7 @@ class Inventory:
 
 
 def inventory_of(*, sale: ProtectedSale) -> Inventory:
-    totals = FareInventory.objects.filter(flight_id=sale.flight_id).aggregate(
+    totals = FareInventory.objects.filter(sale__flight=sale.flight_id).aggregate(
         total_sold=Sum("sold"),
         total_held=Sum("held"),
         total_left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
@@ -79,7 +79,7 @@ def shopping_count(*, sale: ProtectedSale, now: datetime) -> int:
     still take units.  (Once they hold, their units are counted in `held`.)"""
     booked = Booking.objects.filter(
         customer_id=OuterRef("customer_id"),
-        flight_id=sale.flight_id,
+        sale__flight=sale.flight_id,
         status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
     )
     return (

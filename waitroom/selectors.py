@@ -1,4 +1,12 @@
+from bookings.models import SaleKind
+from bookings.selectors import sale_id_of
 from waitroom.models import WaitlistEntry, WaitlistStatus
+
+
+def sale_of_flight(flight_id: int) -> int:
+    """The sale of the flight the waitlist URLs name, through the engine's catalogue registry;
+    a missing flight is a 404 problem."""
+    return sale_id_of(SaleKind.FLIGHT, flight_id)
 
 
 def waitlist_position(*, entry: WaitlistEntry) -> int | None:
@@ -7,7 +15,7 @@ def waitlist_position(*, entry: WaitlistEntry) -> int | None:
         return None
     return (
         WaitlistEntry.objects.filter(
-            flight_id=entry.flight_id,
+            sale_id=entry.sale_id,
             fare_class=entry.fare_class,
             status=WaitlistStatus.WAITING,
             id__lt=entry.id,
@@ -16,11 +24,11 @@ def waitlist_position(*, entry: WaitlistEntry) -> int | None:
     )
 
 
-def active_entry(*, customer, flight_id: int, fare_class: str) -> WaitlistEntry | None:
+def active_entry(*, customer, sale_id: int, fare_class: str) -> WaitlistEntry | None:
     return (
         WaitlistEntry.objects.filter(
             customer=customer,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class=fare_class,
             status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED],
         )
@@ -35,7 +43,7 @@ def waitlist_of(*, customer) -> list[WaitlistEntry]:
         WaitlistEntry.objects.filter(
             customer=customer, status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED]
         )
-        .select_related("flight__origin", "flight__destination", "offer")
+        .select_related("sale__flight__origin", "sale__flight__destination", "offer")
         .order_by("joined_at", "id")
     )
     for entry in entries:

@@ -22,12 +22,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from bookings import catalogue
 from bookings import services as engine
 from bookings.errors import FareClassNotFound, FlightNotFound
-from bookings.models import Booking
-from flights.live import announce_seats_on_commit
-from flights.models import FareClass, FareInventory, Flight, Seat, SeatStatus
-from flights.rules import bookable_q, is_bookable
+from bookings.live import announce_seats_on_commit
+from bookings.models import (
+    Booking,
+    Inventory,
+    Sale,
+    Seat,
+    SeatStatus,
+)
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
@@ -43,28 +48,29 @@ def offer_ttl() -> timedelta:
 def join_waitlist(
     *,
     customer: AbstractBaseUser,
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     party_size: int,
     require_sold_out: bool = True,
 ) -> WaitlistEntry:
     """`require_sold_out=False` is for the waiting room's "unlikely to get a seat" notice:
     units may be left, but all of them are spoken for by people ahead in the queue."""
-    if fare_class not in FareClass.values:
+    known = catalogue.known_class_codes()
+    if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
     if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
         raise InvalidRequest("A waiting party has 1 to 9 passengers.", field="partySize")
     now = timezone.now()
     inventory = (
-        FareInventory.objects.select_related("flight")
-        .filter(flight_id=flight_id, fare_class=fare_class)
+        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+        .filter(sale_id=sale_id, fare_class=fare_class)
         .first()
     )
     if inventory is None:
-        if not Flight.objects.filter(pk=flight_id).exists():
-            raise FlightNotFound(f"There is no flight {flight_id}.")
-        raise FareClassNotFound(f"Flight {flight_id} does not sell {fare_class}.")
-    engine.check_flight_open(inventory.flight, now)
+        if not Sale.objects.filter(pk=sale_id).exists():
+            raise FlightNotFound(f"There is no flight {sale_id}.")
+        raise FareClassNotFound(f"Flight {sale_id} does not sell {fare_class}.")
+    engine.check_sale_open(inventory.sale, now)
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "
@@ -73,7 +79,7 @@ def join_waitlist(
     try:
         with transaction.atomic():
             return WaitlistEntry.objects.create(
-                flight_id=flight_id,
+                sale_id=sale_id,
                 fare_class=fare_class,
                 customer=customer,
                 party_size=party_size,
@@ -83,7 +89,7 @@ def join_waitlist(
         raise AlreadyWaiting("You are already on this waitlist.") from exc
 
 
-def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: str) -> WaitlistEntry:
+def leave_waitlist(*, customer: AbstractBaseUser, sale_id: int, fare_class: str) -> WaitlistEntry:
     """Leave the queue.  An offer already made stays a normal hold the customer can pay or
     let lapse."""
     now = timezone.now()
@@ -91,7 +97,7 @@ def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: st
         entry = (
             WaitlistEntry.objects.select_for_update()
             .filter(
-                flight_id=flight_id,
+                sale_id=sale_id,
                 fare_class=fare_class,
                 customer=customer,
                 status=WaitlistStatus.WAITING,
@@ -107,7 +113,7 @@ def leave_waitlist(*, customer: AbstractBaseUser, flight_id: int, fare_class: st
     return entry
 
 
-def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list[WaitlistEntry]:
+def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[WaitlistEntry]:
     """Turn free units of a fare class into holds for waiting customers, in join order.
 
     Must run inside the transaction that freed the units, after the inventory row was updated
@@ -117,18 +123,17 @@ def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list
     """
     entries = list(
         WaitlistEntry.objects.select_for_update(skip_locked=True)
-        .filter(flight_id=flight_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
+        .filter(sale_id=sale_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
         .order_by("id")
     )
     if not entries:
         return []
     inventory = (
-        FareInventory.objects.select_for_update()
-        .select_related("flight")
-        .get(flight_id=flight_id, fare_class=fare_class)
+        Inventory.objects.select_for_update(of=("self",))
+        .select_related("sale", *catalogue.owner_paths("sale__"))
+        .get(sale_id=sale_id, fare_class=fare_class)
     )
-    flight = inventory.flight
-    if not is_bookable(flight, now=now):
+    if not catalogue.is_open(inventory.sale, now=now):
         return []
     free = inventory.available
     offered = []
@@ -145,19 +150,17 @@ def offer_freed_units(*, flight_id: int, fare_class: str, now: datetime) -> list
     return offered
 
 
-def _hold_for_entry(
-    entry: WaitlistEntry, inventory: FareInventory, now: datetime
-) -> Booking | None:
+def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
     n = entry.party_size
-    if not FareInventory.objects.filter(
+    if not Inventory.objects.filter(
         pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
     ).update(held=F("held") + n):
         return None
-    seats = _best_seats(inventory.flight_id, inventory.fare_class, n)
+    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
     expires_at = now + offer_ttl()
     booking = engine.create_held_booking(
         customer_id=entry.customer_id,
-        flight_id=inventory.flight_id,
+        sale_id=inventory.sale_id,
         fare_class=inventory.fare_class,
         units=n,
         seats=seats,
@@ -169,7 +172,7 @@ def _hold_for_entry(
     if seats:
         # After the release's AVAILABLE (same transaction, registered earlier): pages end on HELD.
         announce_seats_on_commit(
-            flight_id=inventory.flight_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
+            sale_id=inventory.sale_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
         )
     WaitlistEntry.objects.filter(pk=entry.pk).update(
         status=WaitlistStatus.OFFERED, offer=booking, offered_at=now
@@ -183,7 +186,7 @@ def _hold_for_entry(
                 event_type="waitlist.offered",
                 payload={
                     "bookingId": booking.pk,
-                    "flightId": booking.flight_id,
+                    "saleId": booking.sale_id,
                     "fareClass": booking.fare_class,
                     "customerId": entry.customer_id,
                     "waitlistEntryId": entry.pk,
@@ -197,7 +200,7 @@ def _hold_for_entry(
     return booking
 
 
-def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
+def _best_seats(sale_id: int, fare_class: str, n: int) -> list[Seat]:
     """Adjacent seats in the frontmost row that has them; else any n free seats; else none
     (a seatless offer: the units exist, a seat is assigned later)."""
     # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
@@ -205,7 +208,7 @@ def _best_seats(flight_id: int, fare_class: str, n: int) -> list[Seat]:
     free = sorted(
         lock_seats(
             Seat.objects.filter(
-                flight_id=flight_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
+                sale_id=sale_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
             ),
             skip_locked=True,
         ),
@@ -235,9 +238,9 @@ def mark_offer_booked(*, booking_id: int, now: datetime) -> int:
     )
 
 
-def has_waiting(*, flight_id: int, fare_class: str) -> bool:
+def has_waiting(*, sale_id: int, fare_class: str) -> bool:
     return WaitlistEntry.objects.filter(
-        flight_id=flight_id, fare_class=fare_class, status=WaitlistStatus.WAITING
+        sale_id=sale_id, fare_class=fare_class, status=WaitlistStatus.WAITING
     ).exists()
 
 
@@ -247,6 +250,6 @@ def close_departed_waitlists(*, now: datetime | None = None) -> int:
     with transaction.atomic():
         return (
             WaitlistEntry.objects.filter(status__in=ACTIVE_WAITLIST_STATUSES)
-            .exclude(bookable_q(now=now, prefix="flight__"))
+            .exclude(catalogue.open_sales_q(now=now, prefix="sale__"))
             .update(status=WaitlistStatus.CLOSED, closed_at=now)
         )

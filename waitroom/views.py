@@ -52,7 +52,7 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
     try:
         entry = services.join_waitlist(
             customer=request.user,
-            flight_id=flight_id,
+            sale_id=selectors.sale_of_flight(flight_id),
             fare_class=form.cleaned_data["fare_class"],
             party_size=form.cleaned_data["party_size"],
         )
@@ -81,7 +81,9 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect(mine)
     try:
         services.leave_waitlist(
-            customer=request.user, flight_id=flight_id, fare_class=form.cleaned_data["fare_class"]
+            customer=request.user,
+            sale_id=selectors.sale_of_flight(flight_id),
+            fare_class=form.cleaned_data["fare_class"],
         )
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")

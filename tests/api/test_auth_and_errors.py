@@ -187,7 +187,7 @@ def test_lock_timeout_is_503_with_retry_after():
     def hold_the_row():
         try:
             with transaction.atomic():
-                Seat.objects.select_for_update().get(flight=flight, seat_no="12A")
+                Seat.objects.select_for_update().get(sale=flight.sale, seat_no="12A")
                 locked.set()
                 release.wait(30)
         finally:

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, Sale
 from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import check_inventory
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def hold(customer, flight, seats):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=seats
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=seats
     )
 
 
@@ -26,13 +26,13 @@ def body(flight, **overrides):
 
 
 def state(flight):
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     return (
         inventory.held,
         inventory.sold,
         Booking.objects.count(),
         sorted(
-            Seat.objects.filter(flight=flight)
+            Seat.objects.filter(sale=flight.sale)
             .exclude(status=SeatStatus.AVAILABLE)
             .values_list("seat_no", "status")
         ),
@@ -43,9 +43,10 @@ def test_the_articles_exact_request_body_works_as_written():
     # {"flightId":1001,"customerId":42,...}: flight 1001 and customer 42 must really exist.
     customer = UserFactory(id=42, username="customer42")
     flight = FlightFactory()
-    Flight.objects.filter(pk=flight.pk).update(id=1001)
-    FareInventory.objects.filter(flight_id=flight.pk).update(flight_id=1001)
-    Seat.objects.filter(flight_id=flight.pk).update(flight_id=1001)
+    Sale.objects.filter(pk=flight.sale_id).update(id=1001)
+    Flight.objects.filter(pk=flight.pk).update(id=1001, sale_id=1001)
+    FareInventory.objects.filter(sale_id=flight.sale_id).update(sale_id=1001)
+    Seat.objects.filter(sale_id=flight.sale_id).update(sale_id=1001)
     with connection.cursor() as cursor:  # prove the re-keyed rows are consistent right now
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
@@ -59,13 +60,13 @@ def test_the_articles_exact_request_body_works_as_written():
     assert response.status_code == 201, response.content
     data = response.json()
     booking = Booking.objects.get(pk=data["bookingId"])
-    assert booking.customer_id == 42 and booking.flight_id == 1001
+    assert booking.customer_id == 42 and booking.sale_id == 1001
     assert data["seats"] == ["12A", "12B"]
     assert data["amount"] == "208.00" and data["currency"] == "EUR"  # 2 x (89.00 + 15.00 exit row)
     assert data["status"] == "HELD" and data["fareClass"] == "ECONOMY"
     assert data["expiresAt"] == booking.expires_at.isoformat().replace("+00:00", "Z")
     assert response["Location"] == f"/api/bookings/{booking.pk}"
-    assert check_inventory(flight_id=1001) == []
+    assert check_inventory(sale_id=1001) == []
 
 
 def test_hold_response_is_camel_case_and_complete(api, customer, flight):
@@ -96,7 +97,7 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         {"name": "Ana Lima", "seat": "12A"},
         {"name": "Bo Chen", "seat": "12B"},
     ]
-    assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.HELD
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").status == SeatStatus.HELD
 
 
 def test_seatless_hold_by_passenger_count(api, flight):
@@ -109,7 +110,7 @@ def test_seatless_hold_by_passenger_count(api, flight):
     data = response.json()
     assert data["seatCount"] == 3 and data["seats"] == [] and data["amount"] == "267.00"
     assert [p["seat"] for p in data["passengers"]] == [None, None, None]
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 3
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 3
 
 
 def test_unknown_fields_are_ignored(api, flight):
@@ -212,7 +213,7 @@ def test_sold_out_is_409_naming_the_fare_class(api, other_customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     hold_seats(
         customer=other_customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["1A", "1B", "1C", "1D", "1E", "1F"],
     )
@@ -271,8 +272,8 @@ def test_cancel_a_hold_frees_the_seats_and_reports_no_refund(api, customer, flig
     assert data["refund"] is None
     assert data["booking"]["status"] == "CANCELLED" and data["booking"]["closedAt"]
     assert data["booking"]["expiresAt"] is None
-    assert Seat.objects.get(flight=flight, seat_no="7C").status == SeatStatus.AVAILABLE
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.get(sale=flight.sale, seat_no="7C").status == SeatStatus.AVAILABLE
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_twice_is_409(api, customer, flight):

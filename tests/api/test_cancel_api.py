@@ -49,9 +49,9 @@ def test_cancel_confirmed_booking_answers_with_the_refund(sandbox_payments, cust
     assert (data["policy"]["rule"], data["policy"]["percent"]) == ("full", 100)
     assert data["booking"]["status"] == "CANCELLED" and data["booking"]["closedAt"]
     assert Payment.objects.get().status == PaymentStatus.REFUNDED
-    assert Seat.objects.filter(flight=flight, status=SeatStatus.AVAILABLE).count() == 180
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").sold == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.AVAILABLE).count() == 180
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").sold == 0
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_partial_refund_a_few_days_before_departure(sandbox_payments, customer, flight):
@@ -77,7 +77,7 @@ def test_after_departure_is_409_and_nothing_changes(sandbox_payments, customer, 
     assert data["type"].endswith("/cancellation-refused")
     assert "already departed" in data["detail"]
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").sold == 2
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").sold == 2
     assert not Refund.objects.exists()
 
 

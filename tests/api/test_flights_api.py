@@ -102,7 +102,7 @@ def test_search_is_cached_and_may_be_slightly_stale(anon, customer, evening_flig
         return next(x["available"] for x in found["fares"] if x["fareClass"] == "ECONOMY")
 
     assert economy_available() == 171
-    hold_seats(customer=customer, flight_id=late.pk, fare_class="ECONOMY", seat_numbers=["20A"])
+    hold_seats(customer=customer, sale_id=late.sale_id, fare_class="ECONOMY", seat_numbers=["20A"])
     assert economy_available() == 171  # served from the cache: stale, as the article allows
     time.sleep(1.2)  # the TTL runs out
     assert economy_available() == 170
@@ -123,7 +123,9 @@ def test_unknown_flight_is_404(anon, suffix):
 
 
 def test_seat_map_lists_every_seat_with_its_status(anon, customer, flight):
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     data = anon.get(f"/api/flights/{flight.pk}/seats").json()
     assert data["flightId"] == flight.pk and len(data["seats"]) == 180
     seats = {s["seatNo"]: s for s in data["seats"]}
@@ -140,7 +142,7 @@ def test_seat_map_lists_every_seat_with_its_status(anon, customer, flight):
 
 def test_seat_map_shows_a_lapsed_hold_as_available(anon, customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     Seat.objects.filter(booking=booking).update(held_until=timezone.now() - timedelta(seconds=1))
     seats = {s["seatNo"]: s for s in anon.get(f"/api/flights/{flight.pk}/seats").json()["seats"]}
@@ -159,7 +161,7 @@ def test_a_hold_never_trusts_the_cached_seat_map(anon, customer, other_customer,
     url = f"/api/flights/{flight.pk}/seats"
     anon.get(url)
     hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     stale = {s["seatNo"]: s["status"] for s in anon.get(url).json()["seats"]}
     assert stale["12A"] == "AVAILABLE"  # the cache really is stale ...
@@ -170,14 +172,16 @@ def test_a_hold_never_trusts_the_cached_seat_map(anon, customer, other_customer,
         format="json",
     )
     assert problem(response, 409)["seats"] == ["12A"]  # ... and the hold asked the database
-    assert Seat.objects.get(flight=flight, seat_no="12A").booking.customer == other_customer
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").booking.customer == other_customer
 
 
 def test_seat_map_cache_expires_within_seconds(anon, customer, flight, settings):
     settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 1}
     url = f"/api/flights/{flight.pk}/seats"
     anon.get(url)
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     time.sleep(1.2)
     fresh = {s["seatNo"]: s["status"] for s in anon.get(url).json()["seats"]}
     assert fresh["12A"] == "HELD"

@@ -27,7 +27,7 @@ def names_of(booking):
 @pytest.fixture
 def unnamed(customer, flight):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14B", "14A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["14B", "14A"]
     )
 
 
@@ -41,7 +41,7 @@ def test_the_api_names_a_held_booking_in_seat_order(api, unnamed):
 
 def test_a_seatless_unit_is_named_too(api, customer, flight):
     booking = hold_seatless(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
     )
     assert names_of(booking) == [""]
     assert (

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def hold(customer, flight, seats=("12A", "12B")):
     return hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=[f"Passenger {n}" for n in range(1, len(seats) + 1)],

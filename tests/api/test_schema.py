@@ -195,7 +195,9 @@ def token(customer):
     flight = FlightFactory()
     # Give generated requests real things to find: flight 1 .. n, a held booking of ours, and
     # a confirmed one with its ticket.
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     hold_and_confirm(customer, flight, seats=["14A"], names=["Ana Lima"])
     relay_outbox(now=timezone.now() + timedelta(hours=1))
     return Token.objects.get_or_create(user=customer)[0].key

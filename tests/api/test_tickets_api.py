@@ -76,7 +76,7 @@ def test_the_links_download_the_qr_and_the_pdf(api, booking):
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     assert pdf["Content-Disposition"].startswith("attachment;")
     assert pdf.content.startswith(b"%PDF")
-    assert f"Boarding pass {ticket.flight.code} 12A".encode() in pdf.content
+    assert f"Boarding pass {ticket.sale.flight.code} 12A".encode() in pdf.content
 
 
 def test_downloads_honour_an_accept_header_for_the_file_type(api, booking):
@@ -90,7 +90,7 @@ def test_downloads_honour_an_accept_header_for_the_file_type(api, booking):
 
 def test_a_hold_has_no_tickets_yet(api, customer, flight):
     held = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
     response = api.get(f"/api/bookings/{held.pk}/tickets")
     assert response.status_code == 200 and response.json() == []

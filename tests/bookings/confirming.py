@@ -23,7 +23,7 @@ def confirm(booking: Booking) -> Booking:
 def hold_and_confirm(customer, flight, seats=("12A", "12B"), names=("Ana Lima", "Bo Chen")):
     booking = hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=list(names),
@@ -52,7 +52,7 @@ def emit_refund(booking: Booking, *, refund_id: str = "rf_1", amount: str = "208
             event_type="refund.issued",
             payload={
                 "bookingId": booking.pk,
-                "flightId": booking.flight_id,
+                "flightId": booking.sale_id,
                 "refundId": refund_id,
                 "amount": amount,
                 "currency": booking.currency,

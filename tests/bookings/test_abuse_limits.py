@@ -28,7 +28,7 @@ def cap_of_four(settings):
 
 def hold(customer, flight, seats):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=seats
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=seats
     )
 
 
@@ -41,14 +41,14 @@ def test_the_cap_counts_live_held_units_of_one_customer_on_one_flight(
         hold(customer, flight, ["11A", "11B"])
     assert refused.value.status == 409
     with pytest.raises(HoldLimitReached):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     # Nothing of the refused holds was written.
     assert Booking.objects.filter(customer=customer).count() == 1
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 3
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 3
     # Up to the cap is fine, and other customers have their own budget.
     hold(customer, flight, ["11A"])
     hold(other_customer, flight, ["12A", "12B", "12C", "12D"])
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db
@@ -78,13 +78,13 @@ def two_cabins_at_once(customer, flight):
         [
             lambda: hold_seats(
                 customer=customer,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="BUSINESS",
                 seat_numbers=business[:3],
             ),
             lambda: hold_seats(
                 customer=customer,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=economy[:3],
             ),
@@ -95,20 +95,20 @@ def two_cabins_at_once(customer, flight):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
 def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight, monkeypatch):
-    real_lock = booking_services._lock_customer_on_flight
+    real_lock = booking_services._lock_customer_on_sale
 
     def slow_lock(**kwargs):
         time.sleep(0.2)  # the same widened window as the control below
         real_lock(**kwargs)
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_flight", slow_lock)
+    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", slow_lock)
     customer = UserFactory()
     outcomes = two_cabins_at_once(customer, flight)
     assert len(outcomes.results) == 1, outcomes.errors
     assert outcomes.error_kinds == {"HoldLimitReached": 1}
     live = Booking.objects.filter(customer=customer, status=BookingStatus.HELD)
     assert sum(b.seat_count for b in live) == 3
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -120,7 +120,7 @@ def test_control_without_the_lock_the_race_lets_the_cap_be_exceeded(flight, monk
     def no_lock(**_):
         time.sleep(0.2)  # widen the window between counting and inserting
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_flight", no_lock)
+    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", no_lock)
     outcomes = two_cabins_at_once(UserFactory(), flight)
     assert len(outcomes.results) == 2, outcomes.errors
 

@@ -33,7 +33,7 @@ def rows(ticket):
 
 def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, settings):
     settings.BOARDING_MINUTES_BEFORE_DEPARTURE = 40
-    flight = ticket.flight
+    flight = ticket.sale.flight
     origin_zone = ZoneInfo(flight.origin.time_zone)
     boarding = (flight.departure_at - timedelta(minutes=40)).astimezone(origin_zone)
     arrival = flight.arrival_at.astimezone(ZoneInfo(flight.destination.time_zone))
@@ -44,7 +44,7 @@ def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, setting
     assert shown["Gate"] == "see screens"
     Flight.objects.filter(pk=flight.pk).update(gate="B12")
     ticket.refresh_from_db()
-    ticket.flight.refresh_from_db()
+    ticket.sale.flight.refresh_from_db()
     assert rows(ticket)["Gate"] == "B12"
 
 

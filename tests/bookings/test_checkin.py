@@ -34,8 +34,8 @@ def ticketed(customer, flight, **kwargs):
 def test_a_valid_ticket_boards_once_then_reads_already_used(customer, staff_user, flight):
     _, (ticket, _) = ticketed(customer, flight)
 
-    first = scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user)
-    again = scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user)
+    first = scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user)
+    again = scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user)
 
     assert first.outcome == ScanOutcome.VALID
     assert again.outcome == ScanOutcome.ALREADY_USED and "already used" in again.message
@@ -54,9 +54,11 @@ def test_one_flipped_character_is_forged_and_changes_nothing(customer, staff_use
         + ticket.code[middle + 1 :]
     )
 
-    assert scan_ticket(code=flipped, flight_id=flight.pk, scanned_by=staff_user).outcome == "forged"
     assert (
-        scan_ticket(code="not a ticket", flight_id=flight.pk, scanned_by=staff_user).outcome
+        scan_ticket(code=flipped, sale_id=flight.sale_id, scanned_by=staff_user).outcome == "forged"
+    )
+    assert (
+        scan_ticket(code="not a ticket", sale_id=flight.sale_id, scanned_by=staff_user).outcome
         == "forged"
     )
     ticket.refresh_from_db()
@@ -69,13 +71,13 @@ def test_a_cancelled_bookings_ticket_is_revoked(customer, staff_user, flight):
     cancel_confirmed(booking)
     # Before the relay revokes it, the booking's state already refuses boarding...
     assert (
-        scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user).outcome
+        scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user).outcome
         == "revoked"
     )
     relay()
     # ...and afterwards the ticket itself says so.
     assert (
-        scan_ticket(code=other.code, flight_id=flight.pk, scanned_by=staff_user).outcome
+        scan_ticket(code=other.code, sale_id=flight.sale_id, scanned_by=staff_user).outcome
         == "revoked"
     )
     assert set(Ticket.objects.values_list("status", flat=True)) == {TicketStatus.REVOKED}
@@ -85,7 +87,7 @@ def test_a_cancelled_bookings_ticket_is_revoked(customer, staff_user, flight):
 def test_a_ticket_for_another_flight_is_refused_and_stays_valid(customer, staff_user, flight):
     _, (ticket, _) = ticketed(customer, flight)
     elsewhere = FlightFactory()
-    result = scan_ticket(code=ticket.code, flight_id=elsewhere.pk, scanned_by=staff_user)
+    result = scan_ticket(code=ticket.code, sale_id=elsewhere.sale_id, scanned_by=staff_user)
     assert result.outcome == ScanOutcome.WRONG_FLIGHT and flight.code in result.message
     ticket.refresh_from_db()
     assert ticket.status == TicketStatus.VALID
@@ -100,7 +102,8 @@ def test_two_simultaneous_scans_give_one_valid_and_one_already_used(staff_user, 
             status=TicketStatus.VALID, used_at=None, used_by=None
         )
         outcomes = run_concurrently(
-            [lambda: scan_ticket(code=ticket.code, flight_id=flight.pk, scanned_by=staff_user)] * 2
+            [lambda: scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user)]
+            * 2
         )
         assert outcomes.errors == []
         assert sorted(r.outcome for r in outcomes.results) == ["already_used", "valid"]

@@ -32,16 +32,16 @@ def test_200_threads_one_seat_exactly_one_wins(flight):
     outcomes = run_concurrently(
         [
             lambda c=c: hold_seats(
-                customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
             )
             for c in people
         ]
     )
     assert len(outcomes.results) == 1
     assert outcomes.error_kinds == {"SeatUnavailable": 199}, outcomes.errors[:3]
-    seat = Seat.objects.get(flight=flight, seat_no="12A")
+    seat = Seat.objects.get(sale=flight.sale, seat_no="12A")
     assert seat.status == SeatStatus.HELD and seat.booking_id == outcomes.results[0].pk
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
@@ -50,7 +50,7 @@ def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
     outcomes = run_concurrently(
         [
             lambda c=people[i % 50]: hold_seatless(
-                customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
             )
             for i in range(500)
         ],
@@ -58,9 +58,9 @@ def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
     )
     assert len(outcomes.results) == 183
     assert outcomes.error_kinds == {"SoldOut": 317}
-    inventory = FareInventory.objects.get(flight=flight)
+    inventory = FareInventory.objects.get(sale=flight.sale)
     assert (inventory.held, inventory.capacity + inventory.overbook_limit) == (183, 183)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_crossed_seat_pairs_never_deadlock(flight):
@@ -71,10 +71,13 @@ def test_crossed_seat_pairs_never_deadlock(flight):
         outcomes = run_concurrently(
             [
                 lambda pair=pair: hold_seats(
-                    customer=alice, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair
+                    customer=alice, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=pair
                 ),
                 lambda pair=pair: hold_seats(
-                    customer=bob, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=pair[::-1]
+                    customer=bob,
+                    sale_id=flight.sale_id,
+                    fare_class="ECONOMY",
+                    seat_numbers=pair[::-1],
                 ),
             ]
         )
@@ -84,13 +87,13 @@ def test_crossed_seat_pairs_never_deadlock(flight):
             expires_at=timezone.now() - timedelta(seconds=1)
         )
         expire_holds()
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
     stale = hold_seats(
         customer=UserFactory(),
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["12A", "12B"],
     )
@@ -102,7 +105,7 @@ def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
     outcomes = run_concurrently(
         [
             lambda c=c: hold_seats(
-                customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
             )
             for c in people
         ]
@@ -110,8 +113,8 @@ def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
     assert len(outcomes.results) == 1
     assert outcomes.error_kinds == {"SeatUnavailable": 49}
     assert Booking.objects.get(pk=stale.pk).status == BookingStatus.EXPIRED
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 1
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 1
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_sweep_racing_itself_and_live_holds(flight):
@@ -119,7 +122,7 @@ def test_sweep_racing_itself_and_live_holds(flight):
     expired = [
         hold_seats(
             customer=people[i],
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=[f"{10 + i // 6}{'ABCDEF'[i % 6]}"],
         )
@@ -133,7 +136,7 @@ def test_sweep_racing_itself_and_live_holds(flight):
     # New customers grab the very seats being swept (takeover) and fresh ones.
     grabs = [
         lambda c=people[24 + i], s=f"{10 + i // 6}{'ABCDEF'[i % 6]}": hold_seats(
-            customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]
+            customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[s]
         )
         for i in range(16)
     ]
@@ -147,19 +150,19 @@ def test_sweep_racing_itself_and_live_holds(flight):
     assert taken_over == 24  # every stale hold expired exactly once, by a sweep or a takeover
     assert swept <= 24
     expire_holds()
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
-def naive_hold(customer, flight_id, seat_no):
+def naive_hold(customer, sale_id, seat_no):
     """The article's "common mistake": read the status, then write.  No lock, no condition."""
     with transaction.atomic():
-        seat = Seat.objects.get(flight_id=flight_id, seat_no=seat_no)
+        seat = Seat.objects.get(sale_id=sale_id, seat_no=seat_no)
         if seat.status != SeatStatus.AVAILABLE:
             raise SeatUnavailable([seat_no])
         time.sleep(0.005)  # the gap every real request has between its read and its write
         booking = Booking.objects.create(
             customer=customer,
-            flight_id=flight_id,
+            sale_id=sale_id,
             fare_class="ECONOMY",
             seat_count=1,
             amount=100,
@@ -175,7 +178,7 @@ def naive_hold(customer, flight_id, seat_no):
 
 def test_control_naive_read_then_write_double_sells(flight):
     people = customers(200)
-    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.pk, "12A") for c in people])
+    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.sale_id, "12A") for c in people])
     # Without the guard, several customers "win" the same seat: the real tests can fail.
     assert len(outcomes.results) > 1
 
@@ -194,7 +197,9 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
     def blocker():
         try:
             with transaction.atomic():
-                FareInventory.objects.select_for_update().get(flight=flight, fare_class="ECONOMY")
+                FareInventory.objects.select_for_update().get(
+                    sale=flight.sale, fare_class="ECONOMY"
+                )
                 locked.set()
                 release.wait(30)
         finally:
@@ -205,13 +210,13 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
             if kind == "seats":
                 outcome["booking"] = hold_seats(
                     customer=customer,
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     seat_numbers=["12A", "12B"],
                 )
             else:
                 outcome["booking"] = hold_seatless(
-                    customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+                    customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
                 )
         except Exception as exc:  # reported below
             outcome["error"] = exc
@@ -245,9 +250,9 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
             t.join(30)
     assert len(waiting) == 1, waiting
     query, written = waiting[0]
-    assert query.startswith('UPDATE "flights_fareinventory"'), query
+    assert query.startswith('UPDATE "bookings_inventory"'), query
     # Booking and passengers were inserted before the hold queued for the hot row.
     assert {"bookings_booking", "bookings_passenger"} <= set(written), written
     assert "error" not in outcome, outcome
     assert outcome["booking"].status == BookingStatus.HELD
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 
 def economy(flight):
-    return FareInventory.objects.get(flight=flight, fare_class=FareClass.ECONOMY)
+    return FareInventory.objects.get(sale=flight.sale, fare_class=FareClass.ECONOMY)
 
 
 def snapshot(flight):
@@ -35,7 +35,9 @@ def snapshot(flight):
     return (
         inv.held,
         inv.sold,
-        list(Seat.objects.filter(flight=flight).order_by("pk").values_list("status", "booking_id")),
+        list(
+            Seat.objects.filter(sale=flight.sale).order_by("pk").values_list("status", "booking_id")
+        ),
         Booking.objects.count(),
         Passenger.objects.count(),
     )
@@ -44,7 +46,7 @@ def snapshot(flight):
 def test_hold_takes_all_seats_and_prices_them_on_the_server(customer, flight):
     booking = hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["12b", "12A"],
         passenger_names=["Ana Lima", "Bo Chen"],
@@ -58,7 +60,7 @@ def test_hold_takes_all_seats_and_prices_them_on_the_server(customer, flight):
         < booking.expires_at - timezone.now()
         <= timedelta(minutes=10)
     )
-    seats = Seat.objects.filter(flight=flight, seat_no__in=["12A", "12B"])
+    seats = Seat.objects.filter(sale=flight.sale, seat_no__in=["12A", "12B"])
     assert {(s.status, s.booking_id, s.held_until) for s in seats} == {
         (SeatStatus.HELD, booking.pk, booking.expires_at)
     }
@@ -67,30 +69,30 @@ def test_hold_takes_all_seats_and_prices_them_on_the_server(customer, flight):
         ("12B", "Bo Chen"),
     ]
     assert economy(flight).held == 2
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, flight):
     hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12B"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12B"]
     )
     before = snapshot(flight)
     with pytest.raises(SeatUnavailable) as err:
         hold_seats(
             customer=customer,
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["12A", "12B"],
         )
     assert err.value.extra["seats"] == ["12B"]
     assert snapshot(flight) == before
-    assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").status == SeatStatus.AVAILABLE
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"flight_id": 999_999}, FlightNotFound),
+        ({"sale_id": 999_999}, FlightNotFound),
         ({"fare_class": "FIRST"}, FareClassNotFound),
         ({"seat_numbers": ["99Z"]}, SeatNotFound),
         ({"seat_numbers": ["45A"]}, SeatNotFound),
@@ -102,7 +104,12 @@ def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, f
     ],
 )
 def test_bad_hold_requests_are_refused_and_change_nothing(customer, flight, kwargs, error):
-    request = {"flight_id": flight.pk, "fare_class": "ECONOMY", "seat_numbers": ["12A"], **kwargs}
+    request = {
+        "sale_id": flight.sale_id,
+        "fare_class": "ECONOMY",
+        "seat_numbers": ["12A"],
+        **kwargs,
+    }
     before = snapshot(flight)
     with pytest.raises(error):
         hold_seats(customer=customer, **request)
@@ -113,10 +120,10 @@ def test_departed_flight_cannot_be_held(customer):
     flight = FlightFactory(departure_at=timezone.now() - timedelta(hours=1))
     with pytest.raises(FlightNotBookable):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
     with pytest.raises(FlightNotBookable):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert not Booking.objects.exists()
 
 
@@ -125,22 +132,22 @@ def test_cancelled_flight_cannot_be_held(customer, flight):
     flight.save(update_fields=["status"])
     with pytest.raises(FlightNotBookable):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
 
 
 def test_blocked_seat_is_unavailable(customer, flight):
-    Seat.objects.filter(flight=flight, seat_no="7C").update(status=SeatStatus.BLOCKED)
+    Seat.objects.filter(sale=flight.sale, seat_no="7C").update(status=SeatStatus.BLOCKED)
     with pytest.raises(SeatUnavailable):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["7C"]
         )
 
 
 def test_expired_hold_is_taken_over_and_the_stale_booking_expired(customer, other_customer, flight):
     stale = hold_seats(
         customer=other_customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["12A", "12B"],
     )
@@ -149,63 +156,65 @@ def test_expired_hold_is_taken_over_and_the_stale_booking_expired(customer, othe
     Seat.objects.filter(booking=stale).update(held_until=past)
 
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
 
     stale.refresh_from_db()
     assert stale.status == BookingStatus.EXPIRED
-    assert Seat.objects.get(flight=flight, seat_no="12A").booking_id == booking.pk
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").booking_id == booking.pk
     # The stale booking's other seat is released, not stranded.
-    assert Seat.objects.get(flight=flight, seat_no="12B").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="12B").status == SeatStatus.AVAILABLE
     assert economy(flight).held == 1
     assert (
         OutboxEvent.objects.filter(event_type="booking.expired", aggregate_id=str(stale.pk)).count()
         == 1
     )
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_live_hold_is_not_taken_over(customer, other_customer, flight):
     hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     with pytest.raises(SeatUnavailable):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
 
 
 def test_seatless_holds_sell_exactly_capacity_plus_overbook(customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=2))  # 6 seats + 2
     held = [
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=3)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=3)
         for _ in range(2)
     ]
     assert held[0].amount == Decimal("300.00")
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     with pytest.raises(SoldOut):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert economy(flight).held == 8
     # Seat holds compete for the same units.
     with pytest.raises(SoldOut):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["1A"]
         )
     # The units are reserved last; the booking, passenger and seat claim written before are
     # rolled back with it.
-    assert Seat.objects.get(flight=flight, seat_no="1A").status == SeatStatus.AVAILABLE
-    assert Booking.objects.filter(flight=flight).count() == 3
-    assert Passenger.objects.filter(booking__flight=flight).count() == 8
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.get(sale=flight.sale, seat_no="1A").status == SeatStatus.AVAILABLE
+    assert Booking.objects.filter(sale=flight.sale).count() == 3
+    assert Passenger.objects.filter(booking__sale=flight.sale).count() == 8
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_expire_holds_releases_and_is_safe_to_run_twice(customer, flight):
     b1 = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A", "12B"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A", "12B"]
     )
-    b2 = hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    b2 = hold_seatless(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+    )
     live = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
     Booking.objects.filter(pk__in=[b1.pk, b2.pk]).update(
         expires_at=timezone.now() - timedelta(seconds=1)
@@ -218,16 +227,16 @@ def test_expire_holds_releases_and_is_safe_to_run_twice(customer, flight):
         BookingStatus.EXPIRED
     }
     assert Booking.objects.get(pk=live.pk).status == BookingStatus.HELD
-    assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").status == SeatStatus.AVAILABLE
     assert economy(flight).held == 1
     assert OutboxEvent.objects.filter(event_type="booking.expired").count() == 2
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_expire_holds_in_small_batches(customer, flight):
     for seat in ["10A", "10B", "10C", "10D", "10E"]:
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[seat]
         )
     Booking.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert expire_holds(batch_size=2) == 5
@@ -236,7 +245,7 @@ def test_expire_holds_in_small_batches(customer, flight):
 
 def test_cancel_hold(customer, other_customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     from bookings.errors import BookingNotFound
 
@@ -245,16 +254,16 @@ def test_cancel_hold(customer, other_customer, flight):
     cancel_hold(customer=customer, booking_id=booking.pk)
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CANCELLED
-    assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").status == SeatStatus.AVAILABLE
     with pytest.raises(InvalidBookingState):
         cancel_hold(customer=customer, booking_id=booking.pk)
     assert economy(flight).held == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_of_expired_hold_says_so(customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     expire_holds()
@@ -277,7 +286,7 @@ def test_hold_path_query_budget(customer, flight):
     with CaptureQueriesContext(connection) as captured:
         hold_seats(
             customer=customer,
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["12A", "12B"],
         )
@@ -286,22 +295,24 @@ def test_hold_path_query_budget(customer, flight):
     assert [s.split()[0] for s in sql[2:]] == ["SELECT", "INSERT", "UPDATE", "INSERT", "UPDATE"], (
         sql
     )
-    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
-    assert not any(s.startswith('UPDATE "flights_fareinventory"') for s in sql[:-1]), sql
+    assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
+    assert not any(s.startswith('UPDATE "bookings_inventory"') for s in sql[:-1]), sql
     # [Cap], read price and flight (no lock), insert booking, insert passengers, reserve last.
     with CaptureQueriesContext(connection) as captured:
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     sql = statements(captured)
     assert len(sql) == 2 + 4, sql
     assert "FOR UPDATE" not in sql[2], sql
-    assert sql[-1].startswith('UPDATE "flights_fareinventory"'), sql
-    assert not any(s.startswith('UPDATE "flights_fareinventory"') for s in sql[:-1]), sql
+    assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
+    assert not any(s.startswith('UPDATE "bookings_inventory"') for s in sql[:-1]), sql
 
 
 def test_check_inventory_reports_drift(customer, flight):
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
-    FareInventory.objects.filter(flight=flight, fare_class="ECONOMY").update(held=0)
-    problems = check_inventory(flight_id=flight.pk)
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    FareInventory.objects.filter(sale=flight.sale, fare_class="ECONOMY").update(held=0)
+    problems = check_inventory(sale_id=flight.sale_id)
     assert any("held=0 but HELD bookings cover 1" in p for p in problems)
 
 
@@ -319,14 +330,14 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
     from django.db import IntegrityError, transaction
 
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
-    seat = Seat.objects.get(flight=flight, seat_no="12A")
+    seat = Seat.objects.get(sale=flight.sale, seat_no="12A")
     other = UserFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
         twin = Booking.objects.create(
             customer=other,
-            flight=flight,
+            sale=flight.sale,
             fare_class="ECONOMY",
             seat_count=1,
             amount=1,
@@ -342,11 +353,11 @@ def test_seatless_passenger_gets_a_seat_later(customer, flight):
     from bookings.services import assign_seat
 
     booking = hold_seatless(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
     )
     first, second = booking.passengers.order_by("pk")
     hold_seats(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["15C"]
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["15C"]
     )
     with pytest.raises(SeatUnavailable):
         assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15C")
@@ -354,7 +365,7 @@ def test_seatless_passenger_gets_a_seat_later(customer, flight):
         assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="2A")
     held_before = economy(flight).held
     assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15d")
-    seat = Seat.objects.get(flight=flight, seat_no="15D")
+    seat = Seat.objects.get(sale=flight.sale, seat_no="15D")
     assert (seat.status, seat.booking_id, seat.held_until) == (
         SeatStatus.HELD,
         booking.pk,
@@ -363,13 +374,13 @@ def test_seatless_passenger_gets_a_seat_later(customer, flight):
     with pytest.raises(InvalidBookingState):
         assign_seat(booking_id=booking.pk, passenger_id=first.pk, seat_no="15E")
     assert economy(flight).held == held_before  # the unit was already counted
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
     # Expiry releases the assigned seat with the rest of the booking.
     Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     expire_holds()
-    assert Seat.objects.get(flight=flight, seat_no="15D").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="15D").status == SeatStatus.AVAILABLE
     assert second.seat_id is None
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_check_inventory_command(flight, customer):
@@ -381,8 +392,10 @@ def test_check_inventory_command(flight, customer):
     out = StringIO()
     call_command("check_inventory", "--flight", str(flight.pk), stdout=out)
     assert "Inventory clean." in out.getvalue()
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
-    FareInventory.objects.filter(flight=flight, fare_class="ECONOMY").update(held=0)
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    FareInventory.objects.filter(sale=flight.sale, fare_class="ECONOMY").update(held=0)
     out = StringIO()
     with pytest.raises(CommandError, match="1 inventory problem"):
         call_command("check_inventory", stdout=out)

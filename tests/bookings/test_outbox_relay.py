@@ -165,7 +165,7 @@ def test_cancellation_revokes_tickets_and_emails_expiry_cancellation_and_refund(
     cancel_confirmed(booking)
     emit_refund(booking, refund_id="rf_42", amount="208.00")
     held = hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["30F"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["30F"]
     )
     expire_holds(now=held.expires_at + timedelta(seconds=1))
 
@@ -204,7 +204,7 @@ def test_a_rolled_back_confirmation_dispatches_nothing(
     customer, flight, django_capture_on_commit_callbacks
 ):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     with (
         django_capture_on_commit_callbacks() as callbacks,

@@ -60,14 +60,14 @@ def slow_9a_update():
                   IF NEW.seat_no = '9A' THEN PERFORM pg_sleep({SLEEP_SECONDS}); END IF;
                   RETURN NEW;
                 END $$ LANGUAGE plpgsql;
-                CREATE TRIGGER sk_test_slow_9a BEFORE UPDATE ON flights_seat
+                CREATE TRIGGER sk_test_slow_9a BEFORE UPDATE ON bookings_seat
                   FOR EACH ROW EXECUTE FUNCTION sk_test_slow_9a();
                 """
             )
 
     yield install
     with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER IF EXISTS sk_test_slow_9a ON flights_seat")
+        cursor.execute("DROP TRIGGER IF EXISTS sk_test_slow_9a ON bookings_seat")
         cursor.execute("DROP FUNCTION IF EXISTS sk_test_slow_9a()")
 
 
@@ -101,7 +101,7 @@ def later(call):
 
 def held_9a_10a(customer, flight, *, expired: bool) -> Booking:
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["9A", "10A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["9A", "10A"]
     )
     if expired:
         past = timezone.now() - timedelta(seconds=1)
@@ -132,7 +132,7 @@ def test_cancel_hold_against_a_hold_on_the_same_seats(
     )
     assert sorted(status_of(r) for r in results) == [200, 201]
     assert retries() == []  # no deadlock happened, not even one that a retry hid
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_expire_holds_against_a_hold_on_the_same_seats(
@@ -143,7 +143,7 @@ def test_expire_holds_against_a_hold_on_the_same_seats(
     results = race(expire_holds, lambda: api_hold(other_customer, flight, ["9A", "10A"]))
     assert sorted(map(status_of, results)) == [1, 201]
     assert retries() == []
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_late_payment_of_an_expired_hold_against_a_hold(
@@ -170,7 +170,7 @@ def test_late_payment_of_an_expired_hold_against_a_hold(
     )
     assert sorted(map(str, map(status_of, results))) == ["201", PaymentStatus.REFUND_REQUIRED]
     assert retries() == []
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_confirmed_booking_against_a_hold(
@@ -185,7 +185,7 @@ def test_cancel_confirmed_booking_against_a_hold(
     assert sorted(status_of(r) for r in results) == [200, 201]
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
     assert retries() == []
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_takeover_of_an_expired_hold_against_a_hold(
@@ -202,7 +202,7 @@ def test_takeover_of_an_expired_hold_against_a_hold(
     )
     assert sorted(status_of(r) for r in results) == [201, 409]
     assert retries() == []
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 # --- a deadlock that happens anyway ----------------------------------------------------------
@@ -223,10 +223,10 @@ def test_a_real_deadlock_is_retried_once_and_both_succeed(flight, retries):
             if retry:  # let the survivor finish, or the retry may deadlock with it again
                 survivor_done.wait(timeout=10)
             with transaction.atomic():
-                Seat.objects.filter(flight=flight, seat_no=first).update(surcharge=1)
+                Seat.objects.filter(sale=flight.sale, seat_no=first).update(surcharge=1)
                 if not retry:  # only the first round meets at the barrier
                     barrier.wait(timeout=10)
-                Seat.objects.filter(flight=flight, seat_no=second).update(surcharge=2)
+                Seat.objects.filter(sale=flight.sale, seat_no=second).update(surcharge=2)
             survivor_done.set()
             return first
 

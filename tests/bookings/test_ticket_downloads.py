@@ -65,7 +65,7 @@ def test_the_pdf_boarding_pass_carries_the_passenger_and_a_scannable_qr(client, 
     assert response["Content-Disposition"].startswith("attachment;")
     pdf = response.content
     assert pdf.startswith(b"%PDF")
-    assert f"Boarding pass {ticket.flight.code} 12A".encode() in pdf
+    assert f"Boarding pass {ticket.sale.flight.code} 12A".encode() in pdf
     # The embedded image is the QR: pull the raw image stream out and decode it.
     match = re.search(
         rb"<<[^>]*?/Height (\d+)[^>]*?/Subtype /Image[^>]*?/Width (\d+)[^>]*>>"

@@ -23,7 +23,7 @@ def body(flight, seats=("12A", "12B")):
 
 
 def held(flight) -> int:
-    return FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held
+    return FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held
 
 
 def test_same_key_same_body_replays_the_first_booking(customer, flight):
@@ -38,7 +38,7 @@ def test_same_key_same_body_replays_the_first_booking(customer, flight):
     assert again["Location"] == first["Location"]
     assert Booking.objects.count() == 1
     assert held(flight) == 2
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_without_a_key_a_retry_is_a_new_request(customer, flight):
@@ -126,7 +126,7 @@ def test_parallel_retries_with_one_key_make_one_booking(customer, flight):
     assert len(ids) == 1
     assert Booking.objects.count() == 1
     assert held(flight) == 2
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_the_schema_tells_clients_to_send_the_key_and_retry_5xx(customer):

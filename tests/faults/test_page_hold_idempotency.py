@@ -57,8 +57,8 @@ def test_two_parallel_submissions_of_one_form_make_one_booking(customer, flight)
     # Every submission lands on the same booking page (the later ones waited for the first).
     assert {r.status_code for r in outcomes.results} == {302}
     assert {r["Location"] for r in outcomes.results} == {f"/bookings/{booking.pk}/"}
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 2
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 2
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_a_resubmitted_form_after_success_shows_the_same_booking(customer, flight):

@@ -13,8 +13,8 @@ import shutil
 import pytest
 
 from bench.stack import ThrowawayRedis
+from bookings.live import current_version, publish_seat_changes
 from bookings.models import Booking, BookingStatus
-from flights.live import current_version, publish_seat_changes
 from flights.services import check_inventory
 from tests.api.conftest import client_for
 from tests.live import SeatMapListener
@@ -78,7 +78,7 @@ def test_an_empty_restart_loses_nothing_that_matters(own_redis, customer, other_
 
     # Versions keep going up: an open page at `before` sees a jump and resyncs.
     version = after_reconnect(
-        lambda: publish_seat_changes(flight_id=flight.pk, changes={"30F": "AVAILABLE"})
+        lambda: publish_seat_changes(sale_id=flight.sale_id, changes={"30F": "AVAILABLE"})
     )
     assert version > before
     listener = SeatMapListener(flight.pk)  # the channel layer works again
@@ -100,18 +100,18 @@ def test_an_empty_restart_loses_nothing_that_matters(own_redis, customer, other_
 
     # Nobody holding lost their place.
     assert Booking.objects.filter(status=BookingStatus.HELD).count() == 5
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_control_a_counter_born_at_zero_would_go_backwards(own_redis, flight, monkeypatch):
     """Without the epoch, a reset counter restarts at 1 and an open page ignores every push
     until the count catches up with what it already saw."""
-    monkeypatch.setattr("flights.live._epoch", lambda: 0)
+    monkeypatch.setattr("bookings.live._epoch", lambda: 0)
     for _ in range(5):
-        publish_seat_changes(flight_id=flight.pk, changes={"30F": "AVAILABLE"})
+        publish_seat_changes(sale_id=flight.sale_id, changes={"30F": "AVAILABLE"})
     seen = current_version(flight.pk)
     own_redis.restart_empty()
     again = after_reconnect(
-        lambda: publish_seat_changes(flight_id=flight.pk, changes={"30F": "AVAILABLE"})
+        lambda: publish_seat_changes(sale_id=flight.sale_id, changes={"30F": "AVAILABLE"})
     )
     assert again <= seen

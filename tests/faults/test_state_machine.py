@@ -51,17 +51,17 @@ class SaleMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.flight = FlightFactory(layout=economy_only_layout(rows=2, overbook_limit=1))
-        self.inventory = FareInventory.objects.get(flight=self.flight, fare_class="ECONOMY")
+        self.inventory = FareInventory.objects.get(sale=self.flight.sale, fare_class="ECONOMY")
         self.customers = [UserFactory() for _ in range(3)]
 
     # --- helpers -------------------------------------------------------------------------
 
     def _bookings(self, *statuses):
-        qs = Booking.objects.filter(flight=self.flight)
+        qs = Booking.objects.filter(sale=self.flight.sale)
         return list(qs.filter(status__in=statuses) if statuses else qs)
 
     def _payments(self, *statuses):
-        return list(Payment.objects.filter(booking__flight=self.flight, status__in=statuses))
+        return list(Payment.objects.filter(booking__sale=self.flight.sale, status__in=statuses))
 
     def _lapse(self, booking: Booking) -> None:
         past = timezone.now() - timedelta(seconds=1)
@@ -81,7 +81,7 @@ class SaleMachine(RuleBasedStateMachine):
         with contextlib.suppress(DomainError):
             hold_seats(
                 customer=self.customers[who],
-                flight_id=self.flight.pk,
+                sale_id=self.flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=seats,
             )
@@ -91,7 +91,7 @@ class SaleMachine(RuleBasedStateMachine):
         with contextlib.suppress(DomainError):
             hold_seatless(
                 customer=self.customers[who],
-                flight_id=self.flight.pk,
+                sale_id=self.flight.sale_id,
                 fare_class="ECONOMY",
                 passengers=passengers,
             )
@@ -160,7 +160,7 @@ class SaleMachine(RuleBasedStateMachine):
         with contextlib.suppress(DomainError):
             join_waitlist(
                 customer=self.customers[who],
-                flight_id=self.flight.pk,
+                sale_id=self.flight.sale_id,
                 fare_class="ECONOMY",
                 party_size=party,
             )
@@ -178,13 +178,13 @@ class SaleMachine(RuleBasedStateMachine):
     @rule(seat=st.sampled_from(SEATS), unblock=st.booleans())
     def seat_block(self, seat, unblock):
         with contextlib.suppress(DomainError):
-            (unblock_seat if unblock else block_seat)(flight_id=self.flight.pk, seat_no=seat)
+            (unblock_seat if unblock else block_seat)(sale_id=self.flight.sale_id, seat_no=seat)
 
     # --- invariants ----------------------------------------------------------------------
 
     @invariant()
     def counters_match_rows(self):
-        assert check_inventory(flight_id=self.flight.pk) == []
+        assert check_inventory(sale_id=self.flight.sale_id) == []
         inventory = FareInventory.objects.get(pk=self.inventory.pk)
         assert inventory.sold >= 0 and inventory.held >= 0
         assert inventory.sold + inventory.held <= inventory.capacity + inventory.overbook_limit
@@ -193,7 +193,7 @@ class SaleMachine(RuleBasedStateMachine):
     def one_live_booking_per_seat(self):
         doubled = (
             Passenger.objects.filter(
-                booking__flight=self.flight,
+                booking__sale=self.flight.sale,
                 booking__status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
                 seat__isnull=False,
             )
@@ -205,7 +205,7 @@ class SaleMachine(RuleBasedStateMachine):
 
     @invariant()
     def money_in_is_money_kept_plus_refunds(self):
-        for payment in Payment.objects.filter(booking__flight=self.flight).select_related(
+        for payment in Payment.objects.filter(booking__sale=self.flight.sale).select_related(
             "booking"
         ):
             refunded = Refund.objects.filter(payment=payment).aggregate(s=Sum("amount"))[

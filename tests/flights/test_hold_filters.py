@@ -12,10 +12,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from bookings import availability
 from bookings.errors import SeatNotFound, SeatUnavailable, SoldOut
 from bookings.models import Booking
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
-from flights import availability
 from flights.models import FareInventory
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from flights.tasks import rebuild_hold_counters
@@ -50,11 +50,11 @@ def small_flight():
 
 
 def left(flight) -> int | None:
-    return availability.counter_value(flight_id=flight.pk, fare_class="ECONOMY")
+    return availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY")
 
 
 def db_left(flight) -> int:
-    return FareInventory.objects.get(flight=flight, fare_class="ECONOMY").available
+    return FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").available
 
 
 def statements(captured) -> list[str]:
@@ -63,7 +63,7 @@ def statements(captured) -> list[str]:
 
 def hold(customer, flight, *seats):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=list(seats)
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=list(seats)
     )
 
 
@@ -143,10 +143,10 @@ def test_new_flight_seeds_its_counters_without_a_query(filters):
 def test_sold_out_fare_class_is_refused_from_redis_without_a_transaction(filters, customer):
     flight = small_flight()
     for _ in range(4):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     assert left(flight) == 0 == db_left(flight)
     with CaptureQueriesContext(connection) as captured, pytest.raises(SoldOut):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert statements(captured) == []
     with CaptureQueriesContext(connection) as captured, pytest.raises(SoldOut):
         hold(customer, flight, "1A")  # seat holds are refused before any query at all
@@ -156,9 +156,9 @@ def test_sold_out_fare_class_is_refused_from_redis_without_a_transaction(filters
 def test_control_without_the_counter_the_sold_out_loser_opens_a_transaction(filters, customer):
     filters(counter=False)
     flight = small_flight()
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=8)
     with CaptureQueriesContext(connection) as captured, pytest.raises(SoldOut):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert any(sql.startswith("UPDATE") for sql in statements(captured))
 
 
@@ -177,7 +177,7 @@ def test_counter_is_given_back_when_the_database_refuses(filters, customer):
 def test_counter_gets_units_back_when_a_hold_ends(filters, customer, ending):
     flight = small_flight()
     booking = hold_seatless(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=8
     )
     assert left(flight) == 0
     if ending == "cancel":
@@ -186,30 +186,34 @@ def test_counter_gets_units_back_when_a_hold_ends(filters, customer, ending):
         Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now())
         expire_holds()
     assert left(flight) == 8 == db_left(flight)
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=8)
 
 
 def test_staff_limit_changes_and_unblocking_correct_the_counter(filters, customer, other_customer):
     flight = small_flight()
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
-    inv = FareInventory.objects.get(flight=flight)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=8)
+    inv = FareInventory.objects.get(sale=flight.sale)
     set_fare_limits(inventory_id=inv.pk, capacity=6, overbook_limit=4, price=inv.price)
     assert left(flight) == 2 == db_left(flight)
     # Another customer: one may hold at most 9 units of a flight at a time.
-    hold_seatless(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    hold_seatless(
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+    )
     set_fare_limits(inventory_id=inv.pk, capacity=7, overbook_limit=4, price=inv.price)
     assert left(flight) == 1
-    assert block_seat(flight_id=flight.pk, seat_no="1A") is True
-    assert unblock_seat(flight_id=flight.pk, seat_no="1A") is True
-    hold_seatless(customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert block_seat(sale_id=flight.sale_id, seat_no="1A") is True
+    assert unblock_seat(sale_id=flight.sale_id, seat_no="1A") is True
+    hold_seatless(
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
+    )
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_missing_counter_is_rebuilt_from_postgresql(filters, customer):
     flight = small_flight()
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=3)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=3)
     availability._client().delete(availability.counter_key(flight.pk, "ECONOMY"))
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert left(flight) == 4 == db_left(flight)
 
 
@@ -218,19 +222,19 @@ def test_counter_wrongly_at_zero_is_checked_with_postgresql_once_older_than_trus
 ):
     filters(trust=0.2)
     flight = small_flight()
-    availability.seed_counter(flight_id=flight.pk, fare_class="ECONOMY", available=0)
+    availability.seed_counter(sale_id=flight.sale_id, fare_class="ECONOMY", available=0)
     with pytest.raises(SoldOut):  # fresh: trusted (this is the documented window)
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     import time
 
     time.sleep(0.25)
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert left(flight) == 7 == db_left(flight)
 
 
 def test_beat_rebuild_corrects_a_counter_wrongly_at_zero(filters, customer):
     flight = small_flight()
-    availability.seed_counter(flight_id=flight.pk, fare_class="ECONOMY", available=0)
+    availability.seed_counter(sale_id=flight.sale_id, fare_class="ECONOMY", available=0)
     with pytest.raises(SoldOut):
         hold(customer, flight, "1A")
     assert rebuild_hold_counters() >= 1
@@ -240,12 +244,12 @@ def test_beat_rebuild_corrects_a_counter_wrongly_at_zero(filters, customer):
 
 def test_counter_too_high_never_sells_more_than_postgresql(filters, customer):
     flight = small_flight()
-    availability.seed_counter(flight_id=flight.pk, fare_class="ECONOMY", available=100)
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=8)
+    availability.seed_counter(sale_id=flight.sale_id, fare_class="ECONOMY", available=100)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=8)
     with pytest.raises(SoldOut):  # PostgreSQL refuses, and the counter is corrected at once
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert left(flight) == 0 == db_left(flight)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_with_the_filters_redis_unreachable_holds_work_as_without_them(filters, customer):
@@ -254,10 +258,10 @@ def test_with_the_filters_redis_unreachable_holds_work_as_without_them(filters, 
     hold(customer, flight, "1A")
     with pytest.raises(SeatUnavailable):
         hold(UserFactory(), flight, "1A")
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=7)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=7)
     with pytest.raises(SoldOut):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
-    assert check_inventory(flight_id=flight.pk) == []
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_short_counter_with_a_hold_still_running_lets_the_request_through(filters, customer):
@@ -265,8 +269,8 @@ def test_short_counter_with_a_hold_still_running_lets_the_request_through(filter
     key = availability.counter_key(flight.pk, "ECONOMY")
     # Another worker took the last units and is still in its transaction: it may yet fail.
     availability._client().hset(key, mapping={"n": 0, "pending": 8})
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert left(flight) == 0  # the untracked win brought n down (floored at 0)
     availability._client().hset(key, mapping={"pending": 0})
     with pytest.raises(SoldOut):  # nothing pending any more: the counter's 0 is believed
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.django_db
 
 def test_set_fare_limits_refuses_going_below_sold_and_held(customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=4)
-    inv = FareInventory.objects.get(flight=flight)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=4)
+    inv = FareInventory.objects.get(sale=flight.sale)
     with pytest.raises(InvalidRequest):
         set_fare_limits(inventory_id=inv.pk, capacity=3, overbook_limit=0, price=Decimal("10"))
     updated = set_fare_limits(
@@ -31,14 +31,16 @@ def test_set_fare_limits_refuses_going_below_sold_and_held(customer):
 
 
 def test_admin_inline_edit_never_overwrites_live_counters(client, staff_user, customer, flight):
-    inv = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
-    business = FareInventory.objects.get(flight=flight, fare_class="BUSINESS")
+    inv = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
+    business = FareInventory.objects.get(sale=flight.sale, fare_class="BUSINESS")
     client.force_login(staff_user)
     url = reverse("admin:flights_flight_change", args=[flight.pk])
     page = client.get(url)
     assert page.status_code == 200 and 'class="admin-seat-map"' in page.text
     # A hold lands after staff opened the form: the stale form must not reset `held` to 0.
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
     form = {
         "code": flight.code,
         "origin": flight.origin_id,
@@ -69,13 +71,13 @@ def test_admin_inline_edit_never_overwrites_live_counters(client, staff_user, cu
     assert response.status_code == 302, response.content[:2000]
     inv.refresh_from_db()
     assert (inv.overbook_limit, inv.held) == (5, 1)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_admin_refuses_capacity_below_sold_with_a_message(client, staff_user, customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=5)
-    inv = FareInventory.objects.get(flight=flight)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=5)
+    inv = FareInventory.objects.get(sale=flight.sale)
     client.force_login(staff_user)
     response = client.post(
         reverse("admin:flights_fareinventory_change", args=[inv.pk]),
@@ -89,7 +91,7 @@ def test_admin_refuses_capacity_below_sold_with_a_message(client, staff_user, cu
 
 def test_admin_lists_bookings_and_inventory(client, staff_user, customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     client.force_login(staff_user)
     listing = client.get(
@@ -102,22 +104,24 @@ def test_admin_lists_bookings_and_inventory(client, staff_user, customer, flight
 
 
 def test_block_and_unblock_seat_move_capacity(customer, flight):
-    assert block_seat(flight_id=flight.pk, seat_no="20C") is True
-    assert block_seat(flight_id=flight.pk, seat_no="20C") is False  # already blocked
-    assert Seat.objects.get(flight=flight, seat_no="20C").status == SeatStatus.BLOCKED
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == 167
-    assert unblock_seat(flight_id=flight.pk, seat_no="20C") is True
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == 168
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20C"])
-    assert block_seat(flight_id=flight.pk, seat_no="20C") is False  # held seats stay sold/held
+    assert block_seat(sale_id=flight.sale_id, seat_no="20C") is True
+    assert block_seat(sale_id=flight.sale_id, seat_no="20C") is False  # already blocked
+    assert Seat.objects.get(sale=flight.sale, seat_no="20C").status == SeatStatus.BLOCKED
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == 167
+    assert unblock_seat(sale_id=flight.sale_id, seat_no="20C") is True
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == 168
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20C"]
+    )
+    assert block_seat(sale_id=flight.sale_id, seat_no="20C") is False  # held seats stay sold/held
 
 
 def test_block_refused_when_every_unit_is_taken(customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=6)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=6)
     with pytest.raises(InvalidRequest):
-        block_seat(flight_id=flight.pk, seat_no="1A")
-    assert Seat.objects.get(flight=flight, seat_no="1A").status == SeatStatus.AVAILABLE
+        block_seat(sale_id=flight.sale_id, seat_no="1A")
+    assert Seat.objects.get(sale=flight.sale, seat_no="1A").status == SeatStatus.AVAILABLE
 
 
 def test_demo_data_loads_twice_without_duplicates():
@@ -126,8 +130,8 @@ def test_demo_data_loads_twice_without_duplicates():
     assert first.flights_created == 20 and second.flights_created == 0
     assert Flight.objects.count() == 20
     flight = Flight.objects.first()
-    assert flight.seats.count() == 180
-    assert {i.fare_class: i.capacity for i in flight.inventories.all()} == {
+    assert flight.sale.seats.count() == 180
+    assert {i.fare_class: i.capacity for i in flight.sale.inventories.all()} == {
         "BUSINESS": 12,
         "ECONOMY": 168,
     }

@@ -7,9 +7,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.live import current_version
 from bookings.models import Booking
 from bookings.services import cancel_hold, expire_holds, hold_seats
-from flights.live import current_version
 from flights.models import Seat
 from flights.selectors import seat_map_snapshot
 from tests.live import SeatMapListener
@@ -29,7 +29,7 @@ def test_a_hold_is_announced_only_when_its_transaction_commits(
     with django_capture_on_commit_callbacks() as callbacks:
         hold_seats(
             customer=customer,
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["12B", "12A"],
         )
@@ -60,7 +60,7 @@ class Rollback(Exception):
 def test_a_rolled_back_hold_announces_nothing(customer, flight, listener):
     with pytest.raises(Rollback), transaction.atomic():
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["4A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["4A"]
         )
         raise Rollback
     assert listener.next(timeout=1.0) is None
@@ -73,16 +73,20 @@ def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
 ):
     start = current_version(flight.pk)
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A", "20B"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A", "20B"]
     )
     cancel_hold(customer=customer, booking_id=booking.pk)
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"]
+    )
     lapse(customer)
     # Taking over the lapsed hold releases its seat and holds it again, in one transaction.
     hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"]
     )
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["22A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["22A"]
+    )
     lapse(customer)
     assert expire_holds() == 1
 
@@ -109,13 +113,13 @@ def test_hold_cancel_expiry_and_takeover_arrive_in_version_order(
 def test_version_counter_survives_a_lost_key(flight):
     from django.core.cache import cache
 
-    from flights.live import _version_key, publish_seat_changes
+    from bookings.live import _version_key, publish_seat_changes
 
-    first = publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"})
-    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "AVAILABLE"}) == first + 1
+    first = publish_seat_changes(sale_id=flight.sale_id, changes={"9A": "HELD"})
+    assert publish_seat_changes(sale_id=flight.sale_id, changes={"9A": "AVAILABLE"}) == first + 1
     cache.delete(_version_key(flight.pk))
     # Reborn at a time epoch: never back to 1, never at or below a version already sent.
-    assert publish_seat_changes(flight_id=flight.pk, changes={"9A": "HELD"}) > first + 1
+    assert publish_seat_changes(sale_id=flight.sale_id, changes={"9A": "HELD"}) > first + 1
 
 
 # --- sold, blocked, unblocked, and seats handed to a waitlist offer --------------------------
@@ -157,11 +161,11 @@ def _payment_for(booking):
 def test_staff_block_and_unblock_are_announced(flight, listener):
     from flights.services import block_seat, unblock_seat
 
-    assert block_seat(flight_id=flight.pk, seat_no="30F")
+    assert block_seat(sale_id=flight.sale_id, seat_no="30F")
     assert listener.next()["seats"] == {"30F": "BLOCKED"}
-    assert unblock_seat(flight_id=flight.pk, seat_no="30F")
+    assert unblock_seat(sale_id=flight.sale_id, seat_no="30F")
     assert listener.next()["seats"] == {"30F": "AVAILABLE"}
-    assert not block_seat(flight_id=flight.pk, seat_no="NOPE")
+    assert not block_seat(sale_id=flight.sale_id, seat_no="NOPE")
     assert listener.next(timeout=0.5) is None
 
 
@@ -176,13 +180,13 @@ def test_seats_freed_into_a_waitlist_offer_end_up_held_on_the_map(listener):
     try:
         holders = [UserFactory() for _ in range(6)]
         bookings = [
-            hold_seats(customer=h, flight_id=small.pk, fare_class="ECONOMY", seat_numbers=[s])
+            hold_seats(customer=h, sale_id=small.sale_id, fare_class="ECONOMY", seat_numbers=[s])
             for h, s in zip(holders, ["1A", "1B", "1C", "1D", "1E", "1F"], strict=True)
         ]
         for _ in bookings:
             own.next()
         waiter = UserFactory()
-        join_waitlist(customer=waiter, flight_id=small.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(customer=waiter, sale_id=small.sale_id, fare_class="ECONOMY", party_size=1)
 
         cancel_hold(customer=holders[2], booking_id=bookings[2].pk)
 

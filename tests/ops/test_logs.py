@@ -83,7 +83,7 @@ def test_one_request_id_from_the_web_request_into_the_worker_tasks_it_caused(
     )
     receiver.secret = endpoint.secret
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     worker = start_celery_worker(
         "json-logs", LOG_FORMAT="json", PARTNER_WEBHOOK_ALLOW_PRIVATE_URLS="true"

@@ -102,9 +102,9 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
         with transaction.atomic():
             list(
                 own.cursor().execute(
-                    "SELECT id FROM flights_seat WHERE flight_id = %s AND seat_no = '20A' "
+                    "SELECT id FROM bookings_seat WHERE sale_id = %s AND seat_no = '20A' "
                     "FOR UPDATE",
-                    [flight.pk],
+                    [flight.sale_id],
                 )
             )
             locked.set()
@@ -156,13 +156,13 @@ def test_sold_out_answers_outbox_lag_and_the_waiting_room_hook(client):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     for _ in range(6):
         hold_seatless(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
         )
     before = scrape(client)
 
     with pytest.raises(SoldOut):
         hold_seatless(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
         )
     from django.db import transaction
 

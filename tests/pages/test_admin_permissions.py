@@ -63,7 +63,9 @@ def every_kind_of_row(customer, other_customer, flight, settings):
     """At least one row for every registered model, in states every action would act on."""
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
     booking = confirmed(customer, flight)
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"])
+    hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
+    )
     now = timezone.now()
     Refund.objects.create(
         payment=Payment.objects.get(booking=booking),
@@ -74,7 +76,7 @@ def every_kind_of_row(customer, other_customer, flight, settings):
         created_at=now,
     )
     WaitlistEntry.objects.create(
-        flight=flight,
+        sale=flight.sale,
         fare_class="BUSINESS",
         customer=other_customer,
         party_size=1,
@@ -193,7 +195,7 @@ def test_view_only_staff_cannot_add_change_or_delete_through_admin_forms(
 ):
     client.force_login(view_only_staff)
     before = snapshot()
-    inventory = flight.inventories.get(fare_class="ECONOMY")
+    inventory = flight.sale.inventories.get(fare_class="ECONOMY")
     # The inventory edit staff use on a sale day, with a real form body.
     response = client.post(
         reverse("admin:flights_fareinventory_change", args=[inventory.pk]),

@@ -82,7 +82,7 @@ def test_search_page_with_a_date_at_the_end_of_the_calendar(client, flight, day)
 
 
 def nothing_held(flight) -> bool:
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     return not Booking.objects.exists() and not Passenger.objects.exists() and inventory.held == 0
 
 
@@ -132,7 +132,7 @@ def test_the_hold_service_refuses_control_characters_in_names(customer, flight, 
     with pytest.raises(InvalidRequest):
         hold_seats(
             customer=customer,
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["12A"],
             passenger_names=[name],
@@ -144,7 +144,7 @@ def test_names_from_every_script_are_still_welcome(customer, flight):
     names = ["Zoë Ñúñez", "Nguyễn Văn An", "محمد‌رضا", "李小龍"]  # incl. a ZWNJ in Persian
     booking = hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["12A", "12B", "12C", "12D"],
         passenger_names=names,

@@ -147,7 +147,7 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
     expect(page.locator(".messages")).to_contain_text(
         "Hold cancelled. Seats 12A, 12B are free again."
     )
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_seat_picker_fits_a_phone_screen(browser, asgi_server):
@@ -202,9 +202,11 @@ def test_a_seat_held_in_one_browser_turns_unavailable_in_the_other(browser, asgi
     shot(second, "07-seat-just-taken-message")
     assert not Booking.objects.filter(customer=bo).exists()
     assert set(
-        Seat.objects.filter(flight=flight, status=SeatStatus.HELD).values_list("seat_no", flat=True)
+        Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD).values_list(
+            "seat_no", flat=True
+        )
     ) == {"15A", "15B"}
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 # --- expiry ----------------------------------------------------------------------------------
@@ -234,7 +236,7 @@ def test_an_expiring_hold_shows_expiry_and_frees_the_seats_live(browser):
         shot(watcher, "09-seat-freed-live")
         holder.reload()
         expect(holder.locator("h1")).to_have_text("Your hold has expired")
-        assert check_inventory(flight_id=flight.pk) == []
+        assert check_inventory(sale_id=flight.sale_id) == []
     finally:
         stop_asgi_server(server)
 
@@ -245,7 +247,7 @@ def test_an_expiring_hold_shows_expiry_and_frees_the_seats_live(browser):
 def test_a_lost_message_is_noticed_by_the_version_gap_and_resynced(
     browser, asgi_server, monkeypatch
 ):
-    import flights.live
+    import bookings.live
 
     flight = FlightFactory()
     page = browser.new_context().new_page()
@@ -256,11 +258,11 @@ def test_a_lost_message_is_noticed_by_the_version_gap_and_resynced(
 
     # This change's message is lost in the channel layer: the version moves, nothing is sent.
     with monkeypatch.context() as patch:
-        patch.setattr(flights.live, "get_channel_layer", lambda: None)
+        patch.setattr(bookings.live, "get_channel_layer", lambda: None)
         off_loop(
             hold_seats,
             customer=UserFactory(),
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["25A"],
         )
@@ -270,7 +272,7 @@ def test_a_lost_message_is_noticed_by_the_version_gap_and_resynced(
     off_loop(
         hold_seats,
         customer=UserFactory(),
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=["26A"],
     )
@@ -293,7 +295,7 @@ def test_after_a_reconnect_the_page_resyncs(browser):
         off_loop(
             hold_seats,
             customer=UserFactory(),
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["27F"],
         )

@@ -177,10 +177,10 @@ def world(settings, db):
     flight = FlightFactory()
     customer = UserFactory(username="fuzzer")
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
     other = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["21A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["21A"]
     )
     clients = {"anonymous": Client(), "customer": Client(), "staff": Client()}
     clients["customer"].force_login(customer)

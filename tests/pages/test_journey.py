@@ -119,7 +119,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     refund = Refund.objects.get()
     assert (refund.amount, refund.status) == (Decimal("208.00"), RefundStatus.SUCCEEDED)
     assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.REFUNDED
-    assert not Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).exists()
+    assert not Seat.objects.filter(sale=flight.sale, status=SeatStatus.SOLD).exists()
 
     def tickets_revoked():
         return set(Ticket.objects.filter(booking=booking).values_list("status", flat=True)) == {
@@ -131,4 +131,4 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
             break
         page.wait_for_timeout(200)
     assert tickets_revoked()
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []

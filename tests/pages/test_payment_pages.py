@@ -33,7 +33,7 @@ def no_webhook_delivery(settings):
 def hold(customer, flight, seats=("12A", "12B")):
     return hold_seats(
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=["Ana Lima", "Bo Chen"][: len(seats)],
@@ -274,8 +274,8 @@ def test_cancel_shows_the_refund_first_then_cancels_and_shows_it(client, custome
         and "Refund of <strong>€208.00</strong>".encode() in done.content
     )
     assert b"on its way" in done.content
-    assert Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).count() == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.SOLD).count() == 0
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_with_a_changed_quote_asks_again_and_changes_nothing(client, customer, flight):

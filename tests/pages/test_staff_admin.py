@@ -56,7 +56,7 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
     booking = confirmed(customer, flight)
     held = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
     client.force_login(staff_user)
 
@@ -70,7 +70,7 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
     refund = Refund.objects.get()
     assert (refund.amount, refund.reason) == (Decimal("208.00"), RefundReason.CANCELLATION)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
     again = run_action(client, Booking, "cancel_with_refund", [booking.pk], confirm="yes")
     assert any("already cancelled" in m for m in admin_messages(again))
@@ -88,8 +88,8 @@ def test_staff_cancel_after_departure_is_refused(client, staff_user, customer, f
 
 
 def test_block_and_unblock_seat_actions(client, staff_user, flight):
-    seat = Seat.objects.get(flight=flight, seat_no="30F")
-    capacity = FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity
+    seat = Seat.objects.get(sale=flight.sale, seat_no="30F")
+    capacity = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity
     client.force_login(staff_user)
     changelist = client.get(reverse("admin:flights_seat_changelist"))
     assert b'value="block"' in changelist.content and b'value="unblock"' in changelist.content
@@ -98,13 +98,15 @@ def test_block_and_unblock_seat_actions(client, staff_user, flight):
     assert "1 seat(s) blocked" in admin_messages(blocked)[0]
     seat.refresh_from_db()
     assert seat.status == SeatStatus.BLOCKED
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == capacity - 1
+    assert (
+        FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == capacity - 1
+    )
 
     run_action(client, Seat, "unblock", [seat.pk])
     seat.refresh_from_db()
     assert seat.status == SeatStatus.AVAILABLE
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").capacity == capacity
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").capacity == capacity
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_inventory_overview_on_the_flight_list(client, staff_user, customer, flight):
@@ -126,7 +128,7 @@ def test_non_staff_cannot_use_the_admin(client, customer, flight):
 def test_bulk_cancel_asks_first_listing_each_refund(client, staff_user, customer, flight):
     booking = confirmed(customer, flight)
     held = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["20A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["20A"]
     )
     client.force_login(staff_user)
 
@@ -155,11 +157,11 @@ def test_the_admin_seat_map_blocks_and_unblocks_by_click(client, staff_user, cus
     assert "12 EXIT" in html
 
     client.post(toggle, {"seat": "block:30F"})
-    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.BLOCKED
+    assert Seat.objects.get(sale=flight.sale, seat_no="30F").status == SeatStatus.BLOCKED
     assert 'value="unblock:30F"' in client.get(change).content.decode()
     client.post(toggle, {"seat": "unblock:30F"})
-    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.get(sale=flight.sale, seat_no="30F").status == SeatStatus.AVAILABLE
+    assert check_inventory(sale_id=flight.sale_id) == []
 
     refused = client.post(toggle, {"seat": "block:12A"}, follow=True)  # sold: left alone
     assert any("not in a state to block" in m for m in admin_messages(refused))
@@ -169,7 +171,7 @@ def test_the_admin_seat_map_blocks_and_unblocks_by_click(client, staff_user, cus
     clerk = UserFactory(is_staff=True)  # staff, but no permission to change seats
     client.force_login(clerk)
     assert client.post(toggle, {"seat": "block:30F"}).status_code == 403
-    assert Seat.objects.get(flight=flight, seat_no="30F").status == SeatStatus.AVAILABLE
+    assert Seat.objects.get(sale=flight.sale, seat_no="30F").status == SeatStatus.AVAILABLE
 
 
 def test_flight_list_shows_local_departure_next_to_utc(client, staff_user, flight):

@@ -53,7 +53,7 @@ def hold(customer, flight, seats=("12A", "12B"), names=("Ana Lima", "Bo Chen")):
     return off_loop(
         hold_seats,
         customer=customer,
-        flight_id=flight.pk,
+        sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=list(names)[: len(seats)],

@@ -39,13 +39,13 @@ def hold_post(client, flight, seats, names, fare="ECONOMY", passengers=None):
 
 
 def state(flight):
-    inv = FareInventory.objects.get(flight=flight, fare_class=FareClass.ECONOMY)
+    inv = FareInventory.objects.get(sale=flight.sale, fare_class=FareClass.ECONOMY)
     return (
         inv.held,
         inv.sold,
         Booking.objects.count(),
         list(
-            Seat.objects.filter(flight=flight)
+            Seat.objects.filter(sale=flight.sale)
             .exclude(status=SeatStatus.AVAILABLE)
             .values_list("seat_no", "status")
         ),
@@ -86,7 +86,7 @@ def test_search_shows_local_airport_times_fares_prices_and_seats_left(client):
         arrival_at=local_departure + timedelta(hours=13),
     )
     hold_seats(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="BUSINESS", seat_numbers=["1A"]
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="BUSINESS", seat_numbers=["1A"]
     )
 
     response = client.get(
@@ -132,7 +132,7 @@ def test_search_hides_fares_too_small_for_the_party(client):
     )
     html = response.content.decode()
     assert "Choose seats" in html  # economy fits 9
-    FareInventory.objects.filter(flight=flight, fare_class=FareClass.BUSINESS).update(held=5)
+    FareInventory.objects.filter(sale=flight.sale, fare_class=FareClass.BUSINESS).update(held=5)
     html = client.get(
         reverse("flights:search"),
         {"origin": "SGN", "destination": "HAN", "date": day.isoformat(), "passengers": 9},
@@ -145,7 +145,7 @@ def test_search_hides_fares_too_small_for_the_party(client):
 
 def test_seat_picker_draws_the_cabin_row_by_row_with_labels(client, customer, flight):
     hold_seats(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"]
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["7C"]
     )
     client.force_login(customer)
     response = client.get(picker_url(flight))
@@ -197,14 +197,14 @@ def test_unknown_flight_is_a_friendly_404(client):
 
 
 def test_seat_map_snapshot_reports_statuses_and_version(client, customer, flight):
-    hold_seats(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["9A"])
+    hold_seats(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["9A"])
     body = client.get(reverse("flights:seat_map", args=[flight.pk])).json()
     assert body["flightId"] == flight.pk
     assert isinstance(body["version"], int)
     assert len(body["seats"]) == 180
     assert body["seats"]["9A"] == "HELD" and body["seats"]["9B"] == "AVAILABLE"
     # An expired hold not yet swept is shown free: the next hold takes it over.
-    Seat.objects.filter(flight=flight, seat_no="9A").update(
+    Seat.objects.filter(sale=flight.sale, seat_no="9A").update(
         held_until=timezone.now() - timedelta(seconds=1)
     )
     assert (
@@ -226,7 +226,7 @@ def test_hold_from_the_picker_lands_on_the_hold_page(client, customer, flight):
     assert booking.expires_at.isoformat()[:19] in html  # the countdown's target
     assert "Ana Lima" in html and "Bo Chen" in html and "€208.00" in html
     assert 'id="countdown"' in html and "js/countdown.js" in html
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.parametrize(
@@ -253,7 +253,7 @@ def test_bad_hold_input_shows_a_message_and_changes_nothing(
 
 def test_seat_just_taken_message(client, customer, flight):
     hold_seats(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     client.force_login(customer)
     before = state(flight)
@@ -265,7 +265,7 @@ def test_seat_just_taken_message(client, customer, flight):
 
 
 def test_sold_out_message(client, customer, flight):
-    FareInventory.objects.filter(flight=flight, fare_class=FareClass.ECONOMY).update(
+    FareInventory.objects.filter(sale=flight.sale, fare_class=FareClass.ECONOMY).update(
         capacity=0, overbook_limit=1
     )
     client.force_login(customer)
@@ -286,7 +286,7 @@ def test_anonymous_hold_goes_to_login_and_holds_nothing(client, flight):
 
 def test_hold_page_is_only_for_its_owner(client, customer, other_customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["7C"]
     )
     client.force_login(other_customer)
     assert client.get(reverse("bookings:detail", args=[booking.pk])).status_code == 404
@@ -297,7 +297,7 @@ def test_hold_page_is_only_for_its_owner(client, customer, other_customer, fligh
 
 def test_lapsed_hold_page_shows_expiry_without_a_pay_button(client, customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["7C"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["7C"]
     )
     Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     client.force_login(customer)
@@ -311,10 +311,10 @@ def test_lapsed_hold_page_shows_expiry_without_a_pay_button(client, customer, fl
 
 def test_my_bookings_lists_only_mine_with_status(client, customer, other_customer, flight):
     mine = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["5A", "5B"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["5A", "5B"]
     )
     hold_seats(
-        customer=other_customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["6A"]
+        customer=other_customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["6A"]
     )
     client.force_login(customer)
     html = client.get(reverse("bookings:mine")).content.decode()
@@ -325,14 +325,14 @@ def test_my_bookings_lists_only_mine_with_status(client, customer, other_custome
 
 def test_cancel_hold_frees_the_seats(client, customer, flight):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["5A", "5B"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["5A", "5B"]
     )
     client.force_login(customer)
     response = client.post(reverse("bookings:hold_cancel", args=[booking.pk]), follow=True)
     assert messages_of(response) == ["Hold cancelled. Seats 5A, 5B are free again."]
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
-    assert Seat.objects.filter(flight=flight, status=SeatStatus.HELD).count() == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD).count() == 0
+    assert check_inventory(sale_id=flight.sale_id) == []
     # Twice: a clear message, nothing changes.
     response = client.post(reverse("bookings:hold_cancel", args=[booking.pk]), follow=True)
     assert any("cannot be given up" in m for m in messages_of(response))
@@ -342,7 +342,7 @@ def test_cancelling_an_expired_hold_says_hold_expired(client, customer, flight):
     from bookings.services import expire_holds
 
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["5A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["5A"]
     )
     Booking.objects.filter(pk=booking.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     expire_holds()

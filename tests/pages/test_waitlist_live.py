@@ -17,7 +17,7 @@ def test_an_offer_appears_live_on_my_bookings(browser, asgi_server):
     flight, holders = off_loop(sold_out_flight)
     waiting = UserFactory()
     off_loop(
-        join_waitlist, customer=waiting, flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        join_waitlist, customer=waiting, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
     page = logged_in_page(browser, asgi_server, waiting)
     page.goto(f"{asgi_server.url}/bookings/")

@@ -29,12 +29,12 @@ def sold_out():
     """6 economy seats, no overbooking, every seat held by its own customer."""
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     holds = []
-    for seat in Seat.objects.filter(flight=flight).order_by("letter"):
+    for seat in Seat.objects.filter(sale=flight.sale).order_by("letter"):
         holder = UserFactory()
         holds.append(
             hold_seats(
                 customer=holder,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=[seat.seat_no],
             )
@@ -76,7 +76,9 @@ def test_a_fare_with_seats_left_offers_no_waitlist(client, customer, flight):
 
 
 def test_join_shows_the_position_and_leave_removes_it(client, customer, sold_out):
-    join_waitlist(customer=UserFactory(), flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+    join_waitlist(
+        customer=UserFactory(), sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1
+    )
     client.force_login(customer)
 
     joined = join(client, sold_out)
@@ -170,11 +172,11 @@ def test_an_offer_shows_in_my_bookings_with_a_pay_link(client, customer, sold_ou
     assert b'id="pay-form"' in page.content and b'id="names-form"' not in page.content
     assert offer.passengers.get().full_name == "Wei Zhang"
     assert offer.passengers.get().seat.seat_no == first.passengers.get().seat.seat_no
-    assert check_inventory(flight_id=sold_out.pk) == []
+    assert check_inventory(sale_id=sold_out.sale_id) == []
 
 
 def test_others_cannot_see_or_leave_my_entry(client, customer, other_customer, sold_out):
-    join_waitlist(customer=customer, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+    join_waitlist(customer=customer, sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1)
     client.force_login(other_customer)
     assert b"in line" not in client.get(reverse("bookings:mine")).content
     response = client.post(

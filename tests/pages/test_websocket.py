@@ -7,8 +7,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from bookings.live import current_version
 from bookings.services import cancel_hold, hold_seats
-from flights.live import current_version
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +22,7 @@ def test_same_origin_page_receives_versioned_changes_after_commit(asgi_server, c
         start = current_version(flight.pk)
         booking = hold_seats(
             customer=customer,
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             seat_numbers=["14C", "14D"],
         )

@@ -159,10 +159,10 @@ def test_partners_hear_only_about_their_own_bookings(flight, partner, receiver):
     mine_endpoint = create_endpoint(owner=partner, url=receiver.url, event_types=EVERYTHING)
     staff_endpoint = create_endpoint(owner=StaffFactory(), url=receiver.url, event_types=EVERYTHING)
     mine = hold_seats(
-        customer=partner, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14A"]
+        customer=partner, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["14A"]
     )
     theirs = hold_seats(
-        customer=other, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14B"]
+        customer=other, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["14B"]
     )
     confirm(mine)
     cancel_hold(customer=other, booking_id=theirs.pk)
@@ -250,12 +250,12 @@ def test_every_partner_event_type_is_delivered_from_the_domain_services(settings
         for seat in ["1B", "1C", "1D", "1E", "1F"]:
             hold_seats(
                 customer=UserFactory(),
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=[seat],
             )
         assert pay(api_client(payer), paid, paymentMethod=GOOD_CARD).status_code == 201
-        join_waitlist(customer=waiter, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(customer=waiter, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1)
         cancel_booking(customer=payer, booking_id=paid.pk)  # refund, and 1A offered to waiter
         while relay_outbox().claimed:
             pass

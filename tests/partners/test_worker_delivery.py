@@ -27,7 +27,7 @@ def make_events(customer, flight):
     hold_and_confirm(customer, flight, seats=("12A", "12B"))
     hold_and_confirm(customer, flight, seats=("13A",), names=("Cy Dao",))
     held = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14A"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["14A"]
     )
     cancel_hold(customer=customer, booking_id=held.pk)
 

@@ -58,12 +58,12 @@ def assert_released(booking, flight):
     booking.refresh_from_db()
     assert booking.status != BookingStatus.CONFIRMED
     assert not Seat.objects.filter(
-        flight=flight, status__in=[SeatStatus.HELD, SeatStatus.SOLD]
+        sale=flight.sale, status__in=[SeatStatus.HELD, SeatStatus.SOLD]
     ).exists()
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     assert inventory.sold == 0
     assert not OutboxEvent.objects.filter(event_type="booking.confirmed").exists()
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.parametrize("close", CLOSERS, ids=lambda f: f.__name__)
@@ -154,5 +154,5 @@ def test_holding_on_a_closed_flight_is_refused_by_the_same_rule(customer, flight
 
     with pytest.raises(FlightNotBookable):
         hold_seats(
-            customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+            customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )

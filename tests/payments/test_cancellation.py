@@ -106,11 +106,11 @@ def test_cancel_confirmed_booking_full_refund(customer):
     assert booking.status == BookingStatus.CANCELLED and booking.closed_at is not None
     assert (
         Seat.objects.filter(
-            flight=flight, seat_no__in=["12A", "12B"], status=SeatStatus.AVAILABLE
+            sale=flight.sale, seat_no__in=["12A", "12B"], status=SeatStatus.AVAILABLE
         ).count()
         == 2
     )
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     assert (inventory.sold, inventory.held) == (0, 0)
     refund = Refund.objects.get()
     assert (refund.status, refund.amount, refund.reason) == (
@@ -126,7 +126,7 @@ def test_cancel_confirmed_booking_full_refund(customer):
         )
     )
     assert events == ["booking.confirmed", "booking.cancelled", "seats.released", "refund.issued"]
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_with_partial_refund(customer):
@@ -137,7 +137,7 @@ def test_cancel_with_partial_refund(customer):
     )
     payment = Payment.objects.get()
     assert (payment.status, payment.refunded_amount) == (PaymentStatus.SUCCEEDED, Decimal("104.00"))
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_close_to_departure_refunds_nothing(customer):
@@ -146,7 +146,7 @@ def test_cancel_close_to_departure_refunds_nothing(customer):
     assert result.refund is None and result.quote.rule == "none"
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
     assert not Refund.objects.exists()
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancelling_twice_is_refused_and_refunds_once(customer):
@@ -166,7 +166,7 @@ def test_two_concurrent_cancellations_refund_once(customer):
     )
     assert len(outcomes.results) == 1 and outcomes.error_kinds == {"BookingAlreadyCancelled": 1}
     assert Refund.objects.count() == 1
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_cancel_after_departure_is_refused_and_nothing_changes(customer):
@@ -180,7 +180,7 @@ def test_cancel_after_departure_is_refused_and_nothing_changes(customer):
     assert "already departed" in exc.value.detail
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
     assert not Refund.objects.exists()
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").sold == 2
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").sold == 2
 
 
 def test_airline_cancelled_flight_refunds_in_full_even_late(customer):
@@ -195,9 +195,9 @@ def test_cancel_hold_releases_seats_at_once(customer, flight):
     result = cancel_booking(customer=customer, booking_id=booking.pk)
     assert result.quote.rule == "hold" and result.refund is None
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
-    assert not Seat.objects.filter(flight=flight, status=SeatStatus.HELD).exists()
-    assert FareInventory.objects.get(flight=flight, fare_class="ECONOMY").held == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert not Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD).exists()
+    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 0
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_only_owner_or_staff_can_cancel(customer, other_customer, staff_user):

@@ -31,18 +31,18 @@ def test_card_payment_confirms_booking_sells_seats_and_writes_outbox(customer, f
     assert body["amount"] == "208.00" and body["currency"] == "EUR"
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CONFIRMED and booking.confirmed_at is not None
-    seats = Seat.objects.filter(flight=flight, seat_no__in=["12A", "12B"])
+    seats = Seat.objects.filter(sale=flight.sale, seat_no__in=["12A", "12B"])
     assert {(s.status, s.held_until, s.booking_id) for s in seats} == {
         (SeatStatus.SOLD, None, booking.pk)
     }
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     assert (inventory.held, inventory.sold) == (0, 2)
     event = OutboxEvent.objects.get(event_type="booking.confirmed")
     assert event.aggregate_id == str(booking.pk)
-    assert event.payload["bookingId"] == booking.pk and event.payload["flightId"] == flight.pk
+    assert event.payload["bookingId"] == booking.pk and event.payload["saleId"] == flight.sale_id
     assert event.payload["seats"] == ["12A", "12B"]
     assert SandboxCharge.objects.get().status == "succeeded"
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_missing_key_is_400_and_nothing_changes(customer, flight):

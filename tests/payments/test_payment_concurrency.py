@@ -65,7 +65,7 @@ def test_20_concurrent_requests_with_one_key_charge_once(customer, flight, monke
     assert len(calls) == 1 and SandboxCharge.objects.count() == 1
     assert Payment.objects.count() == 1
     assert OutboxEvent.objects.filter(event_type="booking.confirmed").count() == 1
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
     # After the dust settles: same key replays, changed amount is 422, no key is 400.
     assert (
@@ -116,7 +116,7 @@ def test_rounds_of_payment_success_racing_hold_expiry():
 
         booking.refresh_from_db()
         payment.refresh_from_db()
-        seat = Seat.objects.get(flight=flight, seat_no=seat_no)
+        seat = Seat.objects.get(sale=flight.sale, seat_no=seat_no)
         refunds = list(Refund.objects.filter(payment=payment))
         results[booking.status] += 1
         if booking.status == BookingStatus.CONFIRMED:
@@ -131,20 +131,20 @@ def test_rounds_of_payment_success_racing_hold_expiry():
             ]
 
     # Never SOLD without a successful payment; never both sold and refunded.
-    for seat in Seat.objects.filter(flight=flight, status=SeatStatus.SOLD).select_related(
+    for seat in Seat.objects.filter(sale=flight.sale, status=SeatStatus.SOLD).select_related(
         "booking"
     ):
         assert seat.booking.status == BookingStatus.CONFIRMED
         assert seat.booking.payments.filter(status=PaymentStatus.SUCCEEDED).count() == 1
     assert not Refund.objects.filter(payment__booking__status=BookingStatus.CONFIRMED).exists()
-    inventory = FareInventory.objects.get(flight=flight)
+    inventory = FareInventory.objects.get(sale=flight.sale)
     assert (inventory.sold, inventory.held) == (results["CONFIRMED"], 0)
     assert SandboxRefund.objects.count() == results["EXPIRED"]
     assert (
         OutboxEvent.objects.filter(event_type="booking.confirmed").count() == results["CONFIRMED"]
     )
     assert OutboxEvent.objects.filter(event_type="refund.issued").count() == results["EXPIRED"]
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
     # Both sides really won some rounds, so the race was real.
     print(f"\n{ROUNDS} rounds: {results}")
     assert results["CONFIRMED"] > 0 and results["EXPIRED"] > 0, results

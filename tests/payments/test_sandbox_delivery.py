@@ -41,7 +41,7 @@ def test_hosted_checkout_approve_confirms_via_webhook_over_http(
     assert (event.attempts, event.last_status) == (1, 200) and event.delivered_at is not None
     assert WebhookEvent.objects.get().event_id == event.id
     assert Payment.objects.get().status == PaymentStatus.SUCCEEDED
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
     # The page cannot be completed twice.
     browser.post(url, {"action": "decline"})
     assert SandboxEvent.objects.count() == 1

@@ -144,7 +144,7 @@ def test_success_after_expiry_is_refunded_in_full(customer, flight, swept):
     booking.refresh_from_db()
     assert booking.status == BookingStatus.EXPIRED
     assert not Seat.objects.filter(
-        flight=flight, status__in=[SeatStatus.HELD, SeatStatus.SOLD]
+        sale=flight.sale, status__in=[SeatStatus.HELD, SeatStatus.SOLD]
     ).exists()
     refund = Refund.objects.get()
     assert (refund.status, refund.reason, refund.amount) == (
@@ -158,9 +158,9 @@ def test_success_after_expiry_is_refunded_in_full(customer, flight, swept):
     assert issued.payload["refundId"] == refund.pk and issued.payload["amount"] == "208.00"
     assert issued.payload["bookingId"] == booking.pk and issued.payload["flightId"] == flight.pk
     assert not OutboxEvent.objects.filter(event_type="booking.confirmed").exists()
-    inventory = FareInventory.objects.get(flight=flight, fare_class="ECONOMY")
+    inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     assert (inventory.held, inventory.sold) == (0, 0)
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
     # Redelivery of the same success changes nothing and refunds nothing twice.
     post_webhook(Client(), *signed(sandbox_event(payment, event_id="evt_again")))
     assert Refund.objects.count() == 1 and SandboxRefund.objects.count() == 1
@@ -204,7 +204,7 @@ def test_same_webhook_five_times_concurrently_over_http(customer, flight, live_s
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
     assert OutboxEvent.objects.filter(event_type="booking.confirmed").count() == 1
     assert WebhookEvent.objects.count() == 1
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.concurrency

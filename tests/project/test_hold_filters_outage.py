@@ -10,8 +10,8 @@ import time
 
 import pytest
 
+from bookings import availability
 from bookings.services import hold_seatless, hold_seats
-from flights import availability
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from flights.tasks import rebuild_hold_counters
@@ -75,7 +75,7 @@ def test_redis_dies_mid_sale_of_units_still_exactly_once(filters_on, own_redis, 
         own_redis,
         5,
         lambda c: hold_seatless(
-            customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+            customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
         ),
         evidence=evidence,
     )
@@ -86,8 +86,8 @@ def test_redis_dies_mid_sale_of_units_still_exactly_once(filters_on, own_redis, 
         assert evidence["keys"] >= 1  # and the counter was in use before it did
     assert len(outcomes.results) == 26
     assert outcomes.error_kinds == {"SoldOut": 34}
-    assert FareInventory.objects.get(flight=flight).held == 26
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale).held == 26
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.parametrize("which", FILTERS)
@@ -100,7 +100,7 @@ def test_redis_dies_mid_sale_of_seats_each_seat_held_once(filters_on, own_redis,
         own_redis,
         2,
         lambda c, seat: hold_seats(
-            customer=c, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat]
+            customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[seat]
         ),
         evidence=evidence,
     )
@@ -114,10 +114,10 @@ def test_redis_dies_mid_sale_of_seats_each_seat_held_once(filters_on, own_redis,
     assert len(outcomes.results) == 6
     assert set(outcomes.error_kinds) <= {"SeatUnavailable", "SoldOut"}
     assert sum(outcomes.error_kinds.values()) == 42
-    held = Seat.objects.filter(flight=flight, status=SeatStatus.HELD)
+    held = Seat.objects.filter(sale=flight.sale, status=SeatStatus.HELD)
     assert sorted(held.values_list("seat_no", flat=True)) == seats
     assert len({s.booking_id for s in held}) == 6
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_redis_back_empty_rebuilds_the_counters(filters_on, own_redis):
@@ -125,22 +125,22 @@ def test_redis_back_empty_rebuilds_the_counters(filters_on, own_redis):
     flight = FlightFactory(layout=economy_only_layout(rows=4, overbook_limit=2))  # 26 units
     customer = UserFactory()
     for _ in range(3):
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
-    assert availability.counter_value(flight_id=flight.pk, fare_class="ECONOMY") == 20
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
+    assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 20
     own_redis.kill()
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     own_redis.start()  # same port, empty
     time.sleep(0.25)  # past the backoff
-    assert availability.counter_value(flight_id=flight.pk, fare_class="ECONOMY") is None
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
-    assert availability.counter_value(flight_id=flight.pk, fare_class="ECONOMY") == 17
-    assert FareInventory.objects.get(flight=flight).available == 17
+    assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") is None
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
+    assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 17
+    assert FareInventory.objects.get(sale=flight.sale).available == 17
     # beat rebuilds every open fare class too, the ones nobody has asked for yet included
     own_redis.kill()
     own_redis.start()
     time.sleep(0.25)
     assert rebuild_hold_counters() == 1  # the one open fare class
-    assert availability.counter_value(flight_id=flight.pk, fare_class="ECONOMY") == 17
+    assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 17
 
 
 def test_counter_wrongly_at_zero_after_a_restart_stops_refusing_once_rebuilt(
@@ -156,10 +156,10 @@ def test_counter_wrongly_at_zero_after_a_restart_stops_refusing_once_rebuilt(
     time.sleep(0.25)
     own_redis.client().hset(key, mapping={"n": 0, "at": int(time.time() * 1000)})
     with pytest.raises(Exception) as refused:
-        hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert type(refused.value).__name__ == "SoldOut"  # within the trust window
     rebuild_hold_counters()  # the next beat tick
-    hold_seatless(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+    hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
 
     # Stale and old: the first refusal checks with PostgreSQL itself, no beat needed.
     stale = int((time.time() - settings.HOLD_FILTERS["COUNTER_TRUST_SECONDS"] - 1) * 1000)
@@ -167,7 +167,7 @@ def test_counter_wrongly_at_zero_after_a_restart_stops_refusing_once_rebuilt(
     outcomes = run_concurrently(
         [
             lambda c=c: hold_seatless(
-                customer=c, flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
             )
             for c in [UserFactory() for _ in range(8)]
         ],
@@ -176,5 +176,5 @@ def test_counter_wrongly_at_zero_after_a_restart_stops_refusing_once_rebuilt(
     # One request rebuilds from PostgreSQL; the others go through to PostgreSQL meanwhile.
     assert len(outcomes.results) == 5
     assert outcomes.error_kinds == {"SoldOut": 3}
-    assert FareInventory.objects.get(flight=flight).held == 6
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale).held == 6
+    assert check_inventory(sale_id=flight.sale_id) == []

@@ -53,6 +53,6 @@ def test_holds_and_seat_maps_work_without_redis_and_never_double_sell(redis_gone
     lost = second.post("/api/bookings", body, format="json")
     assert won.status_code == 201, won.content
     assert lost.status_code == 409
-    assert Seat.objects.get(flight=flight, seat_no="12A").status == SeatStatus.HELD
+    assert Seat.objects.get(sale=flight.sale, seat_no="12A").status == SeatStatus.HELD
     assert Booking.objects.count() == 1
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []

@@ -75,7 +75,7 @@ def test_admission_is_bounded_by_the_room_and_by_the_inventory_horizon(room_redi
             holds.append(
                 hold_seatless(
                     customer=by_pk[entry.customer_id],
-                    flight_id=flight.pk,
+                    sale_id=flight.sale_id,
                     fare_class="ECONOMY",
                     passengers=2,
                 )

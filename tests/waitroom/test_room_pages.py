@@ -47,7 +47,7 @@ def test_join_from_the_page_then_see_and_poll_the_place(room_redis):
     # Beyond the horizon: one click onto the waitlist, the place is kept.
     joined = page.post(url + "waitlist/", {"fare_class": "ECONOMY", "party_size": 1})
     assert joined.status_code == 302 and joined["Location"].endswith("#waitlist")
-    assert WaitlistEntry.objects.filter(customer=me, flight=flight).count() == 1
+    assert WaitlistEntry.objects.filter(customer=me, sale=flight.sale).count() == 1
     assert page.get(url + "status.json").json()["position"] == 11
     bad = page.post(url + "waitlist/", {"fare_class": "NOPE", "party_size": 0})
     assert bad["Location"] == url

@@ -22,12 +22,12 @@ def sold_out_flight(seats_rows=1):
     """6 economy seats, no overbooking, every seat held by its own customer."""
     flight = FlightFactory(layout=economy_only_layout(rows=seats_rows, overbook_limit=0))
     holders = []
-    for seat in Seat.objects.filter(flight=flight).order_by("row", "letter"):
+    for seat in Seat.objects.filter(sale=flight.sale).order_by("row", "letter"):
         holder = UserFactory()
         holders.append(
             hold_seats(
                 customer=holder,
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=[seat.seat_no],
             )
@@ -44,26 +44,26 @@ def expire(booking):
 
 def test_join_only_when_sold_out_once_and_with_position(customer, flight):
     with pytest.raises(NotSoldOut):
-        join_waitlist(customer=customer, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1)
     sold_out, _ = sold_out_flight()
     waiters = [UserFactory() for _ in range(3)]
     entries = [
-        join_waitlist(customer=w, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(customer=w, sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1)
         for w in waiters
     ]
     assert [waitlist_position(entry=e) for e in entries] == [1, 2, 3]
     with pytest.raises(AlreadyWaiting):
         join_waitlist(
-            customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=2
+            customer=waiters[0], sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=2
         )
-    leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
+    leave_waitlist(customer=waiters[0], sale_id=sold_out.sale_id, fare_class="ECONOMY")
     with pytest.raises(NotWaiting):
-        leave_waitlist(customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY")
+        leave_waitlist(customer=waiters[0], sale_id=sold_out.sale_id, fare_class="ECONOMY")
     entries[2].refresh_from_db()
     assert waitlist_position(entry=entries[2]) == 2
     # Leaving is not forever: rejoining puts you at the back.
     back = join_waitlist(
-        customer=waiters[0], flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1
+        customer=waiters[0], sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1
     )
     assert waitlist_position(entry=back) == 3
 
@@ -72,7 +72,7 @@ def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on
     flight, holders = sold_out_flight()
     waiters = [UserFactory() for _ in range(5)]
     entries = [
-        join_waitlist(customer=w, flight_id=flight.pk, fare_class="ECONOMY", party_size=1)
+        join_waitlist(customer=w, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1)
         for w in waiters
     ]
 
@@ -96,27 +96,27 @@ def test_five_waiting_two_cancellations_first_two_get_offers_and_lapse_passes_on
     outsider = UserFactory()
     with pytest.raises(SeatUnavailable):
         hold_seats(
-            customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+            customer=outsider, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["1A"]
         )
     with pytest.raises(SoldOut):
-        hold_seatless(customer=outsider, flight_id=flight.pk, fare_class="ECONOMY", passengers=1)
+        hold_seatless(customer=outsider, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert OutboxEvent.objects.filter(event_type="waitlist.offered").count() == 2
 
     expire(offers[0])  # unpaid offer lapses → the third in line gets it
     for e in entries:
         e.refresh_from_db()
     assert [e.status for e in entries] == ["LAPSED", "OFFERED", "OFFERED", "WAITING", "WAITING"]
-    assert Seat.objects.get(flight=flight, seat_no="1A").booking_id == entries[2].offer_id
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.get(sale=flight.sale, seat_no="1A").booking_id == entries[2].offer_id
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_party_of_three_behind_party_of_one_first_fit_policy():
     flight, holders = sold_out_flight()
     big = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=3
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=3
     )
     small = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
 
     cancel_hold(customer=holders[5].customer, booking_id=holders[5].pk)  # 1 unit frees
@@ -135,70 +135,76 @@ def test_party_of_three_behind_party_of_one_first_fit_policy():
         "1D",
         "1E",
     ]
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_raising_limits_and_unblocking_serve_the_waitlist_first():
     flight, _ = sold_out_flight()
     first = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=2
     )
     second = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
-    inventory = FareInventory.objects.get(flight=flight)
+    inventory = FareInventory.objects.get(sale=flight.sale)
     set_fare_limits(inventory_id=inventory.pk, capacity=6, overbook_limit=2, price=inventory.price)
     first.refresh_from_db()
     assert first.status == "OFFERED"
     # No physical seat is free: the overbooking units are offered seatless.
     assert list(first.offer.passengers.values_list("seat", flat=True)) == [None, None]
-    assert FareInventory.objects.get(flight=flight).available == 0
-    assert check_inventory(flight_id=flight.pk) == []
+    assert FareInventory.objects.get(sale=flight.sale).available == 0
+    assert check_inventory(sale_id=flight.sale_id) == []
     second.refresh_from_db()
     assert second.status == "WAITING"
 
 
 def test_unblocked_seat_goes_to_the_waitlist():
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
-    assert block_seat(flight_id=flight.pk, seat_no="1F")
+    assert block_seat(sale_id=flight.sale_id, seat_no="1F")
     for seat in ["1A", "1B", "1C", "1D", "1E"]:
         hold_seats(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[seat]
+            customer=UserFactory(),
+            sale_id=flight.sale_id,
+            fare_class="ECONOMY",
+            seat_numbers=[seat],
         )
     entry = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
-    unblock_seat(flight_id=flight.pk, seat_no="1F")
+    unblock_seat(sale_id=flight.sale_id, seat_no="1F")
     entry.refresh_from_db()
     assert entry.status == "OFFERED"
-    assert Seat.objects.get(flight=flight, seat_no="1F").booking_id == entry.offer_id
-    assert check_inventory(flight_id=flight.pk) == []
+    assert Seat.objects.get(sale=flight.sale, seat_no="1F").booking_id == entry.offer_id
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_expired_seat_is_not_taken_over_while_the_waitlist_waits():
     flight, holders = sold_out_flight()
     entry = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
     past = timezone.now() - timedelta(seconds=1)
     Booking.objects.filter(pk=holders[0].pk).update(expires_at=past)
     Seat.objects.filter(booking=holders[0]).update(held_until=past)
     with pytest.raises(SeatUnavailable):
         hold_seats(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["1A"]
+            customer=UserFactory(),
+            sale_id=flight.sale_id,
+            fare_class="ECONOMY",
+            seat_numbers=["1A"],
         )
     expire_holds()
     entry.refresh_from_db()
     assert (
         entry.status == "OFFERED"
-        and Seat.objects.get(flight=flight, seat_no="1A").booking_id == entry.offer_id
+        and Seat.objects.get(sale=flight.sale, seat_no="1A").booking_id == entry.offer_id
     )
 
 
 def test_departed_flights_close_their_waitlists():
     flight, _ = sold_out_flight()
     entry = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
     )
     assert close_departed_waitlists() == 0
     flight.departure_at = timezone.now() - timedelta(minutes=1)
@@ -209,9 +215,9 @@ def test_departed_flights_close_their_waitlists():
     assert entry.status == WaitlistStatus.CLOSED
     with pytest.raises(FlightNotBookable):
         join_waitlist(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=1
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
         )
-    assert Seat.objects.filter(flight=flight, status=SeatStatus.AVAILABLE).count() == 0
+    assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.AVAILABLE).count() == 0
 
 
 def test_staff_see_and_remove_waitlist_entries_in_admin(client, staff_user):
@@ -219,7 +225,7 @@ def test_staff_see_and_remove_waitlist_entries_in_admin(client, staff_user):
 
     flight, _ = sold_out_flight()
     entry = join_waitlist(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", party_size=2
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=2
     )
     client.force_login(staff_user)
     listing = client.get(reverse("admin:waitroom_waitlistentry_changelist"), {"q": flight.code})

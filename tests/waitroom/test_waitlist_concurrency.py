@@ -18,26 +18,26 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     flight = FlightFactory(layout=economy_only_layout(rows=3, overbook_limit=2))  # 18 seats + 2
     seats = list(
-        Seat.objects.filter(flight=flight)
+        Seat.objects.filter(sale=flight.sale)
         .order_by("row", "letter")
         .values_list("seat_no", flat=True)
     )
     holders = [
         hold_seats(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=[s]
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[s]
         )
         for s in seats
     ]
     holders.append(
         hold_seatless(
-            customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
         )
     )
     rng = random.Random(7)
     entries = [
         join_waitlist(
             customer=UserFactory(),
-            flight_id=flight.pk,
+            sale_id=flight.sale_id,
             fare_class="ECONOMY",
             party_size=rng.choice([1, 1, 2, 3]),
         )
@@ -49,11 +49,14 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
         def call():
             if i % 3 == 0:
                 return hold_seatless(
-                    customer=outsiders[i], flight_id=flight.pk, fare_class="ECONOMY", passengers=1
+                    customer=outsiders[i],
+                    sale_id=flight.sale_id,
+                    fare_class="ECONOMY",
+                    passengers=1,
                 )
             return hold_seats(
                 customer=outsiders[i],
-                flight_id=flight.pk,
+                sale_id=flight.sale_id,
                 fare_class="ECONOMY",
                 seat_numbers=[seats[(i * 7) % len(seats)]],
             )
@@ -67,9 +70,9 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     unexpected = [e for e in outcomes.errors if not isinstance(e, DomainError)]
     assert not unexpected, unexpected
 
-    inventory = FareInventory.objects.get(flight=flight)
+    inventory = FareInventory.objects.get(sale=flight.sale)
     assert inventory.sold + inventory.held <= inventory.capacity + inventory.overbook_limit
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
     offers = WaitlistEntry.objects.filter(status=WaitlistStatus.OFFERED)
     offer_ids = list(offers.values_list("offer_id", flat=True))
     assert len(offer_ids) == len(set(offer_ids))
@@ -78,7 +81,7 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     # it would fit into (first fit).
     for entry in offers.select_related("offer"):
         assert entry.offer.seat_count == entry.party_size
-    left = FareInventory.objects.get(flight=flight).available
+    left = FareInventory.objects.get(sale=flight.sale).available
     for entry in WaitlistEntry.objects.filter(status=WaitlistStatus.WAITING):
         assert entry.party_size > left, (entry.party_size, left)
     assert len(entries) == 10

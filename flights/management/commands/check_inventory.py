@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from flights.selectors import sale_id_of_flight
 from flights.services import check_inventory
 
 
@@ -10,7 +11,9 @@ class Command(BaseCommand):
         parser.add_argument("--flight", type=int, help="Only this flight id.")
 
     def handle(self, *args, flight=None, **options):
-        problems = check_inventory(flight_id=flight)
+        problems = check_inventory(
+            sale_id=None if flight is None else sale_id_of_flight(flight) or 0
+        )
         for problem in problems:
             self.stdout.write(self.style.ERROR(problem))
         if problems:

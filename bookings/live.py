@@ -1,13 +1,14 @@
 """Live seat maps: seat changes pushed to every open seat-map page after commit.
 
-Channel layers deliver at most once, so each message carries a per-flight version taken
+Channel layers deliver at most once, so each message carries a per-sale version taken
 from one atomic counter (Redis INCR through the cache) at send time.  A page that sees a
-gap, or reconnects, reloads the snapshot from `flights.selectors.seat_map_snapshot`, which
-reads the version *before* the seats: a snapshot is never older than the version it claims.
+gap, or reconnects, reloads the catalogue's seat-map snapshot (for flights
+`flights.selectors.seat_map_snapshot`), which reads the version *before* the seats: a
+snapshot is never older than the version it claims.
 
 Versions never go backwards, even when Redis restarts empty: a counter is born at the current
 time in milliseconds (an epoch), not at 0, and counts up from there.  After a reset the new
-counter starts at "now", above every version handed out before (as long as a flight saw fewer
+counter starts at "now", above every version handed out before (as long as a sale saw fewer
 than 1000 seat changes a second on average since its counter was born, and the web hosts'
 clocks agree to within that margin), so an open page sees a jump, takes it for a gap, and
 resyncs from the snapshot instead of ignoring every message until the count catches up.
@@ -27,17 +28,17 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 
-def seat_map_group(flight_id: int) -> str:
-    return f"seatmap.{flight_id}"
+def seat_map_group(sale_id: int) -> str:
+    return f"seatmap.{sale_id}"
 
 
-def _version_key(flight_id: int) -> str:
-    return f"seatmap-version:{flight_id}"
+def _version_key(sale_id: int) -> str:
+    return f"seatmap-version:{sale_id}"
 
 
-def version_key(flight_id: int) -> str:
-    """The cache key of the flight's version, for readers that fetch it with other keys."""
-    return _version_key(flight_id)
+def version_key(sale_id: int) -> str:
+    """The cache key of the sale's version, for readers that fetch it with other keys."""
+    return _version_key(sale_id)
 
 
 def _epoch() -> int:
@@ -50,8 +51,8 @@ def _ensure_counter(key: str) -> None:
     cache.add(key, _epoch(), timeout=None)
 
 
-def current_version(flight_id: int) -> int:
-    key = _version_key(flight_id)
+def current_version(sale_id: int) -> int:
+    key = _version_key(sale_id)
     version = cache.get(key)
     if version is None:
         _ensure_counter(key)
@@ -59,10 +60,10 @@ def current_version(flight_id: int) -> int:
     return version or 0
 
 
-def _next_version(flight_id: int) -> int | None:
+def _next_version(sale_id: int) -> int | None:
     """More than every version handed out before, or None if the counter is unreachable
     (pages then resync on every message, which is slower but still correct)."""
-    key = _version_key(flight_id)
+    key = _version_key(sale_id)
     _ensure_counter(key)
     try:
         return cache.incr(key)
@@ -71,7 +72,7 @@ def _next_version(flight_id: int) -> int | None:
         return cache.incr(key)
 
 
-def announce_seats_on_commit(*, flight_id: int, seats: Iterable[str], status: str) -> None:
+def announce_seats_on_commit(*, sale_id: int, seats: Iterable[str], status: str) -> None:
     """Tell open seat maps that `seats` are now `status`, once the current transaction commits.
 
     Costs no query; a rolled-back change announces nothing.  A failed send is logged, not
@@ -81,20 +82,20 @@ def announce_seats_on_commit(*, flight_id: int, seats: Iterable[str], status: st
     if not changes:
         return
     transaction.on_commit(
-        lambda: publish_seat_changes(flight_id=flight_id, changes=changes), robust=True
+        lambda: publish_seat_changes(sale_id=sale_id, changes=changes), robust=True
     )
 
 
-def publish_seat_changes(*, flight_id: int, changes: dict[str, str]) -> int | None:
+def publish_seat_changes(*, sale_id: int, changes: dict[str, str]) -> int | None:
     """Send now.  Unsafe inside a transaction (it could announce a change that rolls back):
     call `announce_seats_on_commit` instead."""
-    version = _next_version(flight_id)
+    version = _next_version(sale_id)
     layer = get_channel_layer()
     if layer is None:
         return version
     async_to_sync(layer.group_send)(
-        seat_map_group(flight_id),
-        {"type": "seats.changed", "flightId": flight_id, "version": version, "seats": changes},
+        seat_map_group(sale_id),
+        {"type": "seats.changed", "saleId": sale_id, "version": version, "seats": changes},
     )
-    logger.debug("seat map %s v%s: %s", flight_id, version, changes)
+    logger.debug("seat map %s v%s: %s", sale_id, version, changes)
     return version

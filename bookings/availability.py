@@ -8,7 +8,7 @@ Two filters, each switched by a setting (`HOLD_FILTERS`), both failing open to P
   a transaction.  The gate is released (compare-and-delete) when the hold fails, and deleted
   when a hold is cancelled, expires or is taken over (`release_seats`).  A sold seat keeps its
   gate until the TTL: PostgreSQL would refuse it too.
-* **Availability counter** (`AVAILABILITY_COUNTER`): units left per (flight, fare class),
+* **Availability counter** (`AVAILABILITY_COUNTER`): units left per (sale, inventory class),
   taken in Lua with a floor at 0 before the transaction (and counted as *pending* until the
   hold commits), given back when the database refuses or a hold ends (cancel, expiry), not
   moved by a sale, rebuilt when staff change limits.  It answers `SoldOut` without a
@@ -44,9 +44,9 @@ from django.db.models import F
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from bookings import catalogue
 from bookings.errors import SeatUnavailable, SoldOut
-from flights.models import FareInventory
-from flights.rules import bookable_q
+from bookings.models import Inventory
 
 logger = logging.getLogger(__name__)
 
@@ -172,18 +172,18 @@ def _run(script: str, keys: Sequence[str], args: Sequence[object]):
         return None
 
 
-def _prefix(flight_id: int) -> str:
+def _prefix(sale_id: int) -> str:
     # The database name keeps a test database and a dev database on one Redis apart; the
-    # {flight} hash tag keeps one flight's keys in one slot should Redis ever be a cluster.
-    return f"hold:{connection.settings_dict['NAME']}:{{{flight_id}}}"
+    # {sale} hash tag keeps one sale's keys in one slot should Redis ever be a cluster.
+    return f"hold:{connection.settings_dict['NAME']}:{{{sale_id}}}"
 
 
-def counter_key(flight_id: int, fare_class: str) -> str:
-    return f"{_prefix(flight_id)}:left:{fare_class}"
+def counter_key(sale_id: int, fare_class: str) -> str:
+    return f"{_prefix(sale_id)}:left:{fare_class}"
 
 
-def gate_key(flight_id: int, seat_no: str) -> str:
-    return f"{_prefix(flight_id)}:seat:{seat_no}"
+def gate_key(sale_id: int, seat_no: str) -> str:
+    return f"{_prefix(sale_id)}:seat:{seat_no}"
 
 
 def _now_ms() -> int:
@@ -193,12 +193,12 @@ def _now_ms() -> int:
 # --- the seat gate -----------------------------------------------------------------------------
 
 
-def _enter_gate(flight_id: int, seat_nos: Sequence[str]) -> str | None:
+def _enter_gate(sale_id: int, seat_nos: Sequence[str]) -> str | None:
     """Gate `seat_nos`; the token to release them with, None if the gate is off or down."""
     if not seat_nos or not gate_enabled():
         return None
     token = uuid.uuid4().hex
-    keys = [gate_key(flight_id, s) for s in seat_nos]
+    keys = [gate_key(sale_id, s) for s in seat_nos]
     # Never longer than a hold lives: a gate must not outlast the hold it stands for.
     seconds = min(_config()["SEAT_GATE_SECONDS"], settings.SEATKEEPER["HOLD_TTL"].total_seconds())
     ttl_ms = max(int(seconds * 1000), 1)
@@ -210,16 +210,16 @@ def _enter_gate(flight_id: int, seat_nos: Sequence[str]) -> str | None:
     return token
 
 
-def _leave_gate(flight_id: int, seat_nos: Sequence[str], token: str) -> None:
-    _run(_UNGATE, [gate_key(flight_id, s) for s in seat_nos], [token])
+def _leave_gate(sale_id: int, seat_nos: Sequence[str], token: str) -> None:
+    _run(_UNGATE, [gate_key(sale_id, s) for s in seat_nos], [token])
 
 
-def release_seats(*, flight_id: int, seat_nos: Iterable[str]) -> None:
+def release_seats(*, sale_id: int, seat_nos: Iterable[str]) -> None:
     """Open the gate of seats that are AVAILABLE again (cancel, expiry, takeover).
 
     Called inside the releasing transaction: opening early only lets a request through to
     PostgreSQL, which waits for the seat lock and decides."""
-    keys = [gate_key(flight_id, s) for s in seat_nos]
+    keys = [gate_key(sale_id, s) for s in seat_nos]
     if not keys or not gate_enabled():
         return
     client = _client()
@@ -234,9 +234,9 @@ def release_seats(*, flight_id: int, seat_nos: Iterable[str]) -> None:
 # --- the availability counter ------------------------------------------------------------------
 
 
-def _available_in_db(flight_id: int, fare_class: str) -> int | None:
+def _available_in_db(sale_id: int, fare_class: str) -> int | None:
     row = (
-        FareInventory.objects.filter(flight_id=flight_id, fare_class=fare_class)
+        Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class)
         .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
         .values_list("left", flat=True)
         .first()
@@ -244,39 +244,37 @@ def _available_in_db(flight_id: int, fare_class: str) -> int | None:
     return None if row is None else max(row, 0)
 
 
-def seed_counter(
-    *, flight_id: int, fare_class: str, available: int, overwrite: bool = True
-) -> None:
+def seed_counter(*, sale_id: int, fare_class: str, available: int, overwrite: bool = True) -> None:
     """Set the counter to `available` (a figure just read from, or written to, PostgreSQL)."""
     if counter_enabled():
         _run(
             _SEED,
-            [counter_key(flight_id, fare_class)],
+            [counter_key(sale_id, fare_class)],
             [available, _now_ms(), COUNTER_KEY_TTL_SECONDS, int(overwrite)],
         )
 
 
-def rebuild_counter(*, flight_id: int, fare_class: str, overwrite: bool = True) -> int | None:
+def rebuild_counter(*, sale_id: int, fare_class: str, overwrite: bool = True) -> int | None:
     """Read units left from PostgreSQL and store them; returns them (None: no such fare)."""
-    available = _available_in_db(flight_id, fare_class)
+    available = _available_in_db(sale_id, fare_class)
     if available is not None:
         seed_counter(
-            flight_id=flight_id, fare_class=fare_class, available=available, overwrite=overwrite
+            sale_id=sale_id, fare_class=fare_class, available=available, overwrite=overwrite
         )
     return available
 
 
 def rebuild_open_counters() -> int:
-    """Beat: rebuild every counter of a flight still on sale from PostgreSQL, in one read and
+    """Beat: rebuild every counter of a sale still open from PostgreSQL, in one read and
     one pipeline.  Corrects any drift (lost give-backs, waitlist offers, crashed workers)."""
     if not counter_enabled():
         return 0
     from django.utils import timezone
 
     rows = list(
-        FareInventory.objects.filter(bookable_q(now=timezone.now(), prefix="flight__"))
+        Inventory.objects.filter(catalogue.open_sales_q(now=timezone.now(), prefix="sale__"))
         .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
-        .values_list("flight_id", "fare_class", "left")
+        .values_list("sale_id", "fare_class", "left")
     )
     client = _client()
     if client is None or not rows:
@@ -284,8 +282,8 @@ def rebuild_open_counters() -> int:
     now = _now_ms()
     try:
         pipe = client.pipeline(transaction=False)
-        for flight_id, fare_class, left in rows:
-            key = counter_key(flight_id, fare_class)
+        for sale_id, fare_class, left in rows:
+            key = counter_key(sale_id, fare_class)
             pipe.hset(key, mapping={"n": max(left, 0), "at": now, "pending": 0})
             pipe.expire(key, COUNTER_KEY_TTL_SECONDS)
         pipe.execute()
@@ -295,30 +293,30 @@ def rebuild_open_counters() -> int:
     return len(rows)
 
 
-def counter_value(*, flight_id: int, fare_class: str) -> int | None:
+def counter_value(*, sale_id: int, fare_class: str) -> int | None:
     """Units left per the counter (None: missing or Redis unreachable) — for audits and tests."""
     client = _client()
     if client is None:
         return None
     try:
-        value = client.hget(counter_key(flight_id, fare_class), "n")
+        value = client.hget(counter_key(sale_id, fare_class), "n")
     except redis.RedisError as exc:
         _redis_failed(exc)
         return None
     return None if value is None else int(value)
 
 
-def give_back(*, flight_id: int, fare_class: str, units: int) -> None:
+def give_back(*, sale_id: int, fare_class: str, units: int) -> None:
     """Units returned to the fare class (a cancel, an expiry, an unblocked seat).
 
     Inside the releasing transaction, for the same reason as `release_seats`: a counter that
     is briefly too high only sends a request to PostgreSQL."""
     if units > 0 and counter_enabled():
-        _settle(flight_id, fare_class, units, give=True)
+        _settle(sale_id, fare_class, units, give=True)
 
 
 def _settle(
-    flight_id: int,
+    sale_id: int,
     fare_class: str,
     units: int,
     *,
@@ -328,7 +326,7 @@ def _settle(
 ) -> None:
     _run(
         _SETTLE,
-        [counter_key(flight_id, fare_class)],
+        [counter_key(sale_id, fare_class)],
         [units, int(give), int(pending), int(take)],
     )
 
@@ -339,13 +337,13 @@ class Take:
     THROUGH = "through"  # not filtered (Redis down, short but unsure): PostgreSQL decides
 
 
-def _take(flight_id: int, fare_class: str, units: int) -> str:
-    key = counter_key(flight_id, fare_class)
+def _take(sale_id: int, fare_class: str, units: int) -> str:
+    key = counter_key(sale_id, fare_class)
     result = _run(_TAKE, [key], [units])
     if result is None:
         return Take.THROUGH
-    if int(result[0]) == -1:  # missing (Redis restarted empty, flight created while it was down)
-        if rebuild_counter(flight_id=flight_id, fare_class=fare_class, overwrite=False) is None:
+    if int(result[0]) == -1:  # missing (Redis restarted empty, sale created while it was down)
+        if rebuild_counter(sale_id=sale_id, fare_class=fare_class, overwrite=False) is None:
             return Take.THROUGH  # no such fare class: let the hold report it
         result = _run(_TAKE, [key], [units])
         if result is None or int(result[0]) == -1:
@@ -361,7 +359,7 @@ def _take(flight_id: int, fare_class: str, units: int) -> str:
     # others go through to PostgreSQL meanwhile rather than refuse on a figure nobody checked.
     if not _claim_rebuild(key):
         return Take.THROUGH
-    rebuild_counter(flight_id=flight_id, fare_class=fare_class)
+    rebuild_counter(sale_id=sale_id, fare_class=fare_class)
     result = _run(_TAKE, [key], [units])
     if result is None or int(result[0]) == -1:
         return Take.THROUGH
@@ -385,37 +383,37 @@ def _claim_rebuild(key: str) -> bool:
 
 @contextmanager
 def hold_admission(
-    *, flight_id: int, fare_class: str, units: int, seat_nos: Sequence[str] = ()
+    *, sale_id: int, fare_class: str, units: int, seat_nos: Sequence[str] = ()
 ) -> Iterator[None]:
     """Run a hold (the body: its whole transaction) behind the filters.
 
     Refuses early with `SeatUnavailable` / `SoldOut`.  If the body raises, whatever the filters
     took is given back; if it returns, the hold is committed and its units stop being pending.
     """
-    gate_token = _enter_gate(flight_id, seat_nos)
+    gate_token = _enter_gate(sale_id, seat_nos)
     take = Take.THROUGH
     try:
         if counter_enabled():
-            take = _take(flight_id, fare_class, units)
+            take = _take(sale_id, fare_class, units)
             if take == Take.REFUSED:
                 raise SoldOut(fare_class)
         yield
     except BaseException as exc:
         if take == Take.TAKEN:
-            _settle(flight_id, fare_class, units, give=True, pending=True)
+            _settle(sale_id, fare_class, units, give=True, pending=True)
         # The counter let through what PostgreSQL refused as sold out: it is too high.
         # Correct it now so the next losers stay cheap.
         if (
             isinstance(exc, SoldOut)
             and take != Take.REFUSED
             and counter_enabled()
-            and _claim_rebuild(counter_key(flight_id, fare_class))
+            and _claim_rebuild(counter_key(sale_id, fare_class))
         ):
-            rebuild_counter(flight_id=flight_id, fare_class=fare_class)
+            rebuild_counter(sale_id=sale_id, fare_class=fare_class)
         if gate_token:
-            _leave_gate(flight_id, seat_nos, gate_token)
+            _leave_gate(sale_id, seat_nos, gate_token)
         raise
     if take == Take.TAKEN:
-        _settle(flight_id, fare_class, units, pending=True)
+        _settle(sale_id, fare_class, units, pending=True)
     elif take == Take.THROUGH and counter_enabled():
-        _settle(flight_id, fare_class, units, take=True)
+        _settle(sale_id, fare_class, units, take=True)

@@ -1,0 +1,159 @@
+"""What the engine asks about a sale, answered by the catalogue that owns it.
+
+The engine sells seats and inventory classes of a `Sale` without knowing whether a flight or
+an event stands behind it.  Each catalogue registers one object implementing `Catalogue` for
+its `SaleKind` in its AppConfig.ready(); the engine looks it up by `sale.kind`.  This module
+imports no catalogue: the arrow points from flights/events down to here, never back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from django.db.models import Q
+
+from bookings.models import Sale, SaleKind
+
+
+@dataclass(frozen=True)
+class SaleSummary:
+    """How a sale is named to people: e-mails, tickets, the gate."""
+
+    title: str  # "flight VN213", "Hamlet"
+    starts_at: datetime
+    time_zone: str  # IANA name, for local times
+    place: str  # "SGN → HAN", "Main hall, Opera House"
+
+
+class Catalogue(Protocol):
+    #: The reverse accessor from Sale to the catalogue item ("flight", "event"): the engine
+    #: reaches it through select_related("sale__<owner>") so the rule costs no extra query.
+    #: None if the catalogue's rule needs no row of its own.
+    owner: str | None
+    #: Whether seatless units beyond the seats (overbooking) may be sold.
+    allows_overbooking: bool
+    #: Admin search lookups from a Sale to its item ("flight__code", "=flight__id").
+    search_fields: tuple[str, ...]
+    #: What its seat numbers look like ("12A"; "B-12-7"): malformed ones are refused unread.
+    seat_no_pattern: re.Pattern[str]
+    #: The inventory-class codes it sells (FareClass values), or None for codes chosen per
+    #: sale (price categories).
+    class_codes: tuple[str, ...] | None
+
+    def is_open(self, sale: Sale, *, now: datetime) -> bool:
+        """THE rule: may units of this sale be held or sold at `now`?"""
+        ...
+
+    def open_q(self, *, now: datetime, prefix: str = "") -> Q:
+        """`is_open` as a filter on sales; `prefix` reaches the Sale through a relation."""
+        ...
+
+    def closed_detail(self, sale: Sale) -> str:
+        """Why `sale` is closed, for the customer."""
+        ...
+
+    def describe(self, sale: Sale) -> SaleSummary: ...
+
+    def class_label(self, code: str) -> str | None:
+        """The name of inventory class `code` ("Economy"), or None if it is not one of ours."""
+        ...
+
+    def sale_id_for(self, ref: int) -> int | None:
+        """The sale of the catalogue item with id `ref` (None: no such item).  Front doors that
+        speak the catalogue's ids (`flightId`) reach the engine through this."""
+        ...
+
+
+_registry: dict[str, Catalogue] = {}
+
+
+def register(kind: SaleKind | str, catalogue: Catalogue) -> None:
+    _registry[str(kind)] = catalogue
+
+
+def for_kind(kind: SaleKind | str) -> Catalogue:
+    try:
+        return _registry[str(kind)]
+    except KeyError:
+        raise LookupError(f"No catalogue is registered for {kind!r} sales.") from None
+
+
+def for_sale(sale: Sale) -> Catalogue:
+    return for_kind(sale.kind)
+
+
+def owner_paths(prefix: str = "") -> list[str]:
+    """select_related() paths from `prefix` (ending at a Sale) to every catalogue item."""
+    return [f"{prefix}{c.owner}" for c in _registry.values() if c.owner]
+
+
+def known_class_codes() -> set[str] | None:
+    """Every inventory-class code some catalogue sells; None if any catalogue takes any code."""
+    codes: set[str] = set()
+    for c in _registry.values():
+        if c.class_codes is None:
+            return None
+        codes.update(c.class_codes)
+    return codes
+
+
+def search_fields(prefix: str = "") -> list[str]:
+    """Every catalogue's admin search lookups, reached from `prefix` (ending at a Sale)."""
+    fields = []
+    for c in _registry.values():
+        for lookup in c.search_fields:
+            op = lookup[0] if lookup[0] in "=^@" else ""
+            fields.append(f"{op}{prefix}{lookup[len(op) :]}")
+    return fields
+
+
+def is_seat_no(seat_no: str) -> bool:
+    """Whether `seat_no` is a well-formed seat number of some catalogue."""
+    return any(c.seat_no_pattern.fullmatch(seat_no) for c in _registry.values())
+
+
+def class_label(code: str) -> str:
+    """How people see an inventory-class code, from the catalogue that knows it."""
+    for c in _registry.values():
+        label = c.class_label(code)
+        if label:
+            return label
+    return code
+
+
+def class_choices() -> list[tuple[str, str]]:
+    """(code, label) of every fixed inventory-class code, for the front doors' choice fields.
+
+    Read when a front-door module is imported, which happens after every AppConfig.ready():
+    an empty registry then means an import-order bug, refused loudly."""
+    if not _registry:
+        raise LookupError("No catalogue is registered yet (imported before apps were ready?).")
+    return [
+        (code, c.class_label(code) or code)
+        for c in _registry.values()
+        for code in (c.class_codes or ())
+    ]
+
+
+def sale_id_for(kind: SaleKind | str, ref: int) -> int | None:
+    """The sale behind catalogue item `ref` of `kind` (a flight id), None if there is none."""
+    return for_kind(kind).sale_id_for(ref)
+
+
+def is_open(sale: Sale, *, now: datetime) -> bool:
+    return for_sale(sale).is_open(sale, now=now)
+
+
+def describe(sale: Sale) -> SaleSummary:
+    return for_sale(sale).describe(sale)
+
+
+def open_sales_q(*, now: datetime, prefix: str = "") -> Q:
+    """Every open sale, whatever its catalogue; matches nothing if none is registered."""
+    q = Q(**{f"{prefix}pk__in": []})
+    for kind, catalogue in _registry.items():
+        q |= Q(**{f"{prefix}kind": kind}) & catalogue.open_q(now=now, prefix=prefix)
+    return q

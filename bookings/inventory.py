@@ -1,0 +1,185 @@
+"""A sale's inventory: opening a sale with its classes and seats (what a catalogue calls when
+it creates a flight or an event), and staff operations on it (class limits, blocking and
+unblocking seats).  Units that come free go to the waitlist inside the same transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F, Value
+from django.utils import timezone
+
+from bookings import availability, catalogue
+from bookings.live import announce_seats_on_commit
+from bookings.models import Inventory, Sale, SaleKind, Seat, SeatStatus
+from kernel.errors import InvalidRequest
+from waitroom import services as waitlist
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """One inventory class of a new sale (a fare class, a price category, a standing area)."""
+
+    code: str
+    capacity: int
+    price: Decimal
+    currency: str = "EUR"
+    overbook_limit: int = 0
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    seat_no: str
+    row: int
+    letter: str
+    fare_class: str
+    section: str = ""
+    surcharge: Decimal = Decimal("0.00")
+    accessible: bool = False
+    restricted_view: bool = False
+
+
+def open_sale(
+    *,
+    kind: SaleKind,
+    classes: Sequence[ClassSpec],
+    seats: Sequence[SeatSpec] = (),
+    sale_id: int | None = None,
+) -> Sale:
+    """Create a sale with its inventory classes and seats; the catalogue item that owns it
+    (a Flight, an Event) is created next to it, in the caller's transaction.
+
+    A class's `capacity` counts its units (seats, or places of a standing area); seats must
+    belong to a class.  Overbooking only where the catalogue allows it.
+    """
+    codes = [c.code for c in classes]
+    if not codes or len(set(codes)) != len(codes):
+        raise InvalidRequest("A sale needs inventory classes with distinct codes.")
+    if any(c.capacity < 0 or c.overbook_limit < 0 or c.price < 0 for c in classes):
+        raise InvalidRequest("Capacity, overbook limit and price cannot be negative.")
+    if any(c.overbook_limit for c in classes) and not catalogue.for_kind(kind).allows_overbooking:
+        raise InvalidRequest(f"{SaleKind(kind).label} sales cannot be overbooked.")
+    unknown = sorted({s.fare_class for s in seats} - set(codes))
+    if unknown:
+        raise InvalidRequest(f"Seats of unknown class {', '.join(unknown)}.")
+    with transaction.atomic():
+        sale = Sale.objects.create(pk=sale_id, kind=kind, created_at=timezone.now())
+        Inventory.objects.bulk_create(
+            Inventory(
+                sale=sale,
+                fare_class=c.code,
+                capacity=c.capacity,
+                overbook_limit=c.overbook_limit,
+                price=c.price,
+                currency=c.currency,
+            )
+            for c in classes
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                sale=sale,
+                seat_no=s.seat_no,
+                row=s.row,
+                letter=s.letter,
+                fare_class=s.fare_class,
+                section=s.section,
+                surcharge=s.surcharge,
+                accessible=s.accessible,
+                restricted_view=s.restricted_view,
+            )
+            for s in seats
+        )
+        for c in classes:  # a fresh sale's counters need no query
+            availability.seed_counter(
+                sale_id=sale.pk, fare_class=c.code, available=c.capacity + c.overbook_limit
+            )
+    return sale
+
+
+def set_fare_limits(
+    *, inventory_id: int, capacity: int, overbook_limit: int, price: Decimal
+) -> Inventory:
+    """Staff change of a fare class's limits.  Refuses limits below what is already sold or held.
+
+    Only the editable columns are written, by a conditional UPDATE: `sold` and `held` keep
+    moving under concurrent holds and must never be overwritten by a stale admin form.
+    """
+    if capacity < 0 or overbook_limit < 0 or price < 0:
+        raise InvalidRequest("Capacity, overbook limit and price cannot be negative.")
+    with transaction.atomic():
+        updated = Inventory.objects.filter(
+            pk=inventory_id, sold__lte=Value(capacity + overbook_limit) - F("held")
+        ).update(capacity=capacity, overbook_limit=overbook_limit, price=price)
+        inventory = Inventory.objects.get(pk=inventory_id)
+        if not updated:
+            raise InvalidRequest(
+                f"Capacity + overbook limit ({capacity + overbook_limit}) would be below the "
+                f"{inventory.sold} sold and {inventory.held} held units.",
+                field="capacity",
+            )
+        if inventory.available:
+            waitlist.offer_freed_units(
+                sale_id=inventory.sale_id, fare_class=inventory.fare_class, now=timezone.now()
+            )
+            inventory.refresh_from_db()
+        availability.seed_counter(
+            sale_id=inventory.sale_id,
+            fare_class=inventory.fare_class,
+            available=inventory.available,
+        )
+    return inventory
+
+
+def block_seat(*, sale_id: int, seat_no: str) -> bool:
+    """Take an AVAILABLE seat out of sale (broken, crew rest...).  Returns whether it changed.
+
+    A blocked seat is no longer sellable capacity, so the fare class loses one unit too —
+    conditionally, so it can never drop below what is already sold or held.
+    """
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(sale_id=sale_id, seat_no=seat_no, status=SeatStatus.AVAILABLE)
+            .first()
+        )
+        if seat is None:
+            return False
+        shrunk = Inventory.objects.filter(
+            sale_id=sale_id,
+            fare_class=seat.fare_class,
+            capacity__gte=1,
+            sold__lte=F("capacity") - 1 + F("overbook_limit") - F("held"),
+        ).update(capacity=F("capacity") - 1)
+        if not shrunk:
+            raise InvalidRequest(
+                f"Seat {seat_no} cannot be blocked: "
+                f"every unit of {seat.fare_class} is sold or held."
+            )
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.BLOCKED)
+        announce_seats_on_commit(sale_id=sale_id, seats=[seat_no], status=SeatStatus.BLOCKED)
+    return True
+
+
+def unblock_seat(*, sale_id: int, seat_no: str) -> bool:
+    """Return a BLOCKED seat to sale; its fare class gains the unit back."""
+    with transaction.atomic():
+        seat = (
+            Seat.objects.select_for_update()
+            .filter(sale_id=sale_id, seat_no=seat_no, status=SeatStatus.BLOCKED)
+            .first()
+        )
+        if seat is None:
+            return False
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.AVAILABLE)
+        Inventory.objects.filter(sale_id=sale_id, fare_class=seat.fare_class).update(
+            capacity=F("capacity") + 1
+        )
+        availability.give_back(sale_id=sale_id, fare_class=seat.fare_class, units=1)
+        # Announced before the waitlist runs: an offer that takes this seat announces HELD
+        # after it, and on_commit callbacks run (and get versions) in registration order.
+        announce_seats_on_commit(sale_id=sale_id, seats=[seat_no], status=SeatStatus.AVAILABLE)
+        waitlist.offer_freed_units(sale_id=sale_id, fare_class=seat.fare_class, now=timezone.now())
+    return True
