@@ -36,7 +36,7 @@ def hold(client, flight, seats, language):
 )
 def test_a_domain_problem_speaks_the_clients_language(customer, flight, language, title, detail):
     hold_seats(
-        customer=UserFactory(), flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["12A"]
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
     )
     response = hold(client_for(customer), flight, ["12A"], language)
     assert response.status_code == 409

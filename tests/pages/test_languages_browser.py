@@ -154,15 +154,17 @@ def journey_data(db):
     confirmed = hold_and_confirm(customer, flight, seats=("14A", "14B"))
     relay_outbox(now=timezone.now() + timedelta(hours=1))  # issues the tickets
     sold_out = FlightFactory(code="SK711", layout=economy_only_layout(rows=1, overbook_limit=0))
-    for seat in Seat.objects.filter(flight=sold_out):
+    for seat in Seat.objects.filter(sale=sold_out.sale):
         hold_seats(
             customer=UserFactory(),
-            flight_id=sold_out.pk,
+            sale_id=sold_out.sale_id,
             fare_class="ECONOMY",
             seat_numbers=[seat.seat_no],
         )
-    join_waitlist(customer=UserFactory(), flight_id=sold_out.pk, fare_class="ECONOMY", party_size=1)
-    join_waitlist(customer=customer, flight_id=sold_out.pk, fare_class="ECONOMY", party_size=2)
+    join_waitlist(
+        customer=UserFactory(), sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1
+    )
+    join_waitlist(customer=customer, sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=2)
     return customer, flight, confirmed
 
 

@@ -261,7 +261,7 @@ def test_goodwill_refunds_in_full_and_records_who_approved_it(
         approver,
         Decimal("104.00"),
     )
-    assert check_inventory(flight_id=flight.pk) == []
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 def test_a_forged_goodwill_field_is_refused_and_nothing_changes(

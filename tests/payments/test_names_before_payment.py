@@ -34,7 +34,7 @@ pytestmark = pytest.mark.django_db(transaction=True)  # gateways are called outs
 
 def unnamed_hold(customer, flight, seats=("14B", "14A")):
     return hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=list(seats)
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=list(seats)
     )
 
 
@@ -98,7 +98,7 @@ def test_api_refuses_a_seat_hold_without_names_then_pays_it_once_named(customer,
 def test_api_refuses_a_seatless_overbooking_unit_without_a_name(customer):
     flight = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=2))
     booking = hold_seatless(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", passengers=2
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
     )
     api = api_client(customer)
 
@@ -113,7 +113,7 @@ def test_api_refuses_a_seatless_overbooking_unit_without_a_name(customer):
 
 def test_a_waitlist_offer_arrives_unnamed_and_is_paid_only_once_named(customer):
     full, holders = sold_out_flight()
-    join_waitlist(customer=customer, flight_id=full.pk, fare_class="ECONOMY", party_size=1)
+    join_waitlist(customer=customer, sale_id=full.sale_id, fare_class="ECONOMY", party_size=1)
     cancel_hold(customer=holders[0].customer, booking_id=holders[0].pk)
     offer = Booking.objects.get(customer=customer, status=BookingStatus.HELD)
     api = api_client(customer)
