@@ -78,8 +78,25 @@ def _transactional(item) -> bool:
     return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
 
 
+def _unique_node_ids(items) -> None:
+    """Schemathesis gives each API operation's test the same node id (the operation is only in
+    the name).  pytest-xdist's scheduler keys tests by node id and would run one of them, so
+    such tests get their name in the id: `...::test_api_keeps_to_its_schema[GET /api/...]`."""
+    seen: dict[str, int] = {}
+    for item in items:
+        seen[item.nodeid] = seen.get(item.nodeid, 0) + 1
+    for item in items:
+        if seen[item.nodeid] > 1 and not item.nodeid.endswith("::" + item.name):
+            unique = f"{item.nodeid.rsplit('::', 1)[0]}::{item.name}"
+            if hasattr(item, "_id"):  # pytest 9: a structured NodeId
+                item._id = type(item._id).parse(unique)
+            else:
+                item._nodeid = unique
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
 def pytest_collection_modifyitems(items):
+    _unique_node_ids(items)
     start = next((i for i, item in enumerate(items) if _transactional(item)), len(items))
     rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
     items[start:] = sorted(
