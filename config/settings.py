@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "axes",
     "channels",
     "flights",
+    "events",
     "bookings",
     "payments",
     "waitroom",
