@@ -425,6 +425,8 @@ SPECTACULAR_SETTINGS = {
         "BookingStatusEnum": "bookings.models.BookingStatus",
         "SeatStatusEnum": "flights.models.SeatStatus",
         "FlightStatusEnum": "flights.models.FlightStatus",
+        "EventStatusEnum": "events.models.EventStatus",
+        "EventCategoryEnum": "events.models.EventCategory",
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "TicketStatusEnum": "bookings.models.TicketStatus",
     },
