@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from events.errors import InvalidVenuePlan
+from events.errors import InvalidCategoryAssignment, InvalidVenuePlan
 from events.models import SectionKind, StageSide
 
 MAX_ROWS_PER_SECTION = 200
@@ -361,3 +361,38 @@ def _with_row_order(seats: list[SeatSpec]) -> list[SeatSpec]:
 
 def _natural(label: str) -> tuple:
     return (0, int(label), "") if label.isdigit() else (1, 0, label)
+
+
+# --- price category assignments as text (the event admin) -------------------------------------
+
+_ASSIGNMENT = re.compile(
+    r"^([A-Za-z][A-Za-z0-9]{0,9})\s*:\s*(.+?)(?:\s+rows?\s+([A-Za-z0-9]{1,8})"
+    r"(?:\s*-\s*([A-Za-z0-9]{1,8}))?)?$",
+    re.IGNORECASE,
+)
+
+
+def parse_assignments(text: str) -> list[tuple[str, str, str, str]]:
+    """Rules written one per line, ``<category>: <section> [rows <first>-<last>]``:
+
+        A: Stalls rows 1-5
+        B: Stalls rows 6-20
+        B: Balcony
+        GA: Floor
+
+    as (category, section, first row, last row) tuples; bad lines are listed in one
+    InvalidCategoryAssignment."""
+    rules, problems = [], []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _ASSIGNMENT.match(line)
+        if match is None:
+            problems.append(f'Line {number}: expected "A: Stalls rows 1-5" or "GA: Floor".')
+            continue
+        first = (match[3] or "").upper()
+        rules.append((match[1].upper(), match[2].strip(), first, (match[4] or first).upper()))
+    if problems:
+        raise InvalidCategoryAssignment(" ".join(problems))
+    return rules

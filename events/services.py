@@ -47,7 +47,7 @@ MAX_CSV_BYTES = 5 * 1024 * 1024
 def create_venue(
     *, name: str, city: str, time_zone: str, address: str = "", stage_side: str | None = None
 ) -> Venue:
-    _check_time_zone(time_zone)
+    check_time_zone(time_zone)
     if not name.strip() or not city.strip():
         raise InvalidEvent("A venue needs a name and a city.")
     fields = {"address": address.strip(), "time_zone": time_zone}
@@ -170,17 +170,8 @@ def create_event(
     """A DRAFT event at `venue` with its price categories.  Seats get their category with
     `assign_categories`; `put_event_on_sale` publishes it."""
     now = timezone.now()
-    if category not in EventCategory.values:
-        raise InvalidEvent(f"Unknown event category {category!r}.")
-    if not name.strip():
-        raise InvalidEvent("An event needs a name.")
-    if timezone.is_naive(starts_at) or timezone.is_naive(on_sale_at):
-        raise InvalidEvent("Give the start and on-sale times with their time zone.")
-    if starts_at <= now:
-        raise InvalidEvent("The event must start in the future.")
-    if on_sale_at >= starts_at:
-        raise InvalidEvent("Tickets must go on sale before the event starts.")
-    _check_price_categories(price_categories)
+    check_new_event(name=name, category=category, starts_at=starts_at, on_sale_at=on_sale_at)
+    check_price_categories(price_categories)
     try:
         with transaction.atomic():
             locked = Venue.objects.select_for_update().get(pk=venue.pk)
@@ -215,7 +206,22 @@ def create_event(
     return event
 
 
-def _check_price_categories(specs: Sequence[PriceCategorySpec]) -> None:
+def check_new_event(*, name: str, category: str, starts_at: datetime, on_sale_at: datetime) -> None:
+    """What `create_event` refuses about the event itself (forms call it too)."""
+    if category not in EventCategory.values:
+        raise InvalidEvent(f"Unknown event category {category!r}.")
+    if not name.strip():
+        raise InvalidEvent("An event needs a name.")
+    if timezone.is_naive(starts_at) or timezone.is_naive(on_sale_at):
+        raise InvalidEvent("Give the start and on-sale times with their time zone.")
+    if starts_at <= timezone.now():
+        raise InvalidEvent("The event must start in the future.")
+    if on_sale_at >= starts_at:
+        raise InvalidEvent("Tickets must go on sale before the event starts.")
+
+
+def check_price_categories(specs: Sequence[PriceCategorySpec]) -> None:
+    """What `create_event` refuses about the price categories (forms call it too)."""
     if not specs:
         raise InvalidEvent("An event needs at least one price category.")
     codes = [s.code for s in specs]
@@ -237,35 +243,47 @@ def assign_categories(*, event_id: int, assignments: Sequence[AssignmentSpec]) -
     section; no seat or standing area may end up in two categories."""
     with transaction.atomic():
         event = _lock_event(event_id)
-        if event.status != EventStatus.DRAFT:
-            raise EventNotEditable(
-                f"{event.name} is {event.get_status_display().lower()}; its price categories "
-                "can only be assigned while it is a draft."
-            )
-        categories = {c.code: c for c in PriceCategory.objects.filter(event=event)}
-        sections = {s.name.lower(): s for s in Section.objects.filter(venue_id=event.venue_id)}
-        rules, problems = [], []
-        priced: dict[object, str] = {}
-        for number, spec in enumerate(assignments, start=1):
-            try:
-                rule, places = _resolve(spec, categories, sections)
-            except InvalidCategoryAssignment as error:
-                problems.append(f"Rule {number}: {error.detail}")
-                continue
-            for place in places:
-                if place in priced and priced[place] != f"rule {number}":
-                    problems.append(
-                        f"Rule {number} ({spec.category}, {spec.section}) overlaps "
-                        f"{priced[place]}: one category per seat."
-                    )
-                    break
-                priced[place] = f"rule {number}"
-            rules.append(rule)
-        if problems:
-            raise InvalidCategoryAssignment(" ".join(problems))
+        rules, priced = _checked_assignments(event, assignments)
         CategoryAssignment.objects.filter(category__event=event).delete()
         CategoryAssignment.objects.bulk_create(rules)
-        return len(priced)
+        return priced
+
+
+def check_assignments(*, event: Event, assignments: Sequence[AssignmentSpec]) -> int:
+    """What `assign_categories` would refuse, without changing anything (for forms)."""
+    return _checked_assignments(event, assignments)[1]
+
+
+def _checked_assignments(
+    event: Event, assignments: Sequence[AssignmentSpec]
+) -> tuple[list[CategoryAssignment], int]:
+    if event.status != EventStatus.DRAFT:
+        raise EventNotEditable(
+            f"{event.name} is {event.get_status_display().lower()}; its price categories "
+            "can only be assigned while it is a draft."
+        )
+    categories = {c.code: c for c in PriceCategory.objects.filter(event=event)}
+    sections = {s.name.lower(): s for s in Section.objects.filter(venue_id=event.venue_id)}
+    rules, problems = [], []
+    priced: dict[object, int] = {}
+    for number, spec in enumerate(assignments, start=1):
+        try:
+            rule, places = _resolve(spec, categories, sections)
+        except InvalidCategoryAssignment as error:
+            problems.append(f"Rule {number}: {error.detail}")
+            continue
+        overlapped = next((priced[p] for p in places if p in priced), None)
+        if overlapped is not None:
+            problems.append(
+                f"Rule {number} ({spec.category}, {spec.section}) overlaps rule {overlapped}: "
+                "one category per seat."
+            )
+            continue
+        priced.update((place, number) for place in places)
+        rules.append(rule)
+    if problems:
+        raise InvalidCategoryAssignment(" ".join(problems))
+    return rules, len(priced)
 
 
 def _resolve(
@@ -351,7 +369,8 @@ def _set_status(event: Event, status: str) -> None:
     event.status, event.status_changed_at = status, now
 
 
-def _check_time_zone(name: str) -> None:
+def check_time_zone(name: str) -> None:
+    """An IANA zone name, or InvalidEvent."""
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:
