@@ -80,6 +80,8 @@ class SectionSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=SectionKind.choices)
     places = serializers.IntegerField(help_text="Seats, or a standing area's capacity.")
     categories = serializers.ListField(child=serializers.CharField())
+    accessible = serializers.IntegerField(help_text="Accessible seats.")
+    restricted_view = serializers.IntegerField(help_text="Seats with a restricted view.")
 
 
 class EventDetailSerializer(EventSerializer):

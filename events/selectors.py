@@ -9,7 +9,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 from django.utils import timezone
 
 from events.models import (
@@ -158,12 +158,22 @@ def event_detail(*, event_id: int) -> dict[str, Any] | None:
     counts = defaultdict(int)
     for section_id in seat_section.values():
         counts[section_id] += 1
+    flags = dict.fromkeys(("accessible", "restricted_view"))
+    for flag in flags:
+        flags[flag] = dict(
+            VenueSeat.objects.filter(section__venue_id=event.venue_id, **{flag: True})
+            .values("section_id")
+            .annotate(n=Count("pk"))
+            .values_list("section_id", "n")
+        )
     data["sections"] = [
         {
             "name": s.name,
             "kind": s.kind,
             "places": s.capacity if s.kind == SectionKind.STANDING else counts[s.pk],
             "categories": sorted(codes_of[s.pk]),
+            "accessible": flags["accessible"].get(s.pk, 0),
+            "restricted_view": flags["restricted_view"].get(s.pk, 0),
         }
         for s in Section.objects.filter(venue_id=event.venue_id).order_by("position", "name")
     ]
@@ -214,3 +224,65 @@ def _event(event: Event, *, now: datetime) -> dict[str, Any]:
         ),
         "price_categories": categories,
     }
+
+
+def seat_plan(*, event: Event) -> dict[str, Any]:
+    """The venue plan drawn for `event`: each section's grid of seats (rows front to back,
+    None where the grid has a gap) with the seat's price category, or a standing area with
+    its category.  The same drawing the seat picker shows, without live availability."""
+    categories = {c.code: c for c in event.price_categories.all()}
+    places = category_places(event=event)
+    code_of_seat = {seat: code for code, found in places.items() for seat in found.seats}
+    code_of_area = {area: code for code, found in places.items() for area in found.standing}
+    seats_by_section: dict[int, list[VenueSeat]] = defaultdict(list)
+    for seat in VenueSeat.objects.filter(section__venue_id=event.venue_id).order_by("y", "x"):
+        seats_by_section[seat.section_id].append(seat)
+    sections = []
+    for section in Section.objects.filter(venue_id=event.venue_id).order_by("position", "name"):
+        if section.kind == SectionKind.STANDING:
+            code = code_of_area.get(section.pk)
+            sections.append(
+                {
+                    "name": section.name,
+                    "kind": section.kind,
+                    "capacity": section.capacity,
+                    "category": _category(categories.get(code)),
+                    "rows": [],
+                    "width": 0,
+                }
+            )
+            continue
+        seats = seats_by_section[section.pk]
+        width = max((s.x for s in seats), default=0)
+        lines: dict[int, list[Any]] = {}
+        for seat in seats:
+            line = lines.setdefault(seat.y, [None] * width)
+            line[seat.x - 1] = {
+                "id": seat.pk,
+                "row": seat.row,
+                "number": seat.number,
+                "accessible": seat.accessible,
+                "restricted_view": seat.restricted_view,
+                "category": _category(categories.get(code_of_seat.get(seat.pk))),
+            }
+        rows = []
+        for _y, cells in sorted(lines.items()):
+            labels = {c["row"] for c in cells if c}
+            rows.append({"label": " / ".join(sorted(labels)), "cells": cells})
+        sections.append(
+            {
+                "name": section.name,
+                "kind": section.kind,
+                "capacity": len(seats),
+                "category": None,
+                "rows": rows,
+                "width": width,
+            }
+        )
+    return {"stage_side": event.venue.stage_side, "sections": sections}
+
+
+def _category(category: PriceCategory | None) -> dict[str, Any] | None:
+    if category is None:
+        return None
+    return {"code": category.code, "colour": category.colour, "price": category.price}

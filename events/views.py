@@ -2,11 +2,12 @@
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from events import selectors
 from events.forms import EventSearchForm
+from events.models import Event
 
 
 @require_GET
@@ -33,7 +34,8 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     event = selectors.event_detail(event_id=event_id)
     if event is None:
         raise Http404("No such event.")
-    return render(request, "events/detail.html", {"event": event})
+    plan = selectors.seat_plan(event=get_object_or_404(Event, pk=event_id))
+    return render(request, "events/detail.html", {"event": event, "plan": plan})
 
 
 def _first_errors(form) -> str:

@@ -50,3 +50,28 @@ def test_detail_page_shows_prices_sections_and_sale_time(client):
 def test_draft_event_page_is_404(client):
     draft = EventFactory(publish=False, assignments=())
     assert client.get(f"/events/{draft.pk}/").status_code == 404
+
+
+def test_detail_page_draws_the_plan_with_category_colours_and_the_stage(client):
+    event = EventFactory(name="Symphony")
+    html = client.get(f"/events/{event.pk}/").content.decode()
+    assert 'class="venue-plan stage-top" aria-hidden="true"' in html
+    assert html.count('class="plan-seat') == 24 + 10 + 2  # seats, and two legend marks
+    assert html.count("background: #b91c1c") >= 12  # category A's seats and its swatches
+    assert "24 seats, 2 accessible" in html and "10 seats, 2 with a restricted view" in html
+    assert "Standing · 50 · GA" in html
+
+
+def test_seat_plan_rows_front_to_back_with_aisles_as_gaps():
+    from events.selectors import seat_plan
+
+    event = EventFactory()
+    stalls, balcony, floor = seat_plan(event=event)["sections"]
+    assert stalls["width"] == 7  # 6 seats and the aisle after seat 3
+    first = stalls["rows"][0]
+    assert first["label"] == "1" and first["cells"][3] is None
+    assert [c["number"] for c in first["cells"] if c] == [1, 2, 3, 4, 5, 6]
+    assert first["cells"][0]["category"]["code"] == "A"
+    assert stalls["rows"][3]["cells"][0]["accessible"] is True
+    assert [r["label"] for r in balcony["rows"]] == ["A", "B"]
+    assert floor["category"]["code"] == "GA" and floor["capacity"] == 50

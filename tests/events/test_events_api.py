@@ -76,9 +76,30 @@ def test_detail_lists_places_per_category_and_sections(anon):
         "GA": 50,
     }
     assert body["sections"] == [
-        {"name": "Stalls", "kind": "SEATED", "places": 24, "categories": ["A", "B"]},
-        {"name": "Balcony", "kind": "SEATED", "places": 10, "categories": ["B"]},
-        {"name": "Floor", "kind": "STANDING", "places": 50, "categories": ["GA"]},
+        {
+            "name": "Stalls",
+            "kind": "SEATED",
+            "places": 24,
+            "categories": ["A", "B"],
+            "accessible": 2,
+            "restrictedView": 0,
+        },
+        {
+            "name": "Balcony",
+            "kind": "SEATED",
+            "places": 10,
+            "categories": ["B"],
+            "accessible": 0,
+            "restrictedView": 2,
+        },
+        {
+            "name": "Floor",
+            "kind": "STANDING",
+            "places": 50,
+            "categories": ["GA"],
+            "accessible": 0,
+            "restrictedView": 0,
+        },
     ]
     assert body["description"] == "An evening of music."
 
