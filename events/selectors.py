@@ -25,6 +25,8 @@ from events.models import (
 from events.rules import is_open
 
 MAX_RESULTS = 100
+# Days outside this range cannot hold an event, and their UTC bounds may not be representable.
+SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
 # No place on Earth is more than 14 hours from UTC: a local day lies within these UTC bounds.
 _WIDEST_OFFSET = timedelta(hours=14)
 
@@ -120,6 +122,8 @@ def search_events(
         events = events.filter(venue__city__iexact=city.strip())
     if category:
         events = events.filter(category=category)
+    if day is not None and not SEARCHABLE_DAYS[0] <= day <= SEARCHABLE_DAYS[1]:
+        return []
     if day is not None:
         midnight = datetime.combine(day, time.min, tzinfo=ZoneInfo("UTC"))
         events = events.filter(

@@ -75,3 +75,8 @@ def test_seat_plan_rows_front_to_back_with_aisles_as_gaps():
     assert stalls["rows"][3]["cells"][0]["accessible"] is True
     assert [r["label"] for r in balcony["rows"]] == ["A", "B"]
     assert floor["category"]["code"] == "GA" and floor["capacity"] == 50
+
+
+def test_a_past_date_is_explained(client):
+    html = client.get("/events/", {"date": "2001-01-01"}).content.decode()
+    assert "That date is in the past." in html

@@ -112,3 +112,16 @@ def test_detail_of_a_draft_or_unknown_event_is_404_and_cancelled_is_shown(anon):
     cancel_event(event_id=cancelled.pk)
     assert anon.get(f"/api/events/{cancelled.pk}").json()["status"] == "CANCELLED"
     assert anon.get("/api/events").json() == []
+
+
+def test_dates_at_the_end_of_the_calendar_find_nothing(anon):
+    EventFactory()
+    for day in ("9999-12-31", "0001-01-01"):
+        assert anon.get("/api/events", {"date": day}).json() == []
+
+
+def test_the_schema_documents_the_event_endpoints(anon):
+    paths = anon.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    assert {"/api/events", "/api/events/{event_id}"} <= set(paths)
+    search = paths["/api/events"]["get"]
+    assert {p["name"] for p in search["parameters"]} >= {"city", "date", "category"}
