@@ -282,15 +282,16 @@ class EventForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
+        timing = {"name", "category", "starts_at", "on_sale_at"}
         try:
-            if not self.instance.pk:
+            if not self.instance.pk or timing & set(self.changed_data):
                 services.check_new_event(
                     name=data["name"],
                     category=data["category"],
                     starts_at=data["starts_at"],
                     on_sale_at=data["on_sale_at"],
                 )
-            elif "assignments" in self.changed_data:
+            if self.instance.pk and "assignments" in self.changed_data:
                 data["assignment_specs"] = [
                     services.AssignmentSpec(*rule)
                     for rule in plans.parse_assignments(data["assignments"])

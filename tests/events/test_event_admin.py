@@ -121,6 +121,8 @@ def test_staff_create_price_assign_publish_and_cancel_an_event(staff):
             "price_categories-1-event": event.pk,
         },
     )
+    moved_to_the_past = staff.post(change, {**form, "starts_at_0": "2001-01-01"})
+    assert "must start in the future" in moved_to_the_past.content.decode()
     overlap = staff.post(change, {**form, "assignments": "A: Stalls\nA: Stalls rows 1-2"})
     assert "overlaps rule 1" in overlap.content.decode()
     assert not CategoryAssignment.objects.exists()
