@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
@@ -24,7 +25,7 @@ from events.models import (
     SectionKind,
     Venue,
 )
-from events.selectors import category_places, unpriced_places
+from events.selectors import category_places, unpriced_places, venue_plan
 
 # --- venues -----------------------------------------------------------------------------------
 
@@ -109,9 +110,12 @@ class VenueAdmin(admin.ModelAdmin):
     form = VenueForm
     list_display = ["name", "city", "time_zone", "seat_count", "standing_capacity"]
     search_fields = ["name", "city"]
-    fields = ["name", "city", "address", "time_zone", "stage_side", "plan_tools"]
-    readonly_fields = ["plan_tools"]
+    fields = ["name", "city", "address", "time_zone", "stage_side", "plan_tools", "plan"]
+    readonly_fields = ["plan_tools", "plan"]
     inlines = [SectionInline]
+
+    class Media:
+        css = {"all": ["css/venue-plan.css"]}
 
     def get_queryset(self, request):
         return (
@@ -141,6 +145,15 @@ class VenueAdmin(admin.ModelAdmin):
             reverse("admin:events_venue_plan_grid", args=[obj.pk]),
             reverse("admin:events_venue_plan_csv", args=[obj.pk]),
         )
+
+    @admin.display(description="plan drawing")
+    def plan(self, obj):
+        if not obj.pk:
+            return "—"
+        drawing = venue_plan(venue=obj)
+        if not drawing["sections"]:
+            return "No plan yet."
+        return render_to_string("events/_plan.html", {"plan": drawing})
 
     def get_urls(self):
         return [

@@ -231,18 +231,25 @@ def _event(event: Event, *, now: datetime) -> dict[str, Any]:
 
 
 def seat_plan(*, event: Event) -> dict[str, Any]:
-    """The venue plan drawn for `event`: each section's grid of seats (rows front to back,
-    None where the grid has a gap) with the seat's price category, or a standing area with
-    its category.  The same drawing the seat picker shows, without live availability."""
-    categories = {c.code: c for c in event.price_categories.all()}
-    places = category_places(event=event)
-    code_of_seat = {seat: code for code, found in places.items() for seat in found.seats}
-    code_of_area = {area: code for code, found in places.items() for area in found.standing}
+    """The venue plan drawn for `event`: `venue_plan` with each seat's and standing area's
+    price category.  The same drawing the seat picker shows, without live availability."""
+    return venue_plan(venue=event.venue, event=event)
+
+
+def venue_plan(*, venue: Venue, event: Event | None = None) -> dict[str, Any]:
+    """Each section's grid of seats (rows front to back, None where the grid has a gap), or
+    a standing area with its capacity; with `event`, the price category of each."""
+    categories, code_of_seat, code_of_area = {}, {}, {}
+    if event is not None:
+        categories = {c.code: c for c in event.price_categories.all()}
+        places = category_places(event=event)
+        code_of_seat = {seat: code for code, found in places.items() for seat in found.seats}
+        code_of_area = {area: code for code, found in places.items() for area in found.standing}
     seats_by_section: dict[int, list[VenueSeat]] = defaultdict(list)
-    for seat in VenueSeat.objects.filter(section__venue_id=event.venue_id).order_by("y", "x"):
+    for seat in VenueSeat.objects.filter(section__venue=venue).order_by("y", "x"):
         seats_by_section[seat.section_id].append(seat)
     sections = []
-    for section in Section.objects.filter(venue_id=event.venue_id).order_by("position", "name"):
+    for section in Section.objects.filter(venue=venue).order_by("position", "name"):
         if section.kind == SectionKind.STANDING:
             code = code_of_area.get(section.pk)
             sections.append(
@@ -283,7 +290,7 @@ def seat_plan(*, event: Event) -> dict[str, Any]:
                 "width": width,
             }
         )
-    return {"stage_side": event.venue.stage_side, "sections": sections}
+    return {"stage_side": venue.stage_side, "sections": sections}
 
 
 def _category(category: PriceCategory | None) -> dict[str, Any] | None:

@@ -51,6 +51,9 @@ def test_plan_from_grid_in_admin_all_or_nothing(staff):
         follow=True,
     )
     assert "2 section(s), 6 seat(s)" in " ".join(messages_of(done))
+    page = done.content.decode()  # the venue's page, with the plan drawn
+    assert page.count('class="plan-seat') == 6 and "Standing · 9" in page
+    assert "css/venue-plan.css" in page
     assert VenueSeat.objects.filter(section__venue=venue).count() == 6
 
 
