@@ -158,3 +158,20 @@ def test_put_on_sale_says_what_is_unpriced(staff):
         follow=True,
     )
     assert any("no price category for 24 seats in Stalls" in m for m in messages_of(response))
+
+
+def test_plan_builders_need_the_change_permission(client):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    viewer = UserFactory(username="viewer", is_staff=True)
+    viewer.user_permissions.set(Permission.objects.filter(codename="view_venue"))
+    client.force_login(viewer)
+    venue = VenueFactory(plan="Section A: rows 1-2 x seats 1-2")
+    for name in ("admin:events_venue_plan_grid", "admin:events_venue_plan_csv"):
+        url = reverse(name, args=[venue.pk])
+        assert client.get(url).status_code == 403
+        response = client.post(url, {"description": "Section B: rows 1-9 x seats 1-9"})
+        assert response.status_code == 403
+    assert list(Section.objects.filter(venue=venue).values_list("name", flat=True)) == ["A"]
