@@ -84,15 +84,20 @@ def unpriced_places(*, event: Event) -> list[str]:
     for places in category_places(event=event).values():
         priced_seats |= places.seats
         priced_standing |= set(places.standing)
+    left: dict[int, int] = defaultdict(int)
+    for pk, section_id in VenueSeat.objects.filter(section__venue_id=event.venue_id).values_list(
+        "pk", "section_id"
+    ):
+        if pk not in priced_seats:
+            left[section_id] += 1
     missing = []
     for section in Section.objects.filter(venue_id=event.venue_id).order_by("position", "name"):
         if section.kind == SectionKind.STANDING:
             if section.pk not in priced_standing:
                 missing.append(f"standing area {section.name}")
-            continue
-        left = VenueSeat.objects.filter(section=section).exclude(pk__in=priced_seats).count()
-        if left:
-            missing.append(f"{left} seat{'s' if left != 1 else ''} in {section.name}")
+        elif left[section.pk]:
+            n = left[section.pk]
+            missing.append(f"{n} seat{'s' if n != 1 else ''} in {section.name}")
     return missing
 
 

@@ -165,3 +165,30 @@ def test_the_database_refuses_a_seat_twice_and_bad_standing_areas():
         Section.objects.create(venue=venue, name="GA", kind=SectionKind.STANDING, capacity=None)
     with pytest.raises(IntegrityError), transaction.atomic():
         Section.objects.create(venue=venue, name="Seated", capacity=5)
+
+
+def test_size_limits_are_clear_errors():
+    with pytest.raises(InvalidVenuePlan, match="at most 100000"):
+        parse_grid("\n".join(f"Section S{i}: rows 1-200 x seats 1-300" for i in range(2)))
+    with pytest.raises(InvalidVenuePlan, match="Line 1: a row has at most 500 seats"):
+        parse_grid("Section S: rows 1-2 x seats 1-501")
+
+
+@pytest.mark.django_db
+def test_a_stadium_sized_plan_is_built_and_priced():
+    from events.selectors import category_places, unpriced_places
+    from events.services import AssignmentSpec
+    from tests.events.factories import SMALL_HALL_PRICES, EventFactory
+
+    stadium = "\n".join(f"Section S{i}: rows 1-40 x seats 1-50" for i in range(10))
+    event = EventFactory(
+        venue=VenueFactory(plan=stadium),
+        prices=SMALL_HALL_PRICES[:2],
+        assignments=[
+            *(AssignmentSpec("A", f"S{i}", "1", "10") for i in range(10)),
+            *(AssignmentSpec("B", f"S{i}", "11", "40") for i in range(10)),
+        ],
+    )
+    places = category_places(event=event)
+    assert (places["A"].count, places["B"].count) == (5_000, 15_000)
+    assert unpriced_places(event=event) == []
