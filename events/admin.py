@@ -325,7 +325,7 @@ def _rule_text(rule: CategoryAssignment) -> str:
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
     form = EventForm
-    list_display = ["name", "venue", "category", "starts_local", "status", "places"]
+    list_display = ["name", "venue", "category", "starts_local", "status"]
     list_filter = ["status", "category", "venue__city"]
     search_fields = ["name", "venue__name", "venue__city", "=id"]
     date_hierarchy = "starts_at"
@@ -349,16 +349,15 @@ class EventAdmin(admin.ModelAdmin):
             # Published: what is being sold (or was) no longer changes here.
             fields = ["name", "venue", "category", "starts_at", "on_sale_at"]
             return [*fields, "status", "places_per_category"]
+        if obj is not None:
+            # The seat-category rules name the venue's sections: the venue stays.
+            return ["venue", *self.readonly_fields]
         return self.readonly_fields
 
     @admin.display(description="starts (local)", ordering="starts_at")
     def starts_local(self, obj):
         local = obj.starts_at.astimezone(ZoneInfo(obj.venue.time_zone))
         return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
-
-    @admin.display(description="places")
-    def places(self, obj):
-        return sum(p.count for p in category_places(event=obj).values())
 
     @admin.display(description="places per category")
     def places_per_category(self, obj):

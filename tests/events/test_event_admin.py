@@ -126,6 +126,10 @@ def test_staff_create_price_assign_publish_and_cancel_an_event(staff):
     )
     moved_to_the_past = staff.post(change, {**form, "starts_at_0": "2001-01-01"})
     assert "must start in the future" in moved_to_the_past.content.decode()
+    other_venue = VenueFactory()
+    staff.post(change, {**form, "venue": other_venue.pk})
+    event.refresh_from_db()
+    assert event.venue == venue  # read-only once created: the rules name its sections
     overlap = staff.post(change, {**form, "assignments": "A: Stalls\nA: Stalls rows 1-2"})
     assert "overlaps rule 1" in overlap.content.decode()
     assert not CategoryAssignment.objects.exists()
