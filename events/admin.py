@@ -14,7 +14,6 @@ from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from bookings.errors import DomainError
 from events import plans, services
 from events.models import (
     CategoryAssignment,
@@ -26,6 +25,7 @@ from events.models import (
     Venue,
 )
 from events.selectors import category_places, unpriced_places, venue_plan
+from kernel.errors import DomainError
 
 # --- venues -----------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ slug and HTTP status for the API, and a message that pages and admin show as is.
 
 from collections.abc import Sequence
 
-from bookings.errors import DomainError
+from kernel.errors import DomainError
 
 
 class EventNotFound(DomainError):

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_event_demo_is_complete_and_idempotent(capsys):
-    call_command("load_event_demo")
+    call_command("load_demo", "--days", "1")
     assert "2 venues, 5 events (5 new)" in capsys.readouterr().out
     assert load_event_demo().events_created == 0
     assert Venue.objects.count() == 2 and Event.objects.count() == 5
