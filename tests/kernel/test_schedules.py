@@ -13,7 +13,9 @@ from kernel.schedules import Schedule, register_schedules, registered_schedules
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.django_db
+# serialized_rollback: the rows the migrations wrote are restored first, so a transactional
+# test that ran before on this worker (its teardown flushes every table) cannot hide them.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent():
     expected = {
         "bookings.relay_outbox": 1,
