@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 
 class StageSide(models.TextChoices):
@@ -118,12 +119,12 @@ class VenueSeat(models.Model):
 class EventCategory(models.TextChoices):
     """What kind of show it is (the search filter).  Not to be confused with price categories."""
 
-    CONCERT = "CONCERT", "Concert"
-    SPORT = "SPORT", "Sport"
-    THEATRE = "THEATRE", "Theatre"
-    CINEMA = "CINEMA", "Cinema"
-    COMEDY = "COMEDY", "Comedy"
-    OTHER = "OTHER", "Other"
+    CONCERT = "CONCERT", _("Concert")
+    SPORT = "SPORT", _("Sport")
+    THEATRE = "THEATRE", _("Theatre")
+    CINEMA = "CINEMA", _("Cinema")
+    COMEDY = "COMEDY", _("Comedy")
+    OTHER = "OTHER", _("Other")
 
 
 class EventStatus(models.TextChoices):
