@@ -15,10 +15,10 @@ from django.utils.translation import gettext_lazy as _
 class StageSide(models.TextChoices):
     """Where the stage is drawn on the plan (the seats face it)."""
 
-    TOP = "TOP", "Top"
-    BOTTOM = "BOTTOM", "Bottom"
-    LEFT = "LEFT", "Left"
-    RIGHT = "RIGHT", "Right"
+    TOP = "TOP", _("Top")
+    BOTTOM = "BOTTOM", _("Bottom")
+    LEFT = "LEFT", _("Left")
+    RIGHT = "RIGHT", _("Right")
 
 
 class Venue(models.Model):
@@ -46,8 +46,8 @@ class Venue(models.Model):
 
 
 class SectionKind(models.TextChoices):
-    SEATED = "SEATED", "Seated"
-    STANDING = "STANDING", "Standing (general admission)"
+    SEATED = "SEATED", _("Seated")
+    STANDING = "STANDING", _("Standing (general admission)")
 
 
 class Section(models.Model):
@@ -128,10 +128,10 @@ class EventCategory(models.TextChoices):
 
 
 class EventStatus(models.TextChoices):
-    DRAFT = "DRAFT", "Draft"
-    ON_SALE = "ON_SALE", "On sale"
-    CANCELLED = "CANCELLED", "Cancelled"
-    FINISHED = "FINISHED", "Finished"
+    DRAFT = "DRAFT", _("Draft")
+    ON_SALE = "ON_SALE", _("On sale")
+    CANCELLED = "CANCELLED", _("Cancelled")
+    FINISHED = "FINISHED", _("Finished")
 
 
 class Event(models.Model):
