@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -127,5 +128,5 @@ class EventDetailApi(PublicReadApi):
     def get(self, request, event_id: int):
         event = selectors.event_detail(event_id=event_id)
         if event is None:
-            raise EventNotFound(f"There is no event {event_id}.")
+            raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
         return Response(EventDetailSerializer(event).data)

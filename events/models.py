@@ -9,15 +9,16 @@ from decimal import Decimal
 
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 
 class StageSide(models.TextChoices):
     """Where the stage is drawn on the plan (the seats face it)."""
 
-    TOP = "TOP", "Top"
-    BOTTOM = "BOTTOM", "Bottom"
-    LEFT = "LEFT", "Left"
-    RIGHT = "RIGHT", "Right"
+    TOP = "TOP", _("Top")
+    BOTTOM = "BOTTOM", _("Bottom")
+    LEFT = "LEFT", _("Left")
+    RIGHT = "RIGHT", _("Right")
 
 
 class Venue(models.Model):
@@ -45,8 +46,8 @@ class Venue(models.Model):
 
 
 class SectionKind(models.TextChoices):
-    SEATED = "SEATED", "Seated"
-    STANDING = "STANDING", "Standing (general admission)"
+    SEATED = "SEATED", _("Seated")
+    STANDING = "STANDING", _("Standing (general admission)")
 
 
 class Section(models.Model):
@@ -118,19 +119,19 @@ class VenueSeat(models.Model):
 class EventCategory(models.TextChoices):
     """What kind of show it is (the search filter).  Not to be confused with price categories."""
 
-    CONCERT = "CONCERT", "Concert"
-    SPORT = "SPORT", "Sport"
-    THEATRE = "THEATRE", "Theatre"
-    CINEMA = "CINEMA", "Cinema"
-    COMEDY = "COMEDY", "Comedy"
-    OTHER = "OTHER", "Other"
+    CONCERT = "CONCERT", _("Concert")
+    SPORT = "SPORT", _("Sport")
+    THEATRE = "THEATRE", _("Theatre")
+    CINEMA = "CINEMA", _("Cinema")
+    COMEDY = "COMEDY", _("Comedy")
+    OTHER = "OTHER", _("Other")
 
 
 class EventStatus(models.TextChoices):
-    DRAFT = "DRAFT", "Draft"
-    ON_SALE = "ON_SALE", "On sale"
-    CANCELLED = "CANCELLED", "Cancelled"
-    FINISHED = "FINISHED", "Finished"
+    DRAFT = "DRAFT", _("Draft")
+    ON_SALE = "ON_SALE", _("On sale")
+    CANCELLED = "CANCELLED", _("Cancelled")
+    FINISHED = "FINISHED", _("Finished")
 
 
 class Event(models.Model):

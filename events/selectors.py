@@ -301,4 +301,9 @@ def venue_plan(*, venue: Venue, event: Event | None = None) -> dict[str, Any]:
 def _category(category: PriceCategory | None) -> dict[str, Any] | None:
     if category is None:
         return None
-    return {"code": category.code, "colour": category.colour, "price": category.price}
+    return {
+        "code": category.code,
+        "colour": category.colour,
+        "price": category.price,
+        "currency": category.currency,
+    }

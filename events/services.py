@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from events import plans
 from events.errors import (
@@ -354,7 +355,7 @@ def cancel_event(*, event_id: int) -> bool:
 def _lock_event(event_id: int) -> Event:
     event = Event.objects.select_for_update().filter(pk=event_id).first()
     if event is None:
-        raise EventNotFound(f"There is no event {event_id}.")
+        raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
     return event
 
 

@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from events import selectors
@@ -15,7 +16,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
     form = EventSearchForm(request.GET or None)
     filters = {}
     if form.is_bound and not form.is_valid():
-        messages.error(request, "Please correct the search. " + _first_errors(form))
+        messages.error(request, gettext("Please correct the search.") + " " + _first_errors(form))
         events = []
     else:
         if form.is_bound:
@@ -33,7 +34,7 @@ def event_list(request: HttpRequest) -> HttpResponse:
 def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     event = selectors.event_detail(event_id=event_id)
     if event is None:
-        raise Http404("No such event.")
+        raise Http404(gettext("No such event."))
     plan = selectors.seat_plan(event=get_object_or_404(Event, pk=event_id))
     return render(request, "events/detail.html", {"event": event, "plan": plan})
 

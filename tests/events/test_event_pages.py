@@ -18,9 +18,7 @@ def test_list_shows_upcoming_events_and_searches(client):
     page = client.get("/events/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert (
-        "Symphony" in html and "Cup final" in html and 'From <span class="price">30.00 EUR' in html
-    )
+    assert "Symphony" in html and "Cup final" in html and 'From <span class="price">€30.00' in html
     assert '<option value="Munich">Munich</option>' in html
 
     page = client.get("/events/", {"city": "Munich", "category": "SPORT", "date": ""})
@@ -41,10 +39,32 @@ def test_detail_page_shows_prices_sections_and_sale_time(client):
     event = EventFactory(name="Symphony", on_sale_at=timezone.now() + timedelta(days=2))
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert "Symphony" in html and "Tickets go on sale" in html
-    assert "A — Front stalls" in html and "80.00 EUR" in html and "12 places" in html
+    assert "A — Front stalls" in html and "€80.00" in html and "12 places" in html
     assert "Floor</strong>:\n      standing, 50 places" in html
     cancel_event(event_id=event.pk)
     assert "This event has been cancelled." in client.get(f"/events/{event.pk}/").content.decode()
+
+
+def test_event_pages_in_german_and_russian(client):
+    """Labels, categories, money and dates follow the reader's language (issue 15)."""
+    berlin = VenueFactory(city="Berlin", name="Philharmonie")
+    event = EventFactory(
+        name="Symphony", venue=berlin, on_sale_at=timezone.now() + timedelta(days=2)
+    )
+    de = client.get("/events/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Veranstaltung finden" in de and "Alle Städte" in de and "Konzert" in de
+    assert 'Ab <span class="price">30,00\xa0€</span>' in de and "Im Verkauf ab" in de
+    de = client.get(f"/events/{event.pk}/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Der Vorverkauf beginnt am" in de and "80,00\xa0€" in de and "12 Plätze" in de
+    assert "Stehplätze, 50 Plätze" in de and "24 Sitzplätze, 2 barrierefrei" in de
+    assert "Die Bühne liegt oben im Plan" in de and "Reihe 1, Platz 1" in de
+    ru = client.get(f"/events/{event.pk}/", HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Продажа билетов начнётся" in ru and "80,00\xa0€" in ru
+    # Russian plurals: many for 12, 10 and 50, few for 24.
+    assert "12 мест" in ru and "24 места" in ru and "стоячие места, 50 мест" in ru
+    assert "10 мест, 2 с ограниченным обзором" in ru  # noqa: RUF001 - Russian text
+    bad = client.get("/events/", {"date": "31.02."}, HTTP_ACCEPT_LANGUAGE="ru").content.decode()
+    assert "Пожалуйста, исправьте параметры поиска." in bad and "Мероприятия не найдены." in bad
 
 
 def test_draft_event_page_is_404(client):

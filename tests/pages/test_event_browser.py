@@ -20,7 +20,7 @@ def test_find_an_event_by_city_and_read_it_on_a_phone(browser, asgi_server):
     page.goto(f"{asgi_server.url}/events/")
     assert_no_serious_axe_violations(page)
     page.select_option("#id_city", "Munich")
-    page.click("button[type=submit]")
+    page.click(".search-form button[type=submit]")
     expect(page.locator(".event-name")).to_have_text(["Cup final"])
     page.click("text=Cup final")
     expect(page.locator("h1")).to_have_text("Cup final")

@@ -65,7 +65,7 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     )
 
     messages = admin_messages(response)
-    assert f"Booking {booking.pk} cancelled: refund of 208.00 EUR queued." in messages
+    assert f"Booking {booking.pk} cancelled: refund of €208.00 queued." in messages
     assert f"Booking {held.pk} cancelled: no refund." in messages
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
     refund = Refund.objects.get()
@@ -265,7 +265,7 @@ def test_goodwill_refunds_in_full_and_records_who_approved_it(
         client, Booking, "cancel_with_refund", [booking.pk], confirm="yes", goodwill="yes"
     )
 
-    assert f"Booking {booking.pk} cancelled: goodwill refund of 208.00 EUR queued." in (
+    assert f"Booking {booking.pk} cancelled: goodwill refund of €208.00 queued." in (
         admin_messages(response)
     )
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
