@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -15,6 +16,7 @@ from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
 
 
+@extend_schema_field(OpenApiTypes.DATETIME)
 class LocalDateTimeField(serializers.Field):
     """An aware datetime written with its own UTC offset (the venue's wall clock)."""
 
