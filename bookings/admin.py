@@ -1,9 +1,11 @@
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext
 
 from bookings import catalogue
 from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
+from languages.formatting import format_money
 
 
 class PassengerInline(admin.TabularInline):
@@ -80,7 +82,10 @@ class BookingAdmin(admin.ModelAdmin):
             # A forged field, or a permission taken away since the page was drawn.
             self.message_user(
                 request,
-                "You do not have the permission to grant goodwill refunds. Nothing was cancelled.",
+                gettext(
+                    "You do not have the permission to grant goodwill refunds. "
+                    "Nothing was cancelled."
+                ),
                 messages.ERROR,
             )
             return None
@@ -102,7 +107,7 @@ class BookingAdmin(admin.ModelAdmin):
                 "admin/bookings/booking/cancel_with_refund_confirm.html",
                 {
                     **self.admin_site.each_context(request),
-                    "title": "Cancel bookings with refund?",
+                    "title": gettext("Cancel bookings with refund?"),
                     "opts": self.model._meta,
                     "rows": rows,
                     "booking_ids": booking_ids,
@@ -117,14 +122,24 @@ class BookingAdmin(admin.ModelAdmin):
                 )
             except DomainError as error:
                 self.message_user(
-                    request, f"Booking {booking_id}: {error.title}. {error.detail}", messages.ERROR
+                    request,
+                    gettext("Booking %(id)s: %(title)s. %(detail)s")
+                    % {"id": booking_id, "title": error.title, "detail": error.detail},
+                    messages.ERROR,
                 )
                 continue
-            refund = (
-                f"{'goodwill ' if done.refund.goodwill else ''}refund of "
-                f"{done.refund.amount} {done.refund.currency} queued"
-                if done.refund
-                else "no refund"
+            if done.refund is None:
+                refund = gettext("no refund")
+            else:
+                amount = format_money(done.refund.amount, done.refund.currency)
+                refund = (
+                    gettext("goodwill refund of %(amount)s queued")
+                    if done.refund.goodwill
+                    else gettext("refund of %(amount)s queued")
+                ) % {"amount": amount}
+            self.message_user(
+                request,
+                gettext("Booking %(id)s cancelled: %(refund)s.")
+                % {"id": booking_id, "refund": refund},
             )
-            self.message_user(request, f"Booking {booking_id} cancelled: {refund}.")
         return None

@@ -78,13 +78,18 @@ def check_passengers_named(*, booking_id: int) -> None:
     if not missing:
         return
     who = ", ".join(
-        f"passenger {m['position']}" + (f" (seat {m['seat']})" if m["seat"] else " (no seat yet)")
+        gettext("passenger %(position)s (seat %(seat)s)") % m
+        if m["seat"]
+        else gettext("passenger %(position)s (no seat yet)") % m
         for m in missing
     )
     raise PassengerNamesMissing(
-        f"Every passenger needs a full name before the booking can be paid; missing: {who}. "
-        f"Give them with PUT /api/bookings/{booking_id}/passengers (passengerNames) or on "
-        "the booking page.",
+        gettext(
+            "Every passenger needs a full name before the booking can be paid; missing: "
+            "%(who)s. Give them with PUT /api/bookings/%(id)s/passengers (passengerNames) or "
+            "on the booking page."
+        )
+        % {"who": who, "id": booking_id},
         unnamedPassengers=missing,
     )
 

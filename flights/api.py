@@ -7,6 +7,7 @@ JSON bytes (rendered once with the serializers below) and an ETag; a matching
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -119,7 +120,7 @@ class FlightDetailApi(PublicReadApi):
     def get(self, request, flight_id: int):
         flight = selectors.flight_detail(flight_id=flight_id)
         if flight is None:
-            raise FlightNotFound(f"There is no flight {flight_id}.")
+            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
         return Response(FlightSerializer(flight).data)
 
 
@@ -144,5 +145,5 @@ class SeatMapApi(PublicReadApi):
             known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
         )
         if found is None:
-            raise FlightNotFound(f"There is no flight {flight_id}.")
+            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
         return cached_json_response(request, body=found.body, etag=found.etag)

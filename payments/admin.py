@@ -1,12 +1,11 @@
 """Staff views of payments, refunds and webhook events (read-only: money moves only through
 services), and the editable refund policies."""
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.utils import timezone
 
-from kernel.errors import DomainError
 from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
-from payments.services import cancel_booking, queue_refund
+from payments.services import queue_refund
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -60,33 +59,9 @@ class PaymentAdmin(ReadOnlyAdmin):
     search_fields = ["gateway_reference", "idempotency_key", "booking__id", "customer__username"]
     list_select_related = ["booking", "customer"]
     inlines = [RefundInline]
-    actions = ["cancel_booking_with_refund"]
-
-    def has_cancel_booking_permission(self, request) -> bool:
-        # The form stays read-only for everybody; cancelling is a change to the booking.
-        return request.user.has_perm("bookings.change_booking")
-
-    @admin.action(
-        description="Cancel the booking and refund by the fare class's policy",
-        permissions=["cancel_booking"],
-    )
-    def cancel_booking_with_refund(self, request, queryset):
-        for payment in queryset:
-            try:
-                result = cancel_booking(
-                    customer=request.user, booking_id=payment.booking_id, by_staff=True
-                )
-            except DomainError as exc:
-                self.message_user(
-                    request, f"Booking {payment.booking_id}: {exc.detail}", messages.ERROR
-                )
-            else:
-                self.message_user(
-                    request,
-                    f"Booking {payment.booking_id} cancelled; refund {result.quote.amount} "
-                    f"{result.quote.currency} ({result.quote.rule}).",
-                    messages.SUCCESS,
-                )
+    # Cancelling is done from the booking (Bookings → "Cancel selected bookings with refund"),
+    # which shows the policy's refund for each booking and asks for confirmation first.
+    actions = None
 
 
 @admin.register(Refund)

@@ -1,5 +1,6 @@
 """Payment problems, as DomainErrors so the API answers problem+json and pages show the text."""
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.errors import DomainError
@@ -48,8 +49,10 @@ class GoodwillRefundNotAllowed(DomainError):
 
     def __init__(self) -> None:
         super().__init__(
-            "Only staff with the permission to grant goodwill refunds can refund in full "
-            "against the policy. Nothing was cancelled."
+            gettext(
+                "Only staff with the permission to grant goodwill refunds can refund in full "
+                "against the policy. Nothing was cancelled."
+            )
         )
 
 

@@ -78,8 +78,42 @@ def _transactional(item) -> bool:
     return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
 
 
+def _set_node_id(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):  # pytest 9: a structured NodeId (`_nodeid` is no longer read)
+        item._id = type(item._id).parse(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
+def _xdist_groups(config, items) -> None:
+    """What pytest-xdist's `--dist loadgroup` does on a worker (`nodeid@group`), done so that
+    pytest 9 sees it: xdist 3.8 still writes `item._nodeid`, which pytest 9 ignores, and the
+    group's tests would be spread over the workers."""
+    if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        groups = sorted({m.args[0] if m.args else m.kwargs.get("name", "default")
+                         for m in item.iter_markers("xdist_group")})  # fmt: skip
+        if groups and "@" not in item.nodeid:
+            _set_node_id(item, f"{item.nodeid}@{'_'.join(groups)}")
+
+
+def _unique_node_ids(items) -> None:
+    """Schemathesis gives each API operation's test the same node id (the operation is only in
+    the name).  pytest-xdist's scheduler keys tests by node id and would run one of them, so
+    such tests get their name in the id: `...::test_api_keeps_to_its_schema[GET /api/...]`."""
+    seen: dict[str, int] = {}
+    for item in items:
+        seen[item.nodeid] = seen.get(item.nodeid, 0) + 1
+    for item in items:
+        if seen[item.nodeid] > 1 and not item.nodeid.endswith("::" + item.name):
+            _set_node_id(item, f"{item.nodeid.rsplit('::', 1)[0]}::{item.name}")
+
+
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    _unique_node_ids(items)
+    _xdist_groups(config, items)
     start = next((i for i, item in enumerate(items) if _transactional(item)), len(items))
     rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
     items[start:] = sorted(

@@ -3,7 +3,8 @@
 import pytest
 
 from bookings.services import hold_seats
-from tests.api.conftest import client_for
+from tests.api.conftest import GOOD_CARD, client_for
+from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +101,70 @@ def test_validation_problems_in_each_language(customer, flight, language, title,
 def test_unknown_endpoint_problem_in_each_language(language, detail):
     response = client_for().get("/api/no-such-thing", HTTP_ACCEPT_LANGUAGE=language)
     assert response.status_code == 404 and response.json()["detail"] == detail
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "detail"),
+    [
+        ("en", "Event not found", "There is no event 999999."),
+        ("de-DE,de;q=0.9", "Veranstaltung nicht gefunden", "Es gibt keine Veranstaltung 999999."),
+        ("ru", "Мероприятие не найдено", "Мероприятия 999999 не существует."),
+    ],
+)
+def test_unknown_event_problem_in_each_language(language, title, detail):
+    response = client_for().get("/api/events/999999", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert (body["title"], body["detail"]) == (title, detail)
+    assert body["type"].endswith("/event-not-found")
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "detail"),
+    [
+        ("en", "Event not found", "There is no event {id}."),
+        ("de", "Veranstaltung nicht gefunden", "Es gibt keine Veranstaltung {id}."),
+        ("ru", "Мероприятие не найдено", "Мероприятия {id} не существует."),
+    ],
+)
+def test_a_draft_event_is_not_found_in_each_language(language, title, detail):
+    """A draft is as unknown to the public as a missing event, in the reader's language."""
+    draft = EventFactory(publish=False, assignments=())
+    response = client_for().get(f"/api/events/{draft.pk}", HTTP_ACCEPT_LANGUAGE=language)
+    assert response.status_code == 404
+    body = response.json()
+    assert (body["title"], body["detail"]) == (title, detail.format(id=draft.pk))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("language", "title", "who"),
+    [
+        ("en", "Passenger names missing", "passenger 1 (seat 14A), passenger 2 (seat 14B)"),
+        (
+            "de",
+            "Namen der Reisenden fehlen",
+            "Reisende(r) 1 (Platz 14A), Reisende(r) 2 (Platz 14B)",
+        ),
+        ("ru", "Не указаны имена пассажиров", "пассажир 1 (место 14A), пассажир 2 (место 14B)"),
+    ],
+)
+def test_passenger_names_missing_in_each_language(
+    sandbox_payments, customer, flight, language, title, who
+):
+    booking = hold_seats(
+        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14A", "14B"]
+    )
+    response = client_for(customer).post(
+        f"/api/bookings/{booking.pk}/payments",
+        {"paymentMethod": GOOD_CARD},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="names-1",
+        HTTP_ACCEPT_LANGUAGE=language,
+    )
+    assert response.status_code == 422
+    body = response.json()
+    assert body["title"] == title and who in body["detail"]
+    assert f"/api/bookings/{booking.pk}/passengers" in body["detail"]
+    assert body["type"].endswith("/passenger-names-missing")

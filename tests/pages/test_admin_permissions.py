@@ -183,7 +183,6 @@ def test_view_only_staff_cannot_run_any_admin_action(client, every_kind_of_row, 
         "flights.Seat.block",
         "flights.Seat.unblock",
         "flights.Flight.mark_departed",
-        "payments.Payment.cancel_booking_with_refund",
         "payments.Refund.retry_refund",
         "waitroom.WaitlistEntry.remove_entries",
     ):

@@ -24,6 +24,7 @@ from flights.models import Seat
 from kernel.outbox import relay_outbox
 from languages.models import LanguagePreference
 from tests.bookings.confirming import hold_and_confirm
+from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
@@ -88,6 +89,41 @@ JOURNEY_ENGLISH = [
     "minutes",
     "seconds",
 ]
+
+
+# Words of the event pages that must never be left in English (besides the catalogue's).
+EVENT_ENGLISH = [
+    "Events",
+    "Find an event",
+    "Any city",
+    "Any category",
+    "Category",
+    "Search",
+    "Coming up",
+    "Times are local",
+    "On sale",
+    "From",
+    "Concert",
+    "All events",
+    "Tickets go on sale",
+    "Prices",
+    "places",
+    "Seating plan",
+    "accessible",
+    "restricted view",
+    "Stage",
+    "Row 1 seat 1",
+    "The venue",
+    "The stage is",
+    "standing",
+    "seats",
+    "category",
+]
+# An English date ("Wed, Dec 30, 2026, 20:00" or "Wednesday, December 30, 2026"), which the
+# other languages must not show (their day names can contain "Mon" or "Feb" as words).
+ENGLISH_DATE = re.compile(
+    r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+)
 
 
 def catalogue_english(language: str) -> list[str]:
@@ -240,4 +276,40 @@ def test_the_journey_in_each_language(browser, asgi_server, journey_data, langua
     page.goto(f"{base}/bookings/")
     expect(page.locator(".waitlist-entry")).to_have_count(1)
     assert_in_language(page, language, english, "my-bookings")
+    context.close()
+
+
+def assert_dates_in_language(page, language: str) -> None:
+    text = " ".join(page.locator("time, .event-sale, .event-detail .status").all_inner_texts())
+    assert bool(ENGLISH_DATE.search(text)) == (language == "en"), text
+
+
+@pytest.mark.parametrize("language", ["de", "ru", "en"])
+def test_the_event_pages_in_each_language(browser, asgi_server, language):
+    """The events list and an event's page (prices, plan, sections) in the browser's language:
+    no English string left, money and dates written the reader's way, axe clean."""
+    venue = VenueFactory(name="Philharmonie", city="Berlin")
+    on_sale = EventFactory(name="Symphonie", venue=venue)
+    EventFactory(name="Nachtkonzert", venue=venue, on_sale_at=timezone.now() + timedelta(days=2))
+    english = sorted(
+        set(catalogue_english(language) if language != "en" else []) | set(EVENT_ENGLISH)
+    )
+    locale = {"de": "de-DE", "ru": "ru-RU", "en": "en-US"}[language]
+    context = browser.new_context(locale=locale, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+
+    page.goto(f"{asgi_server.url}/events/")
+    expect(page.locator(".event-name")).to_have_count(2)
+    assert_in_language(page, language, english, "events")
+    assert_dates_in_language(page, language)
+    price = {"de": "30,00\xa0€", "ru": "30,00\xa0€", "en": "€30.00"}[language]
+    expect(page.locator(f"[data-event='{on_sale.pk}'] .price")).to_have_text(price)
+
+    page.click(f"[data-event='{on_sale.pk}'] .event-name a")
+    expect(page.locator("h1")).to_have_text("Symphonie")
+    assert_in_language(page, language, english, "event-detail")
+    assert_dates_in_language(page, language)
+    places = {"de": "12 Plätze", "ru": "12 мест", "en": "12 places"}[language]
+    expect(page.locator(".price-categories")).to_contain_text(places)
     context.close()

@@ -65,7 +65,7 @@ def test_staff_cancel_with_refund_from_the_bookings_list(
     )
 
     messages = admin_messages(response)
-    assert f"Booking {booking.pk} cancelled: refund of 208.00 EUR queued." in messages
+    assert f"Booking {booking.pk} cancelled: refund of €208.00 queued." in messages
     assert f"Booking {held.pk} cancelled: no refund." in messages
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
     refund = Refund.objects.get()
@@ -141,6 +141,23 @@ def test_bulk_cancel_asks_first_listing_each_refund(client, staff_user, customer
     assert 'name="confirm" value="yes"' in html
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED  # nothing yet
     assert Booking.objects.get(pk=held.pk).status == BookingStatus.HELD
+    assert Refund.objects.count() == 0
+
+
+def test_no_admin_cancels_without_the_confirmation_page(client, admin_user, customer, flight):
+    """The Payment list used to offer its own "cancel and refund" action that cancelled at
+    once; cancelling is offered only where the confirmation page is."""
+    booking = confirmed(customer, flight)
+    client.force_login(admin_user)
+    payment = Payment.objects.get(booking=booking)
+    page = client.get(reverse("admin:payments_payment_changelist"))
+    assert page.status_code == 200
+    assert 'name="action"' not in page.content.decode()  # no actions on payments at all
+    client.post(
+        reverse("admin:payments_payment_changelist"),
+        {"action": "cancel_booking_with_refund", "_selected_action": [payment.pk]},
+    )
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
     assert Refund.objects.count() == 0
 
 
@@ -228,13 +245,13 @@ def test_goodwill_override_shows_only_for_staff_with_its_permission(customer, fl
 
     client.force_login(staff_with(*CANCELLER))
     plain = run_action(client, Booking, "cancel_with_refund", [booking.pk]).content.decode()
-    assert "104.00 EUR (50%)" in plain
+    assert "€104.00 (50%)" in plain
     assert 'name="goodwill"' not in plain and "Goodwill" not in plain
 
     client.force_login(staff_with(*CANCELLER, "payments.refund_goodwill"))
     page = run_action(client, Booking, "cancel_with_refund", [booking.pk]).content.decode()
-    assert "104.00 EUR (50%)" in page  # the policy's refund is still listed
-    assert 'name="goodwill" value="yes"' in page and "208.00 EUR (100%)" in page
+    assert "€104.00 (50%)" in page  # the policy's refund is still listed
+    assert 'name="goodwill" value="yes"' in page and "€208.00 (100%)" in page
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CONFIRMED
 
 
@@ -250,7 +267,7 @@ def test_goodwill_refunds_in_full_and_records_who_approved_it(
         client, Booking, "cancel_with_refund", [booking.pk], confirm="yes", goodwill="yes"
     )
 
-    assert f"Booking {booking.pk} cancelled: goodwill refund of 208.00 EUR queued." in (
+    assert f"Booking {booking.pk} cancelled: goodwill refund of €208.00 queued." in (
         admin_messages(response)
     )
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED

@@ -1,0 +1,462 @@
+"""Staff admin for venues (with the plan builders) and events (categories, prices,
+assignments, putting on sale, cancelling).  Thin: forms parse, services write."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, Sum
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from events import plans, services
+from events.models import (
+    CategoryAssignment,
+    Event,
+    EventStatus,
+    PriceCategory,
+    Section,
+    SectionKind,
+    Venue,
+)
+from events.selectors import category_places, unpriced_places, venue_plan
+from kernel.errors import DomainError
+
+# --- venues -----------------------------------------------------------------------------------
+
+
+class GridPlanForm(forms.Form):
+    description = forms.CharField(
+        label="Plan",
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "style": "font-family: monospace"}),
+        help_text=(
+            "One line per section, e.g. <code>Section Stalls: rows 1-20 x seats 1-30; "
+            "aisle after 15; accessible: row 20 seats 1-4</code>, <code>Section Balcony: rows "
+            "A-F x seats 1-24; restricted: row F seats 1-3</code>, <code>Standing Floor: "
+            "capacity 800</code>, <code>stage: top</code>. The first section is nearest the "
+            "stage. Replaces the whole plan."
+        ),
+    )
+
+
+class CsvPlanForm(forms.Form):
+    file = forms.FileField(
+        label="CSV file",
+        help_text=(
+            "Header <code>section,row,number,x,y,accessible,restricted_view</code>, one seat a "
+            "line; accessible/restricted_view are yes or no. Replaces the seated sections; "
+            "standing areas stay."
+        ),
+    )
+
+
+class SectionInline(admin.TabularInline):
+    """The plan as built: read-only here, changed only by the plan builders."""
+
+    model = Section
+    extra = 0
+    can_delete = False
+    fields = ["position", "name", "kind", "capacity", "seats", "accessible", "restricted"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_seats=Count("seats"),
+                n_accessible=Count("seats", filter=Q(seats__accessible=True)),
+                n_restricted=Count("seats", filter=Q(seats__restricted_view=True)),
+            )
+        )
+
+    @admin.display(description="seats")
+    def seats(self, obj):
+        return obj.n_seats if obj.kind == SectionKind.SEATED else "—"
+
+    @admin.display(description="accessible")
+    def accessible(self, obj):
+        return obj.n_accessible
+
+    @admin.display(description="restricted view")
+    def restricted(self, obj):
+        return obj.n_restricted
+
+
+class VenueForm(forms.ModelForm):
+    class Meta:
+        model = Venue
+        fields = ["name", "city", "address", "time_zone", "stage_side"]
+
+    def clean_time_zone(self):
+        # The event pages show local times from it: it must be a real zone.
+        try:
+            services.check_time_zone(self.cleaned_data["time_zone"])
+        except DomainError as error:
+            raise forms.ValidationError(error.detail) from error
+        return self.cleaned_data["time_zone"]
+
+
+@admin.register(Venue)
+class VenueAdmin(admin.ModelAdmin):
+    form = VenueForm
+    list_display = ["name", "city", "time_zone", "seat_count", "standing_capacity"]
+    search_fields = ["name", "city"]
+    fields = ["name", "city", "address", "time_zone", "stage_side", "plan_tools", "plan"]
+    readonly_fields = ["plan_tools", "plan"]
+    inlines = [SectionInline]
+
+    class Media:
+        css = {"all": ["css/venue-plan.css"]}
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_seats=Count("sections__seats"),
+                n_standing=Sum("sections__capacity"),
+            )
+        )
+
+    @admin.display(description="seats", ordering="n_seats")
+    def seat_count(self, obj):
+        return obj.n_seats
+
+    @admin.display(description="standing places")
+    def standing_capacity(self, obj):
+        return obj.n_standing or 0
+
+    @admin.display(description="plan builders")
+    def plan_tools(self, obj):
+        if not obj.pk:
+            return "Save the venue first, then build its plan."
+        return format_html(
+            '<a class="button" href="{}">Build from a grid description</a> '
+            '<a class="button" href="{}">Import seats from CSV</a>',
+            reverse("admin:events_venue_plan_grid", args=[obj.pk]),
+            reverse("admin:events_venue_plan_csv", args=[obj.pk]),
+        )
+
+    @admin.display(description="plan drawing")
+    def plan(self, obj):
+        if not obj.pk:
+            return "—"
+        drawing = venue_plan(venue=obj)
+        if not drawing["sections"]:
+            return "No plan yet."
+        return render_to_string("events/_plan.html", {"plan": drawing})
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:venue_id>/plan/grid/",
+                self.admin_site.admin_view(self.build_from_grid),
+                name="events_venue_plan_grid",
+            ),
+            path(
+                "<int:venue_id>/plan/csv/",
+                self.admin_site.admin_view(self.import_csv),
+                name="events_venue_plan_csv",
+            ),
+            *super().get_urls(),
+        ]
+
+    def build_from_grid(self, request, venue_id: int):
+        return self._plan_view(
+            request,
+            venue_id,
+            GridPlanForm,
+            "Build the plan from a grid description",
+            lambda venue, data: services.build_venue_plan_from_grid(
+                venue=venue, description=data["description"]
+            ),
+        )
+
+    def import_csv(self, request, venue_id: int):
+        return self._plan_view(
+            request,
+            venue_id,
+            CsvPlanForm,
+            "Import seats from a CSV file",
+            lambda venue, data: services.import_venue_plan_csv(venue=venue, file=data["file"]),
+        )
+
+    def _plan_view(self, request, venue_id, form_class, title, build):
+        venue = get_object_or_404(Venue, pk=venue_id)
+        if not self.has_change_permission(request, venue):
+            raise PermissionDenied
+        form = form_class(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                plan = build(venue, form.cleaned_data)
+            except DomainError as error:
+                for problem in getattr(error, "problems", None) or [error.detail]:
+                    form.add_error(None, problem)
+            else:
+                self.message_user(
+                    request,
+                    f"Plan of {venue} saved: {len(plan.sections)} section(s), "
+                    f"{plan.seat_count} seat(s).",
+                )
+                return redirect("admin:events_venue_change", venue.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "venue": venue,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return render(request, "admin/events/venue/plan_form.html", context)
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+class PriceCategoryFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        if any(self.errors) or "code" not in self.form.base_fields:  # read-only: not on sale
+            return
+        specs = [
+            services.PriceCategorySpec(
+                code=f.cleaned_data["code"],
+                name=f.cleaned_data["name"],
+                price=f.cleaned_data["price"],
+                currency=f.cleaned_data["currency"],
+                colour=f.cleaned_data["colour"],
+            )
+            for f in self.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ]
+        try:
+            services.check_price_categories(specs)
+        except DomainError as error:
+            raise forms.ValidationError(error.detail) from error
+        self.specs = specs
+
+
+class PriceCategoryInline(admin.TabularInline):
+    model = PriceCategory
+    formset = PriceCategoryFormSet
+    extra = 3
+    fields = ["code", "name", "price", "currency", "colour"]
+
+    def _editable(self, obj):
+        return obj is None or obj.status == EventStatus.DRAFT
+
+    def has_add_permission(self, request, obj=None):
+        return self._editable(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return self._editable(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._editable(obj) and super().has_delete_permission(request, obj)
+
+
+class EventForm(forms.ModelForm):
+    assignments = forms.CharField(
+        label="Seat categories",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 60, "style": "font-family: monospace"}),
+        help_text=(
+            "One rule per line: <code>A: Stalls rows 1-5</code>, <code>B: Balcony</code>, "
+            "<code>GA: Floor</code> (a standing area is priced whole). Rows count front to "
+            "back. Uses the saved price categories: save new ones first."
+        ),
+    )
+
+    class Meta:
+        model = Event
+        fields = ["name", "venue", "category", "starts_at", "on_sale_at", "description"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["assignments"].initial = "\n".join(
+                _rule_text(rule)
+                for rule in CategoryAssignment.objects.filter(
+                    category__event=self.instance
+                ).select_related("category", "section")
+            )
+        else:
+            del self.fields["assignments"]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        timing = {"name", "category", "starts_at", "on_sale_at"}
+        try:
+            if not self.instance.pk or timing & set(self.changed_data):
+                services.check_new_event(
+                    name=data["name"],
+                    category=data["category"],
+                    starts_at=data["starts_at"],
+                    on_sale_at=data["on_sale_at"],
+                )
+            if self.instance.pk and "assignments" in self.changed_data:
+                data["assignment_specs"] = [
+                    services.AssignmentSpec(*rule)
+                    for rule in plans.parse_assignments(data["assignments"])
+                ]
+                services.check_assignments(
+                    event=self.instance, assignments=data["assignment_specs"]
+                )
+        except DomainError as error:
+            raise forms.ValidationError(error.detail) from error
+        return data
+
+
+def _rule_text(rule: CategoryAssignment) -> str:
+    rows = f" rows {rule.first_row}-{rule.last_row}" if rule.first_row else ""
+    return f"{rule.category.code}: {rule.section.name}{rows}"
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    form = EventForm
+    list_display = ["name", "venue", "category", "starts_local", "status"]
+    list_filter = ["status", "category", "venue__city"]
+    search_fields = ["name", "venue__name", "venue__city", "=id"]
+    date_hierarchy = "starts_at"
+    inlines = [PriceCategoryInline]
+    readonly_fields = ["status", "places_per_category"]
+    actions = ["put_on_sale", "cancel"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("venue")
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "venue", "category", "starts_at", "on_sale_at", "description"]
+        if obj is None:
+            return fields
+        if obj.status == EventStatus.DRAFT:
+            return [*fields, "status", "assignments", "places_per_category"]
+        return [*fields, "status", "places_per_category"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.status != EventStatus.DRAFT:
+            # Published: what is being sold (or was) no longer changes here.
+            fields = ["name", "venue", "category", "starts_at", "on_sale_at"]
+            return [*fields, "status", "places_per_category"]
+        if obj is not None:
+            # The seat-category rules name the venue's sections: the venue stays.
+            return ["venue", *self.readonly_fields]
+        return self.readonly_fields
+
+    @admin.display(description="starts (local)", ordering="starts_at")
+    def starts_local(self, obj):
+        local = obj.starts_at.astimezone(ZoneInfo(obj.venue.time_zone))
+        return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+    @admin.display(description="places per category")
+    def places_per_category(self, obj):
+        if not obj.pk:
+            return "—"
+        categories = {c.code: c for c in obj.price_categories.all()}
+        found = category_places(event=obj)
+        unpriced = unpriced_places(event=obj)
+        return format_html(
+            "<ul>{}</ul>{}",
+            format_html_join(
+                "",
+                '<li><span style="display:inline-block;width:1em;height:1em;background:{}">'
+                "</span> {} — {}: {} seat(s), {} standing</li>",
+                (
+                    (
+                        categories[code].colour,
+                        code,
+                        categories[code].name,
+                        len(places.seats),
+                        sum(places.standing.values()),
+                    )
+                    for code, places in found.items()
+                ),
+            ),
+            format_html("<p>Not priced yet: {}</p>", ", ".join(unpriced)) if unpriced else "",
+        )
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+        # A new event is created in save_related, by the service, with its price categories.
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+            specs = form.cleaned_data.get("assignment_specs")
+            if specs is not None:
+                try:
+                    priced = services.assign_categories(
+                        event_id=form.instance.pk, assignments=specs
+                    )
+                except DomainError as error:  # changed between the form check and now
+                    self.message_user(request, error.detail, messages.ERROR)
+                else:
+                    self.message_user(
+                        request, f"Categories assigned to {priced} seat(s) and standing area(s)."
+                    )
+            return
+        data = form.cleaned_data
+        prices = next(f.specs for f in formsets if f.model is PriceCategory)
+        try:
+            event = services.create_event(
+                venue=data["venue"],
+                name=data["name"],
+                category=data["category"],
+                starts_at=data["starts_at"],
+                on_sale_at=data["on_sale_at"],
+                description=data["description"],
+                price_categories=prices,
+            )
+        except DomainError as error:
+            # Checked by the forms already; this is what changed in between.
+            self.message_user(request, error.detail, messages.ERROR)
+            raise _Refused from error
+        # The admin goes on with the instance its form built (log entry, redirect): it is now
+        # the event the service created.
+        form.instance.pk = event.pk
+        form.instance.status = event.status
+        for formset in formsets:  # saved by the service, not by the formsets
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except _Refused:
+            return redirect(request.get_full_path())
+
+    @admin.action(description="Put selected events on sale", permissions=["change"])
+    def put_on_sale(self, request, queryset):
+        for event in queryset:
+            try:
+                services.put_event_on_sale(event_id=event.pk)
+            except DomainError as error:
+                self.message_user(request, error.detail, messages.ERROR)
+            else:
+                self.message_user(request, f"{event.name} is on sale.")
+
+    @admin.action(description="Cancel selected events", permissions=["change"])
+    def cancel(self, request, queryset):
+        for event in queryset:
+            try:
+                changed = services.cancel_event(event_id=event.pk)
+            except DomainError as error:
+                self.message_user(request, error.detail, messages.ERROR)
+            else:
+                if changed:
+                    self.message_user(request, f"{event.name} is cancelled.")
+
+
+class _Refused(Exception):
+    """The service refused a new event after the form had accepted it: roll back, show why."""

@@ -1,0 +1,134 @@
+"""Public event reads: search and one event.  Thin: validate the query, call a selector."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api.openapi import problems
+from events import selectors
+from events.errors import EventNotFound
+from events.models import EventCategory, EventStatus, SectionKind, StageSide
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class LocalDateTimeField(serializers.Field):
+    """An aware datetime written with its own UTC offset (the venue's wall clock)."""
+
+    def to_representation(self, value):
+        return value.isoformat()
+
+
+class EventSearchQuerySerializer(serializers.Serializer):
+    city = serializers.CharField(
+        required=False, allow_blank=True, max_length=80, help_text="Venue city, any case."
+    )
+    date = serializers.DateField(
+        required=False,
+        input_formats=["iso-8601"],
+        help_text="Day of the event (YYYY-MM-DD) in the venue's local time.",
+    )
+    category = serializers.ChoiceField(
+        choices=EventCategory.choices, required=False, help_text="Kind of event."
+    )
+
+
+class VenueSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    city = serializers.CharField()
+    address = serializers.CharField()
+    time_zone = serializers.CharField(help_text="IANA time zone.")
+    stage_side = serializers.ChoiceField(choices=StageSide.choices)
+
+
+class PriceSerializer(serializers.Serializer):
+    price = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+
+
+class PriceCategorySerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="What bookings name the category by, e.g. A.")
+    name = serializers.CharField()
+    price = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="Per ticket.")
+    currency = serializers.CharField()
+    colour = serializers.CharField(help_text="Hex colour on the seat plan.")
+
+
+class PricedCategorySerializer(PriceCategorySerializer):
+    places = serializers.IntegerField(help_text="Seats plus standing places it sells.")
+
+
+class EventSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    category = serializers.ChoiceField(choices=EventCategory.choices)
+    status = serializers.ChoiceField(choices=EventStatus.choices)
+    starts_at = serializers.DateTimeField(help_text="UTC.")
+    starts_local = LocalDateTimeField(help_text="ISO 8601 in the venue's time zone.")
+    on_sale_at = serializers.DateTimeField(help_text="UTC: when tickets can first be bought.")
+    sale_open = serializers.BooleanField(help_text="Tickets can be bought now.")
+    venue = VenueSerializer()
+    price_from = PriceSerializer(allow_null=True, help_text="The cheapest category.")
+    price_categories = PriceCategorySerializer(many=True)
+
+
+class SectionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=SectionKind.choices)
+    places = serializers.IntegerField(help_text="Seats, or a standing area's capacity.")
+    categories = serializers.ListField(child=serializers.CharField())
+    accessible = serializers.IntegerField(help_text="Accessible seats.")
+    restricted_view = serializers.IntegerField(help_text="Seats with a restricted view.")
+
+
+class EventDetailSerializer(EventSerializer):
+    description = serializers.CharField()
+    price_categories = PricedCategorySerializer(many=True)
+    sections = SectionSerializer(many=True)
+
+
+class PublicReadApi(APIView):
+    permission_classes = [AllowAny]
+
+
+class EventSearchApi(PublicReadApi):
+    @extend_schema(
+        operation_id="events_search",
+        tags=["events"],
+        summary="Search events",
+        description=(
+            "Published events still to come, soonest first (at most "
+            f"{selectors.MAX_RESULTS}). Every filter is optional."
+        ),
+        parameters=[EventSearchQuerySerializer],
+        responses={200: EventSerializer(many=True), **problems(400, 401)},
+    )
+    def get(self, request):
+        query = EventSearchQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        found = selectors.search_events(
+            city=query.validated_data.get("city", ""),
+            day=query.validated_data.get("date"),
+            category=query.validated_data.get("category", ""),
+        )
+        return Response(EventSerializer(found, many=True).data)
+
+
+class EventDetailApi(PublicReadApi):
+    @extend_schema(
+        operation_id="events_retrieve",
+        tags=["events"],
+        summary="One event with its price categories and sections",
+        responses={200: EventDetailSerializer, **problems(401, 404)},
+    )
+    def get(self, request, event_id: int):
+        event = selectors.event_detail(event_id=event_id)
+        if event is None:
+            raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
+        return Response(EventDetailSerializer(event).data)

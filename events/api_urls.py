@@ -1,0 +1,9 @@
+from django.urls import path
+
+from events import api
+
+app_name = "events_api"
+urlpatterns = [
+    path("events", api.EventSearchApi.as_view(), name="search"),
+    path("events/<int:event_id>", api.EventDetailApi.as_view(), name="detail"),
+]

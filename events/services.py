@@ -1,0 +1,378 @@
+"""Writes on venues and events: building a venue's plan, creating an event with its price
+categories, assigning categories to seats, putting it on sale, cancelling it.
+
+Each service is one transaction that locks the row it changes (the venue or the event) first,
+so two staff members saving at once serialise instead of interleaving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import IO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from events import plans
+from events.errors import (
+    EventNotEditable,
+    EventNotFound,
+    InvalidCategoryAssignment,
+    InvalidEvent,
+    VenuePlanInUse,
+)
+from events.models import (
+    CategoryAssignment,
+    Event,
+    EventCategory,
+    EventStatus,
+    PriceCategory,
+    Section,
+    SectionKind,
+    Venue,
+    VenueSeat,
+)
+from events.selectors import unpriced_places
+
+MAX_CSV_BYTES = 5 * 1024 * 1024
+
+
+# --- venues and their plan --------------------------------------------------------------------
+
+
+def create_venue(
+    *, name: str, city: str, time_zone: str, address: str = "", stage_side: str | None = None
+) -> Venue:
+    check_time_zone(time_zone)
+    if not name.strip() or not city.strip():
+        raise InvalidEvent("A venue needs a name and a city.")
+    fields = {"address": address.strip(), "time_zone": time_zone}
+    if stage_side:
+        fields["stage_side"] = stage_side
+    try:
+        with transaction.atomic():
+            return Venue.objects.create(name=name.strip(), city=city.strip(), **fields)
+    except IntegrityError as error:
+        raise InvalidEvent(f"There is already a venue {name} in {city}.") from error
+
+
+def build_venue_plan_from_grid(*, venue: Venue, description: str) -> plans.VenuePlan:
+    """Replace the venue's whole plan (seated sections and standing areas) with the one the
+    grid description writes (the format is in `events.plans`).  All or nothing: any bad line
+    raises InvalidVenuePlan listing every problem, and the old plan stays."""
+    plan = plans.parse_grid(description)
+    _replace_plan(venue=venue, plan=plan, keep_standing=False)
+    return plan
+
+
+def import_venue_plan_csv(
+    *, venue: Venue, file: IO[bytes] | IO[str] | bytes | str
+) -> plans.VenuePlan:
+    """Replace the venue's seated sections with the seats the CSV lists (header
+    section,row,number,x,y,accessible,restricted_view); standing areas stay as they are.
+    All or nothing, like the grid builder."""
+    content = file if isinstance(file, (bytes, str)) else file.read(MAX_CSV_BYTES + 1)
+    if len(content) > MAX_CSV_BYTES:
+        raise plans.InvalidVenuePlan([f"The file is larger than {MAX_CSV_BYTES // 1024} KB."])
+    plan = plans.parse_csv(content)
+    _replace_plan(venue=venue, plan=plan, keep_standing=True)
+    return plan
+
+
+def _replace_plan(*, venue: Venue, plan: plans.VenuePlan, keep_standing: bool) -> None:
+    with transaction.atomic():
+        # The venue row lock serialises plan builders, and events created meanwhile (which
+        # lock it too): a plan never changes under an event that sells it.
+        locked = Venue.objects.select_for_update().get(pk=venue.pk)
+        if Event.objects.filter(venue=locked).exists():
+            raise VenuePlanInUse(
+                f"{locked} already has events; its plan is what they sell and cannot be "
+                "rebuilt. Create a new venue for a different layout."
+            )
+        old = Section.objects.filter(venue=locked)
+        kept: list[Section] = []
+        if keep_standing:
+            kept = list(old.filter(kind=SectionKind.STANDING))
+            clash = {s.name.lower() for s in kept} & {s.name.lower() for s in plan.sections}
+            if clash:
+                raise plans.InvalidVenuePlan(
+                    [f'"{name}" is a standing area of this venue.' for name in sorted(clash)]
+                )
+            old = old.exclude(kind=SectionKind.STANDING)
+        old.delete()
+        offset = max((s.position for s in kept), default=0)
+        for spec in plan.sections:
+            section = Section.objects.create(
+                venue=locked,
+                name=spec.name,
+                kind=spec.kind,
+                position=offset + spec.position,
+                capacity=spec.capacity,
+            )
+            VenueSeat.objects.bulk_create(
+                [
+                    VenueSeat(
+                        section=section,
+                        row=seat.row,
+                        row_index=seat.row_index,
+                        number=seat.number,
+                        x=seat.x,
+                        y=seat.y,
+                        accessible=seat.accessible,
+                        restricted_view=seat.restricted_view,
+                    )
+                    for seat in spec.seats
+                ],
+                batch_size=2000,
+            )
+        if plan.stage_side and plan.stage_side != locked.stage_side:
+            Venue.objects.filter(pk=locked.pk).update(stage_side=plan.stage_side)
+            venue.stage_side = plan.stage_side
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceCategorySpec:
+    code: str
+    name: str
+    price: Decimal
+    currency: str = "EUR"
+    colour: str = "#2563eb"
+
+
+@dataclass(frozen=True)
+class AssignmentSpec:
+    """Category `category` for section `section` (by name): rows first_row..last_row by the
+    section's front-to-back order, or the whole section when both are empty."""
+
+    category: str
+    section: str
+    first_row: str = ""
+    last_row: str = ""
+
+
+def create_event(
+    *,
+    venue: Venue,
+    name: str,
+    category: str,
+    starts_at: datetime,
+    on_sale_at: datetime,
+    price_categories: Sequence[PriceCategorySpec],
+    description: str = "",
+) -> Event:
+    """A DRAFT event at `venue` with its price categories.  Seats get their category with
+    `assign_categories`; `put_event_on_sale` publishes it."""
+    now = timezone.now()
+    check_new_event(name=name, category=category, starts_at=starts_at, on_sale_at=on_sale_at)
+    check_price_categories(price_categories)
+    try:
+        with transaction.atomic():
+            locked = Venue.objects.select_for_update().get(pk=venue.pk)
+            if not Section.objects.filter(venue=locked).exists():
+                raise InvalidEvent(f"{locked} has no seating plan yet; build it first.")
+            event = Event.objects.create(
+                name=name.strip(),
+                venue=locked,
+                category=category,
+                starts_at=starts_at,
+                on_sale_at=on_sale_at,
+                description=description.strip(),
+                status_changed_at=now,
+            )
+            PriceCategory.objects.bulk_create(
+                [
+                    PriceCategory(
+                        event=event,
+                        code=spec.code,
+                        name=spec.name.strip(),
+                        price=spec.price,
+                        currency=spec.currency,
+                        colour=spec.colour,
+                    )
+                    for spec in price_categories
+                ]
+            )
+    except IntegrityError as error:
+        raise InvalidEvent(
+            f"{venue} already has an event {name!r} starting at {starts_at:%Y-%m-%d %H:%M}."
+        ) from error
+    return event
+
+
+def check_new_event(*, name: str, category: str, starts_at: datetime, on_sale_at: datetime) -> None:
+    """What `create_event` refuses about the event itself (forms call it too)."""
+    if category not in EventCategory.values:
+        raise InvalidEvent(f"Unknown event category {category!r}.")
+    if not name.strip():
+        raise InvalidEvent("An event needs a name.")
+    if timezone.is_naive(starts_at) or timezone.is_naive(on_sale_at):
+        raise InvalidEvent("Give the start and on-sale times with their time zone.")
+    if starts_at <= timezone.now():
+        raise InvalidEvent("The event must start in the future.")
+    if on_sale_at >= starts_at:
+        raise InvalidEvent("Tickets must go on sale before the event starts.")
+
+
+def check_price_categories(specs: Sequence[PriceCategorySpec]) -> None:
+    """What `create_event` refuses about the price categories (forms call it too)."""
+    if not specs:
+        raise InvalidEvent("An event needs at least one price category.")
+    codes = [s.code for s in specs]
+    if len(set(codes)) != len(codes):
+        raise InvalidEvent("Each price category needs its own code.")
+    for spec in specs:
+        if not (spec.code[:1].isalpha() and spec.code.isalnum() and spec.code.isupper()):
+            raise InvalidEvent(f"Price category code {spec.code!r}: capital letters and digits.")
+        if len(spec.code) > 10 or not spec.name.strip():
+            raise InvalidEvent(f"Price category {spec.code}: a code of 1-10 and a name.")
+        if spec.price < 0:
+            raise InvalidEvent(f"Price category {spec.code}: the price cannot be negative.")
+
+
+def assign_categories(*, event_id: int, assignments: Sequence[AssignmentSpec]) -> int:
+    """Replace the event's category assignments; returns how many seats and standing areas
+    they price.  Only while the event is a DRAFT (once on sale, its seats are being sold).
+    Every rule must name a category of this event, a section of its venue and rows of that
+    section; no seat or standing area may end up in two categories."""
+    with transaction.atomic():
+        event = _lock_event(event_id)
+        rules, priced = _checked_assignments(event, assignments)
+        CategoryAssignment.objects.filter(category__event=event).delete()
+        CategoryAssignment.objects.bulk_create(rules)
+        return priced
+
+
+def check_assignments(*, event: Event, assignments: Sequence[AssignmentSpec]) -> int:
+    """What `assign_categories` would refuse, without changing anything (for forms)."""
+    return _checked_assignments(event, assignments)[1]
+
+
+def _checked_assignments(
+    event: Event, assignments: Sequence[AssignmentSpec]
+) -> tuple[list[CategoryAssignment], int]:
+    if event.status != EventStatus.DRAFT:
+        raise EventNotEditable(
+            f"{event.name} is {event.get_status_display().lower()}; its price categories "
+            "can only be assigned while it is a draft."
+        )
+    categories = {c.code: c for c in PriceCategory.objects.filter(event=event)}
+    sections = {s.name.lower(): s for s in Section.objects.filter(venue_id=event.venue_id)}
+    rules, problems = [], []
+    priced: dict[object, int] = {}
+    for number, spec in enumerate(assignments, start=1):
+        try:
+            rule, places = _resolve(spec, categories, sections)
+        except InvalidCategoryAssignment as error:
+            problems.append(f"Rule {number}: {error.detail}")
+            continue
+        overlapped = next((priced[p] for p in places if p in priced), None)
+        if overlapped is not None:
+            problems.append(
+                f"Rule {number} ({spec.category}, {spec.section}) overlaps rule {overlapped}: "
+                "one category per seat."
+            )
+            continue
+        priced.update((place, number) for place in places)
+        rules.append(rule)
+    if problems:
+        raise InvalidCategoryAssignment(" ".join(problems))
+    return rules, len(priced)
+
+
+def _resolve(
+    spec: AssignmentSpec, categories: dict[str, PriceCategory], sections: dict[str, Section]
+) -> tuple[CategoryAssignment, list]:
+    category = categories.get(spec.category)
+    if category is None:
+        raise InvalidCategoryAssignment(f"the event has no price category {spec.category!r}.")
+    section = sections.get(spec.section.strip().lower())
+    if section is None:
+        raise InvalidCategoryAssignment(f"the venue has no section {spec.section!r}.")
+    first, last = spec.first_row.strip().upper(), spec.last_row.strip().upper()
+    rule = CategoryAssignment(category=category, section=section, first_row=first, last_row=last)
+    if section.kind == SectionKind.STANDING:
+        if first or last:
+            raise InvalidCategoryAssignment(f"{section.name} is standing: it has no rows.")
+        return rule, [("standing", section.pk)]
+    seats = VenueSeat.objects.filter(section=section)
+    if first or last:
+        rows = dict(seats.values_list("row", "row_index").distinct())
+        missing = [r for r in (first, last) if r not in rows]
+        if not first or not last or missing:
+            raise InvalidCategoryAssignment(
+                f"{section.name} has no row {(missing or [''])[0]!r}; give a first and a last "
+                "row of the section."
+            )
+        if rows[first] > rows[last]:
+            raise InvalidCategoryAssignment(
+                f"{section.name}: row {first} is behind row {last}; write the front row first."
+            )
+        seats = seats.filter(row_index__gte=rows[first], row_index__lte=rows[last])
+    return rule, list(seats.values_list("pk", flat=True))
+
+
+def put_event_on_sale(*, event_id: int) -> Event:
+    """Publish a DRAFT event: it shows in the search, and its sale opens at `on_sale_at`.
+    Every seat and standing area of the venue must have a price category first."""
+    with transaction.atomic():
+        event = _lock_event(event_id)
+        if event.status != EventStatus.DRAFT:
+            raise EventNotEditable(f"{event.name} is {event.get_status_display().lower()}.")
+        if event.starts_at <= timezone.now():
+            raise EventNotEditable(f"{event.name} has already started.")
+        unpriced = unpriced_places(event=event)
+        if unpriced:
+            raise InvalidCategoryAssignment(
+                f"{event.name} cannot go on sale: no price category for {', '.join(unpriced[:5])}"
+                + (f" and {len(unpriced) - 5} more." if len(unpriced) > 5 else ".")
+            )
+        _set_status(event, EventStatus.ON_SALE)
+        return event
+
+
+def cancel_event(*, event_id: int) -> bool:
+    """Cancel a draft or published event; False when it was already cancelled.  A finished
+    event cannot be cancelled.  (Events sell no tickets yet: once the sale engine sells them,
+    cancelling refunds every booking through payments.)"""
+    with transaction.atomic():
+        event = _lock_event(event_id)
+        if event.status == EventStatus.CANCELLED:
+            return False
+        if event.status == EventStatus.FINISHED:
+            raise EventNotEditable(f"{event.name} has already taken place.")
+        _set_status(event, EventStatus.CANCELLED)
+        return True
+
+
+def _lock_event(event_id: int) -> Event:
+    event = Event.objects.select_for_update().filter(pk=event_id).first()
+    if event is None:
+        raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
+    return event
+
+
+def _set_status(event: Event, status: str) -> None:
+    now = timezone.now()
+    # The row is locked by the caller; the guarded update states which transition this is.
+    changed = Event.objects.filter(pk=event.pk, status=event.status).update(
+        status=status, status_changed_at=now
+    )
+    if changed != 1:  # cannot happen while the caller holds the row lock; never write blind
+        raise EventNotEditable(f"{event.name} changed meanwhile; reload and try again.")
+    event.status, event.status_changed_at = status, now
+
+
+def check_time_zone(name: str) -> None:
+    """An IANA zone name, or InvalidEvent."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise InvalidEvent(f"{name!r} is not an IANA time zone (e.g. Europe/Berlin).") from error
