@@ -154,7 +154,7 @@ def test_passenger_names_missing_in_each_language(
     sandbox_payments, customer, flight, language, title, who
 ):
     booking = hold_seats(
-        customer=customer, flight_id=flight.pk, fare_class="ECONOMY", seat_numbers=["14A", "14B"]
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["14A", "14B"]
     )
     response = client_for(customer).post(
         f"/api/bookings/{booking.pk}/payments",
