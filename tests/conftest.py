@@ -4,6 +4,7 @@ from collections import defaultdict
 
 import pytest
 from django.conf import settings
+from django.utils import translation
 
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 
@@ -33,6 +34,14 @@ def pytest_configure(config):
         "SEAT_GATE": False,
         "AVAILABILITY_COUNTER": False,
     }
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A request in another language (LocaleMiddleware) leaves that language active in the
+    thread; without this, a later test reading an English message would read Russian."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
