@@ -232,12 +232,11 @@ def test_an_expiring_hold_shows_expiry_and_frees_the_seats_live(browser):
         swept = off_loop(expire_holds)
         # Under a loaded parallel run a sweep elsewhere can come first; either way the hold is
         # expired now, exactly once, and the watcher must see the seat freed.
-        assert (
-            swept == 1
-            or (swept == 0
+        assert swept == 1 or (
+            swept == 0
             and off_loop(
                 lambda: Booking.objects.get(sale_id=flight.sale_id).status == BookingStatus.EXPIRED
-            ))
+            )
         )
         freed_at = time.monotonic()
         expect(watcher.locator("#seat-18C")).to_be_enabled(timeout=2000)
