@@ -44,16 +44,41 @@ DB_BIGINT_MAX = 2**63 - 1
 
 
 class BookingCreateSerializer(serializers.Serializer):
-    flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
+    """What to hold: on a flight (`flightId`, `fareClass`) or at an event (`eventId`, the
+    price category as `category` or `fareClass`), exactly one of the two."""
+
+    flight_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="The flight to book. Either this or `eventId`.",
+    )
+    event_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="The event to book. Either this or `flightId`.",
+    )
     customer_id = serializers.IntegerField(
         min_value=1,
         max_value=DB_BIGINT_MAX,
         required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
-    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
+    fare_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        help_text=(
+            "Flights: the fare class (ECONOMY, BUSINESS). Events: the price category of the "
+            "seats (A), or a standing area (GA-3, with `passengers`), as "
+            "`GET /api/events/{id}/seats` names them."
+        ),
+    )
+    category = serializers.CharField(
+        max_length=10, required=False, help_text="Events: the same as `fareClass`."
+    )
     seats = serializers.ListField(
-        child=serializers.CharField(max_length=8),
+        child=serializers.CharField(max_length=16),
         min_length=1,
         max_length=50,
         required=False,
@@ -73,6 +98,31 @@ class BookingCreateSerializer(serializers.Serializer):
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("flight_id" in data) == ("event_id" in data):
+            name = "event_id" if "flight_id" in data else "flight_id"
+            raise ValidationError({name: [gettext("Give either `flightId` or `eventId`.")]})
+        if "flight_id" in data:
+            if "category" in data:
+                raise ValidationError({"category": [gettext("Flights are booked by `fareClass`.")]})
+            fare_class = data.get("fare_class")
+            flight_classes = catalogue.for_kind(SaleKind.FLIGHT).class_codes or ()
+            if fare_class is None:
+                raise ValidationError({"fare_class": [gettext("This field is required.")]})
+            if fare_class not in flight_classes:
+                raise ValidationError(
+                    {
+                        "fare_class": [
+                            gettext('"%(value)s" is not a valid choice.') % {"value": fare_class}
+                        ]
+                    }
+                )
+        else:
+            given = {data[k] for k in ("fare_class", "category") if k in data}
+            if len(given) != 1:
+                raise ValidationError(
+                    {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
+                )
+            data["fare_class"] = given.pop().strip().upper()
         if "seats" in data and "passengers" in data:
             raise ValidationError(
                 {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
@@ -93,9 +143,14 @@ class BookingSerializer(serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
     customer_id = serializers.IntegerField()
-    flight_id = serializers.IntegerField(source="sale.flight.id")
-    flight_code = serializers.CharField(source="sale.flight.code")
-    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
+    flight_id = serializers.IntegerField(
+        required=False, help_text="Flight bookings only (an event booking has `eventId`)."
+    )
+    flight_code = serializers.CharField(required=False, help_text="Flight bookings only.")
+    event_id = serializers.IntegerField(required=False, help_text="Event bookings only.")
+    fare_class = serializers.CharField(
+        help_text="The fare class (flights), price category or standing area (events)."
+    )
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()
     passengers = PassengerSerializer(many=True)
@@ -116,6 +171,13 @@ class BookingSerializer(serializers.Serializer):
         data = super().to_representation(booking)
         if booking.status != BookingStatus.HELD:
             data["expires_at"] = None
+        # What is sold names the booking: `flightId` (+ code) or `eventId`, never both.
+        owner = catalogue.for_sale(booking.sale).owner
+        item = getattr(booking.sale, owner) if owner else None
+        if item is not None:
+            data[f"{owner}_id"] = item.pk
+            if owner == "flight":
+                data["flight_code"] = item.code
         return data
 
 
@@ -176,7 +238,10 @@ class BookingListCreateApi(GenericAPIView):
         summary="Hold seats",
         description=(
             "Holds all listed seats (or `passengers` seatless units) for the hold time, or "
-            "none. Always checked against the database, never against the cached seat map. "
+            "none: on a flight (`flightId` + `fareClass`) or at an event (`eventId` + the "
+            "price category as `category`, or a standing area such as `GA-3` with "
+            "`passengers`). Always checked against the database, never against the cached "
+            "seat map. "
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
             "retry never makes a second booking, it returns the first one."
         ),
@@ -213,7 +278,7 @@ class BookingListCreateApi(GenericAPIView):
                     "or the flight is behind a waiting room and no valid admission token "
                     "came (`waiting-room-required`, with `queueUrl`)."
                 ),
-                s404="No such flight.",
+                s404="No such flight or event (or the event is not on sale).",
                 s409="A seat is taken, the fare class is sold out, or the first request with "
                 "this Idempotency-Key is still running.",
                 s422="This Idempotency-Key was already used for a different request.",
@@ -228,10 +293,14 @@ class BookingListCreateApi(GenericAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         customer = self._customer(request.user, data.get("customer_id"))
-        require_admission(request=request, customer_id=customer.pk, flight_id=data["flight_id"])
+        if "event_id" in data:
+            sale_id = selectors.sale_id_of(SaleKind.EVENT, data["event_id"])
+        else:
+            sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
+        require_admission(request=request, customer_id=customer.pk, sale_id=sale_id)
         common = {
             "customer": customer,
-            "sale_id": selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"]),
+            "sale_id": sale_id,
             "fare_class": data["fare_class"],
             "passenger_names": data.get("passenger_names"),
         }

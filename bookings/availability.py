@@ -396,7 +396,7 @@ def hold_admission(
         if counter_enabled():
             take = _take(sale_id, fare_class, units)
             if take == Take.REFUSED:
-                raise SoldOut(fare_class)
+                raise SoldOut(fare_class, sale_id=sale_id)
         yield
     except BaseException as exc:
         if take == Take.TAKEN:

@@ -14,8 +14,10 @@ from datetime import datetime
 from typing import Protocol
 
 from django.db.models import Q
+from django.utils.functional import Promise
 
 from bookings.models import Sale, SaleKind
+from kernel.errors import DomainError
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,28 @@ class SaleSummary:
     starts_at: datetime
     time_zone: str  # IANA name, for local times
     place: str  # "SGN → HAN", "Main hall, Opera House"
+
+
+@dataclass(frozen=True)
+class SaleTexts:
+    """The engine's messages that name what is sold ("on this flight", "for this event"),
+    written by the catalogue so each reads right in every language.  Lazy translations;
+    formatted with %-dicts whose unused keys are ignored."""
+
+    not_found: str | Promise  # %(id)s: the sale's id
+    not_bookable_title: str | Promise
+    class_not_sold_title: str | Promise
+    class_not_sold: str | Promise  # %(id)s, %(class)s
+    no_such_seat: str | Promise  # %(seats)s
+    sold_out: str | Promise  # %(fare)s: the class's label
+    hold_limit: str | Promise  # %(limit)d
+    not_charged: str | Promise  # paying a closed sale: nothing was charged
+    # Refund quotes (payments.selectors.refund_percent):
+    refund_called_off: str | Promise  # the seller cancelled it: full refund
+    refund_begun: str | Promise  # it has begun: no cancellation
+    refund_full: str | Promise  # %(days)d
+    refund_partial: str | Promise  # %(days)d, %(percent)d
+    refund_none: str | Promise  # %(hours)d
 
 
 class Catalogue(Protocol):
@@ -42,6 +66,10 @@ class Catalogue(Protocol):
     #: The inventory-class codes it sells (FareClass values), or None for codes chosen per
     #: sale (price categories).
     class_codes: tuple[str, ...] | None
+    #: How the engine's errors name this catalogue's sales.
+    texts: SaleTexts
+    #: The 404 problem for an id of ours that sells nothing (FlightNotFound, EventNotFound).
+    not_found_error: type[DomainError]
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
         """THE rule: may units of this sale be held or sold at `now`?"""
@@ -56,6 +84,14 @@ class Catalogue(Protocol):
         ...
 
     def describe(self, sale: Sale) -> SaleSummary: ...
+
+    def is_called_off(self, sale: Sale) -> bool:
+        """Whether the seller cancelled it (a cancelled flight or event): refunds are full."""
+        ...
+
+    def has_begun(self, sale: Sale, *, now: datetime) -> bool:
+        """Whether it has begun (departed, started): bookings can no longer be cancelled."""
+        ...
 
     def class_label(self, code: str) -> str | None:
         """The name of inventory class `code` ("Economy"), or None if it is not one of ours."""
@@ -83,6 +119,22 @@ def for_kind(kind: SaleKind | str) -> Catalogue:
 
 def for_sale(sale: Sale) -> Catalogue:
     return for_kind(sale.kind)
+
+
+_kinds: dict[int, str] = {}
+
+
+def texts_of_sale(sale_id: int) -> SaleTexts | None:
+    """The texts of the catalogue selling `sale_id` (None: no such sale).  Error paths ask;
+    a sale's kind never changes, so it is remembered per process after one small query
+    (a sold-out answer from the Redis filter stays free of queries after the first)."""
+    kind = _kinds.get(sale_id)
+    if kind is None:
+        kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
+        if kind is None:
+            return None
+        _kinds[sale_id] = kind
+    return for_kind(kind).texts
 
 
 def owner_paths(prefix: str = "") -> list[str]:

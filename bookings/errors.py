@@ -2,12 +2,22 @@
 HTTP status the API answers with, and a human message that pages can show as is.  The base
 class and the generic errors (invalid request, too busy, Idempotency-Key) are kernel.errors."""
 
+from __future__ import annotations
+
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from kernel.errors import DomainError
+
+if TYPE_CHECKING:
+    from bookings.catalogue import SaleTexts
+
+# The errors below that name what is sold take the selling catalogue's `texts`
+# (bookings.catalogue.SaleTexts: "on this flight", "for this event"); without them they speak
+# neutrally ("is sold out").
 
 
 class FlightNotFound(DomainError):
@@ -19,7 +29,14 @@ class FlightNotFound(DomainError):
 class FareClassNotFound(DomainError):
     status = 400
     code = "fare-class-not-found"
-    title = _("This flight does not sell that fare class")
+    title = _("This sale does not sell that class")
+
+    def __init__(
+        self, detail: str | None = None, *, texts: SaleTexts | None = None, **extra: object
+    ) -> None:
+        if texts is not None:
+            self.title = texts.class_not_sold_title
+        super().__init__(detail, **extra)
 
 
 class SeatNotFound(DomainError):
@@ -27,13 +44,16 @@ class SeatNotFound(DomainError):
     code = "seat-not-found"
     title = _("Unknown seat")
 
-    def __init__(self, seats: Iterable[str], detail: str | None = None) -> None:
+    def __init__(
+        self,
+        seats: Iterable[str],
+        detail: str | None = None,
+        *,
+        texts: SaleTexts | None = None,
+    ) -> None:
         seats = sorted(seats)
-        super().__init__(
-            detail
-            or gettext("No such seat on this flight: %(seats)s.") % {"seats": ", ".join(seats)},
-            seats=seats,
-        )
+        text = str(texts.no_such_seat) if texts else gettext("No such seat: %(seats)s.")
+        super().__init__(detail or text % {"seats": ", ".join(seats)}, seats=seats)
 
 
 class SeatWrongCabin(DomainError):
@@ -51,9 +71,19 @@ class SeatWrongCabin(DomainError):
 
 
 class FlightNotBookable(DomainError):
+    """The sale is closed (the flight departed, the event started or was cancelled); the
+    `type` keeps its historical name."""
+
     status = 409
     code = "flight-not-bookable"
-    title = _("This flight can no longer be booked")
+    title = _("This can no longer be booked")
+
+    def __init__(
+        self, detail: str | None = None, *, texts: SaleTexts | None = None, **extra: object
+    ) -> None:
+        if texts is not None:
+            self.title = texts.not_bookable_title
+        super().__init__(detail, **extra)
 
 
 class SeatUnavailable(DomainError):
@@ -75,11 +105,27 @@ class SoldOut(DomainError):
     code = "sold-out"
     title = _("Sold out")
 
-    def __init__(self, fare_class: str) -> None:
-        super().__init__(
-            gettext("%(fare)s is sold out on this flight.") % {"fare": _fare_label(fare_class)},
-            fareClass=fare_class,
-        )
+    def __init__(
+        self, fare_class: str, *, texts: SaleTexts | None = None, sale_id: int | None = None
+    ) -> None:
+        # Written when first read: the Redis filter refuses a sold-out hold without any query,
+        # and naming the sale's catalogue may take one (`sale_id` instead of `texts`).
+        self.fare_class, self.texts, self.sale_id = fare_class, texts, sale_id
+        self.extra = {"fareClass": fare_class}
+        Exception.__init__(self, fare_class)
+
+    @property
+    def detail(self) -> str:
+        texts = self.texts
+        if texts is None and self.sale_id is not None:
+            from bookings.catalogue import texts_of_sale
+
+            texts = self.texts = texts_of_sale(self.sale_id)
+        text = str(texts.sold_out) if texts else gettext("%(fare)s is sold out.")
+        return text % {"fare": _fare_label(self.fare_class)}
+
+    def __str__(self) -> str:
+        return self.detail
 
 
 class HoldLimitReached(DomainError):
@@ -87,15 +133,16 @@ class HoldLimitReached(DomainError):
     code = "hold-limit-reached"
     title = _("Too many seats on hold")
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(
-            gettext(
-                "You can hold at most %(limit)d seats on one flight at a time. Pay for or cancel "
-                "a hold you have before holding more."
+    def __init__(self, limit: int, *, texts: SaleTexts | None = None) -> None:
+        text = (
+            str(texts.hold_limit)
+            if texts
+            else gettext(
+                "You can hold at most %(limit)d places of one sale at a time. Pay for or "
+                "cancel a hold you have before holding more."
             )
-            % {"limit": limit},
-            limit=limit,
         )
+        super().__init__(text % {"limit": limit}, limit=limit)
 
 
 class BookingNotFound(DomainError):
@@ -140,9 +187,10 @@ class TicketNotFound(DomainError):
 
 
 def _fare_label(fare_class: str) -> str:
-    """ "ECONOMY" -> "Economy" in the active language (unknown codes title-cased as before)."""
+    """ "ECONOMY" -> "Economy" in the active language; other codes (an event's price
+    category "A", a standing area "GA-3") as they are."""
     labels = {
         "ECONOMY": _("Economy"),
         "BUSINESS": _("Business"),
     }
-    return str(labels.get(fare_class, fare_class.title()))
+    return str(labels.get(fare_class, fare_class))

@@ -37,6 +37,8 @@ class SeatSpec:
     letter: str
     fare_class: str
     section: str = ""
+    row_label: str = ""
+    number: int | None = None
     surcharge: Decimal = Decimal("0.00")
     accessible: bool = False
     restricted_view: bool = False
@@ -79,18 +81,23 @@ def open_sale(
             for c in classes
         )
         Seat.objects.bulk_create(
-            Seat(
-                sale=sale,
-                seat_no=s.seat_no,
-                row=s.row,
-                letter=s.letter,
-                fare_class=s.fare_class,
-                section=s.section,
-                surcharge=s.surcharge,
-                accessible=s.accessible,
-                restricted_view=s.restricted_view,
-            )
-            for s in seats
+            (
+                Seat(
+                    sale=sale,
+                    seat_no=s.seat_no,
+                    row=s.row,
+                    letter=s.letter,
+                    fare_class=s.fare_class,
+                    section=s.section,
+                    row_label=s.row_label,
+                    number=s.number,
+                    surcharge=s.surcharge,
+                    accessible=s.accessible,
+                    restricted_view=s.restricted_view,
+                )
+                for s in seats
+            ),
+            batch_size=2000,
         )
         for c in classes:  # a fresh sale's counters need no query
             availability.seed_counter(

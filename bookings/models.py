@@ -88,14 +88,22 @@ class SeatStatus(models.TextChoices):
 
 
 class Seat(models.Model):
-    """One physical seat of a sale.  `row` and `letter` order the seat map and the lock order
-    (docs/architecture.md); `section` groups seats in a venue (blank for a cabin)."""
+    """One physical seat of a sale, known to everyone by `seat_no` (unique per sale; the lock
+    order sorts by it, docs/architecture.md).  A cabin seat is `row` + `letter` ("12A"); a
+    venue seat is `section` (its name), `row_label` as printed ("F") and `number`, with `row`
+    its front-to-back index and `letter` blank.  `row` orders the drawing either way."""
 
     sale = models.ForeignKey(Sale, on_delete=models.CASCADE, related_name="seats")
     seat_no = models.CharField(max_length=16)
-    section = models.CharField(max_length=40, blank=True, default="")
+    section = models.CharField(max_length=60, blank=True, default="")
     row = models.PositiveSmallIntegerField()
-    letter = models.CharField(max_length=1)
+    letter = models.CharField(max_length=1, blank=True)
+    row_label = models.CharField(
+        max_length=8, blank=True, default="", help_text="Venue seats: the row as printed."
+    )
+    number = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Venue seats: the seat number in its row."
+    )
     fare_class = models.CharField(max_length=10, help_text="Inventory-class code of the sale.")
     status = models.CharField(
         max_length=10, choices=SeatStatus.choices, default=SeatStatus.AVAILABLE

@@ -12,7 +12,7 @@ from django.db.models import F, Prefetch, QuerySet
 from django.utils.translation import gettext
 
 from bookings import catalogue
-from bookings.errors import BookingNotFound, FlightNotFound, PassengerNamesMissing, TicketNotFound
+from bookings.errors import BookingNotFound, PassengerNamesMissing, TicketNotFound
 from bookings.models import Booking, Passenger, SaleKind, Ticket
 
 BOOK_ON_BEHALF = "bookings.book_on_behalf"
@@ -24,7 +24,7 @@ def acts_for_customers(user: AbstractBaseUser) -> bool:
 
 
 def _with_details(bookings: QuerySet[Booking]) -> QuerySet[Booking]:
-    return bookings.select_related("sale__flight").prefetch_related(
+    return bookings.select_related("sale", *catalogue.owner_paths("sale__")).prefetch_related(
         Prefetch("passengers", queryset=Passenger.objects.select_related("seat").order_by("id"))
     )
 
@@ -143,7 +143,6 @@ def sale_id_of(kind: SaleKind, ref: int) -> int:
     through the catalogue registered for `kind`; a missing item is a 404 problem."""
     sale_id = catalogue.sale_id_for(kind, ref)
     if sale_id is None:
-        if kind == SaleKind.FLIGHT:
-            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": ref})
-        raise FlightNotFound(gettext("There is no event %(id)s.") % {"id": ref})
+        seller = catalogue.for_kind(kind)
+        raise seller.not_found_error(str(seller.texts.not_found) % {"id": ref})
     return sale_id

@@ -141,15 +141,17 @@ def check_sale_open(sale: Sale, now: datetime) -> None:
     """FlightNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
     through the registry, says open; every path that starts a hold or a waitlist place asks
     here."""
-    if not catalogue.is_open(sale, now=now):
-        raise FlightNotBookable(catalogue.for_sale(sale).closed_detail(sale))
+    seller = catalogue.for_sale(sale)
+    if not seller.is_open(sale, now=now):
+        raise FlightNotBookable(seller.closed_detail(sale), texts=seller.texts)
 
 
 def _raise_for_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
-    if not Sale.objects.filter(pk=sale_id).exists():
-        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": sale_id})
+    texts = catalogue.texts_of_sale(sale_id)
+    if texts is None:
+        raise FlightNotFound(gettext("There is no sale %(id)s.") % {"id": sale_id})
     raise FareClassNotFound(
-        gettext("Flight %(id)s does not sell %(class)s.") % {"id": sale_id, "class": fare_class}
+        str(texts.class_not_sold) % {"id": sale_id, "class": fare_class}, texts=texts
     )
 
 
@@ -179,7 +181,8 @@ def _check_hold_cap(*, customer: AbstractBaseUser, sale_id: int, units: int, now
     ).aggregate(units=Sum("seat_count"))["units"]
     # The permission is read only when it matters: two statements on the usual path.
     if (held or 0) + units > cap and not acts_for_customers(customer):
-        raise HoldLimitReached(cap)  # staff and travel agents hold for many people
+        # staff and travel agents hold for many people
+        raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
 
 
 def _reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
@@ -287,15 +290,13 @@ def hold_seats(
             )
         )
         if len(seats) != len(seat_nos):
-            if not seats and not Sale.objects.filter(pk=sale_id).exists():
-                raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": sale_id})
-            raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
+            texts = catalogue.texts_of_sale(sale_id)
+            if texts is None:
+                _raise_for_missing_sale_or_class(sale_id, fare_class)
+            raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats}, texts=texts)
         check_sale_open(seats[0].sale, now)
         if seats[0].fare_price is None:
-            raise FareClassNotFound(
-                gettext("Flight %(id)s does not sell %(class)s.")
-                % {"id": sale_id, "class": fare_class}
-            )
+            _raise_for_missing_sale_or_class(sale_id, fare_class)
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
             raise SeatWrongCabin(wrong_cabin, fare_class)
@@ -329,7 +330,7 @@ def hold_seats(
             now=now,
         )
         if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=len(seats)):
-            raise SoldOut(fare_class)
+            raise SoldOut(fare_class, texts=catalogue.for_sale(seats[0].sale).texts)
         announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
     return booking
 
@@ -424,7 +425,7 @@ def _hold_units(
         )
         # Last: the hot row stays locked only for this UPDATE and the COMMIT.
         if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=passengers):
-            raise SoldOut(fare_class)
+            raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
     return booking
 
 
@@ -635,7 +636,7 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
             .first()
         )
         if seat is None:
-            raise SeatNotFound([seat_no])
+            raise SeatNotFound([seat_no], texts=catalogue.texts_of_sale(booking.sale_id))
         if seat.fare_class != booking.fare_class:
             raise SeatWrongCabin([seat_no], booking.fare_class)
         held = booking.status == BookingStatus.HELD

@@ -78,10 +78,17 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         return redirect(picker)
     try:
-        require_admission(request=request, customer_id=request.user.pk, flight_id=flight_id)
+        require_admission(
+            request=request,
+            customer_id=request.user.pk,
+            sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
+        )
     except WaitingRoomRequired as error:
         show_domain_error(request, error)
         return redirect(error.extra["queueUrl"])
+    except DomainError as error:  # no such flight
+        show_domain_error(request, error)
+        return redirect(picker)
     try:
         booking_id = _hold_once(request, flight_id, form)
     except DomainError as error:

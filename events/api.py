@@ -1,4 +1,7 @@
-"""Public event reads: search and one event.  Thin: validate the query, call a selector."""
+"""Public event reads: search, one event, its live seat map.  Thin: validate, call a selector.
+
+The seat map is the flash sale's hot read: the selector hands back finished JSON bytes and an
+ETag; a matching `If-None-Match` gets 304 without a body (as the flights' seat map)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bookings.models import SeatStatus
 from config.api.openapi import problems
-from events import selectors
+from config.api.renderers import cached_json_response, camel_json, etag_matches
+from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
 
@@ -93,6 +98,54 @@ class EventDetailSerializer(EventSerializer):
     sections = SectionSerializer(many=True)
 
 
+class SaleCategorySerializer(PriceCategorySerializer):
+    available = serializers.IntegerField(
+        help_text="Seats and standing places left; may be a few seconds stale."
+    )
+
+
+class EventSeatSerializer(serializers.Serializer):
+    seat_no = serializers.CharField(help_text="What a booking names the seat by, e.g. 2-F-12.")
+    section = serializers.CharField()
+    row = serializers.CharField(help_text="The row as printed on the ticket.")
+    number = serializers.IntegerField()
+    x = serializers.IntegerField(allow_null=True, help_text="Column in its section's grid.")
+    y = serializers.IntegerField(allow_null=True, help_text="Line in its section's grid.")
+    category = serializers.CharField(help_text="Price category code (the booking's fareClass).")
+    category_name = serializers.CharField()
+    colour = serializers.CharField()
+    price = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    accessible = serializers.BooleanField()
+    restricted_view = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=SeatStatus.choices)
+
+
+class StandingAreaSerializer(serializers.Serializer):
+    fare_class = serializers.CharField(
+        help_text="What a booking names the area by (fareClass, with `passengers`), e.g. GA-3."
+    )
+    section = serializers.CharField()
+    category = serializers.CharField(allow_null=True)
+    category_name = serializers.CharField()
+    colour = serializers.CharField()
+    price = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    capacity = serializers.IntegerField()
+    available = serializers.IntegerField(help_text="Places left; may be a few seconds stale.")
+
+
+class EventSeatMapSerializer(serializers.Serializer):
+    event_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=EventStatus.choices)
+    sale_open = serializers.BooleanField(help_text="Tickets can be bought now.")
+    stage_side = serializers.ChoiceField(choices=StageSide.choices)
+    generated_at = serializers.DateTimeField(help_text="When this (cached) map was read.")
+    categories = SaleCategorySerializer(many=True)
+    seats = EventSeatSerializer(many=True)
+    standing_areas = StandingAreaSerializer(many=True)
+
+
 class PublicReadApi(APIView):
     permission_classes = [AllowAny]
 
@@ -132,3 +185,29 @@ class EventDetailApi(PublicReadApi):
         if event is None:
             raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
         return Response(EventDetailSerializer(event).data)
+
+
+class EventSeatMapApi(PublicReadApi):
+    @extend_schema(
+        operation_id="events_seats",
+        tags=["events"],
+        summary="Live seat map of an event",
+        description=(
+            "Every seat with its section, row, number, place on the plan, price category and "
+            "status, and each standing area with the places left. Cached for a few seconds, "
+            "so a seat shown AVAILABLE may already be taken; holding it then answers 409. "
+            "The `ETag` changes with every seat change; send it back as `If-None-Match` to "
+            "get 304 while nothing changed."
+        ),
+        responses={200: EventSeatMapSerializer, 304: None, **problems(401, 404)},
+    )
+    def get(self, request, event_id: int):
+        if_none_match = request.headers.get("If-None-Match")
+        found = seat_map.seat_map_json(
+            event_id=event_id,
+            render=lambda data: camel_json(EventSeatMapSerializer(data).data),
+            known=lambda etag: etag_matches(if_none_match, etag),
+        )
+        if found is None:
+            raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})
+        return cached_json_response(request, body=found.body, etag=found.etag)

@@ -6,4 +6,5 @@ app_name = "events_api"
 urlpatterns = [
     path("events", api.EventSearchApi.as_view(), name="search"),
     path("events/<int:event_id>", api.EventDetailApi.as_view(), name="detail"),
+    path("events/<int:event_id>/seats", api.EventSeatMapApi.as_view(), name="seats"),
 ]

@@ -18,6 +18,7 @@ from events.services import (
     assign_categories,
     build_venue_plan_from_grid,
     create_event,
+    open_missing_sale,
     put_event_on_sale,
 )
 
@@ -158,7 +159,10 @@ def load_event_demo(*, today: date | None = None) -> EventDemoResult:
             venues[name] = venue
         for spec in EVENTS:
             venue = venues[spec.venue]
-            if Event.objects.filter(venue=venue, name=spec.name).exists():
+            existing = Event.objects.filter(venue=venue, name=spec.name).first()
+            if existing is not None:
+                # Loaded before events were sold: open its sale now.
+                open_missing_sale(event_id=existing.pk)
                 continue
             zone = ZoneInfo(venue.time_zone)
             starts = datetime.combine(today + timedelta(days=spec.in_days), spec.at, zone)

@@ -144,6 +144,14 @@ class Event(models.Model):
     description = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     status_changed_at = models.DateTimeField(null=True, blank=True)
+    sale = models.OneToOneField(
+        "bookings.Sale",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="event",
+        help_text="What the sale engine sells: the plan as it was when the event went on sale.",
+    )
 
     class Meta:
         ordering = ["starts_at", "name"]
@@ -155,6 +163,10 @@ class Event(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["venue", "starts_at", "name"], name="event_venue_start_name_uniq"
+            ),
+            # A draft sells nothing: its sale is opened when it goes on sale.
+            models.CheckConstraint(
+                condition=~Q(status="DRAFT") | Q(sale__isnull=True), name="event_draft_no_sale"
             ),
         ]
 

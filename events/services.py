@@ -18,6 +18,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings.inventory import open_sale
+from bookings.models import SaleKind
 from events import plans
 from events.errors import (
     EventNotEditable,
@@ -37,6 +39,7 @@ from events.models import (
     Venue,
     VenueSeat,
 )
+from events.sale_plan import sale_plan
 from events.selectors import unpriced_places
 
 MAX_CSV_BYTES = 5 * 1024 * 1024
@@ -321,7 +324,11 @@ def _resolve(
 
 def put_event_on_sale(*, event_id: int) -> Event:
     """Publish a DRAFT event: it shows in the search, and its sale opens at `on_sale_at`.
-    Every seat and standing area of the venue must have a price category first."""
+    Every seat and standing area of the venue must have a price category first.
+
+    This is when the engine's sale is opened: the venue plan and the prices are final now
+    (categories can no longer be assigned), and they are copied into the sale's seats and
+    inventory classes (`events.sale_plan`) in the same transaction."""
     with transaction.atomic():
         event = _lock_event(event_id)
         if event.status != EventStatus.DRAFT:
@@ -335,7 +342,28 @@ def put_event_on_sale(*, event_id: int) -> Event:
                 + (f" and {len(unpriced) - 5} more." if len(unpriced) > 5 else ".")
             )
         _set_status(event, EventStatus.ON_SALE)
+        _open_sale(event)
         return event
+
+
+def open_missing_sale(*, event_id: int) -> bool:
+    """Open the sale of an event published before events were sold (it has none yet);
+    False when it already has one or is not on sale.  For data loaded by an older version
+    (`load_demo` calls it)."""
+    with transaction.atomic():
+        event = _lock_event(event_id)
+        if event.sale_id is not None or event.status != EventStatus.ON_SALE:
+            return False
+        _open_sale(event)
+        return True
+
+
+def _open_sale(event: Event) -> None:
+    """The caller holds the event's row lock."""
+    plan = sale_plan(event=event)
+    sale = open_sale(kind=SaleKind.EVENT, classes=plan.classes, seats=plan.seats)
+    Event.objects.filter(pk=event.pk, sale__isnull=True).update(sale=sale)
+    event.sale = sale
 
 
 def cancel_event(*, event_id: int) -> bool:

@@ -7,10 +7,12 @@ from datetime import datetime
 
 from django.db.models import Q
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
-from bookings.catalogue import SaleSummary
+from bookings.catalogue import SaleSummary, SaleTexts
+from bookings.errors import FlightNotFound
 from bookings.models import Sale
-from flights.models import FareClass
+from flights.models import FareClass, FlightStatus
 from flights.rules import bookable_q, is_bookable
 from flights.selectors import sale_id_of_flight
 
@@ -21,6 +23,27 @@ class FlightCatalogue:
     class_codes = tuple(FareClass.values)
     search_fields = ("flight__code", "=flight__id")
     seat_no_pattern = re.compile(r"[1-9][0-9]?[A-K]")
+    not_found_error = FlightNotFound
+    texts = SaleTexts(
+        not_found=_("There is no flight %(id)s."),
+        not_bookable_title=_("This flight can no longer be booked"),
+        class_not_sold_title=_("This flight does not sell that fare class"),
+        class_not_sold=_("Flight %(id)s does not sell %(class)s."),
+        no_such_seat=_("No such seat on this flight: %(seats)s."),
+        sold_out=_("%(fare)s is sold out on this flight."),
+        hold_limit=_(
+            "You can hold at most %(limit)d seats on one flight at a time. Pay for or cancel "
+            "a hold you have before holding more."
+        ),
+        not_charged=_("This flight has departed or was cancelled; nothing was charged."),
+        refund_called_off=_("The airline cancelled this flight: the full fare is refunded."),
+        refund_begun=_("The flight has already departed; the booking can no longer be cancelled."),
+        refund_full=_("Cancelled at least %(days)d days before departure: full refund."),
+        refund_partial=_(
+            "Cancelled less than %(days)d days before departure: %(percent)d%% refund."
+        ),
+        refund_none=_("Cancelled less than %(hours)d hours before departure: no refund."),
+    )
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
         return is_bookable(sale.flight, now=now)
@@ -32,6 +55,13 @@ class FlightCatalogue:
         return gettext("Flight %(code)s has departed or was cancelled.") % {
             "code": sale.flight.code
         }
+
+    def is_called_off(self, sale: Sale) -> bool:
+        return sale.flight.status == FlightStatus.CANCELLED
+
+    def has_begun(self, sale: Sale, *, now: datetime) -> bool:
+        flight = sale.flight
+        return flight.status == FlightStatus.DEPARTED or flight.departure_at <= now
 
     def class_label(self, code: str) -> str | None:
         return FareClass(code).label if code in FareClass.values else None

@@ -12,10 +12,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from bookings import catalogue
 from bookings.errors import BookingNotFound
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, Sale
 from config.problems import problem_body
-from flights.models import Flight, FlightStatus
 from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
 
 CENT = Decimal("0.01")
@@ -51,48 +51,35 @@ def refund_policy_for(*, fare_class: str) -> RefundPolicy:
     return policy or RefundPolicy(fare_class=fare_class, updated_at=timezone.now())
 
 
-def refund_percent(
-    *, policy: RefundPolicy, departure_at: datetime, flight_status: str, now: datetime
-) -> tuple[str, int, str]:
-    """(rule, percent, human reason) for cancelling at `now`; rule "refused" means not allowed."""
-    if flight_status == FlightStatus.CANCELLED:
-        return "full", 100, _("The airline cancelled this flight: the full fare is refunded.")
-    if flight_status == FlightStatus.DEPARTED or departure_at <= now:
-        return (
-            "refused",
-            0,
-            _("The flight has already departed; the booking can no longer be cancelled."),
-        )
-    left = departure_at - now
+def refund_percent(*, policy: RefundPolicy, sale: Sale, now: datetime) -> tuple[str, int, str]:
+    """(rule, percent, human reason) for cancelling at `now`; rule "refused" means not allowed.
+    Whether the sale was called off or has begun, and its start, come from its catalogue."""
+    seller = catalogue.for_sale(sale)
+    texts = seller.texts
+    if seller.is_called_off(sale):
+        return "full", 100, str(texts.refund_called_off)
+    if seller.has_begun(sale, now=now):
+        return "refused", 0, str(texts.refund_begun)
+    left = seller.describe(sale).starts_at - now
     if left >= timedelta(days=policy.full_refund_days):
-        return (
-            "full",
-            100,
-            _("Cancelled at least %(days)d days before departure: full refund.")
-            % {"days": policy.full_refund_days},
-        )
+        return "full", 100, str(texts.refund_full) % {"days": policy.full_refund_days}
     if left >= timedelta(hours=policy.partial_refund_hours):
         return (
             "partial",
             policy.partial_refund_percent,
-            _("Cancelled less than %(days)d days before departure: %(percent)d%% refund.")
+            str(texts.refund_partial)
             % {"days": policy.full_refund_days, "percent": policy.partial_refund_percent},
         )
-    return (
-        "none",
-        0,
-        _("Cancelled less than %(hours)d hours before departure: no refund.")
-        % {"hours": policy.partial_refund_hours},
-    )
+    return "none", 0, str(texts.refund_none) % {"hours": policy.partial_refund_hours}
 
 
 def paid_payment(*, booking_id: int) -> Payment | None:
     return Payment.objects.filter(booking_id=booking_id, status=PaymentStatus.SUCCEEDED).first()
 
 
-def quote_for(
-    *, booking: Booking, flight: Flight, payment: Payment | None, now: datetime
-) -> RefundQuote:
+def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> RefundQuote:
+    """The refund for cancelling `booking` at `now` (its `sale` and the sale's catalogue
+    item are read through `booking.sale`: select_related them to save the queries)."""
     paid = payment.amount - payment.refunded_amount if payment else Decimal("0.00")
 
     def quote(cancellable: bool, rule: str, percent: int, reason: str) -> RefundQuote:
@@ -114,10 +101,7 @@ def quote_for(
             % {"status": str(booking.get_status_display()).lower()},
         )
     rule, percent, reason = refund_percent(
-        policy=refund_policy_for(fare_class=booking.fare_class),
-        departure_at=flight.departure_at,
-        flight_status=flight.status,
-        now=now,
+        policy=refund_policy_for(fare_class=booking.fare_class), sale=booking.sale, now=now
     )
     return quote(rule != "refused", rule, percent, reason)
 
@@ -130,7 +114,7 @@ def quote_refund(
     now: datetime | None = None,
 ) -> RefundQuote:
     """What cancelling this booking now would pay back: shown before the customer confirms."""
-    bookings = Booking.objects.select_related("sale__flight")
+    bookings = Booking.objects.select_related("sale", *catalogue.owner_paths("sale__"))
     if not by_staff:
         bookings = bookings.filter(customer=customer)
     booking = bookings.filter(pk=booking_id).first()
@@ -138,7 +122,6 @@ def quote_refund(
         raise BookingNotFound()
     return quote_for(
         booking=booking,
-        flight=booking.sale.flight,
         payment=paid_payment(booking_id=booking.pk),
         now=now or timezone.now(),
     )

@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings import catalogue
 from bookings.errors import (
     BookingNotFound,
     FlightNotBookable,
@@ -28,11 +29,9 @@ from bookings.errors import (
     InvalidBookingState,
     PassengerNamesMissing,
 )
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, Sale
 from bookings.selectors import check_passengers_named
 from bookings.services import close_bookings, sell_held_booking
-from flights.models import Flight
-from flights.rules import is_bookable
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from kernel.locking import lock_errors_as_too_busy
 from kernel.outbox import emit_event
@@ -130,11 +129,11 @@ def _record_payment(
                 gettext("This booking is %(status)s; only a held booking can be paid.")
                 % {"status": str(booking.get_status_display()).lower()}
             )
-        if not is_bookable(Flight.objects.get(sale_id=booking.sale_id), now=now):
-            # Nothing is charged: the seats could never be flown.
-            raise FlightNotBookable(
-                gettext("This flight has departed or was cancelled; nothing was charged.")
-            )
+        sale = _sale_of(booking)
+        seller = catalogue.for_sale(sale)
+        if not seller.is_open(sale, now=now):
+            # Nothing is charged: the seats could never be used.
+            raise FlightNotBookable(str(seller.texts.not_charged), texts=seller.texts)
         # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
         # waitlist offer or a seatless hold arrives without names.  Nothing is written.
         check_passengers_named(booking_id=booking.pk)
@@ -330,10 +329,11 @@ def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
         now = timezone.now()
         reference = reference or payment.gateway_reference
         late_reason = RefundReason.LATE_PAYMENT
-        if booking.status == BookingStatus.HELD and not is_bookable(
-            Flight.objects.get(sale_id=booking.sale_id), now=now
+        if booking.status == BookingStatus.HELD and not catalogue.is_open(
+            _sale_of(booking), now=now
         ):
-            # The flight left or was cancelled while the customer paid: the hold ends here,
+            # The sale closed (the flight left, the event was cancelled...) while the
+            # customer paid: the hold ends here,
             # its seats go back, and the money is paid back in full like a late payment.
             late_reason = RefundReason.FLIGHT_CLOSED
             close_bookings(
@@ -482,7 +482,7 @@ def issue_refund(*, refund_id: int) -> Refund:
                 updated_at=now,
                 status=PaymentStatus.REFUNDED if fully else payment.status,
             )
-            flight_id = Booking.objects.values_list("sale__flight__id", flat=True).get(
+            flight_id, sale_id = Booking.objects.values_list("sale__flight__id", "sale_id").get(
                 pk=payment.booking_id
             )
             emit_event(
@@ -492,6 +492,7 @@ def issue_refund(*, refund_id: int) -> Refund:
                 payload={
                     "bookingId": payment.booking_id,
                     "flightId": flight_id,
+                    "saleId": sale_id,
                     "refundId": refund.pk,
                     "paymentId": payment.pk,
                     "amount": str(refund.amount),
@@ -565,12 +566,8 @@ def cancel_booking(
             else None
         )
         now = timezone.now()
-        quote = quote_for(
-            booking=booking,
-            flight=Flight.objects.get(sale_id=booking.sale_id),
-            payment=payment,
-            now=now,
-        )
+        booking.sale = _sale_of(booking)
+        quote = quote_for(booking=booking, payment=payment, now=now)
         if not quote.cancellable:
             raise CancellationRefused(quote.reason)
         close_bookings(
@@ -637,3 +634,8 @@ def purge_idempotency_keys(*, now: datetime | None = None) -> int:
         return Payment.objects.filter(
             idempotency_key__isnull=False, created_at__lt=cutoff, response_status__isnull=False
         ).update(idempotency_key=None)
+
+
+def _sale_of(booking: Booking) -> Sale:
+    """The booking's sale with its catalogue item, for the catalogue's rules."""
+    return Sale.objects.select_related(*catalogue.owner_paths()).get(pk=booking.sale_id)

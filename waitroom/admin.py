@@ -66,7 +66,14 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
     list_filter = ["kind", "paused"]
     search_fields = ["flight__code", "=flight__id"]
     list_select_related = ["flight"]
-    raw_id_fields = ["flight"]
+    raw_id_fields = ["flight", "sale"]
+
+    def save_model(self, request, obj, form, change):
+        # A flight's waiting room guards the flight's own sale unless staff named one.
+        if obj.sale_id is None and obj.flight_id is not None:
+            obj.sale_id = obj.flight.sale_id
+        super().save_model(request, obj, form, change)
+
     readonly_fields = [
         "live_figures",
         "seed_commitment",

@@ -13,7 +13,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from waitroom.errors import WaitingRoomRequired
-from waitroom.room_selectors import protected_sale_of_flight
+from waitroom.room_selectors import protected_sale_of
 from waitroom.tokens import check_token
 
 TOKEN_HEADER = "X-Waiting-Room-Token"
@@ -24,18 +24,19 @@ def cookie_name(sale_id: int) -> str:
 
 
 def require_admission(
-    *, request, customer_id: int, flight_id: int, now: datetime | None = None
+    *, request, customer_id: int, sale_id: int, now: datetime | None = None
 ) -> None:
-    """Raise WaitingRoomRequired (403, with the queue's URL) unless the flight is unprotected
-    or the request carries a live token for this customer and this sale.  Costs one indexed
-    query to know whether the flight is protected; the token itself is checked by HMAC,
-    without Redis or the database."""
-    sale_id = protected_sale_of_flight(flight_id=flight_id)
-    if sale_id is None:
+    """Raise WaitingRoomRequired (403, with the queue's URL) unless the engine's sale
+    `sale_id` (a flight's, an event's) is unprotected or the request carries a live token
+    for this customer and its waiting room.  Costs one indexed query to know whether the
+    sale is protected; the token itself is checked by HMAC, without Redis or the database."""
+    room_id = protected_sale_of(sale_id=sale_id)
+    if room_id is None:
         return
-    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(sale_id))
+    # Tokens, cookies and queue URLs are the waiting room's (ProtectedSale) ids.
+    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
     valid, reason = check_token(
-        token, sale_id=sale_id, customer_id=customer_id, now=now or timezone.now()
+        token, sale_id=room_id, customer_id=customer_id, now=now or timezone.now()
     )
     if not valid:
-        raise WaitingRoomRequired(sale_id=sale_id, reason=reason)
+        raise WaitingRoomRequired(sale_id=room_id, reason=reason)

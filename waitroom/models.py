@@ -76,10 +76,11 @@ class WaitlistEntry(models.Model):
 
 
 class SaleKind(models.TextChoices):
-    """What a protected sale sells.  Only flights today; events plug in as another kind with
-    their own reference column."""
+    """What a protected sale sells: a flight (named by `flight` too, for its pages) or an
+    event.  Either way `sale` is the engine's sale the gate guards."""
 
     FLIGHT = "FLIGHT", "Flight"
+    EVENT = "EVENT", "Event"
 
 
 def new_shuffle_seed() -> str:
@@ -101,6 +102,16 @@ class ProtectedSale(models.Model):
         null=True,
         blank=True,
         related_name="protected_sales",
+    )
+    sale = models.ForeignKey(
+        "bookings.Sale",
+        on_delete=models.CASCADE,
+        blank=True,
+        related_name="protected_sales",
+        help_text=(
+            "The engine's sale behind the waiting room: holds on it need admission "
+            "(a flight's own sale when left blank)."
+        ),
     )
     opens_at = models.DateTimeField(help_text="The on-sale time: the pre-queue is shuffled then.")
     admit_per_minute = models.PositiveIntegerField(help_text="Admission rate, people per minute.")
@@ -133,6 +144,7 @@ class ProtectedSale(models.Model):
                 condition=~Q(kind="FLIGHT") | Q(flight__isnull=False),
                 name="protected_sale_flight_named",
             ),
+            models.UniqueConstraint(fields=["sale"], name="protected_sale_one_per_sale"),
             models.CheckConstraint(
                 condition=Q(admit_per_minute__gte=1), name="protected_sale_rate_positive"
             ),
@@ -145,7 +157,7 @@ class ProtectedSale(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Waiting room {self.pk} for {self.kind.lower()} {self.flight_id}"
+        return f"Waiting room {self.pk} for {self.kind.lower()} {self.flight_id or self.sale_id}"
 
     @property
     def seed_commitment(self) -> str:

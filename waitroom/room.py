@@ -18,9 +18,18 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from bookings import catalogue
+from bookings.models import SaleKind as EngineSaleKind
 from waitroom import live, queue, room_selectors, services
 from waitroom.errors import NotBeyondHorizon, NotInQueue, SaleNotFound, TooManyJoins
-from waitroom.models import Admission, ProtectedSale, QueueEntry, QueueStatus, WaitlistEntry
+from waitroom.models import (
+    Admission,
+    ProtectedSale,
+    QueueEntry,
+    QueueStatus,
+    SaleKind,
+    WaitlistEntry,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +51,33 @@ def protect_flight(
     max_inside: int,
     stay_seconds: int = 600,
 ) -> ProtectedSale:
+    return protect_sale(
+        sale_id=catalogue.sale_id_for(EngineSaleKind.FLIGHT, flight_id),
+        kind=SaleKind.FLIGHT,
+        flight_id=flight_id,
+        opens_at=opens_at,
+        admit_per_minute=admit_per_minute,
+        max_inside=max_inside,
+        stay_seconds=stay_seconds,
+    )
+
+
+def protect_sale(
+    *,
+    sale_id: int,
+    kind: str,
+    opens_at: datetime,
+    admit_per_minute: int,
+    max_inside: int,
+    stay_seconds: int = 600,
+    flight_id: int | None = None,
+) -> ProtectedSale:
+    """Put the engine's sale `sale_id` (a flight's, an event's) behind the waiting room: from
+    now on every hold on it needs an admission token (`waitroom.gate`)."""
     with transaction.atomic():
         sale = ProtectedSale.objects.create(
-            kind="FLIGHT",
+            kind=kind,
+            sale_id=sale_id,
             flight_id=flight_id,
             opens_at=opens_at,
             admit_per_minute=admit_per_minute,
@@ -365,7 +398,7 @@ def join_waitlist_from_queue(
         )
     return services.join_waitlist(
         customer=customer,
-        sale_id=sale.flight.sale_id,
+        sale_id=sale.sale_id,
         fare_class=fare_class,
         party_size=party_size,
         require_sold_out=False,

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from bookings.models import Booking, BookingStatus
-from flights.models import FareInventory
+from bookings.models import Inventory as EngineInventory
 from waitroom import queue
 from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
 from waitroom.tokens import issue_token
@@ -39,18 +39,15 @@ def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[i
     )
 
 
-# --- which flights are protected ------------------------------------------------------------
+# --- which sales are protected --------------------------------------------------------------
 
 
-def protected_sale_of_flight(*, flight_id: int) -> int | None:
-    """The waiting room in front of a flight, if any: one indexed query (the partial unique
-    index on flight).  Not cached on purpose: a stale "unprotected" answer would let holds
-    past the waiting room at the very on-sale moment it exists for."""
-    return (
-        ProtectedSale.objects.filter(kind="FLIGHT", flight_id=flight_id)
-        .values_list("id", flat=True)
-        .first()
-    )
+def protected_sale_of(*, sale_id: int) -> int | None:
+    """The waiting room in front of the engine's sale `sale_id` (a flight's, an event's), if
+    any: one indexed query (the unique index on sale).  Not cached on purpose: a stale
+    "unprotected" answer would let holds past the waiting room at the very on-sale moment it
+    exists for."""
+    return ProtectedSale.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
 
 
 # --- figures --------------------------------------------------------------------------------
@@ -64,7 +61,7 @@ class Inventory:
 
 
 def inventory_of(*, sale: ProtectedSale) -> Inventory:
-    totals = FareInventory.objects.filter(sale__flight=sale.flight_id).aggregate(
+    totals = EngineInventory.objects.filter(sale_id=sale.sale_id).aggregate(
         total_sold=Sum("sold"),
         total_held=Sum("held"),
         total_left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
@@ -75,11 +72,11 @@ def inventory_of(*, sale: ProtectedSale) -> Inventory:
 
 
 def shopping_count(*, sale: ProtectedSale, now: datetime) -> int:
-    """Admitted, still inside, and without a live booking on the flight: the people who may
+    """Admitted, still inside, and without a live booking on the sale: the people who may
     still take units.  (Once they hold, their units are counted in `held`.)"""
     booked = Booking.objects.filter(
         customer_id=OuterRef("customer_id"),
-        sale__flight=sale.flight_id,
+        sale_id=sale.sale_id,
         status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
     )
     return (

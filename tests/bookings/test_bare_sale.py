@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings.audit import check_inventory
-from bookings.catalogue import SaleSummary
+from bookings.catalogue import SaleSummary, SaleTexts
 from bookings.errors import FlightNotBookable, SeatUnavailable, SoldOut
 from bookings.inventory import ClassSpec, SeatSpec, open_sale
 from bookings.models import Booking, BookingStatus, Inventory, Sale, SaleKind, Seat, SeatStatus
@@ -26,6 +26,23 @@ from bookings.services import expire_holds, hold_seatless, hold_seats
 from kernel.errors import InvalidRequest
 
 pytestmark = pytest.mark.django_db
+
+
+CONCERT_TEXTS = SaleTexts(
+    not_found="No concert %(id)s.",
+    not_bookable_title="Concert closed",
+    class_not_sold_title="No such category",
+    class_not_sold="Concert %(id)s does not sell %(class)s.",
+    no_such_seat="No such seat in the hall: %(seats)s.",
+    sold_out="%(fare)s is sold out for this concert.",
+    hold_limit="At most %(limit)d tickets per concert.",
+    not_charged="The concert is over; nothing was charged.",
+    refund_called_off="Called off: full refund.",
+    refund_begun="It has begun.",
+    refund_full="Full refund (%(days)d days).",
+    refund_partial="%(percent)d%% refund (%(days)d days).",
+    refund_none="No refund (%(hours)d hours).",
+)
 
 
 @dataclass
@@ -38,6 +55,8 @@ class ConcertHall:
     search_fields: tuple[str, ...] = ()
     seat_no_pattern: re.Pattern[str] = re.compile(r"[A-Z]-[0-9]{1,2}-[0-9]{1,2}")
     closed: set[int] = field(default_factory=set)
+    texts: SaleTexts = field(default_factory=lambda: CONCERT_TEXTS)
+    not_found_error: type = InvalidRequest
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
         return sale.pk not in self.closed
@@ -55,6 +74,12 @@ class ConcertHall:
 
     def class_label(self, code: str) -> str | None:
         return f"Category {code}"
+
+    def is_called_off(self, sale: Sale) -> bool:
+        return False
+
+    def has_begun(self, sale: Sale, *, now: datetime) -> bool:
+        return sale.pk in self.closed
 
 
 @pytest.fixture

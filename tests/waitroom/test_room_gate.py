@@ -117,11 +117,11 @@ def test_a_token_stops_working_when_the_stay_ends(admitted, settings):
         headers = {TOKEN_HEADER: token}
         COOKIES: dict = {}
 
-    require_admission(request=Request(), customer_id=inside.pk, flight_id=flight.pk)
+    require_admission(request=Request(), customer_id=inside.pk, sale_id=flight.sale_id)
     just_after = entry.admission_expires_at + timedelta(seconds=1)
     with pytest.raises(WaitingRoomRequired) as refused:
         require_admission(
-            request=Request(), customer_id=inside.pk, flight_id=flight.pk, now=just_after
+            request=Request(), customer_id=inside.pk, sale_id=flight.sale_id, now=just_after
         )
     assert refused.value.code == "waiting-room-required"
 
