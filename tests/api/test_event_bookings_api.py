@@ -9,8 +9,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from bookings.inventory import set_fare_limits
 from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
-from bookings.services import hold_seats
+from bookings.services import cancel_hold, hold_seatless, hold_seats
 from events.services import put_event_on_sale
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.events.factories import EventFactory
@@ -78,12 +79,15 @@ def test_seat_map_shows_every_seat_and_standing_area_in_camel_case(anon, event):
     assert {c["code"]: c["available"] for c in data["categories"]} == {"A": 12, "B": 22, "GA": 50}
 
 
-def test_seat_map_etag_changes_with_a_hold_and_304_while_nothing_changed(anon, customer, event):
+def test_seat_map_etag_changes_with_a_hold_and_304_while_nothing_changed(
+    anon, customer, event, django_capture_on_commit_callbacks
+):
     first = anon.get(f"/api/events/{event.pk}/seats")
     etag = first["ETag"]
     assert anon.get(f"/api/events/{event.pk}/seats", HTTP_IF_NONE_MATCH=etag).status_code == 304
 
-    hold_seats(customer=customer, sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-1"])
+    with django_capture_on_commit_callbacks(execute=True):  # the live version moves on commit
+        hold_seats(customer=customer, sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-1"])
 
     second = anon.get(f"/api/events/{event.pk}/seats", HTTP_IF_NONE_MATCH=etag)
     assert second.status_code == 200 and second["ETag"] != etag
@@ -235,3 +239,43 @@ def test_event_booking_is_paid_and_cancelled_with_a_full_refund(sandbox_payments
     assert body["booking"]["status"] == "CANCELLED" and body["booking"]["eventId"] == event.pk
     assert body["refund"]["amount"] == "45.00"
     assert Seat.objects.get(sale=event.sale, seat_no="2-A-1").status == SeatStatus.AVAILABLE
+
+
+# --- the waitlist of a sold-out category --------------------------------------------------------
+
+
+def test_the_waitlist_of_a_sold_out_standing_area(api, customer, other_customer, event):
+    area = Inventory.objects.get(sale=event.sale, fare_class="GA-3")
+    set_fare_limits(inventory_id=area.pk, capacity=2, overbook_limit=0, price=area.price)
+    taken = hold_seatless(
+        customer=other_customer, sale_id=event.sale_id, fare_class="GA-3", passengers=2
+    )
+    url = f"/api/events/{event.pk}/waitlist"
+
+    not_yet = problem(api.post(url, {"category": "A", "partySize": 1}, format="json"), 409)
+    assert not_yet["type"].endswith("/not-sold-out")
+    joined = api.post(url, {"category": "ga-3", "partySize": 1}, format="json")
+
+    assert joined.status_code == 201, joined.content
+    entry = joined.json()
+    assert (entry["eventId"], entry["fareClass"], entry["status"], entry["position"]) == (
+        event.pk,
+        "GA-3",
+        "WAITING",
+        1,
+    )
+    assert "flightId" not in entry
+    assert api.get(url, {"category": "GA-3"}).json()["entryId"] == entry["entryId"]
+
+    cancel_hold(customer=other_customer, booking_id=taken.pk)  # places come free: offered
+
+    offered = api.get(url, {"category": "GA-3"}).json()
+    assert offered["status"] == "OFFERED" and offered["offer"]["status"] == "HELD"
+    assert Booking.objects.get(pk=offered["offer"]["bookingId"]).customer == customer
+    left = api.delete(f"{url}?category=GA-3")
+    assert left.status_code == 200, left.content
+
+
+def test_the_waitlist_of_an_unknown_event_is_404(api):
+    response = api.post("/api/events/999999/waitlist", {"category": "A", "partySize": 1}, "json")
+    assert problem(response, 404)["type"].endswith("/event-not-found")
