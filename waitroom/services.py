@@ -102,7 +102,7 @@ def leave_waitlist(*, customer: AbstractBaseUser, sale_id: int, fare_class: str)
             .first()
         )
         if entry is None:
-            raise NotWaiting("You are not waiting on this flight.")
+            raise NotWaiting("You are not waiting on this waitlist.")
         WaitlistEntry.objects.filter(pk=entry.pk, status=WaitlistStatus.WAITING).update(
             status=WaitlistStatus.LEFT, closed_at=now
         )

@@ -266,14 +266,17 @@ def test_the_waitlist_of_a_sold_out_standing_area(api, customer, other_customer,
     )
     assert "flightId" not in entry
     assert api.get(url, {"category": "GA-3"}).json()["entryId"] == entry["entryId"]
+    left = api.delete(f"{url}?category=GA-3")
+    assert left.status_code == 200, left.content
+    assert api.get(url, {"category": "GA-3"}).status_code == 404
+    again = api.post(url, {"category": "GA-3", "partySize": 1}, format="json")
+    assert again.status_code == 201, again.content
 
     cancel_hold(customer=other_customer, booking_id=taken.pk)  # places come free: offered
 
     offered = api.get(url, {"category": "GA-3"}).json()
     assert offered["status"] == "OFFERED" and offered["offer"]["status"] == "HELD"
     assert Booking.objects.get(pk=offered["offer"]["bookingId"]).customer == customer
-    left = api.delete(f"{url}?category=GA-3")
-    assert left.status_code == 200, left.content
 
 
 def test_the_waitlist_of_an_unknown_event_is_404(api):
