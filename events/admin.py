@@ -9,12 +9,15 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
+from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from events import plans, services
+from bookings.inventory import block_seat, unblock_seat
+from bookings.models import SeatStatus
+from events import plans, sale_selectors, services
 from events.models import (
     CategoryAssignment,
     Event,
@@ -325,12 +328,12 @@ def _rule_text(rule: CategoryAssignment) -> str:
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
     form = EventForm
-    list_display = ["name", "venue", "category", "starts_local", "status"]
+    list_display = ["name", "venue", "category", "starts_local", "status", "inventory_summary"]
     list_filter = ["status", "category", "venue__city"]
     search_fields = ["name", "venue__name", "venue__city", "=id"]
     date_hierarchy = "starts_at"
     inlines = [PriceCategoryInline]
-    readonly_fields = ["status", "places_per_category"]
+    readonly_fields = ["status", "places_per_category", "inventory_overview", "seat_map"]
     actions = ["put_on_sale", "cancel"]
 
     def get_queryset(self, request):
@@ -342,13 +345,13 @@ class EventAdmin(admin.ModelAdmin):
             return fields
         if obj.status == EventStatus.DRAFT:
             return [*fields, "status", "assignments", "places_per_category"]
-        return [*fields, "status", "places_per_category"]
+        return [*fields, "status", "places_per_category", "inventory_overview", "seat_map"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != EventStatus.DRAFT:
             # Published: what is being sold (or was) no longer changes here.
             fields = ["name", "venue", "category", "starts_at", "on_sale_at"]
-            return [*fields, "status", "places_per_category"]
+            return [*fields, "status", "places_per_category", "inventory_overview", "seat_map"]
         if obj is not None:
             # The seat-category rules name the venue's sections: the venue stays.
             return ["venue", *self.readonly_fields]
@@ -385,6 +388,159 @@ class EventAdmin(admin.ModelAdmin):
             ),
             format_html("<p>Not priced yet: {}</p>", ", ".join(unpriced)) if unpriced else "",
         )
+
+    @admin.display(description="sold / held / left of capacity")
+    def inventory_summary(self, obj):
+        return format_html_join(
+            " · ",
+            "{}: {} / {} / {} of {}",
+            (
+                (line.code, line.sold, line.held, line.available, line.capacity)
+                for line in sale_selectors.inventory_overview(event=obj)
+            ),
+        )
+
+    @admin.display(description="inventory (what the sale engine holds)")
+    def inventory_overview(self, obj):
+        lines = sale_selectors.inventory_overview(event=obj) if obj.pk else []
+        if not lines:
+            return "Not on sale yet: the inventory is made when the event goes on sale."
+        return format_html(
+            '<table class="event-inventory"><thead><tr><th scope="col">category</th>'
+            '<th scope="col">capacity</th><th scope="col">sold</th><th scope="col">held</th>'
+            '<th scope="col">available</th><th scope="col">blocked seats</th></tr></thead>'
+            "<tbody>{}</tbody></table>",
+            format_html_join(
+                "",
+                '<tr data-class="{}"><td><span style="display:inline-block;width:1em;'
+                'height:1em;background:{}"></span> {}</td><td>{}</td><td>{}</td><td>{}</td>'
+                "<td>{}</td><td>{}</td></tr>",
+                (
+                    (
+                        line.code,
+                        line.colour,
+                        line.label,
+                        line.capacity,
+                        line.sold,
+                        line.held,
+                        line.available,
+                        line.blocked,
+                    )
+                    for line in lines
+                ),
+            ),
+        )
+
+    @admin.display(description="seat map")
+    def seat_map(self, obj):
+        """The sale's seats by section and row: a free seat is a button that blocks it, a
+        blocked one a button that unblocks it (POST with the change form's CSRF token, to
+        `seat_map_toggle`); held and sold seats are shown, not changed."""
+        sections = sale_selectors.seat_map(event=obj) if obj.pk else []
+        if not sections:
+            return "No seats on sale."
+        url = reverse("admin:events_event_seat_toggle", args=[obj.pk])
+        changeable = (SeatStatus.AVAILABLE, SeatStatus.BLOCKED)
+
+        def cell(seat):
+            label = f"{seat.section} row {seat.row_label} seat {seat.number}"
+            state = f"{seat.fare_class}, {seat.get_status_display().lower()}"
+            if seat.status not in changeable:
+                return format_html(
+                    '<span class="seat-cell {}" style="border-color:{}" title="{} ({})" '
+                    'aria-label="{} ({})">{}</span>',
+                    seat.status.lower(),
+                    seat.colour,
+                    label,
+                    state,
+                    label,
+                    state,
+                    seat.number,
+                )
+            verb = "block" if seat.status == SeatStatus.AVAILABLE else "unblock"
+            return format_html(
+                '<button type="submit" class="seat-cell {}" style="border-color:{}" '
+                'formaction="{}" formmethod="post" name="seat" value="{}:{}" title="{} ({})" '
+                'aria-label="{} {} ({})">{}</button>',
+                seat.status.lower(),
+                seat.colour,
+                url,
+                verb,
+                seat.seat_no,
+                label,
+                state,
+                verb.title(),
+                label,
+                state,
+                seat.number,
+            )
+
+        def row(map_row):
+            return format_html(
+                '<div class="seat-map-row"><span class="seat-map-no">{}</span>{}</div>',
+                map_row.label,
+                format_html_join("", "{}", ((cell(s),) for s in map_row.seats)),
+            )
+
+        drawn = format_html_join(
+            "",
+            '<section class="seat-map-section"><h3>{}</h3>{}</section>',
+            (
+                (section.name, format_html_join("", "{}", ((row(r),) for r in section.rows)))
+                for section in sections
+            ),
+        )
+        return format_html(
+            "<style>.seat-map-row{{display:flex;gap:3px;margin:2px 0;align-items:center}}"
+            ".seat-map-no{{width:3em;font-size:11px}}"
+            ".seat-cell{{width:2.2em;height:2em;border:2px solid #7fa7d6;border-radius:4px;"
+            "text-align:center;font-size:12px;line-height:2em;padding:0;background:#e6f0fb}}"
+            ".seat-cell.held{{background:#fff0c2}}.seat-cell.sold{{background:#c9ced8}}"
+            ".seat-cell.blocked{{background:#fbdada;text-decoration:line-through}}"
+            "button.seat-cell{{cursor:pointer}}</style>"
+            '<div class="admin-seat-map">{}</div>'
+            "<p>Click a free seat to block it, a blocked one (red) to unblock it. "
+            "Yellow: held · grey: sold. The border is the seat's price category.</p>",
+            drawn,
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:event_id>/seat-map/",
+                self.admin_site.admin_view(self.seat_map_toggle),
+                name="events_event_seat_toggle",
+            ),
+            *super().get_urls(),
+        ]
+
+    def seat_map_toggle(self, request, event_id: int):
+        """Block or unblock one seat of the event's sale from the map, through the engine's
+        services (a blocked seat leaves its category's capacity; unblocking gives it back and
+        offers it to the waitlist)."""
+        change_url = reverse("admin:events_event_change", args=[event_id])
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        event = get_object_or_404(Event, pk=event_id)
+        if not self.has_change_permission(request, event):
+            raise PermissionDenied
+        verb, _, seat_no = request.POST.get("seat", "").partition(":")
+        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
+        if service is None or not seat_no or event.sale_id is None:
+            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
+            return redirect(change_url)
+        try:
+            changed = service(sale_id=event.sale_id, seat_no=seat_no)
+        except DomainError as error:
+            self.message_user(request, error.detail, messages.ERROR)
+        else:
+            if changed:
+                self.message_user(request, f"Seat {seat_no} {verb}ed.")
+            else:
+                self.message_user(
+                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
+                )
+        return redirect(change_url)
 
     def save_model(self, request, obj, form, change):
         if change:
