@@ -65,6 +65,8 @@ class TicketFace:
     fare: str  # what was bought, one line: "Economy", "A — Front stalls"
     file_stem: str  # download name without extension: "boarding-pass-VN213-12A"
     footer: str  # "Show this code at the gate. It is valid once."
+    download: str  # the PDF link: "Download boarding pass (PDF)"
+    qr_alt: str  # the QR image's text alternative: "QR code of the ticket of Ana, seat 12A"
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,9 @@ def entry_ticket(ticket: Ticket) -> TicketFace:
         fare=fare,
         file_stem=f"ticket-event-{event.pk}-{ticket.seat_no or ticket.serial}",
         footer=_("Show this code at the entrance. It is valid once."),
+        download=_("Download ticket (PDF)"),
+        qr_alt=_("QR code of the ticket of %(name)s, %(place)s")
+        % {"name": ticket.passenger_name or _("ticket holder"), "place": place},
     )
 
 

@@ -51,6 +51,12 @@ def boarding_pass(ticket: Ticket) -> TicketFace:
         fare=str(catalogue.class_label(ticket.fare_class)),
         file_stem=f"boarding-pass-{flight.code}-{ticket.seat_no or ticket.serial}",
         footer=_("Show this code at the gate. It is valid once."),
+        download=_("Download boarding pass (PDF)"),
+        qr_alt=_("QR code of the ticket of %(name)s, seat %(seat)s")
+        % {
+            "name": ticket.passenger_name or _("passenger"),
+            "seat": ticket.seat_no or _("to be assigned"),
+        },
     )
 
 
