@@ -8,7 +8,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from math import ceil
 from zoneinfo import ZoneInfo
 
@@ -35,7 +35,6 @@ from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from config.api.throttles import HoldsThrottle
-from flights.selectors import local_time
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
 from payments import selectors as payment_selectors
@@ -43,6 +42,11 @@ from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundSta
 from waitroom import selectors as waitlist_selectors
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
+
+
+def local_time(moment: datetime, zone: str) -> datetime:
+    """`moment` in the IANA time zone `zone` (an airport's, a venue's)."""
+    return moment.astimezone(ZoneInfo(zone))
 
 
 def show_domain_error(request: HttpRequest, error: DomainError) -> None:
@@ -226,10 +230,10 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "names_missing": any(not p.full_name for p in passengers),
             "now": now,
             "departure_local": local_time(
-                booking.sale.flight.departure_at, booking.sale.flight.origin
+                booking.sale.flight.departure_at, booking.sale.flight.origin.time_zone
             ),
             "arrival_local": local_time(
-                booking.sale.flight.arrival_at, booking.sale.flight.destination
+                booking.sale.flight.arrival_at, booking.sale.flight.destination.time_zone
             ),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
@@ -257,7 +261,7 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
-        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin)
+        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin.time_zone)
     waitlist = waitlist_selectors.waitlist_of(customer=request.user)
     return render(
         request,
