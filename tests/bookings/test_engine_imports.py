@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-
 ENGINE = Path(__file__).resolve().parents[2] / "bookings"
 
 # Front-door code still inside bookings/ that imports a catalogue, each with why and where to
