@@ -20,7 +20,7 @@ from bookings.notifications import send_notification
 from bookings.services import hold_seatless, hold_seats
 from bookings.tickets import ScanOutcome, scan_ticket
 from kernel.outbox import relay_outbox
-from tests.bookings.confirming import confirm, hold_and_confirm
+from tests.bookings.confirming import cancel_confirmed, confirm, emit_refund, hold_and_confirm
 from tests.concurrency import run_concurrently
 from tests.events.factories import EventFactory
 
@@ -125,6 +125,25 @@ def test_the_confirmation_email_carries_the_entry_tickets(customer, event, mailo
         f"ticket-event-{event.pk}-1-1-1.pdf",
         f"ticket-event-{event.pk}-1-1-2.pdf",
     ]
+
+
+@pytest.mark.django_db
+def test_cancellation_and_refund_emails_name_the_event(customer, event, mailoutbox):
+    booking, _ = seated_tickets(customer, event)
+    cancel_confirmed(booking)
+    emit_refund(booking, refund_id="rf_7", amount="160.00")
+    relay()
+    for pk in Notification.objects.filter(status="PENDING").values_list("pk", flat=True):
+        send_notification(notification_id=pk)
+    by_subject = {m.subject: m for m in mailoutbox}
+    assert set(by_subject) >= {
+        "Your booking for Night of Strings is cancelled",
+        "Refund for your booking for Night of Strings",
+    }
+    cancelled = by_subject["Your booking for Night of Strings is cancelled"]
+    assert f"Your booking {booking.pk} for Night of Strings is cancelled." in cancelled.body
+    refund = by_subject["Refund for your booking for Night of Strings"].body
+    assert "rf_7" in refund and "flight" not in refund.lower()
 
 
 # --- the entrance ---------------------------------------------------------------------------
