@@ -110,6 +110,21 @@ def test_the_tickets_list_and_the_pdf_download_speak_of_the_event(client, custom
 
 
 @pytest.mark.django_db
+def test_the_tickets_api_lists_event_tickets_and_serves_their_pdf(customer, event):
+    booking, _ = seated_tickets(customer, event)
+    api = APIClient()
+    api.force_authenticate(customer)
+    listed = api.get(f"/api/bookings/{booking.pk}/tickets").json()
+    assert [(t["seat"], t["fareClass"], t["status"]) for t in listed] == [
+        ("1-1-1", "A", "VALID"),
+        ("1-1-2", "A", "VALID"),
+    ]
+    pdf = api.get(listed[0]["links"]["pdf"])
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert f"ticket-event-{event.pk}-1-1-1.pdf" in pdf["Content-Disposition"]
+
+
+@pytest.mark.django_db
 def test_the_confirmation_email_carries_the_entry_tickets(customer, event, mailoutbox):
     booking, _ = seated_tickets(customer, event)
     send_notification(notification_id=Notification.objects.get(booking=booking).pk)
