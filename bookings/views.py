@@ -419,7 +419,7 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
     entries = [
         {
             "entry": e,
-            "local": e.starts_at.astimezone(ZoneInfo(e.time_zone)),
+            "local": local_time(e.starts_at, e.time_zone),
             "today": e.starts_at <= today_until,
         }
         for e in sold_by.gate_entries(query=query, now=now, limit=60)
@@ -439,6 +439,9 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["chosen"] = int(raw_choice)
         except ValueError:
             context["error"] = choose
+        else:
+            if not 0 < context["chosen"] < 2**63:  # no id of ours; the database would refuse it
+                context["chosen"], context["error"] = None, choose
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
         entry = sold_by.gate_entry(context["chosen"], now=now) if context["chosen"] else None

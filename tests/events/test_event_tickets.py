@@ -312,5 +312,6 @@ def test_the_gate_page_scans_for_an_event(client, staff_user, customer, event, f
     other = EventFactory(name="Other Night")
     wrong = client.post(url, {"kind": "event", "event": other.pk, "code": ticket.code})
     assert 'data-outcome="wrong_event"' in wrong.content.decode()
-    unknown = client.post(url, {"kind": "event", "event": 999999, "code": ticket.code})
-    assert unknown.status_code == 400 and "Choose the event" in unknown.content.decode()
+    for bad in (999999, 10**30, -1):
+        unknown = client.post(url, {"kind": "event", "event": bad, "code": ticket.code})
+        assert unknown.status_code == 400 and "Choose the event" in unknown.content.decode()
