@@ -1,5 +1,6 @@
 """Staff admin for venues (with the plan builders) and events (categories, prices,
-assignments, putting on sale, cancelling).  Thin: forms parse, services write."""
+assignments, putting on sale, cancelling; once on sale, the sale's inventory per category and
+its seat map, blocking and unblocking seats).  Thin: forms parse, services write."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.inventory import block_seat, unblock_seat
-from bookings.models import SeatStatus
 from events import plans, sale_selectors, services
 from events.models import (
     CategoryAssignment,
@@ -439,69 +439,12 @@ class EventAdmin(admin.ModelAdmin):
         sections = sale_selectors.seat_map(event=obj) if obj.pk else []
         if not sections:
             return "No seats on sale."
-        url = reverse("admin:events_event_seat_toggle", args=[obj.pk])
-        changeable = (SeatStatus.AVAILABLE, SeatStatus.BLOCKED)
-
-        def cell(seat):
-            label = f"{seat.section} row {seat.row_label} seat {seat.number}"
-            state = f"{seat.fare_class}, {seat.get_status_display().lower()}"
-            if seat.status not in changeable:
-                return format_html(
-                    '<span class="seat-cell {}" style="border-color:{}" title="{} ({})" '
-                    'aria-label="{} ({})">{}</span>',
-                    seat.status.lower(),
-                    seat.colour,
-                    label,
-                    state,
-                    label,
-                    state,
-                    seat.number,
-                )
-            verb = "block" if seat.status == SeatStatus.AVAILABLE else "unblock"
-            return format_html(
-                '<button type="submit" class="seat-cell {}" style="border-color:{}" '
-                'formaction="{}" formmethod="post" name="seat" value="{}:{}" title="{} ({})" '
-                'aria-label="{} {} ({})">{}</button>',
-                seat.status.lower(),
-                seat.colour,
-                url,
-                verb,
-                seat.seat_no,
-                label,
-                state,
-                verb.title(),
-                label,
-                state,
-                seat.number,
-            )
-
-        def row(map_row):
-            return format_html(
-                '<div class="seat-map-row"><span class="seat-map-no">{}</span>{}</div>',
-                map_row.label,
-                format_html_join("", "{}", ((cell(s),) for s in map_row.seats)),
-            )
-
-        drawn = format_html_join(
-            "",
-            '<section class="seat-map-section"><h3>{}</h3>{}</section>',
-            (
-                (section.name, format_html_join("", "{}", ((row(r),) for r in section.rows)))
-                for section in sections
-            ),
-        )
-        return format_html(
-            "<style>.seat-map-row{{display:flex;gap:3px;margin:2px 0;align-items:center}}"
-            ".seat-map-no{{width:3em;font-size:11px}}"
-            ".seat-cell{{width:2.2em;height:2em;border:2px solid #7fa7d6;border-radius:4px;"
-            "text-align:center;font-size:12px;line-height:2em;padding:0;background:#e6f0fb}}"
-            ".seat-cell.held{{background:#fff0c2}}.seat-cell.sold{{background:#c9ced8}}"
-            ".seat-cell.blocked{{background:#fbdada;text-decoration:line-through}}"
-            "button.seat-cell{{cursor:pointer}}</style>"
-            '<div class="admin-seat-map">{}</div>'
-            "<p>Click a free seat to block it, a blocked one (red) to unblock it. "
-            "Yellow: held · grey: sold. The border is the seat's price category.</p>",
-            drawn,
+        return render_to_string(
+            "admin/events/event/_seat_map.html",
+            {
+                "sections": sections,
+                "toggle_url": reverse("admin:events_event_seat_toggle", args=[obj.pk]),
+            },
         )
 
     def get_urls(self):
