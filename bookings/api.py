@@ -434,17 +434,26 @@ class BookingPassengersApi(APIView):
 
 
 class CheckinScanApi(APIView):
-    """POST {"code", "flightId"} -> the verdict for the gate (staff only).
+    """POST {"code", "flightId" | "eventId"} -> the verdict for the gate (staff only).
 
-    Every verdict (valid, forged, revoked, already_used, wrong_flight) is a 200: the scan was
-    answered.  Malformed requests and unknown flights are problem+json 4xx.
+    Every verdict (valid, forged, revoked, already_used, wrong_flight, wrong_event) is a 200:
+    the scan was answered.  Malformed requests and unknown flights or events are problem+json
+    4xx.
     """
 
     permission_classes = [IsAdminUser]
 
     class InputSerializer(serializers.Serializer):
         code = serializers.CharField(max_length=1000)
-        flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX)
+        flight_id = serializers.IntegerField(
+            min_value=1, max_value=DB_BIGINT_MAX, required=False, help_text="The flight boarding."
+        )
+        event_id = serializers.IntegerField(
+            min_value=1,
+            max_value=DB_BIGINT_MAX,
+            required=False,
+            help_text="The event letting people in. Exactly one of `flightId` and `eventId`.",
+        )
 
         def validate_code(self, code: str) -> str:
             if not is_plausible_code(code):
@@ -453,10 +462,16 @@ class CheckinScanApi(APIView):
                 )
             return code
 
+        def validate(self, data: dict) -> dict:
+            if ("flight_id" in data) == ("event_id" in data):
+                raise ValidationError(
+                    gettext("Give exactly one of flightId and eventId: the gate you are at.")
+                )
+            return data
+
     class TicketSerializer(serializers.Serializer):
         serial = serializers.CharField()
         booking_id = serializers.IntegerField()
-        flight_id = serializers.IntegerField(source="sale.flight.id")
         passenger_name = serializers.CharField()
         seat = serializers.SerializerMethodField()
         fare_class = serializers.CharField()
@@ -465,6 +480,13 @@ class CheckinScanApi(APIView):
 
         def get_seat(self, ticket) -> str | None:
             return ticket.seat_no or None
+
+        def to_representation(self, ticket):
+            data = super().to_representation(ticket)
+            owner = catalogue.owner_item(ticket.sale)
+            if owner is not None:  # the ticket's flight (`flightId`) or event (`eventId`)
+                data[f"{owner[0]}_id"] = owner[1].pk
+            return data
 
     class OutputSerializer(serializers.Serializer):
         result = serializers.ChoiceField(choices=ScanOutcome.choices, source="outcome")
@@ -486,7 +508,10 @@ class CheckinScanApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data.validated_data["flight_id"])
+        if "event_id" in data.validated_data:
+            sale_id = selectors.sale_id_of(SaleKind.EVENT, data.validated_data["event_id"])
+        else:
+            sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data.validated_data["flight_id"])
         result = scan_ticket(
             code=data.validated_data["code"], sale_id=sale_id, scanned_by=request.user
         )

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.db.models import Q
 from django.utils.functional import Promise
 
-from bookings.models import Sale, SaleKind
+from bookings.models import Sale, SaleKind, Ticket
 from kernel.errors import DomainError
 
 
@@ -50,6 +50,35 @@ class SaleTexts:
     refund_full: str | Promise  # %(days)d
     refund_partial: str | Promise  # %(days)d, %(percent)d
     refund_none: str | Promise  # %(hours)d
+
+
+@dataclass(frozen=True)
+class TicketFace:
+    """What one ticket says to people, in the current language: the PDF, the tickets page, the
+    e-mail and the gate all print these words.  The engine lays them out; the catalogue that
+    sold the ticket chooses them (a boarding pass, an entry ticket)."""
+
+    heading: str  # "E-ticket / Boarding pass", "Entry ticket"
+    title: str  # the PDF's title: "Boarding pass VN213 12A"
+    rows: list[tuple[str, str]]  # (label, value) in print order
+    place: str  # where the holder goes, one line: "seat 12A", "Stalls, row F, seat 7"
+    fare: str  # what was bought, one line: "Economy", "A — Front stalls"
+    file_stem: str  # download name without extension: "boarding-pass-VN213-12A"
+    footer: str  # "Show this code at the gate. It is valid once."
+    download: str  # the PDF link: "Download boarding pass (PDF)"
+    qr_alt: str  # the QR image's text alternative: "QR code of the ticket of Ana, seat 12A"
+
+
+@dataclass(frozen=True)
+class GateEntry:
+    """A catalogue item whose tickets a gate may be scanning now (a flight boarding, an event
+    letting people in), as the gate page lists it."""
+
+    ref: int  # the catalogue item's id (flightId, eventId)
+    sale_id: int
+    label: str  # "SK901 SGN→HAN", "Hamlet · Opera House, Berlin"
+    starts_at: datetime
+    time_zone: str  # IANA name of the place, for the local time
 
 
 class Catalogue(Protocol):
@@ -100,6 +129,19 @@ class Catalogue(Protocol):
     def sale_id_for(self, ref: int) -> int | None:
         """The sale of the catalogue item with id `ref` (None: no such item).  Front doors that
         speak the catalogue's ids (`flightId`) reach the engine through this."""
+        ...
+
+    def ticket_face(self, ticket: Ticket) -> TicketFace:
+        """What `ticket` (one of this catalogue's sales) says, in the current language."""
+        ...
+
+    def gate_entries(self, *, query: str, now: datetime, limit: int) -> list[GateEntry]:
+        """What a gate may be scanning tickets for at `now`, soonest first; `query` narrows."""
+        ...
+
+    def gate_entry(self, ref: int, *, now: datetime) -> GateEntry | None:
+        """Item `ref`, if a gate may scan its tickets at `now` (None: no such item, or not
+        now)."""
         ...
 
 
@@ -201,6 +243,18 @@ def is_open(sale: Sale, *, now: datetime) -> bool:
 
 def describe(sale: Sale) -> SaleSummary:
     return for_sale(sale).describe(sale)
+
+
+def ticket_face(ticket: Ticket) -> TicketFace:
+    return for_sale(ticket.sale).ticket_face(ticket)
+
+
+def owner_item(sale: Sale) -> tuple[str, Any] | None:
+    """(owner, item): the catalogue item that owns `sale`, ("flight", <Flight 12>); the front
+    doors name a sale to people by it (`flightId`, `eventId`)."""
+    owner = for_sale(sale).owner
+    item = getattr(sale, owner, None) if owner else None
+    return (owner, item) if owner and item is not None else None
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:

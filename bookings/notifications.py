@@ -27,6 +27,7 @@ import logging
 from datetime import datetime
 from functools import partial
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
@@ -35,22 +36,14 @@ from django.db.models import F
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
-from django.utils.translation import gettext_lazy as _
 
-from bookings.models import Booking, Notification, NotificationKind, NotificationStatus
+from bookings import catalogue
+from bookings.models import Booking, Notification, NotificationKind, NotificationStatus, Sale
 from bookings.ticket_render import ticket_pdf
 from kernel.models import OutboxEvent
 from languages.selectors import language_for_customer
 
 logger = logging.getLogger(__name__)
-
-SUBJECTS = {
-    NotificationKind.BOOKING_CONFIRMED: _("Your tickets for flight %(flight)s"),
-    NotificationKind.BOOKING_EXPIRED: _("Your hold on flight %(flight)s has expired"),
-    NotificationKind.BOOKING_CANCELLED: _("Your booking for flight %(flight)s is cancelled"),
-    NotificationKind.REFUND_ISSUED: _("Refund for your booking on flight %(flight)s"),
-    NotificationKind.WAITLIST_OFFER: _("Seats are held for you on flight %(flight)s"),
-}
 
 
 def queue_notification(
@@ -109,7 +102,7 @@ def send_notification(*, notification_id: int) -> bool:
     ):
         return False
     notification = Notification.objects.select_related(
-        "booking__sale__flight__origin", "booking__sale__flight__destination", "booking__customer"
+        "booking__customer", "booking__sale", *catalogue.owner_paths("booking__sale__")
     ).get(pk=notification_id)
     try:
         message = build_message(notification)
@@ -141,35 +134,56 @@ def send_notification(*, notification_id: int) -> bool:
 
 
 def build_message(notification: Notification) -> EmailMultiAlternatives:
-    """The e-mail, its PDF boarding passes included, in the customer's own language (the one
-    they chose on the pages; the site's default otherwise): workers have no request to ask."""
+    """The e-mail, its PDF tickets (boarding passes, entry tickets) included, in the
+    customer's own language (the one they chose on the pages; the site's default otherwise):
+    workers have no request to ask."""
     language = language_for_customer(user_id=notification.booking.customer_id)
     with translation.override(language):
         return _build_message(notification)
 
 
+def email_templates(sale: Sale, name: str) -> list[str]:
+    """The catalogue's own wording of e-mail `name` first (emails/flight/...), then the
+    wording for any sale, which speaks of it through `catalogue.describe`."""
+    return [f"emails/{sale.kind.lower()}/{name}", f"emails/{name}"]
+
+
 def _build_message(notification: Notification) -> EmailMultiAlternatives:
     booking = notification.booking
-    tickets = list(booking.tickets.select_related("sale__flight__origin").order_by("id"))
+    sale = booking.sale
+    summary = catalogue.describe(sale)
+    starts_local = summary.starts_at.astimezone(ZoneInfo(summary.time_zone))
+    tickets = list(booking.tickets.order_by("id"))
+    for t in tickets:
+        t.sale = sale  # one sale, already read with its catalogue item
+    faces = [catalogue.ticket_face(t) for t in tickets]
     base_url = settings.PUBLIC_BASE_URL.rstrip("/")
+    owner = catalogue.owner_item(sale)
     context = {
         "booking": booking,
-        "flight": booking.sale.flight,
         "customer": booking.customer,
+        # The sale in words any template can print, and its catalogue item (`flight`,
+        # `event`) for the catalogue's own templates.
+        "sale": summary,
+        "starts_local": starts_local,
+        "starts_zone": starts_local.tzname(),
+        **({owner[0]: owner[1]} if owner else {}),
         "tickets": [
             {
                 "ticket": t,
+                "face": face,
                 "pdf_url": base_url + reverse("bookings:ticket-pdf", args=[booking.pk, t.pk]),
             }
-            for t in tickets
+            for t, face in zip(tickets, faces, strict=True)
         ],
         "base_url": base_url,
         **notification.context,
     }
-    template = f"emails/{notification.kind}"
+    kind = notification.kind
+    subject = render_to_string(email_templates(sale, f"{kind}.subject.txt"), context)
     message = EmailMultiAlternatives(
-        subject=str(SUBJECTS[notification.kind]) % {"flight": booking.sale.flight.code},
-        body=render_to_string(f"{template}.txt", context),
+        subject=" ".join(subject.split()),
+        body=render_to_string(email_templates(sale, f"{kind}.txt"), context),
         to=[notification.to],
         headers={
             "X-Seatkeeper-Notification": str(notification.pk),
@@ -177,11 +191,11 @@ def _build_message(notification: Notification) -> EmailMultiAlternatives:
             "Message-ID": f"<notification-{notification.pk}@seatkeeper>",
         },
     )
-    message.attach_alternative(render_to_string(f"{template}.html", context), "text/html")
-    if notification.kind == NotificationKind.BOOKING_CONFIRMED:
-        for t in tickets:
-            name = f"boarding-pass-{booking.sale.flight.code}-{t.seat_no or t.serial}.pdf"
-            message.attach(name, ticket_pdf(t), "application/pdf")
+    html = render_to_string(email_templates(sale, f"{kind}.html"), context)
+    message.attach_alternative(html, "text/html")
+    if kind == NotificationKind.BOOKING_CONFIRMED:
+        for t, face in zip(tickets, faces, strict=True):
+            message.attach(f"{face.file_stem}.pdf", ticket_pdf(t), "application/pdf")
     return message
 
 

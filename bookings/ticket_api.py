@@ -13,7 +13,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import catalogue, selectors
+from bookings import selectors
 from bookings.models import Ticket, TicketStatus
 from bookings.views import ticket_file
 from config.api.openapi import problems
@@ -39,7 +39,10 @@ class TicketSerializer(serializers.Serializer):
     seat = serializers.CharField(
         source="seat_no", allow_null=True, help_text="null: assigned at the gate."
     )
-    fare_class = serializers.ChoiceField(choices=catalogue.class_choices())
+    fare_class = serializers.CharField(
+        help_text="The fare class (flights), price category or standing area (events)."
+    )
+
     status = serializers.ChoiceField(choices=TicketStatus.choices)
     code = serializers.CharField(help_text="The signed content of the QR code.")
     issued_at = serializers.DateTimeField()

@@ -1,17 +1,17 @@
-"""A ticket as a QR code (PNG, SVG) and as a PDF e-ticket / boarding pass carrying the QR."""
+"""A ticket as a QR code (PNG, SVG) and as a one-page PDF carrying the QR: the words are the
+catalogue's (`bookings.catalogue.ticket_face`: a boarding pass, an entry ticket), the layout
+is the same for every ticket."""
 
 from __future__ import annotations
 
 import functools
 import io
-from datetime import timedelta
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import qrcode
 import qrcode.image.svg
-from django.conf import settings
-from django.utils.translation import gettext as _
 from qrcode.constants import ERROR_CORRECT_M
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
@@ -59,35 +59,16 @@ def qr_svg(code: str) -> bytes:
     return buffer.getvalue()
 
 
-def boarding_minutes() -> int:
-    return int(getattr(settings, "BOARDING_MINUTES_BEFORE_DEPARTURE", 30))
-
-
-def _local(moment, zone: str) -> str:
+def local_label(moment: datetime, zone: str) -> str:
+    """`moment` as printed on a ticket: day and time as the reader's language writes them, in
+    the place's own zone (the airport's, the venue's), with the zone's name."""
     local = moment.astimezone(ZoneInfo(zone))
-    # Day and time as the reader's language writes them; the zone is the airport's.
     return f"{format_when(local)} {local.tzname()}"
 
 
-def boarding_pass_rows(ticket: Ticket) -> list[tuple[str, str]]:
-    """What the pass says, label by label; every time local at its airport, with its zone."""
-    flight = ticket.sale.flight
-    origin, destination = flight.origin, flight.destination
-    boarding = flight.departure_at - timedelta(minutes=boarding_minutes())
-    return [
-        (_("Passenger"), ticket.passenger_name or _("Name missing: see the check-in desk")),
-        (_("Flight"), flight.code),
-        (_("From"), f"{origin.code} {origin.city}"),
-        (_("To"), f"{destination.code} {destination.city}"),
-        (_("Departure"), _local(flight.departure_at, origin.time_zone)),
-        (_("Arrival"), _local(flight.arrival_at, destination.time_zone)),
-        (_("Boarding"), _local(boarding, origin.time_zone)),
-        (_("Gate"), flight.gate or _("see screens")),
-        (_("Seat"), ticket.seat_no or _("assigned at the gate")),
-        (_("Fare class"), str(catalogue.class_label(ticket.fare_class))),
-        (_("Booking"), str(ticket.booking_id)),
-        (_("Ticket"), ticket.serial),
-    ]
+def ticket_rows(ticket: Ticket) -> list[tuple[str, str]]:
+    """What the ticket says, label by label, in the words of the catalogue that sold it."""
+    return catalogue.ticket_face(ticket).rows
 
 
 # Layout (A4, points): labels at LEFT, values from VALUE_X up to the QR code's left edge.
@@ -111,25 +92,29 @@ def _wrap(text: str, font: str) -> list[str]:
     return lines
 
 
-def boarding_pass_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
+def ticket_layout(ticket: Ticket) -> list[tuple[str, list[str]]]:
     """Each value split into lines that fit beside the QR code (nothing runs into it)."""
+    return _layout(ticket_rows(ticket))
+
+
+def _layout(rows: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     _, bold = _fonts()
-    return [(label, _wrap(value, bold)) for label, value in boarding_pass_rows(ticket)]
+    return [(label, _wrap(value, bold)) for label, value in rows]
 
 
 def ticket_pdf(ticket: Ticket) -> bytes:
-    """A one-page boarding pass: who, which flight, when, which seat, and the QR code."""
-    flight = ticket.sale.flight
+    """A one-page ticket (a boarding pass, an entry ticket): who, what, when, which seat, and
+    the QR code."""
+    face = catalogue.ticket_face(ticket)
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
-    title = _("Boarding pass")
-    pdf.setTitle(f"{title} {flight.code} {ticket.seat_no or ''}".strip())
+    pdf.setTitle(face.title)
     top = PAGE_HEIGHT - 30 * mm
     regular, bold = _fonts()
     pdf.setFont(bold, 20)
-    pdf.drawString(LEFT, top, "Seatkeeper · " + _("E-ticket / Boarding pass"))
+    pdf.drawString(LEFT, top, "Seatkeeper · " + face.heading)
     y = top - 15 * mm
-    for label, lines in boarding_pass_layout(ticket):
+    for label, lines in _layout(face.rows):
         pdf.setFont(regular, 10)
         pdf.drawString(LEFT, y, label)
         pdf.setFont(bold, VALUE_SIZE)
@@ -145,7 +130,7 @@ def ticket_pdf(ticket: Ticket) -> bytes:
         QR_SIZE,
     )
     pdf.setFont(regular, 8)
-    pdf.drawString(LEFT, y - 5 * mm, _("Show this code at the gate. It is valid once."))
+    pdf.drawString(LEFT, y - 5 * mm, face.footer)
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bookings import catalogue
-from bookings.models import Booking, BookingStatus, Ticket, TicketStatus
+from bookings.models import Booking, BookingStatus, Sale, SaleKind, Ticket, TicketStatus
 from bookings.ticket_codes import BadTicketCode, TicketContent, sign_ticket, verify_ticket_code
 
 
@@ -77,6 +77,11 @@ class ScanOutcome(models.TextChoices):
     REVOKED = "revoked", _("Ticket revoked")
     ALREADY_USED = "already_used", _("Ticket already used")
     WRONG_FLIGHT = "wrong_flight", _("Ticket is for another flight")
+    WRONG_EVENT = "wrong_event", _("Ticket is for another event")
+
+
+# What a gate of each kind of sale says to a ticket of another sale.
+WRONG_SALE = {SaleKind.FLIGHT: ScanOutcome.WRONG_FLIGHT, SaleKind.EVENT: ScanOutcome.WRONG_EVENT}
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class ScanResult:
             return _("Ticket already used at %(time)s UTC.") % {
                 "time": f"{self.ticket.used_at:%H:%M:%S}"
             }
-        if self.outcome == ScanOutcome.WRONG_FLIGHT and self.ticket:
+        if self.outcome in WRONG_SALE.values() and self.ticket:
             return _("This ticket is for %(sale)s.") % {
                 "sale": catalogue.describe(self.ticket.sale).title
             }
@@ -98,7 +103,9 @@ class ScanResult:
 
 
 def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> ScanResult:
-    """Check a code scanned at the gate of `sale_id`; a valid ticket is marked used, once.
+    """Check a code scanned at the gate of `sale_id` (a flight boarding, an event letting
+    people in); a valid ticket is marked used, once.  A ticket of any other sale is refused
+    and stays valid.
 
     The signature is checked before the database is asked, so forged codes cost nothing.
     Two scans of one code at the same moment race on a conditional UPDATE: one wins
@@ -116,7 +123,8 @@ def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> Sca
     if ticket is None:  # signed by us but never issued: a leaked key, or another installation
         return ScanResult(ScanOutcome.FORGED)
     if ticket.sale_id != sale_id:
-        return ScanResult(ScanOutcome.WRONG_FLIGHT, ticket)
+        gate_kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
+        return ScanResult(WRONG_SALE.get(gate_kind, ScanOutcome.WRONG_FLIGHT), ticket)
     if ticket.booking.status != BookingStatus.CONFIRMED:
         # The booking closed and its revocation is still on its way through the outbox.
         return ScanResult(ScanOutcome.REVOKED, ticket)

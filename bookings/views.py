@@ -8,8 +8,9 @@ import functools
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from math import ceil
+from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -27,15 +28,13 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from bookings import selectors, services
+from bookings import catalogue, selectors, services
 from bookings.forms import HoldForm
 from bookings.models import Booking, BookingStatus, SaleKind, Ticket
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from config.api.throttles import HoldsThrottle
-from flights import selectors as flight_selectors
-from flights.selectors import local_time
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
 from payments import selectors as payment_selectors
@@ -43,6 +42,11 @@ from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundSta
 from waitroom import selectors as waitlist_selectors
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
+
+
+def local_time(moment: datetime, zone: str) -> datetime:
+    """`moment` in the IANA time zone `zone` (an airport's, a venue's)."""
+    return moment.astimezone(ZoneInfo(zone))
 
 
 def show_domain_error(request: HttpRequest, error: DomainError) -> None:
@@ -226,10 +230,10 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "names_missing": any(not p.full_name for p in passengers),
             "now": now,
             "departure_local": local_time(
-                booking.sale.flight.departure_at, booking.sale.flight.origin
+                booking.sale.flight.departure_at, booking.sale.flight.origin.time_zone
             ),
             "arrival_local": local_time(
-                booking.sale.flight.arrival_at, booking.sale.flight.destination
+                booking.sale.flight.arrival_at, booking.sale.flight.destination.time_zone
             ),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
@@ -257,7 +261,7 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
-        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin)
+        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin.time_zone)
     waitlist = waitlist_selectors.waitlist_of(customer=request.user)
     return render(
         request,
@@ -346,7 +350,8 @@ def _ticket_or_404(request: HttpRequest, booking_id: int, ticket_id: int):
 
 
 def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
-    """The ticket as a download: "png" / "svg" (the QR code) or "pdf" (the boarding pass).
+    """The ticket as a download: "png" / "svg" (the QR code) or "pdf" (the boarding pass, the
+    entry ticket: named by its catalogue).
 
     Shared by these pages and the REST API, so both hand out the same bytes and headers."""
     if kind == "png":
@@ -356,7 +361,7 @@ def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
         name = f"ticket-{ticket.serial}.svg"
     else:
         body, content_type = ticket_pdf(ticket), "application/pdf"
-        name = f"boarding-pass-{ticket.sale.flight.code}-{ticket.seat_no or ticket.serial}.pdf"
+        name = f"{catalogue.ticket_face(ticket).file_stem}.pdf"
     response = HttpResponse(body, content_type=content_type)
     disposition = "attachment" if kind == "pdf" else "inline"
     response["Content-Disposition"] = f'{disposition}; filename="{name}"'
@@ -383,45 +388,74 @@ def ticket_pdf_download(request: HttpRequest, booking_id: int, ticket_id: int) -
     return ticket_file(_ticket_or_404(request, booking_id, ticket_id), "pdf")
 
 
+def _gate_kind(request: HttpRequest) -> SaleKind:
+    """Which gate the page is: a flight's (the default) or an event's (`?kind=event`)."""
+    asked = (request.POST.get("kind") or request.GET.get("kind") or "").upper()
+    if asked == SaleKind.EVENT:
+        try:
+            catalogue.for_kind(SaleKind.EVENT)
+        except LookupError:  # no events catalogue in this installation
+            return SaleKind.FLIGHT
+        return SaleKind.EVENT
+    return SaleKind.FLIGHT
+
+
 @require_http_methods(["GET", "POST"])
 @staff_required
 def checkin_scan(request: HttpRequest) -> HttpResponse:
+    """The gate: pick the flight boarding or the event letting people in, then scan codes.
+    The list and the check of the choice come from the catalogue (`gate_entries`)."""
+    kind = _gate_kind(request)
+    sold_by = catalogue.for_kind(kind)
+    field = sold_by.owner or "sale"  # the form's field: "flight" or "event", its id
+    choose = (
+        _("Choose the event you are letting people in to.")
+        if kind == SaleKind.EVENT
+        else _("Choose the flight you are boarding.")
+    )
     query = (request.POST.get("q") or request.GET.get("q") or "").strip()[:40]
-    today_until = timezone.now() + timedelta(hours=24)
-    flights = [
+    now = timezone.now()
+    today_until = now + timedelta(hours=24)
+    entries = [
         {
-            "flight": f,
-            "local": local_time(f.departure_at, f.origin),
-            "today": f.departure_at <= today_until,
+            "entry": e,
+            "local": local_time(e.starts_at, e.time_zone),
+            "today": e.starts_at <= today_until,
         }
-        for f in flight_selectors.gate_flights(query=query, limit=60)
+        for e in sold_by.gate_entries(query=query, now=now, limit=60)
     ]
     context: dict = {
-        "flights": flights,
+        "kind": kind.lower(),
+        "field": field,
+        "entries": entries,
         "q": query,
-        "flight_id": None,
+        "chosen": None,
         "result": None,
         "error": None,
     }
-    raw_flight = request.POST.get("flight") or request.GET.get("flight")
-    if raw_flight:
+    raw_choice = request.POST.get(field) or request.GET.get(field)
+    if raw_choice:
         try:
-            context["flight_id"] = int(raw_flight)
+            context["chosen"] = int(raw_choice)
         except ValueError:
-            context["error"] = _("Choose the flight you are boarding.")
+            context["error"] = choose
+        else:
+            if not 0 < context["chosen"] < 2**63:  # no id of ours; the database would refuse it
+                context["chosen"], context["error"] = None, choose
     if request.method == "POST" and not context["error"]:
         code = request.POST.get("code", "").strip()
-        if not flight_selectors.is_gate_flight(flight_id=context["flight_id"]):
-            context["error"] = _("Choose the flight you are boarding.")
+        entry = sold_by.gate_entry(context["chosen"], now=now) if context["chosen"] else None
+        if entry is None:
+            context["error"] = choose
         elif not code:
             context["error"] = _("Scan or type a ticket code.")
         elif not is_plausible_code(code):
             context["error"] = _("That is not a Seatkeeper ticket code.")
         else:
             context["result"] = scan_ticket(
-                code=code,
-                sale_id=selectors.sale_id_of(SaleKind.FLIGHT, context["flight_id"]),
-                scanned_by=request.user,
+                code=code, sale_id=entry.sale_id, scanned_by=request.user
             )
+            if context["result"].ticket is not None:
+                context["face"] = catalogue.ticket_face(context["result"].ticket)
     status = 400 if context["error"] else 200
     return render(request, "bookings/checkin.html", context, status=status)

@@ -1,5 +1,6 @@
 """Staff admin for venues (with the plan builders) and events (categories, prices,
-assignments, putting on sale, cancelling).  Thin: forms parse, services write."""
+assignments, putting on sale, cancelling; once on sale, the sale's inventory per category and
+its seat map, blocking and unblocking seats).  Thin: forms parse, services write."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
+from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from events import plans, services
+from bookings.inventory import block_seat, unblock_seat
+from events import plans, sale_selectors, services
 from events.models import (
     CategoryAssignment,
     Event,
@@ -325,12 +328,12 @@ def _rule_text(rule: CategoryAssignment) -> str:
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
     form = EventForm
-    list_display = ["name", "venue", "category", "starts_local", "status"]
+    list_display = ["name", "venue", "category", "starts_local", "status", "inventory_summary"]
     list_filter = ["status", "category", "venue__city"]
     search_fields = ["name", "venue__name", "venue__city", "=id"]
     date_hierarchy = "starts_at"
     inlines = [PriceCategoryInline]
-    readonly_fields = ["status", "places_per_category"]
+    readonly_fields = ["status", "places_per_category", "inventory_overview", "seat_map"]
     actions = ["put_on_sale", "cancel"]
 
     def get_queryset(self, request):
@@ -342,13 +345,13 @@ class EventAdmin(admin.ModelAdmin):
             return fields
         if obj.status == EventStatus.DRAFT:
             return [*fields, "status", "assignments", "places_per_category"]
-        return [*fields, "status", "places_per_category"]
+        return [*fields, "status", "places_per_category", "inventory_overview", "seat_map"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != EventStatus.DRAFT:
             # Published: what is being sold (or was) no longer changes here.
             fields = ["name", "venue", "category", "starts_at", "on_sale_at"]
-            return [*fields, "status", "places_per_category"]
+            return [*fields, "status", "places_per_category", "inventory_overview", "seat_map"]
         if obj is not None:
             # The seat-category rules name the venue's sections: the venue stays.
             return ["venue", *self.readonly_fields]
@@ -385,6 +388,102 @@ class EventAdmin(admin.ModelAdmin):
             ),
             format_html("<p>Not priced yet: {}</p>", ", ".join(unpriced)) if unpriced else "",
         )
+
+    @admin.display(description="sold / held / left of capacity")
+    def inventory_summary(self, obj):
+        return format_html_join(
+            " · ",
+            "{}: {} / {} / {} of {}",
+            (
+                (line.code, line.sold, line.held, line.available, line.capacity)
+                for line in sale_selectors.inventory_overview(event=obj)
+            ),
+        )
+
+    @admin.display(description="inventory (what the sale engine holds)")
+    def inventory_overview(self, obj):
+        lines = sale_selectors.inventory_overview(event=obj) if obj.pk else []
+        if not lines:
+            return "Not on sale yet: the inventory is made when the event goes on sale."
+        return format_html(
+            '<table class="event-inventory"><thead><tr><th scope="col">category</th>'
+            '<th scope="col">capacity</th><th scope="col">sold</th><th scope="col">held</th>'
+            '<th scope="col">available</th><th scope="col">blocked seats</th></tr></thead>'
+            "<tbody>{}</tbody></table>",
+            format_html_join(
+                "",
+                '<tr data-class="{}"><td><span style="display:inline-block;width:1em;'
+                'height:1em;background:{}"></span> {}</td><td>{}</td><td>{}</td><td>{}</td>'
+                "<td>{}</td><td>{}</td></tr>",
+                (
+                    (
+                        line.code,
+                        line.colour,
+                        line.label,
+                        line.capacity,
+                        line.sold,
+                        line.held,
+                        line.available,
+                        line.blocked,
+                    )
+                    for line in lines
+                ),
+            ),
+        )
+
+    @admin.display(description="seat map")
+    def seat_map(self, obj):
+        """The sale's seats by section and row: a free seat is a button that blocks it, a
+        blocked one a button that unblocks it (POST with the change form's CSRF token, to
+        `seat_map_toggle`); held and sold seats are shown, not changed."""
+        sections = sale_selectors.seat_map(event=obj) if obj.pk else []
+        if not sections:
+            return "No seats on sale."
+        return render_to_string(
+            "admin/events/event/_seat_map.html",
+            {
+                "sections": sections,
+                "toggle_url": reverse("admin:events_event_seat_toggle", args=[obj.pk]),
+            },
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:event_id>/seat-map/",
+                self.admin_site.admin_view(self.seat_map_toggle),
+                name="events_event_seat_toggle",
+            ),
+            *super().get_urls(),
+        ]
+
+    def seat_map_toggle(self, request, event_id: int):
+        """Block or unblock one seat of the event's sale from the map, through the engine's
+        services (a blocked seat leaves its category's capacity; unblocking gives it back and
+        offers it to the waitlist)."""
+        change_url = reverse("admin:events_event_change", args=[event_id])
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        event = get_object_or_404(Event, pk=event_id)
+        if not self.has_change_permission(request, event):
+            raise PermissionDenied
+        verb, _, seat_no = request.POST.get("seat", "").partition(":")
+        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
+        if service is None or not seat_no or event.sale_id is None:
+            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
+            return redirect(change_url)
+        try:
+            changed = service(sale_id=event.sale_id, seat_no=seat_no)
+        except DomainError as error:
+            self.message_user(request, error.detail, messages.ERROR)
+        else:
+            if changed:
+                self.message_user(request, f"Seat {seat_no} {verb}ed.")
+            else:
+                self.message_user(
+                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
+                )
+        return redirect(change_url)
 
     def save_model(self, request, obj, form, change):
         if change:

@@ -15,9 +15,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from bookings.catalogue import SaleSummary, SaleTexts
-from bookings.models import Sale
-from events import rules
+from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
+from bookings.models import Sale, Ticket
+from events import rules, tickets
 from events.errors import EventNotFound
 from events.models import Event, EventStatus
 from events.sale_plan import SEAT_NO_PATTERN
@@ -89,3 +89,12 @@ class EventCatalogue:
             time_zone=venue.time_zone,
             place=f"{venue.name}, {venue.city}",
         )
+
+    def ticket_face(self, ticket: Ticket) -> TicketFace:
+        return tickets.entry_ticket(ticket)
+
+    def gate_entries(self, *, query: str, now: datetime, limit: int) -> list[GateEntry]:
+        return tickets.gate_entries(query=query, now=now, limit=limit)
+
+    def gate_entry(self, ref: int, *, now: datetime) -> GateEntry | None:
+        return tickets.gate_entry(ref, now=now)

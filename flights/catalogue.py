@@ -9,9 +9,10 @@ from django.db.models import Q
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from bookings.catalogue import SaleSummary, SaleTexts
+from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
 from bookings.errors import FlightNotFound
-from bookings.models import Sale
+from bookings.models import Sale, Ticket
+from flights import tickets
 from flights.models import FareClass, FlightStatus
 from flights.rules import bookable_q, is_bookable
 from flights.selectors import sale_id_of_flight
@@ -77,3 +78,12 @@ class FlightCatalogue:
             time_zone=flight.origin.time_zone,
             place=f"{flight.origin_id} → {flight.destination_id}",
         )
+
+    def ticket_face(self, ticket: Ticket) -> TicketFace:
+        return tickets.boarding_pass(ticket)
+
+    def gate_entries(self, *, query: str, now: datetime, limit: int) -> list[GateEntry]:
+        return tickets.gate_entries(query=query, now=now, limit=limit)
+
+    def gate_entry(self, ref: int, *, now: datetime) -> GateEntry | None:
+        return tickets.gate_entry(ref, now=now)

@@ -28,7 +28,7 @@ def ticket(customer, flight):
 
 
 def rows(ticket):
-    return dict(ticket_render.boarding_pass_rows(ticket))
+    return dict(ticket_render.ticket_rows(ticket))
 
 
 def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, settings):
@@ -50,7 +50,7 @@ def test_the_pass_has_arrival_boarding_time_and_gate_see_screens(ticket, setting
 
 def test_no_line_runs_into_the_qr_code(ticket):
     _, bold = ticket_render._fonts()
-    layout = ticket_render.boarding_pass_layout(ticket)
+    layout = ticket_render.ticket_layout(ticket)
     lines = [line for _, value in layout for line in value]
     assert dict(layout)["Passenger"][0] != LONG_NAME  # the long name was wrapped...
     wrapped = "".join(dict(layout)["Passenger"]).replace(" ", "")

@@ -74,11 +74,11 @@ def test_boarding_pass_labels_and_times_in_each_language(customer, flight):
     relay_outbox(now=timezone.now() + timedelta(hours=1))
     ticket = Ticket.objects.order_by("id").first()
     with translation.override("de"):
-        rows = dict(ticket_render.boarding_pass_rows(ticket))
+        rows = dict(ticket_render.ticket_rows(ticket))
         assert rows["Reisender"] == "Ana Lima" and rows["Gate"] == "siehe Anzeigen"
         assert rows["Platz"] == "12A" and rows["Tarifklasse"] == "Economy"
     with translation.override("ru"):
-        rows = dict(ticket_render.boarding_pass_rows(ticket))
+        rows = dict(ticket_render.ticket_rows(ticket))
         assert rows["Пассажир"] == "Ana Lima" and rows["Выход"] == "см. табло"
         assert "\u202fг., " in rows["Вылет"]  # "вт, 1 дек. 2026 г., 14:05 +07"
         assert rows["Класс тарифа"] == "Эконом"
