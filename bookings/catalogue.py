@@ -102,6 +102,11 @@ class Catalogue(Protocol):
         speak the catalogue's ids (`flightId`) reach the engine through this."""
         ...
 
+    def describe_class(self, sale: Sale, code: str) -> str:
+        """What inventory class `code` of `sale` is, for people: "Economy", "Category A —
+        Front stalls", "Standing — Floor".  Pages and tickets show it."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 
@@ -201,6 +206,10 @@ def is_open(sale: Sale, *, now: datetime) -> bool:
 
 def describe(sale: Sale) -> SaleSummary:
     return for_sale(sale).describe(sale)
+
+
+def describe_class(sale: Sale, code: str) -> str:
+    return for_sale(sale).describe_class(sale, code)
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:
