@@ -15,8 +15,11 @@ def _sale_of(kind: str, ref: int) -> int | None:
 
 
 class SeatMapConsumer(AsyncJsonWebsocketConsumer):
-    kind: str = ""  # the SaleKind of the route, set by as_asgi(kind=...)
     group: str | None = None
+
+    def __init__(self, *args, kind: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind = kind  # the SaleKind of the route: as_asgi(kind=...)
 
     async def connect(self) -> None:
         ref = int(self.scope["url_route"]["kwargs"]["ref"])

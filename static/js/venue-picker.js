@@ -27,14 +27,16 @@
   function isFree(input) { return input.dataset.status !== "taken"; }
   function chosen() { return inputs.filter(function (i) { return i.checked; }); }
   function chosenCategory() { var c = chosen()[0]; return c ? c.dataset.category : ""; }
-  // Why a free seat cannot be added now: the party is complete, or it is of another category.
-  function blocked(input) {
-    if (input.checked || !isFree(input)) return "";
-    var category = chosenCategory();
-    if (category && input.dataset.category !== category) return "category";
-    if (chosen().length >= maxSeats) return "full";
+  // Why a free seat cannot join the other chosen seats: the party is complete, or it is of
+  // another category ("" if it can).
+  function reason(input) {
+    if (!isFree(input)) return "";
+    var others = chosen().filter(function (i) { return i !== input; });
+    if (others.length && others[0].dataset.category !== input.dataset.category) return "category";
+    if (others.length >= maxSeats) return "full";
     return "";
   }
+  function blocked(input) { return input.checked ? "" : reason(input); }
 
   function describe(input) {
     var why = blocked(input);
@@ -110,12 +112,14 @@
   form.addEventListener("click", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("seat-input")) return;
-    var why = input.getAttribute("aria-disabled") === "true" && blocked(input);
+    // Only seats that cannot be added are aria-disabled (the click has already ticked it).
+    var why = input.getAttribute("aria-disabled") === "true" && reason(input);
     if (!why) return;
-    event.preventDefault();  // the click has already ticked it: undo that
+    event.preventDefault();  // undo the tick
+    var mine = chosen().filter(function (i) { return i !== input; })[0];
     limitNote.textContent = why === "category"
       ? interpolate(gettext("One booking holds seats of one price category. Your seats are category %(category)s; unpick them to choose %(seat)s (category %(other)s)."),
-          { category: chosenCategory(), seat: input.dataset.short, other: input.dataset.category }, true)
+          { category: mine.dataset.category, seat: input.dataset.short, other: input.dataset.category }, true)
       : interpolate(ngettext("You can hold at most %(max)s seat at once.", "You can hold at most %(max)s seats at once.", maxSeats), { max: maxSeats }, true);
   });
 
