@@ -150,7 +150,9 @@ def test_the_seat_picker_on_a_phone_with_live_updates_and_no_serious_axe_violati
     expect(page.locator("input.seat-input")).to_have_count(24 + 10)
     # The plan scrolls inside its sections; the page itself never scrolls sideways.
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
-    page.locator("label[for='seat-1-4-6']").tap()
+    seat = page.locator("#seat-1-4-6")
+    seat.evaluate("el => el.scrollIntoView({block: 'center', inline: 'center'})")
+    seat.tap()
     expect(page.locator("#seat-1-4-6")).to_be_checked()
     expect(page.locator("#bar-selection")).to_contain_text("€45.00")
     assert_no_serious_axe_violations(page)
