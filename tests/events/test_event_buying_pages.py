@@ -11,9 +11,14 @@ from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
 from bookings.services import hold_seatless, hold_seats
+from events.demo import load_event_demo
+from events.models import Event
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
-from waitroom.models import WaitlistEntry
+from waitroom.gate import cookie_name
+from waitroom.models import ProtectedSale, WaitlistEntry
+from waitroom.room import protect_sale
+from waitroom.tokens import issue_token
 
 pytestmark = pytest.mark.django_db
 
@@ -31,9 +36,9 @@ def _messages(response) -> str:
 
 def _nothing_held(event) -> None:
     assert not Booking.objects.filter(sale_id=event.sale_id).exists()
-    assert not Seat.objects.filter(sale_id=event.sale_id).exclude(
-        status=SeatStatus.AVAILABLE
-    ).exists()
+    assert (
+        not Seat.objects.filter(sale_id=event.sale_id).exclude(status=SeatStatus.AVAILABLE).exists()
+    )
     assert set(Inventory.objects.filter(sale_id=event.sale_id).values_list("held", flat=True)) == {
         0
     }
@@ -46,14 +51,17 @@ def test_the_picker_draws_every_seat_with_its_category_and_words(client):
     assert 'value="1-1-1"' in html and 'data-category="A"' in html
     assert "Stalls, row 4, seat 1, category B, €45.00, wheelchair accessible, free" in html
     assert "Balcony, row B, seat 1, category B, €45.00, restricted view, free" in html
-    assert 'data-ws-path="/ws/events/%d/seats/"' % event.pk in html
+    assert f'data-ws-path="/ws/events/{event.pk}/seats/"' in html
     assert "Standing, category GA, €30.00 each: 50 places left." in html
+    assert html.count("Sold out") == 0 and "12 left" in html and "22 left" in html
     assert "Log in to hold seats" in html
 
 
 def test_a_taken_seat_is_drawn_taken_and_the_snapshot_says_so(client):
     event = EventFactory()
-    hold_seats(customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-2"])
+    hold_seats(
+        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-2"]
+    )
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert "Stalls, row 1, seat 2, category A, €80.00, taken" in html
     snapshot = client.get(f"/events/{event.pk}/seatmap.json").json()
@@ -102,7 +110,9 @@ def test_bad_holds_say_why_and_change_nothing(client, customer, form, says):
 
 def test_a_seat_someone_holds_is_refused_with_a_message(client, customer):
     event = EventFactory()
-    hold_seats(customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-2"])
+    hold_seats(
+        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-2"]
+    )
     response = client.post(f"/events/{event.pk}/hold/", {"seats": ["1-1-2"], "name": "Clara"})
     assert response.url == f"/events/{event.pk}/"
     assert "1-1-2" in _messages(response)
@@ -191,3 +201,40 @@ def test_bad_waitlist_joins_change_nothing(client, customer, form):
     response = client.post(f"/events/{event.pk}/waitlist/join/", form)
     assert response.url == f"/events/{event.pk}/" and _messages(response)
     assert not WaitlistEntry.objects.exists()
+
+
+def test_the_demo_flash_sale_sends_customers_to_the_waiting_room(client, customer):
+    load_event_demo()
+    load_event_demo()  # idempotent: one waiting room
+    event = Event.objects.get(name="White Nights Festival — opening")
+    room = ProtectedSale.objects.get(sale_id=event.sale_id)
+    assert (room.kind, room.opens_at) == ("EVENT", event.on_sale_at)
+    html = client.get(f"/events/{event.pk}/").content.decode()
+    assert f'href="/waiting-room/{room.pk}/"' in html and "seat-input" not in html
+    queue = client.get(f"/waiting-room/{room.pk}/").content.decode()
+    assert "White Nights Festival — opening</strong>, Nevsky Arena" in queue
+    assert "Join the queue" in queue
+    # Holding without an admission goes to the queue; nothing is held.
+    response = client.post(f"/events/{event.pk}/hold/", {"seats": ["1-1-1"], "name": "Ann"})
+    assert response.url == f"/waiting-room/{room.pk}/"
+    _nothing_held(event)
+
+
+def test_an_admitted_shopper_sees_the_seat_map_of_a_protected_sale_and_holds(client, customer):
+    event = EventFactory()
+    room = protect_sale(
+        sale_id=event.sale_id,
+        kind="EVENT",
+        opens_at=event.on_sale_at,
+        admit_per_minute=10,
+        max_inside=10,
+    )
+    html = client.get(f"/events/{event.pk}/").content.decode()
+    assert "seat-input" not in html and f"/waiting-room/{room.pk}/" in html
+    client.cookies[cookie_name(room.pk)] = issue_token(
+        sale_id=room.pk, customer_id=customer.pk, expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    html = client.get(f"/events/{event.pk}/").content.decode()
+    assert "seat-input" in html and "waiting-room" not in html
+    response = client.post(f"/events/{event.pk}/hold/", {"seats": ["1-1-1"], "name": "Ann"})
+    assert response.url == f"/bookings/{Booking.objects.get(customer=customer).pk}/"
