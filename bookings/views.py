@@ -30,6 +30,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from bookings import catalogue, selectors, services
 from bookings.forms import HoldForm
 from bookings.models import Booking, BookingStatus, SaleKind, Ticket
+from bookings.templatetags.sales import seat_label
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
@@ -299,9 +300,10 @@ def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
     except DomainError as error:
         show_domain_error(request, error)
     else:
-        seats = ", ".join(
-            p.seat.seat_no for p in booking.passengers.select_related("seat") if p.seat
-        )
+        seated = [p.seat for p in booking.passengers.select_related("seat") if p.seat]
+        # Venue seats are said with commas ("Stalls, row 3, seat 7"): list those with ";".
+        venue = any(seat.number is not None for seat in seated)
+        seats = ("; " if venue else ", ").join(seat_label(seat) for seat in seated)
         messages.success(
             request, _("Hold cancelled. Seats %(seats)s are free again.") % {"seats": seats}
         )

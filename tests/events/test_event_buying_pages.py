@@ -238,3 +238,19 @@ def test_an_admitted_shopper_sees_the_seat_map_of_a_protected_sale_and_holds(cli
     assert "seat-input" in html and "waiting-room" not in html
     response = client.post(f"/events/{event.pk}/hold/", {"seats": ["1-1-1"], "name": "Ann"})
     assert response.url == f"/bookings/{Booking.objects.get(customer=customer).pk}/"
+
+
+def test_giving_up_an_event_hold_names_the_seats_and_frees_them(client, customer):
+    event = EventFactory()
+    booking = hold_seats(
+        customer=customer,
+        sale_id=event.sale_id,
+        fare_class="A",
+        seat_numbers=["1-1-2", "1-1-3"],
+        passenger_names=["Ann", "Ann"],
+    )
+    response = client.post(f"/bookings/{booking.pk}/cancel-hold/")
+    assert _messages(response) == (
+        "Hold cancelled. Seats Stalls, row 1, seat 2; Stalls, row 1, seat 3 are free again."
+    )
+    _nothing_held(event)
