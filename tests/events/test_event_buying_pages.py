@@ -253,4 +253,5 @@ def test_giving_up_an_event_hold_names_the_seats_and_frees_them(client, customer
     assert _messages(response) == (
         "Hold cancelled. Seats Stalls, row 1, seat 2; Stalls, row 1, seat 3 are free again."
     )
-    _nothing_held(event)
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
+    assert not Seat.objects.filter(sale_id=event.sale_id, status=SeatStatus.HELD).exists()
