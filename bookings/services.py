@@ -146,7 +146,7 @@ def check_sale_open(sale: Sale, now: datetime) -> None:
         raise FlightNotBookable(seller.closed_detail(sale), texts=seller.texts)
 
 
-def _raise_for_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
+def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
     texts = catalogue.texts_of_sale(sale_id)
     if texts is None:
         raise FlightNotFound(gettext("There is no sale %(id)s.") % {"id": sale_id})
@@ -292,11 +292,11 @@ def hold_seats(
         if len(seats) != len(seat_nos):
             texts = catalogue.texts_of_sale(sale_id)
             if texts is None:
-                _raise_for_missing_sale_or_class(sale_id, fare_class)
+                raise_missing_sale_or_class(sale_id, fare_class)
             raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats}, texts=texts)
         check_sale_open(seats[0].sale, now)
         if seats[0].fare_price is None:
-            _raise_for_missing_sale_or_class(sale_id, fare_class)
+            raise_missing_sale_or_class(sale_id, fare_class)
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
             raise SeatWrongCabin(wrong_cabin, fare_class)
@@ -410,7 +410,7 @@ def _hold_units(
             .first()
         )
         if inventory is None:
-            _raise_for_missing_sale_or_class(sale_id, fare_class)
+            raise_missing_sale_or_class(sale_id, fare_class)
         check_sale_open(inventory.sale, now)
         booking = create_held_booking(
             customer_id=customer.pk,

@@ -14,12 +14,14 @@ from decimal import Decimal
 from typing import IO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings.errors import HoldExpired, InvalidBookingState
 from bookings.inventory import open_sale
-from bookings.models import SaleKind
+from bookings.models import LIVE_STATUSES, Booking, SaleKind
 from events import plans
 from events.errors import (
     EventNotEditable,
@@ -41,6 +43,9 @@ from events.models import (
 )
 from events.sale_plan import sale_plan
 from events.selectors import unpriced_places
+from payments.errors import BookingAlreadyCancelled
+from payments.services import cancel_booking
+from waitroom.services import close_departed_waitlists
 
 MAX_CSV_BYTES = 5 * 1024 * 1024
 
@@ -366,18 +371,56 @@ def _open_sale(event: Event) -> None:
     event.sale = sale
 
 
-def cancel_event(*, event_id: int) -> bool:
-    """Cancel a draft or published event; False when it was already cancelled.  A finished
-    event cannot be cancelled.  (Events sell no tickets yet: once the sale engine sells them,
-    cancelling refunds every booking through payments.)"""
+@dataclass(frozen=True)
+class EventCancellation:
+    changed: bool  # False: it was already cancelled (this call only finished the work)
+    bookings_cancelled: int
+    refunds: int
+    waitlist_closed: int
+
+    def __bool__(self) -> bool:
+        return self.changed
+
+
+def cancel_event(
+    *, event_id: int, cancelled_by: AbstractBaseUser | None = None
+) -> EventCancellation:
+    """Cancel a draft or published event and give everyone their money back.  A finished
+    event cannot be cancelled.
+
+    1. The event becomes CANCELLED (its own transaction): from then on its sale is closed
+       (`events.rules.is_open`), so no hold, payment or waitlist place can start, and a
+       payment arriving later is refunded in full (payments' late-payment rule).
+    2. Every live booking is cancelled through `payments.services.cancel_booking`, one
+       booking per transaction in the one lock order (booking, payment, seats, inventory):
+       HELD ones are released, CONFIRMED ones refunded in full (the refund policy gives 100%
+       for a called-off sale), the refund sent after commit; the e-mails go through the
+       outbox (`booking.cancelled`, `refund.issued`).  A booking the customer cancels or
+       lets expire meanwhile is simply skipped.
+    3. The sale's waitlist is closed.
+
+    Idempotent: calling it again (e.g. after a crash between bookings) finishes what is
+    left and reports `changed=False`; it is falsy then, as the old boolean answer was.
+    `cancelled_by` (staff) is recorded on the refunds as who approved them."""
     with transaction.atomic():
         event = _lock_event(event_id)
-        if event.status == EventStatus.CANCELLED:
-            return False
+        changed = event.status != EventStatus.CANCELLED
         if event.status == EventStatus.FINISHED:
             raise EventNotEditable(f"{event.name} has already taken place.")
-        _set_status(event, EventStatus.CANCELLED)
-        return True
+        if changed:
+            _set_status(event, EventStatus.CANCELLED)
+    cancelled = refunds = 0
+    if event.sale_id is not None:
+        live = Booking.objects.filter(sale_id=event.sale_id, status__in=LIVE_STATUSES)
+        for booking_id in live.order_by("id").values_list("pk", flat=True):
+            try:
+                result = cancel_booking(customer=cancelled_by, booking_id=booking_id, by_staff=True)
+            except (BookingAlreadyCancelled, HoldExpired, InvalidBookingState):
+                continue  # closed meanwhile by its customer or the sweep
+            cancelled += 1
+            refunds += result.refund is not None
+    closed = close_departed_waitlists() if event.sale_id is not None else 0
+    return EventCancellation(changed, cancelled, refunds, closed)
 
 
 def _lock_event(event_id: int) -> Event:

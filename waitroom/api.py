@@ -1,4 +1,7 @@
-"""The waitlist over REST: join, look up your place, leave.  Thin: validate, call a service."""
+"""The waitlist over REST: join, look up your place, leave.  Thin: validate, call a service.
+
+One waitlist (per sale and inventory class), two doors: `/api/flights/{id}/waitlist` by fare
+class and `/api/events/{id}/waitlist` by price category (or standing area)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bookings.models import SaleKind
+from bookings.selectors import sale_id_of
 from config.api.openapi import problems
 from flights.models import FareClass
 from waitroom import selectors, services
@@ -111,3 +116,90 @@ class WaitlistApi(APIView):
             fare_class=fare_class_from(request),
         )
         return Response(EntrySerializer(entry).data)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+class EventJoinSerializer(serializers.Serializer):
+    category = serializers.CharField(
+        max_length=10, help_text="Price category (A) or standing area (GA-3) that is sold out."
+    )
+    party_size = serializers.IntegerField(min_value=1, max_value=9)
+
+
+class CategoryQuerySerializer(serializers.Serializer):
+    def get_fields(self):
+        return {"category": serializers.CharField(max_length=10)}
+
+
+class EventEntrySerializer(EntrySerializer):
+    flight_id = None
+    event_id = serializers.IntegerField(source="sale.event.id")
+    fare_class = serializers.CharField(help_text="The price category or standing area.")
+
+
+CATEGORY_PARAM = OpenApiParameter(
+    "category", str, required=True, description="Price category or standing area, e.g. A."
+)
+
+
+def _category_from(request) -> str:
+    query = CategoryQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data["category"].strip().upper()
+
+
+class EventWaitlistApi(APIView):
+    """The same waitlist as the flights', for an event's sold-out category."""
+
+    @extend_schema(
+        operation_id="event_waitlist_status",
+        parameters=[CATEGORY_PARAM],
+        responses={200: EventEntrySerializer, **problems(400, 401, 404)},
+        tags=["waitlist"],
+    )
+    def get(self, request, event_id: int):
+        entry = selectors.active_entry(
+            customer=request.user,
+            sale_id=sale_id_of(SaleKind.EVENT, event_id),
+            fare_class=_category_from(request),
+        )
+        if entry is None:
+            raise NotWaiting("You are not on this waitlist.")
+        return Response(EventEntrySerializer(entry).data)
+
+    @extend_schema(
+        operation_id="event_waitlist_join",
+        request=EventJoinSerializer,
+        responses={201: EventEntrySerializer, **problems(400, 401, 404, 409, 429)},
+        tags=["waitlist"],
+        description=(
+            "Join the waitlist of a sold-out price category or standing area (409 while "
+            "places are available). Freed places are offered in order as a hold to pay."
+        ),
+    )
+    def post(self, request, event_id: int):
+        data = EventJoinSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry = services.join_waitlist(
+            customer=request.user,
+            sale_id=sale_id_of(SaleKind.EVENT, event_id),
+            fare_class=data.validated_data["category"].strip().upper(),
+            party_size=data.validated_data["party_size"],
+        )
+        return Response(EventEntrySerializer(entry).data, status=201)
+
+    @extend_schema(
+        operation_id="event_waitlist_leave",
+        parameters=[CATEGORY_PARAM],
+        responses={200: EventEntrySerializer, **problems(400, 401, 404)},
+        tags=["waitlist"],
+    )
+    def delete(self, request, event_id: int):
+        entry = services.leave_waitlist(
+            customer=request.user,
+            sale_id=sale_id_of(SaleKind.EVENT, event_id),
+            fare_class=_category_from(request),
+        )
+        return Response(EventEntrySerializer(entry).data)

@@ -24,12 +24,11 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings import services as engine
-from bookings.errors import FareClassNotFound, FlightNotFound
+from bookings.errors import FareClassNotFound
 from bookings.live import announce_seats_on_commit
 from bookings.models import (
     Booking,
     Inventory,
-    Sale,
     Seat,
     SeatStatus,
 )
@@ -67,9 +66,7 @@ def join_waitlist(
         .first()
     )
     if inventory is None:
-        if not Sale.objects.filter(pk=sale_id).exists():
-            raise FlightNotFound(f"There is no flight {sale_id}.")
-        raise FareClassNotFound(f"Flight {sale_id} does not sell {fare_class}.")
+        engine.raise_missing_sale_or_class(sale_id, fare_class)
     engine.check_sale_open(inventory.sale, now)
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
@@ -105,7 +102,7 @@ def leave_waitlist(*, customer: AbstractBaseUser, sale_id: int, fare_class: str)
             .first()
         )
         if entry is None:
-            raise NotWaiting("You are not waiting on this flight.")
+            raise NotWaiting("You are not waiting on this waitlist.")
         WaitlistEntry.objects.filter(pk=entry.pk, status=WaitlistStatus.WAITING).update(
             status=WaitlistStatus.LEFT, closed_at=now
         )

@@ -46,6 +46,10 @@ OPERATIONS = {
     ("/api/flights/{flight_id}/waitlist", "get"),
     ("/api/flights/{flight_id}/waitlist", "post"),
     ("/api/flights/{flight_id}/waitlist", "delete"),
+    ("/api/events/{event_id}/seats", "get"),
+    ("/api/events/{event_id}/waitlist", "get"),
+    ("/api/events/{event_id}/waitlist", "post"),
+    ("/api/events/{event_id}/waitlist", "delete"),
 }
 
 
@@ -87,9 +91,16 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "seats": ["12A", "12B"],
     }
     schemas = openapi["components"]["schemas"]
-    assert {"flightId", "customerId", "fareClass", "seats", "passengers", "passengerNames"} == set(
-        schemas["BookingCreateRequest"]["properties"]
-    )
+    assert {
+        "flightId",
+        "eventId",
+        "customerId",
+        "fareClass",
+        "category",
+        "seats",
+        "passengers",
+        "passengerNames",
+    } == set(schemas["BookingCreateRequest"]["properties"])
     assert {"bookingId", "expiresAt", "amount", "currency", "seats", "status"} <= set(
         schemas["Booking"]["properties"]
     )

@@ -174,8 +174,8 @@ def test_on_sale_needs_every_place_priced():
 
 def test_cancel_event_is_idempotent_and_final():
     event = EventFactory()
-    assert cancel_event(event_id=event.pk) is True
-    assert cancel_event(event_id=event.pk) is False
+    assert cancel_event(event_id=event.pk).changed is True
+    assert cancel_event(event_id=event.pk).changed is False
     event.refresh_from_db()
     assert event.status == EventStatus.CANCELLED and event.status_changed_at
     with pytest.raises(EventNotEditable):
