@@ -440,6 +440,7 @@ SPECTACULAR_SETTINGS = {
         "EventCategoryEnum": "events.models.EventCategory",
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "TicketStatusEnum": "bookings.models.TicketStatus",
+        "WaitlistStatusEnum": "waitroom.models.WaitlistStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -5,8 +5,8 @@ event goes on sale; docs/events.md, "Selling").
   from 1.  The plan of a venue with events can no longer change (`VenuePlanInUse`), so the
   code is stable; the snapshot keeps it even so.
 * A seat's engine number is `<section code>-<row>-<number>` ("2-F-12"): unique per sale,
-  at most 16 characters, and sorted as text by the one lock order.  The engine seat also
-  keeps the section's name, the row as printed and the seat number.
+  at most 16 characters, and sorted as text by the one lock order (docs/architecture.md).
+  The engine seat also keeps the section's name, the row as printed and the seat number.
 * Seats are sold in one inventory class per price category, coded like the category ("A").
 * Each standing area is its own class `GA-<section code>` ("GA-3"), sold by count like
   the seatless units of a flight, at the price of its category; never overbooked.  (A

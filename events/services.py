@@ -392,7 +392,7 @@ def cancel_event(
        (`events.rules.is_open`), so no hold, payment or waitlist place can start, and a
        payment arriving later is refunded in full (payments' late-payment rule).
     2. Every live booking is cancelled through `payments.services.cancel_booking`, one
-       booking per transaction in the one lock order (booking, payment, seats, inventory):
+       booking per transaction in the one lock order (docs/architecture.md, "Lock order"):
        HELD ones are released, CONFIRMED ones refunded in full (the refund policy gives 100%
        for a called-off sale), the refund sent after commit; the e-mails go through the
        outbox (`booking.cancelled`, `refund.issued`).  A booking the customer cancels or
