@@ -144,6 +144,11 @@ class Catalogue(Protocol):
         now)."""
         ...
 
+    def describe_class(self, sale: Sale, code: str) -> str:
+        """What inventory class `code` of `sale` is, for people: "Economy", "Category A —
+        Front stalls", "Standing — Floor".  Pages and tickets show it."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 
@@ -255,6 +260,10 @@ def owner_item(sale: Sale) -> tuple[str, Any] | None:
     owner = for_sale(sale).owner
     item = getattr(sale, owner, None) if owner else None
     return (owner, item) if owner and item is not None else None
+
+
+def describe_class(sale: Sale, code: str) -> str:
+    return for_sale(sale).describe_class(sale, code)
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:

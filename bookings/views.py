@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from bookings import catalogue, selectors, services
 from bookings.forms import HoldForm
 from bookings.models import Booking, BookingStatus, SaleKind, Ticket
+from bookings.templatetags.sales import seat_label
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
@@ -69,14 +70,7 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     )
     if not request.user.is_authenticated:
         return redirect_to_login(picker)
-    # The same per-user budget as POST /api/bookings: two doors, one limit.
-    throttle = HoldsThrottle()
-    if not throttle.allow_request(request, None):
-        messages.error(
-            request,
-            _("Too many holds in a short time. Please try again in %(seconds)d seconds.")
-            % {"seconds": ceil(throttle.wait() or 1)},
-        )
+    if holds_throttled(request):
         return redirect(picker)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
@@ -101,30 +95,55 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     return redirect("bookings:detail", booking_id=booking_id)
 
 
+def holds_throttled(request: HttpRequest) -> bool:
+    """The same per-user budget as POST /api/bookings, for every picker page (flights,
+    events): many doors, one limit.  True (with a message) when this hold must wait."""
+    throttle = HoldsThrottle()
+    if throttle.allow_request(request, None):
+        return False
+    messages.error(
+        request,
+        _("Too many holds in a short time. Please try again in %(seconds)d seconds.")
+        % {"seconds": ceil(throttle.wait() or 1)},
+    )
+    return True
+
+
 # How long a second submission of the same form waits for the first to finish.
 SAME_FORM_WAIT_SECONDS = 10
 
 
 def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
-    """Hold the picked seats, once per drawing of the form: a double click or a resubmit
-    lands on the booking the first submission made."""
     data = form.cleaned_data
-
-    def hold() -> Booking:
-        return services.hold_seats(
+    return hold_once(
+        request,
+        key=data.get("idempotency_key"),
+        asked={
+            "flight": flight_id,
+            "fare": data["fare_class"],
+            "seats": form.seats,
+            "names": form.names,
+        },
+        hold=lambda: services.hold_seats(
             customer=request.user,
             sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
             passenger_names=form.names,
-        )
+        ),
+    )
 
-    key = clean_key(data.get("idempotency_key"), required=False)
+
+def hold_once(
+    request: HttpRequest, *, key: str | None, asked: dict, hold: Callable[[], Booking]
+) -> int:
+    """Run `hold` once per drawing of a hold form (every picker's page): a double click or a
+    resubmit of the same drawing (same `key`, same `asked`) lands on the booking the first
+    submission made.  Returns the booking's id; domain errors of `hold` are raised."""
+    key = clean_key(key, required=False)
     if key is None:
         return hold().pk
-    asked = fingerprint(
-        {"flight": flight_id, "fare": data["fare_class"], "seats": form.seats, "names": form.names}
-    )
+    asked_fingerprint = fingerprint(asked)
     deadline = time.monotonic() + SAME_FORM_WAIT_SECONDS
     while True:
         try:
@@ -132,7 +151,7 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
                 customer=request.user,
                 scope="page-hold",
                 key=key,
-                request_fingerprint=asked,
+                request_fingerprint=asked_fingerprint,
                 write=hold,
                 answer=lambda booking: (201, {"booking_id": booking.pk}),
             )
@@ -211,16 +230,21 @@ def _page_state(booking: Booking, now) -> dict:
     }
 
 
+def _with_sale(bookings):
+    """Bookings with their sale and its catalogue item (a flight with its airports, an
+    event), so the pages name them without a query per booking."""
+    return bookings.select_related(
+        "sale__flight__origin", "sale__flight__destination", *catalogue.owner_paths("sale__")
+    )
+
+
 @login_required
 def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page while HELD (countdown, pay), the confirmation once CONFIRMED."""
-    booking = get_object_or_404(
-        Booking.objects.select_related("sale__flight__origin", "sale__flight__destination"),
-        pk=booking_id,
-        customer=request.user,
-    )
+    booking = get_object_or_404(_with_sale(Booking.objects), pk=booking_id, customer=request.user)
     now = timezone.now()
     passengers = list(booking.passengers.select_related("seat").order_by("seat__seat_no", "id"))
+    flight = booking.sale.flight if booking.sale.kind == SaleKind.FLIGHT else None
     return render(
         request,
         "bookings/detail.html",
@@ -229,12 +253,10 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "passengers": passengers,
             "names_missing": any(not p.full_name for p in passengers),
             "now": now,
-            "departure_local": local_time(
-                booking.sale.flight.departure_at, booking.sale.flight.origin.time_zone
-            ),
-            "arrival_local": local_time(
-                booking.sale.flight.arrival_at, booking.sale.flight.destination.time_zone
-            ),
+            # A flight's own line (origin, destination, local times); other sales are
+            # described by their catalogue (the `sale_summary` tag).
+            "departure_local": flight and local_time(flight.departure_at, flight.origin.time_zone),
+            "arrival_local": flight and local_time(flight.arrival_at, flight.destination.time_zone),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
             **_page_state(booking, now),
@@ -253,15 +275,17 @@ def booking_progress(request: HttpRequest, booking_id: int) -> JsonResponse:
 @login_required
 def my_bookings(request: HttpRequest) -> HttpResponse:
     bookings = list(
-        Booking.objects.filter(customer=request.user)
-        .select_related("sale__flight__origin", "sale__flight__destination")
+        _with_sale(Booking.objects.filter(customer=request.user))
         .prefetch_related("passengers__seat")
         .order_by("-created_at")
     )
     now = timezone.now()
     for b in bookings:
         b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
-        b.departure_local = local_time(b.sale.flight.departure_at, b.sale.flight.origin.time_zone)
+        if b.sale.kind == SaleKind.FLIGHT:
+            b.departure_local = local_time(
+                b.sale.flight.departure_at, b.sale.flight.origin.time_zone
+            )
     waitlist = waitlist_selectors.waitlist_of(customer=request.user)
     return render(
         request,
@@ -282,9 +306,10 @@ def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
     except DomainError as error:
         show_domain_error(request, error)
     else:
-        seats = ", ".join(
-            p.seat.seat_no for p in booking.passengers.select_related("seat") if p.seat
-        )
+        seated = [p.seat for p in booking.passengers.select_related("seat") if p.seat]
+        # Venue seats are said with commas ("Stalls, row 3, seat 7"): list those with ";".
+        venue = any(seat.number is not None for seat in seated)
+        seats = ("; " if venue else ", ").join(seat_label(seat) for seat in seated)
         messages.success(
             request, _("Hold cancelled. Seats %(seats)s are free again.") % {"seats": seats}
         )

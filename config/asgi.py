@@ -39,6 +39,7 @@ else:
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.ws_origin import SameOriginValidator  # noqa: E402
+from events.routing import websocket_urlpatterns as event_seat_map_routes  # noqa: E402
 from flights.routing import websocket_urlpatterns as seat_map_routes  # noqa: E402
 from waitroom.routing import websocket_urlpatterns as waiting_room_routes  # noqa: E402
 
@@ -46,6 +47,8 @@ application = ProtocolTypeRouter(
     {
         "http": http_application,
         # Pages of other sites are refused before any consumer code runs (config/ws_origin.py).
-        "websocket": SameOriginValidator(URLRouter(seat_map_routes + waiting_room_routes)),
+        "websocket": SameOriginValidator(
+            URLRouter(seat_map_routes + event_seat_map_routes + waiting_room_routes)
+        ),
     }
 )

@@ -19,8 +19,8 @@ from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
 from bookings.models import Sale, Ticket
 from events import rules, tickets
 from events.errors import EventNotFound
-from events.models import Event, EventStatus
-from events.sale_plan import SEAT_NO_PATTERN
+from events.models import Event, EventStatus, PriceCategory
+from events.sale_plan import SEAT_NO_PATTERN, is_standing_class, standing_sections
 
 
 class EventCatalogue:
@@ -79,6 +79,16 @@ class EventCatalogue:
 
     def sale_id_for(self, ref: int) -> int | None:
         return Event.objects.filter(pk=ref).values_list("sale_id", flat=True).first()
+
+    def describe_class(self, sale: Sale, code: str) -> str:
+        event = sale.event
+        if is_standing_class(code):
+            section = standing_sections(event=event).get(code)
+            return gettext("Standing — %(area)s") % {"area": section.name if section else code}
+        category = PriceCategory.objects.filter(event=event, code=code).first()
+        if category is None:
+            return code
+        return gettext("Category %(code)s — %(name)s") % {"code": code, "name": category.name}
 
     def describe(self, sale: Sale) -> SaleSummary:
         event = sale.event

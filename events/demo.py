@@ -21,6 +21,8 @@ from events.services import (
     open_missing_sale,
     put_event_on_sale,
 )
+from waitroom.models import ProtectedSale, SaleKind
+from waitroom.room import protect_sale
 
 CONCERT_HALL = """
 stage: top
@@ -38,6 +40,15 @@ Standing Infield: capacity 1500
 
 
 @dataclass(frozen=True)
+class DemoQueue:
+    """The waiting room in front of a flash sale: admission rate and most shoppers inside."""
+
+    admit_per_minute: int = 60
+    max_inside: int = 200
+    stay_seconds: int = 600
+
+
+@dataclass(frozen=True)
 class DemoEvent:
     name: str
     venue: str
@@ -48,6 +59,7 @@ class DemoEvent:
     prices: tuple[PriceCategorySpec, ...]
     rules: tuple[AssignmentSpec, ...]
     description: str = ""
+    queue: DemoQueue | None = None  # behind the waiting room
 
 
 HALL_PRICES = (
@@ -132,6 +144,7 @@ EVENTS = [
         ARENA_PRICES,
         ARENA_RULES,
         "The opening night. Tickets go on sale soon; expect a queue.",
+        DemoQueue(),
     ),
 ]
 
@@ -159,25 +172,47 @@ def load_event_demo(*, today: date | None = None) -> EventDemoResult:
             venues[name] = venue
         for spec in EVENTS:
             venue = venues[spec.venue]
-            existing = Event.objects.filter(venue=venue, name=spec.name).first()
-            if existing is not None:
+            event = Event.objects.filter(venue=venue, name=spec.name).first()
+            if event is not None:
                 # Loaded before events were sold: open its sale now.
-                open_missing_sale(event_id=existing.pk)
-                continue
-            zone = ZoneInfo(venue.time_zone)
-            starts = datetime.combine(today + timedelta(days=spec.in_days), spec.at, zone)
-            event = create_event(
-                venue=venue,
-                name=spec.name,
-                category=spec.category,
-                starts_at=starts,
-                on_sale_at=now + spec.sale_opens_in,
-                price_categories=spec.prices,
-                description=spec.description,
-            )
-            assign_categories(event_id=event.pk, assignments=spec.rules)
-            put_event_on_sale(event_id=event.pk)
-            created += 1
+                open_missing_sale(event_id=event.pk)
+            else:
+                event = _create(spec, venue=venue, today=today, now=now)
+                created += 1
+            if spec.queue:
+                _protect(event_id=event.pk, queue=spec.queue)
     return EventDemoResult(
         venues=len(venues), events_created=created, events_total=Event.objects.count()
+    )
+
+
+def _create(spec: DemoEvent, *, venue: Venue, today: date, now: datetime) -> Event:
+    zone = ZoneInfo(venue.time_zone)
+    starts = datetime.combine(today + timedelta(days=spec.in_days), spec.at, zone)
+    event = create_event(
+        venue=venue,
+        name=spec.name,
+        category=spec.category,
+        starts_at=starts,
+        on_sale_at=now + spec.sale_opens_in,
+        price_categories=spec.prices,
+        description=spec.description,
+    )
+    assign_categories(event_id=event.pk, assignments=spec.rules)
+    put_event_on_sale(event_id=event.pk)
+    return event
+
+
+def _protect(*, event_id: int, queue: DemoQueue) -> None:
+    """The event's sale behind the waiting room, opening with the sale (once)."""
+    event = Event.objects.get(pk=event_id)
+    if event.sale_id is None or ProtectedSale.objects.filter(sale_id=event.sale_id).exists():
+        return
+    protect_sale(
+        sale_id=event.sale_id,
+        kind=SaleKind.EVENT,
+        opens_at=event.on_sale_at,
+        admit_per_minute=queue.admit_per_minute,
+        max_inside=queue.max_inside,
+        stay_seconds=queue.stay_seconds,
     )

@@ -1,14 +1,27 @@
-"""Customer pages for finding an event and reading about it.  Reads only."""
+"""Customer pages for finding an event and buying tickets: the list, the event with its seat
+picker, holds of seats and standing places, and the waitlist of a sold-out class.  Thin:
+every write is a service of the sale engine (holds) or the waitlist, and every domain error
+becomes a message on the event's page."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext
-from django.views.decorators.http import require_GET
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
 
-from events import selectors
-from events.forms import EventSearchForm
-from events.models import Event
+from bookings import services
+from bookings.views import hold_once, holds_throttled, show_domain_error
+from events import picker, selectors
+from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
+from events.models import Event, EventStatus
+from kernel.errors import DomainError
+from waitroom import selectors as waitlist_selectors
+from waitroom import services as waitlist_services
+from waitroom.errors import WaitingRoomRequired
+from waitroom.gate import require_admission
 
 
 @require_GET
@@ -35,8 +48,203 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     event = selectors.event_detail(event_id=event_id)
     if event is None:
         raise Http404(gettext("No such event."))
-    plan = selectors.seat_plan(event=get_object_or_404(Event, pk=event_id))
-    return render(request, "events/detail.html", {"event": event, "plan": plan})
+    row = get_object_or_404(Event.objects.select_related("venue"), pk=event_id)
+    queue_url = _queue_url(request, row)
+    buying = None
+    if event["sale_open"] and not queue_url:
+        buying = picker.seat_picker(event=row)
+    return render(
+        request,
+        "events/detail.html",
+        {
+            "event": event,
+            # The drawing without availability while the sale is not open.
+            "plan": None if buying else selectors.seat_plan(event=row),
+            "picker": buying,
+            "queue_url": queue_url,
+        },
+    )
+
+
+# --- buying: hold seats or standing places, join a waitlist ------------------------------------
+
+
+def _sold_event(event_id: int) -> Event:
+    """An event whose sale the engine runs (published once, so it has one), or 404."""
+    return get_object_or_404(
+        Event.objects.select_related("venue").exclude(status=EventStatus.DRAFT),
+        pk=event_id,
+        sale__isnull=False,
+    )
+
+
+def _queue_url(request: HttpRequest, event: Event) -> str | None:
+    """The waiting room's page when the event's sale is behind one and this customer has not
+    been let in (no live admission token): the page then sends them there instead of drawing
+    the seat map.  None for a sale without a waiting room, or a shopper admitted."""
+    if event.sale_id is None or event.status != EventStatus.ON_SALE:
+        return None
+    try:
+        require_admission(request=request, customer_id=request.user.pk, sale_id=event.sale_id)
+    except WaitingRoomRequired as error:
+        return error.extra["queueUrl"]
+    return None
+
+
+def _gate(request: HttpRequest, event: Event) -> HttpResponse | None:
+    """The waiting room in front of a protected sale: None to go on, else where to go."""
+    try:
+        require_admission(request=request, customer_id=request.user.pk, sale_id=event.sale_id)
+    except WaitingRoomRequired as error:
+        show_domain_error(request, error)
+        return redirect(error.extra["queueUrl"])
+    return None
+
+
+@require_POST
+def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
+    """The picker's form: hold the picked seats (one price category) for the customer."""
+    back = reverse("events:detail", args=[event_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(back)
+    event = _sold_event(event_id)
+    if holds_throttled(request):
+        return redirect(back)
+    form = SeatHoldForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _all_errors(form))
+        return redirect(back)
+    gate = _gate(request, event)
+    if gate:
+        return gate
+    seats, name = form.seats, form.cleaned_data["name"]
+    category = form.cleaned_data["category"] or picker.category_of_seats(
+        event=event, seat_numbers=seats
+    )
+    if category is None:
+        messages.error(
+            request,
+            gettext(
+                "One booking holds seats of one price category: hold the seats of each "
+                "category separately."
+            ),
+        )
+        return redirect(back)
+    try:
+        booking_id = hold_once(
+            request,
+            key=form.cleaned_data["idempotency_key"],
+            asked={"event": event.pk, "category": category, "seats": seats, "name": name},
+            hold=lambda: services.hold_seats(
+                customer=request.user,
+                sale_id=event.sale_id,
+                fare_class=category,
+                seat_numbers=seats,
+                passenger_names=[name] * len(seats),
+            ),
+        )
+    except DomainError as error:
+        show_domain_error(request, error)
+        return redirect(back)
+    return redirect("bookings:detail", booking_id=booking_id)
+
+
+@require_POST
+def hold_standing(request: HttpRequest, event_id: int) -> HttpResponse:
+    """A standing area's form: hold a number of places, sold by count."""
+    back = reverse("events:detail", args=[event_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(back)
+    event = _sold_event(event_id)
+    if holds_throttled(request):
+        return redirect(back)
+    form = StandingHoldForm(request.POST, areas=picker.standing_classes(event=event))
+    if not form.is_valid():
+        messages.error(request, _all_errors(form))
+        return redirect(back)
+    gate = _gate(request, event)
+    if gate:
+        return gate
+    area, quantity, name = (form.cleaned_data[k] for k in ("area", "quantity", "name"))
+    try:
+        booking_id = hold_once(
+            request,
+            key=form.cleaned_data["idempotency_key"],
+            asked={"event": event.pk, "area": area, "quantity": quantity, "name": name},
+            hold=lambda: services.hold_seatless(
+                customer=request.user,
+                sale_id=event.sale_id,
+                fare_class=area,
+                passengers=quantity,
+                passenger_names=[name] * quantity,
+            ),
+        )
+    except DomainError as error:
+        show_domain_error(request, error)
+        return redirect(back)
+    return redirect("bookings:detail", booking_id=booking_id)
+
+
+@require_POST
+def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
+    back = reverse("events:detail", args=[event_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(back)
+    event = _sold_event(event_id)
+    form = WaitlistForm(request.POST, classes=picker.class_codes(event=event))
+    if not form.is_valid():
+        messages.error(request, gettext("Could not join the waitlist.") + " " + _all_errors(form))
+        return redirect(back)
+    try:
+        entry = waitlist_services.join_waitlist(
+            customer=request.user,
+            sale_id=event.sale_id,
+            fare_class=form.cleaned_data["fare_class"],
+            party_size=form.cleaned_data["party_size"],
+        )
+    except DomainError as error:
+        show_domain_error(request, error)
+        return redirect(back)
+    messages.success(
+        request,
+        gettext(
+            "You are number %(position)d on the waitlist. When tickets free up we hold them "
+            "for you and tell you by e-mail."
+        )
+        % {"position": waitlist_selectors.waitlist_position(entry=entry)},
+    )
+    return redirect(reverse("bookings:mine") + "#waitlist")
+
+
+@require_POST
+def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
+    mine = reverse("bookings:mine")
+    if not request.user.is_authenticated:
+        return redirect_to_login(mine)
+    event = _sold_event(event_id)
+    form = WaitlistForm(request.POST, classes=picker.class_codes(event=event), leaving=True)
+    if not form.is_valid():
+        messages.error(request, gettext("Could not leave the waitlist.") + " " + _all_errors(form))
+        return redirect(mine)
+    try:
+        waitlist_services.leave_waitlist(
+            customer=request.user, sale_id=event.sale_id, fare_class=form.cleaned_data["fare_class"]
+        )
+    except DomainError as error:
+        show_domain_error(request, error)
+    else:
+        messages.success(request, gettext("You have left the waitlist."))
+    return redirect(mine + "#waitlist")
+
+
+@never_cache
+@require_GET
+def seat_map_snapshot(request: HttpRequest, event_id: int) -> JsonResponse:
+    return JsonResponse(picker.seat_map_snapshot(event=_sold_event(event_id)))
+
+
+def _all_errors(form) -> str:
+    return " ".join(str(e) for errors in form.errors.values() for e in errors)
 
 
 def _first_errors(form) -> str:

@@ -70,6 +70,9 @@ class FlightCatalogue:
     def sale_id_for(self, ref: int) -> int | None:
         return sale_id_of_flight(ref)
 
+    def describe_class(self, sale: Sale, code: str) -> str:
+        return self.class_label(code) or code
+
     def describe(self, sale: Sale) -> SaleSummary:
         flight = sale.flight
         return SaleSummary(

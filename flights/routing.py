@@ -1,7 +1,8 @@
 from django.urls import path
 
-from flights.consumers import SeatMapConsumer
+from bookings.consumers import SeatMapConsumer
+from bookings.models import SaleKind
 
 websocket_urlpatterns = [
-    path("ws/flights/<int:flight_id>/seats/", SeatMapConsumer.as_asgi()),
+    path("ws/flights/<int:ref>/seats/", SeatMapConsumer.as_asgi(kind=SaleKind.FLIGHT)),
 ]

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 from django.views.decorators.http import require_http_methods, require_POST
 
+from bookings import catalogue
 from bookings.models import Booking
 from kernel.errors import DomainError
 from languages.formatting import format_money
@@ -104,7 +105,9 @@ class SandboxCheckoutView(View):
 def _owned_booking(request: HttpRequest, booking_id: int) -> Booking:
     """404 for a booking that is not the customer's: nobody learns that it exists."""
     return get_object_or_404(
-        Booking.objects.select_related("sale__flight"), pk=booking_id, customer=request.user
+        Booking.objects.select_related("sale", *catalogue.owner_paths("sale__")),
+        pk=booking_id,
+        customer=request.user,
     )
 
 

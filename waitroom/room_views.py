@@ -14,20 +14,32 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from bookings import catalogue
 from config.problems import domain_error_response
 from kernel.errors import DomainError
 from waitroom import room, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import JoinForm
 from waitroom.gate import cookie_name
-from waitroom.models import ProtectedSale
+from waitroom.models import ProtectedSale, SaleKind
 from waitroom.room_api import client_address
 
 
 def _sale(sale_id: int) -> ProtectedSale:
     return get_object_or_404(
-        ProtectedSale.objects.select_related("flight__origin", "flight__destination"), pk=sale_id
+        ProtectedSale.objects.select_related(
+            "flight__origin", "flight__destination", "sale", *catalogue.owner_paths("sale__")
+        ),
+        pk=sale_id,
     )
+
+
+def _shop_url(sale: ProtectedSale) -> str:
+    """Where an admitted shopper goes: the seat picker of what the waiting room guards."""
+    if sale.kind == SaleKind.EVENT:
+        return reverse("events:detail", args=[sale.sale.event.pk])
+    picker = reverse("flights:seat_picker", args=[sale.flight_id])
+    return picker + "?" + urlencode({"fare": "ECONOMY", "passengers": 1})
 
 
 @require_GET
@@ -91,8 +103,7 @@ def enter(request: HttpRequest, sale_id: int) -> HttpResponse:
     if status["status"] != "ADMITTED":
         messages.error(request, _("It is not your turn yet: please keep your place in the queue."))
         return redirect("waitroom:queue", sale_id=sale_id)
-    picker = reverse("flights:seat_picker", args=[sale.flight_id])
-    response = redirect(picker + "?" + urlencode({"fare": "ECONOMY", "passengers": 1}))
+    response = redirect(_shop_url(sale))
     response.set_cookie(
         cookie_name(sale.pk),
         status["token"],

@@ -209,16 +209,21 @@ def _best_seats(sale_id: int, fare_class: str, n: int) -> list[Seat]:
             ),
             skip_locked=True,
         ),
-        key=lambda s: (s.row, s.letter),
+        key=lambda s: (s.row, s.section, _place_in_row(s)),
     )
-    for _, row_seats in groupby(free, key=lambda s: s.row):
+    for _, row_seats in groupby(free, key=lambda s: (s.row, s.section)):
         row_seats = list(row_seats)
         for start in range(len(row_seats) - n + 1):
             block = row_seats[start : start + n]
-            letters = [ord(s.letter) for s in block]
-            if letters == list(range(letters[0], letters[0] + n)):
+            places = [_place_in_row(s) for s in block]
+            if places == list(range(places[0], places[0] + n)):
                 return block
     return free[:n] if len(free) >= n else []
+
+
+def _place_in_row(seat: Seat) -> int:
+    """Where a seat is along its row: a venue seat's number, a cabin seat's letter."""
+    return seat.number if seat.number is not None else ord(seat.letter)
 
 
 def close_offers(*, booking_ids: list[int], now: datetime) -> int:

@@ -1,10 +1,13 @@
 """Template helpers that ask the catalogue how to name what the engine sells."""
 
+from zoneinfo import ZoneInfo
+
 from django import template
+from django.utils.translation import gettext
 
 from bookings import catalogue
 from bookings.catalogue import TicketFace
-from bookings.models import Ticket
+from bookings.models import Booking, Sale, Seat, Ticket
 
 register = template.Library()
 
@@ -19,3 +22,43 @@ def class_label(code: str) -> str:
 def ticket_face(ticket: Ticket) -> TicketFace:
     """`{% with face=ticket|ticket_face %}`: what the ticket says, in its catalogue's words."""
     return catalogue.ticket_face(ticket)
+
+
+@register.simple_tag
+def sale_summary(sale: Sale) -> dict:
+    """`{% sale_summary booking.sale as summary %}`: the catalogue's words for the sale (title,
+    place) and its start in local time (with `zone`), for pages of any catalogue."""
+    found = catalogue.describe(sale)
+    return {
+        "title": found.title,
+        "place": found.place,
+        "starts_local": found.starts_at.astimezone(ZoneInfo(found.time_zone)),
+        "zone": found.time_zone,
+    }
+
+
+@register.filter
+def booking_class(booking: Booking) -> str:
+    """`{{ booking|booking_class }}`: its inventory class as the catalogue names it
+    ("Economy", "Category A — Front stalls", "Standing — Floor")."""
+    return catalogue.describe_class(booking.sale, booking.fare_class)
+
+
+def seat_words(*, section: str, row: str, number: int) -> str:
+    """A venue seat as people say it: "Stalls, row 3, seat 7"."""
+    return gettext("%(section)s, row %(row)s, seat %(number)s") % {
+        "section": section,
+        "row": row,
+        "number": number,
+    }
+
+
+@register.filter
+def seat_label(seat: Seat | None) -> str:
+    """`{{ passenger.seat|seat_label }}`: "12A" for a cabin seat, "Stalls, row 3, seat 7"
+    for a venue seat; "" without a seat."""
+    if seat is None:
+        return ""
+    if seat.number is None:
+        return seat.seat_no
+    return seat_words(section=seat.section, row=seat.row_label, number=seat.number)

@@ -1,9 +1,5 @@
-/* Seat picker: selection limits, keyboard moves, and the live seat map.
- *
- * Live updates arrive over a websocket as {version, seats: {"12A": "HELD"}}.  The channel
- * layer delivers at most once, so versions must follow one another: on a gap, and after every
- * (re)connect, the page reloads the snapshot, whose version says which messages it already
- * contains.  Reconnects back off exponentially with jitter.
+/* Flight seat picker: selection limits, keyboard moves, and the live seat map (the
+ * websocket and its resyncs are live-seats.js, shared with the event picker).
  */
 (function () {
   "use strict";
@@ -13,13 +9,11 @@
   var maxSeats = parseInt(form.dataset.max, 10);
   var farePrice = parseFloat(form.dataset.farePrice);
   var currency = form.dataset.currency;
-  var version = parseInt(form.dataset.version, 10) || 0;
   var inputs = Array.prototype.slice.call(form.querySelectorAll("input.seat-input"));
   var bySeat = {};
   inputs.forEach(function (input) { bySeat[input.dataset.seat] = input; });
   var selection = document.getElementById("selection");
   var notice = document.getElementById("seat-notice");
-  var liveState = document.getElementById("live-state");
 
   function isMine(input) { return input.dataset.mine === "1"; }
   function isFree(input) { return input.dataset.status !== "taken"; }
@@ -194,81 +188,7 @@
     refresh();
   }
 
-  var resyncing = false;
-  var pending = [];
-
-  function resync() {
-    if (resyncing) return;
-    resyncing = true;
-    fetch(form.dataset.snapshotUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
-      .then(function (response) {
-        if (!response.ok) throw new Error("snapshot " + response.status);
-        return response.json();
-      })
-      .then(function (snapshot) {
-        version = snapshot.version;
-        apply(snapshot.seats);
-        resyncing = false;
-        form.dataset.version = version;
-        var queued = pending.sort(function (a, b) { return a.version - b.version; });
-        pending = [];
-        queued.forEach(receive);
-      })
-      .catch(function () {
-        resyncing = false;
-        setTimeout(resync, 2000);
-      });
-  }
-
-  // A Redis restarted empty forgets which sockets listen to this flight: the socket stays
-  // open but hears nothing.  After a quiet spell, check the snapshot anyway (cheap: cached).
-  var QUIET_RESYNC_MS = 30000;
-  var lastHeard = Date.now();
-
-  function receive(message) {
-    lastHeard = Date.now();
-    if (resyncing) { pending.push(message); return; }
-    if (typeof message.version !== "number") { resync(); return; }
-    if (message.version <= version) return;  // already contained in what we show
-    if (message.version !== version + 1) { resync(); return; }  // a message was lost
-    version = message.version;
-    form.dataset.version = version;
-    apply(message.seats);
-  }
-
-  var attempts = 0;
-  function setState(state, text) {
-    liveState.dataset.state = state;
-    liveState.textContent = text;
-  }
-
-  function connect() {
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var socket = new WebSocket(scheme + location.host + form.dataset.wsPath);
-    socket.onopen = function () {
-      attempts = 0;
-      setState("live", gettext("on"));
-      resync();  // whatever happened while we were not listening
-    };
-    socket.onmessage = function (event) {
-      try { receive(JSON.parse(event.data)); } catch (e) { resync(); }
-    };
-    socket.onclose = function () {
-      attempts += 1;
-      var delay = Math.min(30000, 500 * Math.pow(2, attempts - 1)) * (0.5 + Math.random() / 2);
-      setState("reconnecting", gettext("reconnecting…"));
-      setTimeout(connect, delay);
-    };
-  }
-
-  document.getElementById("live-line").hidden = false;
   restore();
   refresh();
-  if ("WebSocket" in window && "fetch" in window) {
-    connect();
-    setInterval(function () {
-      if (Date.now() - lastHeard >= QUIET_RESYNC_MS) { lastHeard = Date.now(); resync(); }
-    }, QUIET_RESYNC_MS);
-  }
-  else setState("off", gettext("off (reload the page to see changes)"));
+  window.SeatkeeperLive.start({ form: form, apply: apply });
 })();

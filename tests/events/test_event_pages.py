@@ -73,7 +73,9 @@ def test_draft_event_page_is_404(client):
 
 
 def test_detail_page_draws_the_plan_with_category_colours_and_the_stage(client):
-    event = EventFactory(name="Symphony")
+    # Before the sale opens the plan is a drawing; once open it is the seat picker
+    # (tests/events/test_event_buying_pages.py).
+    event = EventFactory(name="Symphony", on_sale_at=timezone.now() + timedelta(days=2))
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert 'class="venue-plan stage-top" aria-hidden="true"' in html
     assert html.count('class="plan-seat') == 24 + 10 + 2  # seats, and two legend marks

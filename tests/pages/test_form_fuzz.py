@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bookings.services import hold_seats
+from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 
 # transaction=True: the pay page calls the gateway, which refuses to run inside a transaction.
@@ -129,6 +130,39 @@ FORMS = [
         {"fare_class": field("ECONOMY", "BUSINESS"), "next": field("/")},
     ),
     PageForm(
+        "event-hold",
+        "post",
+        "/events/{event}/hold/",
+        {
+            "seats": field("1-1-1", "1-1-2", "2-A-1", "1-1-1 ", "9-Z-99", "12A"),
+            "name": field("Clara Schumann"),
+            "category": field("A", "B", "", "GA-3"),
+            "idempotency_key": field("{key}"),
+        },
+    ),
+    PageForm(
+        "event-hold-standing",
+        "post",
+        "/events/{event}/hold-standing/",
+        {
+            "area": field("GA-3", "A", "GA-9"),
+            "quantity": field("1", "2", "9", "10"),
+            "name": field("Ana Lima"),
+        },
+    ),
+    PageForm(
+        "event-waitlist-join",
+        "post",
+        "/events/{event}/waitlist/join/",
+        {"fare_class": field("A", "B", "GA-3"), "party_size": field("1", "2", "9", "10")},
+    ),
+    PageForm(
+        "event-waitlist-leave",
+        "post",
+        "/events/{event}/waitlist/leave/",
+        {"fare_class": field("A", "GA-3")},
+    ),
+    PageForm(
         "login",
         "post",
         "/accounts/login/",
@@ -187,6 +221,7 @@ def world(settings, db):
     clients["staff"].force_login(StaffFactory())
     values = {
         "flight": flight.pk,
+        "event": EventFactory().pk,
         "booking": booking.pk,
         "other_booking": other.pk,
         "origin": flight.origin_id,

@@ -1,23 +1,29 @@
-"""A websocket per flight seat map.  Watching needs no login; it only ever receives."""
+"""A websocket per live seat map, for any catalogue's sale (a flight's, an event's).  Watching
+needs no login; it only ever receives.  The route names the catalogue item (`ref`: a flight
+id, an event id) and the consumer's `kind` says which catalogue resolves it to its sale."""
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from bookings import catalogue
 from bookings.live import seat_map_group
-from flights.models import Flight
 
 
 @database_sync_to_async
-def _sale_of_flight(flight_id: int) -> int | None:
-    return Flight.objects.filter(pk=flight_id).values_list("sale_id", flat=True).first()
+def _sale_of(kind: str, ref: int) -> int | None:
+    return catalogue.sale_id_for(kind, ref)
 
 
 class SeatMapConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
 
+    def __init__(self, *args, kind: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind = kind  # the SaleKind of the route: as_asgi(kind=...)
+
     async def connect(self) -> None:
-        flight_id = int(self.scope["url_route"]["kwargs"]["flight_id"])
-        sale_id = await _sale_of_flight(flight_id)
+        ref = int(self.scope["url_route"]["kwargs"]["ref"])
+        sale_id = await _sale_of(self.kind, ref)
         if sale_id is None:
             await self.close()  # before accept: the handshake is refused with 403
             return

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from bookings.consumers import SeatMapConsumer
+from bookings.models import SaleKind
+
+websocket_urlpatterns = [
+    path("ws/events/<int:ref>/seats/", SeatMapConsumer.as_asgi(kind=SaleKind.EVENT)),
+]

@@ -1,0 +1,38 @@
+"""A waitlist offer on an event's seated category: seats freed by a given-up hold are held for
+the first waiting party, side by side in one row of one section when they can be."""
+
+import pytest
+
+from bookings.models import Booking, BookingStatus
+from bookings.services import cancel_hold, hold_seats
+from tests.events.factories import EventFactory
+from tests.factories import UserFactory
+from waitroom.models import WaitlistEntry, WaitlistStatus
+from waitroom.services import join_waitlist
+
+pytestmark = pytest.mark.django_db
+
+
+def test_freed_seats_of_a_sold_out_category_are_offered_side_by_side():
+    event = EventFactory()  # category A: stalls rows 1-2, seats 1-6 (aisle after 3)
+    seats = [f"1-{row}-{number}" for row in (1, 2) for number in range(1, 7)]
+    holder = UserFactory()
+    given_up = hold_seats(
+        customer=holder, sale_id=event.sale_id, fare_class="A", seat_numbers=seats[:9]
+    )
+    hold_seats(
+        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=seats[9:]
+    )
+    waiting = UserFactory()
+    join_waitlist(customer=waiting, sale_id=event.sale_id, fare_class="A", party_size=2)
+
+    cancel_hold(customer=holder, booking_id=given_up.pk)
+
+    entry = WaitlistEntry.objects.get(customer=waiting)
+    assert entry.status == WaitlistStatus.OFFERED
+    offer = Booking.objects.get(pk=entry.offer_id)
+    assert offer.status == BookingStatus.HELD
+    assert sorted(p.seat.seat_no for p in offer.passengers.select_related("seat")) == [
+        "1-1-1",
+        "1-1-2",
+    ]
