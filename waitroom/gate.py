@@ -13,7 +13,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from waitroom.errors import WaitingRoomRequired
-from waitroom.room_selectors import protected_sale_of_flight
+from waitroom.protection import cached_protected_sale_of_flight
 from waitroom.tokens import check_token
 
 TOKEN_HEADER = "X-Waiting-Room-Token"
@@ -27,10 +27,11 @@ def require_admission(
     *, request, customer_id: int, flight_id: int, now: datetime | None = None
 ) -> None:
     """Raise WaitingRoomRequired (403, with the queue's URL) unless the flight is unprotected
-    or the request carries a live token for this customer and this sale.  Costs one indexed
-    query to know whether the flight is protected; the token itself is checked by HMAC,
-    without Redis or the database."""
-    sale_id = protected_sale_of_flight(flight_id=flight_id)
+    or the request carries a live token for this customer and this sale.  Whether the flight
+    is protected comes from the cache (one Redis round trip, waitroom/protection.py; the
+    database when Redis is down); the token itself is checked by HMAC, without Redis or the
+    database."""
+    sale_id = cached_protected_sale_of_flight(flight_id=flight_id)
     if sale_id is None:
         return
     token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(sale_id))

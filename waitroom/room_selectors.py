@@ -44,7 +44,8 @@ def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[i
 
 def protected_sale_of_flight(*, flight_id: int) -> int | None:
     """The waiting room in front of a flight, if any: one indexed query (the partial unique
-    index on flight).  Not cached on purpose: a stale "unprotected" answer would let holds
+    index on flight).  The hold path asks `waitroom.protection`, which caches this answer and
+    retires it whenever a protected sale changes: a stale "unprotected" answer would let holds
     past the waiting room at the very on-sale moment it exists for."""
     return (
         ProtectedSale.objects.filter(kind="FLIGHT", flight_id=flight_id)
