@@ -75,9 +75,7 @@ def forget_protections() -> None:
 _ANSWER_FIELDS = frozenset({"flight", "flight_id", "kind"})
 
 
-def _on_protected_sale_saved(
-    sender, instance: ProtectedSale, update_fields=None, **kwargs
-) -> None:
+def _on_protected_sale_saved(sender, instance: ProtectedSale, update_fields=None, **kwargs) -> None:
     if update_fields is None or _ANSWER_FIELDS & set(update_fields):
         forget_protections()
 
