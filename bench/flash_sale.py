@@ -728,9 +728,18 @@ def pgbench(database_url: str, clients: int, seconds: int) -> float | None:
     from urllib.parse import urlparse
 
     from django.contrib.auth import get_user_model
+    from django.db import connection
 
     from flights.models import FareInventory, Seat
 
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('max_connections')::int - count(*) FROM pg_stat_activity"
+        )
+        free = cursor.fetchone()[0] - 5  # leave room for superuser slots and the stack
+    if clients > free:
+        print(f"  pgbench: {clients} clients would exceed max_connections; {free} instead")
+        clients = free
     flight = new_flight("PG")
     inv = FareInventory.objects.get(**_sale_filter(FareInventory, flight), fare_class="ECONOMY")
     FareInventory.objects.filter(pk=inv.pk).update(capacity=10_000_000)
