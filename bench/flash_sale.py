@@ -409,14 +409,30 @@ class CpuMeter:
 # --- fixtures and the audit (this checkout's models, on the scratch database) ------------------
 
 
-def django_setup(database_url: str, redis_url: str) -> None:
+def django_setup(database_url: str, redis_url: str, checkout: Path = ROOT) -> None:
+    """Django on the scratch database with the *checkout's* models: fixtures and the audit
+    must speak the schema the stack migrated (a "before" checkout may predate the engine's
+    `Sale`; see `_sale_filter`)."""
     os.environ["DATABASE_URL"] = database_url
     os.environ["REDIS_URL"] = redis_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
+    if checkout != ROOT:
+        sys.path.insert(0, str(checkout))
     import django
 
-    django.setup()
+    # Celery (imported by the settings package) puts the working directory first on sys.path.
+    with contextlib.chdir(checkout):
+        django.setup()
+
+
+def _sale_filter(model, flight) -> dict[str, int]:
+    """Filter kwargs for `model`'s rows of one flight: by sale since the engine's `Sale`
+    (issue 14), by flight in checkouts before it."""
+    field_names = {f.name for f in model._meta.get_fields()}
+    if "sale" in field_names:
+        return {"sale_id": getattr(flight, "sale_id", getattr(flight, "pk", flight))}
+    return {"flight_id": getattr(flight, "pk", flight)}
 
 
 _counter = {"flight": 0, "users": 0}
@@ -482,12 +498,15 @@ def audit(flight_id: int) -> tuple[bool, str]:
     from flights.models import FareInventory
     from flights.services import check_inventory
 
-    problems = check_inventory(sale_id=flight_id)
+    by_sale = "sale" in {f.name for f in FareInventory._meta.get_fields()}
+    problems = check_inventory(**{"sale_id" if by_sale else "flight_id": flight_id})
     lines = []
-    for inv in FareInventory.objects.filter(sale_id=flight_id).order_by("fare_class"):
+    for inv in FareInventory.objects.filter(**_sale_filter(FareInventory, flight_id)).order_by(
+        "fare_class"
+    ):
         live = (
             Booking.objects.filter(
-                sale_id=flight_id,
+                **_sale_filter(Booking, flight_id),
                 fare_class=inv.fare_class,
                 status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
             ).aggregate(n=Sum("seat_count"))["n"]
@@ -593,7 +612,7 @@ def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
     }
     if kind == "seats":
         spec["seats"] = list(
-            Seat.objects.filter(sale=flight.sale, fare_class="ECONOMY").values_list(
+            Seat.objects.filter(**_sale_filter(Seat, flight), fare_class="ECONOMY").values_list(
                 "seat_no", flat=True
             )
         )
@@ -709,22 +728,45 @@ def pgbench(database_url: str, clients: int, seconds: int) -> float | None:
     from urllib.parse import urlparse
 
     from django.contrib.auth import get_user_model
+    from django.db import connection
 
     from flights.models import FareInventory, Seat
 
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('max_connections')::int - count(*) FROM pg_stat_activity"
+        )
+        free = cursor.fetchone()[0] - 5  # leave room for superuser slots and the stack
+    if clients > free:
+        print(f"  pgbench: {clients} clients would exceed max_connections; {free} instead")
+        clients = free
     flight = new_flight("PG")
-    inv = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
+    inv = FareInventory.objects.get(**_sale_filter(FareInventory, flight), fare_class="ECONOMY")
     FareInventory.objects.filter(pk=inv.pk).update(capacity=10_000_000)
     ids = sorted(
-        Seat.objects.filter(sale=flight.sale, fare_class="ECONOMY").values_list("id", flat=True)
+        Seat.objects.filter(**_sale_filter(Seat, flight), fare_class="ECONOMY").values_list(
+            "id", flat=True
+        )
     )
     assert ids[-1] - ids[0] + 1 == len(ids), "economy seat ids are not contiguous"
     customer = get_user_model().objects.create(username=f"pgbench-{uuid.uuid4().hex[:8]}")
+    sql_file = PG_SQL
+    if FareInventory._meta.db_table != "bookings_inventory":
+        # A checkout before the engine's tables (issue 14): the same SQL on its names.
+        sql = PG_SQL.read_text()
+        for new, old in (
+            ("bookings_inventory", FareInventory._meta.db_table),
+            ("bookings_seat", Seat._meta.db_table),
+            ("(customer_id, sale_id,", "(customer_id, flight_id,"),
+        ):
+            sql = sql.replace(new, old)
+        sql_file = Path(tempfile.mkdtemp(prefix="pgbench-")) / PG_SQL.name
+        sql_file.write_text(sql)
     url = urlparse(database_url)
     cmd = [
         "pgbench", "-n", "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432),
         "-U", url.username or "postgres", "-c", str(clients), "-j", "2", "-T", str(seconds),
-        "-f", str(PG_SQL), "-D", f"inv_id={inv.pk}", "-D", f"flight_id={flight.pk}",
+        "-f", str(sql_file), "-D", f"inv_id={inv.pk}", "-D", f"flight_id={flight.pk}",
         "-D", f"customer_id={customer.pk}", "-D", f"seat_lo={ids[0]}", "-D", f"seat_hi={ids[-1]}",
         url.path.lstrip("/"),
     ]  # fmt: skip
@@ -854,10 +896,9 @@ def main() -> None:
         # with the secret key: the stack's.  Against --base-url, export the stack's
         # DJANGO_SECRET_KEY before running the bench.
         os.environ["DJANGO_SECRET_KEY"] = env["DJANGO_SECRET_KEY"]
-    django_setup(args.database_url, args.redis_url)
-
     results: dict[str, Any] = {"checkout": str(checkout), "rev": git_rev(checkout)}
     try:
+        django_setup(args.database_url, args.redis_url, checkout)
         wanted = args.scenarios.split(",")
         titles = {
             "a": "(a) seatless holds, 100 clients",

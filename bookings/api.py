@@ -312,7 +312,7 @@ class BookingListCreateApi(GenericAPIView):
             return services.hold_seatless(passengers=data["passengers"], **common)
 
         def answer(booking: Booking) -> tuple[int, dict[str, Any]]:
-            booking = selectors.booking_just_written(booking_id=booking.pk)
+            booking = selectors.booking_just_written(booking=booking)
             return 201, BookingSerializer(booking).data
 
         if key is None:

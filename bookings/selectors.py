@@ -44,11 +44,33 @@ def access_booking(*, user: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
-def booking_just_written(*, booking_id: int) -> Booking:
+def booking_just_written(*, booking: Booking) -> Booking:
     """A booking the current request has just created for the customer it acts for, with
     its details for the response.  No access check (and so no permission queries): the
-    request was allowed to write it a moment ago."""
-    return _with_details(Booking.objects.filter(pk=booking_id)).get()
+    request was allowed to write it a moment ago.
+
+    Built from what the hold wrote, without a query, when the service left it on the
+    instance (`written_passengers` from `create_held_booking`, and the sale with its
+    catalogue item): the same passengers in the same (id) order as a read would give.
+    Otherwise it is read back."""
+    passengers = getattr(booking, "written_passengers", None)
+    sale = booking.sale if Booking.sale.is_cached(booking) else None
+    if passengers is None or sale is None or not _owner_cached(sale):
+        return _with_details(Booking.objects.filter(pk=booking.pk)).get()
+    in_order = booking.passengers.all()
+    in_order._result_cache = sorted(passengers, key=lambda p: p.pk)
+    in_order._prefetch_done = True
+    # What prefetch_related("passengers") would have left: booking.passengers.all() is it.
+    booking._prefetched_objects_cache = {"passengers": in_order}
+    return booking
+
+
+def _owner_cached(sale) -> bool:
+    """The sale's catalogue item (its flight or event) came with it: no query to name it."""
+    return any(
+        sale._meta.get_field(path.split("__")[0]).is_cached(sale)
+        for path in catalogue.owner_paths()
+    )
 
 
 def active_customer(*, customer_id: int) -> AbstractBaseUser | None:

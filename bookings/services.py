@@ -247,7 +247,9 @@ def create_held_booking(
             raise SeatUnavailable([s.seat_no for s in seats])
     places = [*seats, *[None] * (units - len(seats))]
     full_names = [*names, *[""] * (units - len(names))]
-    Passenger.objects.bulk_create(
+    # The rows just written travel with the booking, so the answer to the hold is built
+    # from them instead of being read back (bookings.selectors.booking_just_written).
+    booking.written_passengers = Passenger.objects.bulk_create(
         Passenger(booking=booking, seat=seat, full_name=name)
         for seat, name in zip(places, full_names, strict=True)
     )
@@ -332,6 +334,7 @@ def hold_seats(
         if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=len(seats)):
             raise SoldOut(fare_class, texts=catalogue.for_sale(seats[0].sale).texts)
         announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
+    booking.sale = seats[0].sale  # read with its catalogue item above: the answer needs both
     return booking
 
 
@@ -426,6 +429,7 @@ def _hold_units(
         # Last: the hot row stays locked only for this UPDATE and the COMMIT.
         if not _reserve_units(sale_id=sale_id, fare_class=fare_class, units=passengers):
             raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
+    booking.sale = inventory.sale  # read with its catalogue item above: the answer needs both
     return booking
 
 

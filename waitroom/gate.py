@@ -13,7 +13,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from waitroom.errors import WaitingRoomRequired
-from waitroom.room_selectors import protected_sale_of
+from waitroom.protection import cached_protected_sale_of
 from waitroom.tokens import check_token
 
 TOKEN_HEADER = "X-Waiting-Room-Token"
@@ -28,9 +28,10 @@ def require_admission(
 ) -> None:
     """Raise WaitingRoomRequired (403, with the queue's URL) unless the engine's sale
     `sale_id` (a flight's, an event's) is unprotected or the request carries a live token
-    for this customer and its waiting room.  Costs one indexed query to know whether the
-    sale is protected; the token itself is checked by HMAC, without Redis or the database."""
-    room_id = protected_sale_of(sale_id=sale_id)
+    for this customer and its waiting room.  Whether the sale is protected comes from the
+    cache (one Redis round trip, waitroom/protection.py; the database when Redis is down);
+    the token itself is checked by HMAC, without Redis or the database."""
+    room_id = cached_protected_sale_of(sale_id=sale_id)
     if room_id is None:
         return
     # Tokens, cookies and queue URLs are the waiting room's (ProtectedSale) ids.

@@ -44,9 +44,10 @@ def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[i
 
 def protected_sale_of(*, sale_id: int) -> int | None:
     """The waiting room in front of the engine's sale `sale_id` (a flight's, an event's), if
-    any: one indexed query (the unique index on sale).  Not cached on purpose: a stale
-    "unprotected" answer would let holds past the waiting room at the very on-sale moment it
-    exists for."""
+    any: one indexed query (the unique index on sale).  The hold path asks
+    `waitroom.protection`, which caches this answer and retires it whenever a protected sale
+    changes: a stale "unprotected" answer would let holds past the waiting room at the very
+    on-sale moment it exists for."""
     return ProtectedSale.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
 
 

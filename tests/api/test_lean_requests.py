@@ -166,23 +166,56 @@ def test_the_throttle_fails_open_when_redis_is_gone(settings, customer, rf):
 
 
 def test_a_hold_costs_one_token_read_one_throttle_call_and_no_cached_map(
-    api, flight, django_assert_max_num_queries, redis_commands
+    api, flight, django_assert_num_queries, redis_commands
 ):
-    assert hold(api, flight, "12A").status_code == 201  # the token is cached now
+    assert hold(api, flight, "12A").status_code == 201  # token and "unprotected" cached now
     redis_commands.clear()
-    # Is the flight behind a waiting room (one indexed read), the test's savepoint pair
-    # (BEGIN/COMMIT in production), then: lock the seats (with the flight and the fare in the
-    # same query), the customer's per-flight cap (its lock and its count), insert the booking,
-    # claim the seats, insert the passengers, reserve; the response re-reads the booking with
-    # its passengers.  No token query, no permission queries.
-    with django_assert_max_num_queries(12) as captured:
-        assert hold(api, flight, "12B").status_code == 201
+    # The test's savepoint pair (BEGIN/COMMIT in production), then: the customer's per-flight
+    # cap (its lock and its count), lock the seats (with the flight and the fare in the same
+    # query), insert the booking, claim the seats, insert the passengers, reserve.  No token
+    # query, no permission queries, no waiting-room query (cached), no re-read for the answer
+    # (built from the rows just written).
+    with django_assert_num_queries(2 + 7) as captured:
+        response = hold(api, flight, "12B")
+        assert response.status_code == 201
     assert token_queries(captured) == []
+    sql = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert not any("waitroom" in s for s in sql), sql
+    assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
     auth = [c for c in redis_commands if c[0] == "GET" and "auth:token:" in str(c[1])]
     throttle = [c for c in redis_commands if c == ("PIPELINE", ["INCRBY", "EXPIRE"])]
     assert len(auth) == 1 and len(throttle) == 1
     keys = " ".join(str(c[1]) for c in redis_commands)
     assert "flights:seatmap" not in keys and "flights:search" not in keys
+    # The answer is the booking as a read would give it.
+    body = response.json()
+    assert body["seats"] == ["12B"] and body["flightCode"] == flight.code
+    assert body["passengers"] == [{"name": "", "seat": "12B"}]
+    assert body == api.get(f"/api/bookings/{body['bookingId']}").json()
+
+
+def test_a_seatless_hold_answers_what_a_read_gives(api, flight, django_assert_num_queries):
+    def seatless():
+        return api.post(
+            "/api/bookings",
+            {
+                "flightId": flight.pk,
+                "fareClass": "ECONOMY",
+                "passengers": 2,
+                "passengerNames": ["Ana Lima", "Bo Chen"],
+            },
+            format="json",
+        )
+
+    assert seatless().status_code == 201
+    # Savepoints, cap lock and count, price read, booking, passengers, reserve.
+    with django_assert_num_queries(2 + 6):
+        response = seatless()
+    assert response.status_code == 201
+    body = response.json()
+    assert [p["name"] for p in body["passengers"]] == ["Ana Lima", "Bo Chen"]
+    assert body["seats"] == [] and body["seatCount"] == 2
+    assert body == api.get(f"/api/bookings/{body['bookingId']}").json()
 
 
 # --- logging -----------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""Which sale is behind a waiting room, asked on every hold, answered from the cache.
+
+`require_admission` (waitroom/gate.py) needs to know, before every hold, whether the sale
+is protected.  That answer changes only when staff create, move or delete a protected sale,
+so it is kept in the cache (Redis) per sale, tagged with the *protection generation*: a
+random value that every saved or deleted `ProtectedSale` replaces, at once and again after
+its commit.  An entry counts only while its tag is the current generation, so:
+
+* a change retires every cached answer at once (one key written, whatever the number of
+  sales cached);
+* a reader that looked at the database before a change committed and stores its (old) answer
+  after the change's invalidation stored it under the generation it read *before* its query,
+  which the change has replaced by then: the entry is dead on arrival.  A stale "unprotected"
+  answer would let holds past the waiting room at the very on-sale moment it exists for;
+* with Redis down (the cache ignores its errors) every hold asks the database, as before.
+  An invalidation lost to a Redis error while the reads around it worked is outlived by
+  `CACHE_SECONDS`, the entries' lifetime.
+
+A `QuerySet.update()` of `sale` or `kind` sends no signal; nothing in the project does one
+(the admin and `waitroom.room` save instances).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+
+from waitroom.models import ProtectedSale
+from waitroom.room_selectors import protected_sale_of
+
+GENERATION_KEY = "waitroom:protection:generation"
+CACHE_SECONDS = 10
+_NONE = 0  # "not protected" as a cacheable value (sale ids start at 1)
+
+
+def _entry_key(sale_id: int) -> str:
+    return f"waitroom:protection:sale:{sale_id}"
+
+
+def cached_protected_sale_of(*, sale_id: int) -> int | None:
+    """`protected_sale_of`, from the cache while the protection generation holds:
+    one Redis round trip instead of a query on the hot path."""
+    key = _entry_key(sale_id)
+    found = cache.get_many([GENERATION_KEY, key])
+    generation = found.get(GENERATION_KEY)
+    entry = found.get(key)
+    if generation is not None and entry is not None and entry[0] == generation:
+        return entry[1] or None
+    # Read the generation *before* the database (above): see the module docstring.
+    room_id = protected_sale_of(sale_id=sale_id)
+    if generation is None:
+        generation = uuid.uuid4().hex
+        if not cache.add(GENERATION_KEY, generation, timeout=None):
+            return room_id  # someone else started one meanwhile: do not guess which
+    cache.set(key, (generation, room_id or _NONE), CACHE_SECONDS)
+    return room_id
+
+
+def forget_protections() -> None:
+    """Retire every cached answer now and again once the current transaction commits (a
+    reader between the two may have stored what it read before the commit)."""
+
+    def bump() -> None:
+        cache.set(GENERATION_KEY, uuid.uuid4().hex, timeout=None)
+
+    bump()
+    transaction.on_commit(bump)
+
+
+# What a cached answer is made of; a save that names only other fields (the admission tick
+# saves its clock every few seconds) changes no answer.
+_ANSWER_FIELDS = frozenset({"sale", "sale_id", "flight", "flight_id", "kind"})
+
+
+def _on_protected_sale_saved(sender, instance: ProtectedSale, update_fields=None, **kwargs) -> None:
+    if update_fields is None or _ANSWER_FIELDS & set(update_fields):
+        forget_protections()
+
+
+def _on_protected_sale_deleted(sender, instance: ProtectedSale, **kwargs) -> None:
+    forget_protections()
+
+
+def connect_protection_cache_invalidation() -> None:
+    """Called once from `waitroom.apps.WaitroomConfig.ready`.  `post_delete` also fires for
+    a protected sale deleted along with its flight (CASCADE)."""
+    post_save.connect(
+        _on_protected_sale_saved, sender=ProtectedSale, dispatch_uid="protection-cache-save"
+    )
+    post_delete.connect(
+        _on_protected_sale_deleted, sender=ProtectedSale, dispatch_uid="protection-cache-del"
+    )
