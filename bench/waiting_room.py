@@ -136,7 +136,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
         session.create()
         customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
     sale = room.protect_flight(
-        sale_id=flight.sale_id,
+        flight_id=flight.pk,
         opens_at=timezone.now() + timedelta(seconds=opens_in),
         admit_per_minute=rate,
         max_inside=max_inside,
@@ -244,13 +244,33 @@ class Figures:
     ws_errors: Counter = field(default_factory=Counter)
     connected: int = 0
     crashed: Counter = field(default_factory=Counter)
+    # The load generator itself: its CPU (% of one core) and how late its event loop ran a
+    # 50 ms timer (if the loop is late, client-side latencies include the generator's lag).
+    generator_cpu: float = 0.0
+    loop_lag: list = field(default_factory=list)
+    sale_wall: float = 0.0
 
 
-async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
-    headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
+async def watch_loop(figures: Figures, done: asyncio.Event) -> None:
+    while not done.is_set():
+        started = time.perf_counter()
+        await asyncio.sleep(0.05)
+        figures.loop_lag.append(time.perf_counter() - started - 0.05)
+
+
+async def free_seats(http, base, flight_id, rng) -> list[str]:
     seat_map = (await http.get(f"{base}/api/flights/{flight_id}/seats")).json()
     free = [s["seatNo"] for s in seat_map["seats"] if s["status"] == "AVAILABLE"]
     rng.shuffle(free)
+    return free
+
+
+async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
+    """Read the seat map, hold a seat; on "seat taken" read the map again (the seat picker
+    shows the fresh map after a refusal) and try another; a seatless unit once no seat is
+    free.  At most 8 tries, like a patient person."""
+    headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
+    free = await free_seats(http, base, flight_id, rng)
     for _attempt in range(8):
         body = {"flightId": flight_id, "fareClass": "ECONOMY"}
         if free:
@@ -268,6 +288,7 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
             figures.holders.add(customer.id)
             return
         if response.status_code == 409 and "seat-unavailable" in str(kind):
+            free = await free_seats(http, base, flight_id, rng)
             continue
         return  # sold out, or anything else: this shopper is done
 
@@ -345,7 +366,38 @@ async def bot(http, base, flight_id, customer, figures) -> None:
     figures.bot_outcomes[response.status_code] += 1
 
 
-async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
+def cpu_seconds(processes: dict[str, subprocess.Popen]) -> dict[str, float]:
+    """CPU seconds (user + system) so far of each named process and its children."""
+    import psutil
+
+    totals = {}
+    for name, proc in processes.items():
+        total = 0.0
+        try:
+            root = psutil.Process(proc.pid)
+            for p in [root, *root.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system
+                except psutil.NoSuchProcess:
+                    pass
+        except psutil.NoSuchProcess:
+            pass
+        totals[name] = total
+    return totals
+
+
+async def crowd(
+    base,
+    sale,
+    flight,
+    customers,
+    *,
+    bots: int,
+    timeout: float,
+    arrive: float,
+    probe=None,
+):
     """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
     seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
     and the clock runs until every unit is held or `timeout`."""
@@ -396,6 +448,9 @@ async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arr
         await asyncio.to_thread(set_opening)
         await asyncio.sleep(2)
         opened = time.perf_counter()
+        cpu_at_open = time.process_time()
+        server_at_open = probe() if probe else {}
+        lag_watch = asyncio.create_task(watch_loop(figures, done))
         bot_tasks = [
             asyncio.create_task(bot(http, base, flight.pk, c, figures)) for c in customers[:bots]
         ]
@@ -408,12 +463,19 @@ async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arr
                 break
             await asyncio.sleep(0.5)
         await asyncio.sleep(2)  # let the last shoppers finish
+        figures.sale_wall = time.perf_counter() - opened
+        figures.generator_cpu = (time.process_time() - cpu_at_open) / figures.sale_wall
+        server_cpu = {
+            name: (seconds - server_at_open[name]) / figures.sale_wall
+            for name, seconds in (probe() if probe else {}).items()
+        }
         done.set()
+        await lag_watch
         await asyncio.wait(tasks + bot_tasks, timeout=20)
         for t in tasks + bot_tasks:
             t.cancel()
         await asyncio.wait(tasks + bot_tasks, timeout=20)
-    return figures, sold_out_after
+    return figures, sold_out_after, server_cpu
 
 
 # --- the proof -----------------------------------------------------------------------------
@@ -445,7 +507,7 @@ def verify(sale, flight) -> dict:
     )
     outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
     capacity = sum(
-        i.capacity + i.overbook_limit for i in FareInventory.objects.filter(flight=flight)
+        i.capacity + i.overbook_limit for i in FareInventory.objects.filter(sale=flight.sale_id)
     )
     worst = 0.0
     violations = 0
@@ -486,7 +548,7 @@ class SaleSettings:
     arrive: float = 600.0
 
 
-def run_sale(base_url: str, config: SaleSettings) -> dict:
+def run_sale(base_url: str, config: SaleSettings, probe=None) -> dict:
     """Prepare a protected sale and its crowd in the stack's database, run the crowd against
     the stack at `base_url`, and prove the result.  The stack (web + worker with beat) must be
     up; its filters are whatever its environment says."""
@@ -498,7 +560,7 @@ def run_sale(base_url: str, config: SaleSettings) -> dict:
         stay=config.stay,
         rows=config.rows,
     )
-    figures, sold_out_after = asyncio.run(
+    figures, sold_out_after, server_cpu = asyncio.run(
         crowd(
             base_url,
             sale,
@@ -507,9 +569,15 @@ def run_sale(base_url: str, config: SaleSettings) -> dict:
             bots=config.bots,
             timeout=config.timeout,
             arrive=config.arrive,
+            probe=probe,
         )
     )
-    return {"figures": figures, "sold_out_after": sold_out_after, "proof": verify(sale, flight)}
+    return {
+        "figures": figures,
+        "sold_out_after": sold_out_after,
+        "proof": verify(sale, flight),
+        "server_cpu": server_cpu,
+    }
 
 
 def report(result: dict, config: SaleSettings, label: str = "") -> None:
@@ -555,6 +623,14 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
     if figures.crashed:
         print(f"  shopper errors            {dict(figures.crashed)}")
+    lag = figures.loop_lag
+    print(
+        f"  load generator            CPU {figures.generator_cpu * 100:.0f}% of one core over "
+        f"{figures.sale_wall:.1f} s; event-loop lag p50 {percentile(lag, 0.5) * 1000:.0f} ms "
+        f"p99 {percentile(lag, 0.99) * 1000:.0f} ms"
+    )
+    for name, cpu in result.get("server_cpu", {}).items():
+        print(f"  server CPU                {name}: {cpu * 100:.0f}% of one core")
 
 
 def summary(result: dict) -> dict[str, str]:
@@ -574,6 +650,10 @@ def summary(result: dict) -> dict[str, str]:
         "bookings without admission": str(proof["bookings_without_admission"]),
         "ticks over the horizon": str(proof["ticks_over_horizon"]),
         "inventory drift": "none" if not proof["inventory_drift"] else "YES",
+        "load generator CPU": f"{figures.generator_cpu * 100:.0f}%",
+        "generator loop lag p99": f"{percentile(figures.loop_lag, 0.99) * 1000:.0f} ms"
+        if figures.loop_lag
+        else "-",
     }
 
 
@@ -652,7 +732,10 @@ def main() -> None:
         stack = start_stack(port, args.web_workers, FILTER_MODES[mode])
         try:
             print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
-            results[mode] = run_sale(f"http://127.0.0.1:{port}", config)
+            named = {"uvicorn": stack[0], "celery": stack[1]}
+            results[mode] = run_sale(
+                f"http://127.0.0.1:{port}", config, probe=lambda named=named: cpu_seconds(named)
+            )
         finally:
             stop_stack(stack)
         report(results[mode], config, label=f"filters {mode}")
