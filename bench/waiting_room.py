@@ -247,6 +247,10 @@ class Figures:
     # The load generator itself: its CPU (% of one core) and how late its event loop ran a
     # 50 ms timer (if the loop is late, client-side latencies include the generator's lag).
     generator_cpu: float = 0.0
+    # The machine as a whole over the sale (everything: this bench, its stack, PostgreSQL,
+    # and anyone else's work): CPU busy % of all cores, and the load average at the end.
+    machine_busy: float = 0.0
+    load_average: float = 0.0
     loop_lag: list = field(default_factory=list)
     sale_wall: float = 0.0
 
@@ -366,6 +370,14 @@ async def bot(http, base, flight_id, customer, figures) -> None:
     figures.bot_outcomes[response.status_code] += 1
 
 
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.system + times.nice, sum(times)
+
+
 def cpu_seconds(processes: dict[str, subprocess.Popen]) -> dict[str, float]:
     """CPU seconds (user + system) so far of each named process and its children."""
     import psutil
@@ -449,6 +461,7 @@ async def crowd(
         await asyncio.sleep(2)
         opened = time.perf_counter()
         cpu_at_open = time.process_time()
+        machine_at_open = machine_cpu()
         server_at_open = probe() if probe else {}
         lag_watch = asyncio.create_task(watch_loop(figures, done))
         bot_tasks = [
@@ -465,6 +478,9 @@ async def crowd(
         await asyncio.sleep(2)  # let the last shoppers finish
         figures.sale_wall = time.perf_counter() - opened
         figures.generator_cpu = (time.process_time() - cpu_at_open) / figures.sale_wall
+        busy, total = (b - a for a, b in zip(machine_at_open, machine_cpu(), strict=True))
+        figures.machine_busy = busy / total if total else 0.0
+        figures.load_average = os.getloadavg()[0]
         server_cpu = {
             name: (seconds - server_at_open[name]) / figures.sale_wall
             for name, seconds in (probe() if probe else {}).items()
@@ -629,6 +645,10 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
         f"{figures.sale_wall:.1f} s; event-loop lag p50 {percentile(lag, 0.5) * 1000:.0f} ms "
         f"p99 {percentile(lag, 0.99) * 1000:.0f} ms"
     )
+    print(
+        f"  machine                   {os.cpu_count()} cores {figures.machine_busy * 100:.0f}% "
+        f"busy over the sale (all processes, anyone's); load average {figures.load_average:.1f}"
+    )
     for name, cpu in result.get("server_cpu", {}).items():
         print(f"  server CPU                {name}: {cpu * 100:.0f}% of one core")
 
@@ -651,6 +671,9 @@ def summary(result: dict) -> dict[str, str]:
         "ticks over the horizon": str(proof["ticks_over_horizon"]),
         "inventory drift": "none" if not proof["inventory_drift"] else "YES",
         "load generator CPU": f"{figures.generator_cpu * 100:.0f}%",
+        "machine busy (load avg)": (
+            f"{figures.machine_busy * 100:.0f}% ({figures.load_average:.1f})"
+        ),
         "generator loop lag p99": f"{percentile(figures.loop_lag, 0.99) * 1000:.0f} ms"
         if figures.loop_lag
         else "-",
