@@ -712,6 +712,12 @@ def main() -> None:
         "--bots", type=int, default=defaults.bots, help="holds tried without queueing"
     )
     parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument(
+        "--admission-steps",
+        type=int,
+        default=None,
+        help="WAITING_ROOM_ADMISSION_STEPS for the server (1 = a whole tick's batch at once)",
+    )
     parser.add_argument("--timeout", type=float, default=defaults.timeout)
     parser.add_argument(
         "--filters",
@@ -752,7 +758,10 @@ def main() -> None:
         print(f"filters {mode}: preparing {args.customers} customers ...", flush=True)
         port = free_port()
         started = time.time()
-        stack = start_stack(port, args.web_workers, FILTER_MODES[mode])
+        extra = dict(FILTER_MODES[mode])
+        if args.admission_steps is not None:
+            extra["WAITING_ROOM_ADMISSION_STEPS"] = str(args.admission_steps)
+        stack = start_stack(port, args.web_workers, extra)
         try:
             print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
             named = {"uvicorn": stack[0], "celery": stack[1]}
