@@ -148,11 +148,8 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
 # --- the stack -----------------------------------------------------------------------------
 
 
-def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subprocess.Popen]:
-    env = {**os.environ, **SERVER_ENV, **extra_env}
-    logs = ROOT / "test-artifacts"
-    logs.mkdir(exist_ok=True)
-    web = subprocess.Popen(
+def uvicorn(port: int, workers: int, env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -171,9 +168,21 @@ def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subp
         ],
         cwd=ROOT,
         env=env,
-        stdout=(logs / "bench-wr-uvicorn.log").open("w"),
+        stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )
+
+
+def start_stack(
+    port: int, workers: int, extra_env: dict[str, str], ws_port: int | None = None, ws_workers=0
+) -> list[subprocess.Popen]:
+    """uvicorn (HTTP, and websockets unless `ws_port`), a Celery worker with beat, and with
+    `ws_port` a second uvicorn for the websockets alone (the shape where a proxy routes
+    /ws/ to websocket workers: the queue sockets then never share a process with holds)."""
+    env = {**os.environ, **SERVER_ENV, **extra_env}
+    logs = ROOT / "test-artifacts"
+    logs.mkdir(exist_ok=True)
+    web = uvicorn(port, workers, env, logs / "bench-wr-uvicorn.log")
     worker = subprocess.Popen(
         [
             sys.executable,
@@ -203,15 +212,22 @@ def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subp
     )
     import httpx
 
+    processes = [web, worker]
+    if ws_port:
+        processes.append(uvicorn(ws_port, ws_workers, env, logs / "bench-wr-uvicorn-ws.log"))
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    waiting = [port, ws_port] if ws_port else [port]
+    while time.monotonic() < deadline and waiting:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code < 500:
-                return [web, worker]
+            if httpx.get(f"http://127.0.0.1:{waiting[0]}/healthz", timeout=2).status_code < 500:
+                waiting.pop(0)
+                continue
         except httpx.TransportError:
             pass
         time.sleep(0.3)
-    stop_stack([web, worker])
+    if not waiting:
+        return processes
+    stop_stack(processes)
     raise SystemExit("uvicorn did not come up; see test-artifacts/bench-wr-uvicorn.log")
 
 
@@ -322,7 +338,7 @@ async def one_customer(
         try:
             async with websockets.connect(
                 f"{ws_base}/ws/waiting-room/{sale_id}/",
-                origin=base,
+                origin="http" + ws_base.removeprefix("ws"),  # a page of the site it dials
                 additional_headers={"Cookie": f"sessionid={customer.session}"},
                 open_timeout=600,  # handshakes queue up while 2,000 arrive at once
                 ping_interval=None,
@@ -409,6 +425,7 @@ async def crowd(
     timeout: float,
     arrive: float,
     probe=None,
+    ws_url: str | None = None,
 ):
     """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
     seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
@@ -419,7 +436,7 @@ async def crowd(
     from waitroom import room_selectors
     from waitroom.models import ProtectedSale
 
-    ws_base = "ws" + base.removeprefix("http")
+    ws_base = "ws" + (ws_url or base).removeprefix("http")
     figures = Figures()
     done = asyncio.Event()
     arrivals = asyncio.Semaphore(ARRIVALS_AT_ONCE)  # one per run: bound to this event loop
@@ -564,7 +581,7 @@ class SaleSettings:
     arrive: float = 600.0
 
 
-def run_sale(base_url: str, config: SaleSettings, probe=None) -> dict:
+def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None = None) -> dict:
     """Prepare a protected sale and its crowd in the stack's database, run the crowd against
     the stack at `base_url`, and prove the result.  The stack (web + worker with beat) must be
     up; its filters are whatever its environment says."""
@@ -586,6 +603,7 @@ def run_sale(base_url: str, config: SaleSettings, probe=None) -> dict:
             timeout=config.timeout,
             arrive=config.arrive,
             probe=probe,
+            ws_url=ws_url,
         )
     )
     return {
@@ -713,6 +731,13 @@ def main() -> None:
     )
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument(
+        "--ws-workers",
+        type=int,
+        default=0,
+        help="serve the queue websockets from a separate uvicorn with this many workers "
+        "(0: the web workers serve them too)",
+    )
+    parser.add_argument(
         "--admission-steps",
         type=int,
         default=None,
@@ -761,12 +786,18 @@ def main() -> None:
         extra = dict(FILTER_MODES[mode])
         if args.admission_steps is not None:
             extra["WAITING_ROOM_ADMISSION_STEPS"] = str(args.admission_steps)
-        stack = start_stack(port, args.web_workers, extra)
+        ws_port = free_port() if args.ws_workers else None
+        stack = start_stack(port, args.web_workers, extra, ws_port, args.ws_workers)
         try:
             print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
             named = {"uvicorn": stack[0], "celery": stack[1]}
+            if ws_port:
+                named["uvicorn (websockets)"] = stack[2]
             results[mode] = run_sale(
-                f"http://127.0.0.1:{port}", config, probe=lambda named=named: cpu_seconds(named)
+                f"http://127.0.0.1:{port}",
+                config,
+                probe=lambda named=named: cpu_seconds(named),
+                ws_url=f"http://127.0.0.1:{ws_port}" if ws_port else None,
             )
         finally:
             stop_stack(stack)
