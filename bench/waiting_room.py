@@ -744,6 +744,7 @@ def main() -> None:
         help="WAITING_ROOM_ADMISSION_STEPS for the server (1 = a whole tick's batch at once)",
     )
     parser.add_argument("--timeout", type=float, default=defaults.timeout)
+    parser.add_argument("--save", help="write the side-by-side figures to this JSON file")
     parser.add_argument(
         "--filters",
         choices=["both", "on", "off"],
@@ -804,6 +805,13 @@ def main() -> None:
         report(results[mode], config, label=f"filters {mode}")
     if len(results) > 1:
         side_by_side(results)
+    if args.save:
+        saved = {
+            "argv": sys.argv[1:],
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "results": {mode: summary(result) for mode, result in results.items()},
+        }
+        Path(args.save).write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":
