@@ -606,10 +606,16 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
             ws_url=ws_url,
         )
     )
+    proof = verify(sale, flight)
+    # Close this sale: otherwise every later run's admission tick (same database) would keep
+    # ticking it, admitting its leftover queue whenever holds expire, and measure that too.
+    from waitroom.models import ProtectedSale
+
+    ProtectedSale.objects.filter(pk=sale.pk).delete()
     return {
         "figures": figures,
         "sold_out_after": sold_out_after,
-        "proof": verify(sale, flight),
+        "proof": proof,
         "server_cpu": server_cpu,
     }
 

@@ -219,3 +219,20 @@ def test_a_step_defers_the_index_removal_to_the_broadcast_and_a_rebuild_forgets_
     queue.rebuild(sale.pk)
     assert queue.counts(sale.pk) == (2, 0)
     assert queue.remove_and_bump(sale.pk)[1] == []
+
+
+def test_a_tick_that_runs_late_broadcasts_early_and_ends_within_its_slot(settings, monkeypatch):
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "TICK_SECONDS": 2, "ADMISSION_STEPS": 4}
+    now = [100.0]
+    calls = []
+
+    def slow_step(*, broadcast):
+        calls.append((now[0], broadcast))
+        now[0] += 0.8  # a slow database: each step takes longer than its slot
+        return []
+
+    monkeypatch.setattr(room, "admit_all_open_sales", slow_step)
+    room.run_admission_tick(sleep=lambda s: None, clock=lambda: now[0])
+    # Steps at 0, 0.8 and 1.6 s: the third starts past the last slot (1.5 s), broadcasts,
+    # and is the last one.
+    assert [b for _, b in calls] == [False, False, True]
