@@ -136,7 +136,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
         session.create()
         customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
     sale = room.protect_flight(
-        sale_id=flight.sale_id,
+        flight_id=flight.pk,
         opens_at=timezone.now() + timedelta(seconds=opens_in),
         admit_per_minute=rate,
         max_inside=max_inside,
@@ -148,11 +148,8 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
 # --- the stack -----------------------------------------------------------------------------
 
 
-def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subprocess.Popen]:
-    env = {**os.environ, **SERVER_ENV, **extra_env}
-    logs = ROOT / "test-artifacts"
-    logs.mkdir(exist_ok=True)
-    web = subprocess.Popen(
+def uvicorn(port: int, workers: int, env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -171,9 +168,21 @@ def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subp
         ],
         cwd=ROOT,
         env=env,
-        stdout=(logs / "bench-wr-uvicorn.log").open("w"),
+        stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )
+
+
+def start_stack(
+    port: int, workers: int, extra_env: dict[str, str], ws_port: int | None = None, ws_workers=0
+) -> list[subprocess.Popen]:
+    """uvicorn (HTTP, and websockets unless `ws_port`), a Celery worker with beat, and with
+    `ws_port` a second uvicorn for the websockets alone (the shape where a proxy routes
+    /ws/ to websocket workers: the queue sockets then never share a process with holds)."""
+    env = {**os.environ, **SERVER_ENV, **extra_env}
+    logs = ROOT / "test-artifacts"
+    logs.mkdir(exist_ok=True)
+    web = uvicorn(port, workers, env, logs / "bench-wr-uvicorn.log")
     worker = subprocess.Popen(
         [
             sys.executable,
@@ -203,15 +212,22 @@ def start_stack(port: int, workers: int, extra_env: dict[str, str]) -> list[subp
     )
     import httpx
 
+    processes = [web, worker]
+    if ws_port:
+        processes.append(uvicorn(ws_port, ws_workers, env, logs / "bench-wr-uvicorn-ws.log"))
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    waiting = [port, ws_port] if ws_port else [port]
+    while time.monotonic() < deadline and waiting:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code < 500:
-                return [web, worker]
+            if httpx.get(f"http://127.0.0.1:{waiting[0]}/healthz", timeout=2).status_code < 500:
+                waiting.pop(0)
+                continue
         except httpx.TransportError:
             pass
         time.sleep(0.3)
-    stop_stack([web, worker])
+    if not waiting:
+        return processes
+    stop_stack(processes)
     raise SystemExit("uvicorn did not come up; see test-artifacts/bench-wr-uvicorn.log")
 
 
@@ -244,13 +260,37 @@ class Figures:
     ws_errors: Counter = field(default_factory=Counter)
     connected: int = 0
     crashed: Counter = field(default_factory=Counter)
+    # The load generator itself: its CPU (% of one core) and how late its event loop ran a
+    # 50 ms timer (if the loop is late, client-side latencies include the generator's lag).
+    generator_cpu: float = 0.0
+    # The machine as a whole over the sale (everything: this bench, its stack, PostgreSQL,
+    # and anyone else's work): CPU busy % of all cores, and the load average at the end.
+    machine_busy: float = 0.0
+    load_average: float = 0.0
+    loop_lag: list = field(default_factory=list)
+    sale_wall: float = 0.0
 
 
-async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
-    headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
+async def watch_loop(figures: Figures, done: asyncio.Event) -> None:
+    while not done.is_set():
+        started = time.perf_counter()
+        await asyncio.sleep(0.05)
+        figures.loop_lag.append(time.perf_counter() - started - 0.05)
+
+
+async def free_seats(http, base, flight_id, rng) -> list[str]:
     seat_map = (await http.get(f"{base}/api/flights/{flight_id}/seats")).json()
     free = [s["seatNo"] for s in seat_map["seats"] if s["status"] == "AVAILABLE"]
     rng.shuffle(free)
+    return free
+
+
+async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
+    """Read the seat map, hold a seat; on "seat taken" read the map again (the seat picker
+    shows the fresh map after a refusal) and try another; a seatless unit once no seat is
+    free.  At most 8 tries, like a patient person."""
+    headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
+    free = await free_seats(http, base, flight_id, rng)
     for _attempt in range(8):
         body = {"flightId": flight_id, "fareClass": "ECONOMY"}
         if free:
@@ -268,6 +308,7 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
             figures.holders.add(customer.id)
             return
         if response.status_code == 409 and "seat-unavailable" in str(kind):
+            free = await free_seats(http, base, flight_id, rng)
             continue
         return  # sold out, or anything else: this shopper is done
 
@@ -297,7 +338,7 @@ async def one_customer(
         try:
             async with websockets.connect(
                 f"{ws_base}/ws/waiting-room/{sale_id}/",
-                origin=base,
+                origin="http" + ws_base.removeprefix("ws"),  # a page of the site it dials
                 additional_headers={"Cookie": f"sessionid={customer.session}"},
                 open_timeout=600,  # handshakes queue up while 2,000 arrive at once
                 ping_interval=None,
@@ -345,7 +386,47 @@ async def bot(http, base, flight_id, customer, figures) -> None:
     figures.bot_outcomes[response.status_code] += 1
 
 
-async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arrive: float):
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.system + times.nice, sum(times)
+
+
+def cpu_seconds(processes: dict[str, subprocess.Popen]) -> dict[str, float]:
+    """CPU seconds (user + system) so far of each named process and its children."""
+    import psutil
+
+    totals = {}
+    for name, proc in processes.items():
+        total = 0.0
+        try:
+            root = psutil.Process(proc.pid)
+            for p in [root, *root.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system
+                except psutil.NoSuchProcess:
+                    pass
+        except psutil.NoSuchProcess:
+            pass
+        totals[name] = total
+    return totals
+
+
+async def crowd(
+    base,
+    sale,
+    flight,
+    customers,
+    *,
+    bots: int,
+    timeout: float,
+    arrive: float,
+    probe=None,
+    ws_url: str | None = None,
+):
     """Phase 1: everyone joins and connects (the pre-queue).  Phase 2: the sale opens two
     seconds after the crowd is in (or after `arrive` seconds), bots try to skip the queue,
     and the clock runs until every unit is held or `timeout`."""
@@ -355,7 +436,7 @@ async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arr
     from waitroom import room_selectors
     from waitroom.models import ProtectedSale
 
-    ws_base = "ws" + base.removeprefix("http")
+    ws_base = "ws" + (ws_url or base).removeprefix("http")
     figures = Figures()
     done = asyncio.Event()
     arrivals = asyncio.Semaphore(ARRIVALS_AT_ONCE)  # one per run: bound to this event loop
@@ -396,6 +477,10 @@ async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arr
         await asyncio.to_thread(set_opening)
         await asyncio.sleep(2)
         opened = time.perf_counter()
+        cpu_at_open = time.process_time()
+        machine_at_open = machine_cpu()
+        server_at_open = probe() if probe else {}
+        lag_watch = asyncio.create_task(watch_loop(figures, done))
         bot_tasks = [
             asyncio.create_task(bot(http, base, flight.pk, c, figures)) for c in customers[:bots]
         ]
@@ -408,18 +493,28 @@ async def crowd(base, sale, flight, customers, *, bots: int, timeout: float, arr
                 break
             await asyncio.sleep(0.5)
         await asyncio.sleep(2)  # let the last shoppers finish
+        figures.sale_wall = time.perf_counter() - opened
+        figures.generator_cpu = (time.process_time() - cpu_at_open) / figures.sale_wall
+        busy, total = (b - a for a, b in zip(machine_at_open, machine_cpu(), strict=True))
+        figures.machine_busy = busy / total if total else 0.0
+        figures.load_average = os.getloadavg()[0]
+        server_cpu = {
+            name: (seconds - server_at_open[name]) / figures.sale_wall
+            for name, seconds in (probe() if probe else {}).items()
+        }
         done.set()
+        await lag_watch
         await asyncio.wait(tasks + bot_tasks, timeout=20)
         for t in tasks + bot_tasks:
             t.cancel()
         await asyncio.wait(tasks + bot_tasks, timeout=20)
-    return figures, sold_out_after
+    return figures, sold_out_after, server_cpu
 
 
 # --- the proof -----------------------------------------------------------------------------
 
 
-def verify(sale, flight) -> dict:
+def verify(sale, flight, in_flight: timedelta = timedelta(0)) -> dict:
     """Every booking was made by an admitted customer inside their stay, and at every tick
     those shopping inside were within HORIZON_FACTOR x the units left."""
     import math
@@ -445,26 +540,39 @@ def verify(sale, flight) -> dict:
     )
     outside = [b for b in bookings if not any(a <= b[1] <= e for a, e in by_customer.get(b[0], []))]
     capacity = sum(
-        i.capacity + i.overbook_limit for i in FareInventory.objects.filter(flight=flight)
+        i.capacity + i.overbook_limit for i in FareInventory.objects.filter(sale=flight.sale_id)
     )
-    worst = 0.0
-    violations = 0
-    for tick in sorted({a for _, a, _ in admissions}):
-        # Right after the tick: units taken by bookings made before it, and those admitted
-        # so far without a booking made before the tick.
-        booked_before = {c for c, created, _ in bookings if created < tick}
-        units_taken = sum(n for c, created, n in bookings if created < tick)
-        left = capacity - units_taken
+
+    def reading(tick, cutoff):
+        # Right after the tick: units taken by bookings made before `cutoff`, and those
+        # admitted so far without such a booking.
+        booked_before = {c for c, created, _ in bookings if created < cutoff}
+        left = capacity - sum(n for c, created, n in bookings if created < cutoff)
         shopping = sum(1 for c, a, e in admissions if a <= tick < e and c not in booked_before)
         bound = math.floor(factor * left)
-        worst = max(worst, shopping / bound if bound else float("inf") if shopping else 0)
-        violations += shopping > bound
+        return shopping / bound if bound else float("inf") if shopping else 0.0
+
+    worst = 0.0
+    violations = strict_violations = 0
+    for tick in sorted({a for _, a, _ in admissions}):
+        # A booking's created_at is when its hold *started*; the tick saw it only if it had
+        # committed.  A hold still in flight at the tick (started less than `in_flight`
+        # before it) may be read either way: the tick is over the horizon only if it is so
+        # under every such reading.
+        cutoffs = [tick] + [
+            created for _, created, _ in bookings if tick - in_flight <= created < tick
+        ]
+        ratios = [reading(tick, cutoff) for cutoff in cutoffs]
+        worst = max(worst, min(ratios))
+        violations += min(ratios) > 1
+        strict_violations += ratios[0] > 1
     return {
         "admissions": len(admissions),
         "bookings": len(bookings),
         "units_booked": sum(n for _, _, n in bookings),
         "bookings_without_admission": len(outside),
         "ticks_over_horizon": violations,
+        "ticks_over_horizon_strict": strict_violations,
         "worst_shopping_to_bound": worst,
         "inventory_drift": check_inventory(sale_id=flight.sale_id),
         "units": capacity,
@@ -486,7 +594,7 @@ class SaleSettings:
     arrive: float = 600.0
 
 
-def run_sale(base_url: str, config: SaleSettings) -> dict:
+def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None = None) -> dict:
     """Prepare a protected sale and its crowd in the stack's database, run the crowd against
     the stack at `base_url`, and prove the result.  The stack (web + worker with beat) must be
     up; its filters are whatever its environment says."""
@@ -498,7 +606,7 @@ def run_sale(base_url: str, config: SaleSettings) -> dict:
         stay=config.stay,
         rows=config.rows,
     )
-    figures, sold_out_after = asyncio.run(
+    figures, sold_out_after, server_cpu = asyncio.run(
         crowd(
             base_url,
             sale,
@@ -507,9 +615,23 @@ def run_sale(base_url: str, config: SaleSettings) -> dict:
             bots=config.bots,
             timeout=config.timeout,
             arrive=config.arrive,
+            probe=probe,
+            ws_url=ws_url,
         )
     )
-    return {"figures": figures, "sold_out_after": sold_out_after, "proof": verify(sale, flight)}
+    slowest = max(figures.hold_latencies, default=0.0)
+    proof = verify(sale, flight, in_flight=timedelta(seconds=slowest))
+    # Close this sale: otherwise every later run's admission tick (same database) would keep
+    # ticking it, admitting its leftover queue whenever holds expire, and measure that too.
+    from waitroom.models import ProtectedSale
+
+    ProtectedSale.objects.filter(pk=sale.pk).delete()
+    return {
+        "figures": figures,
+        "sold_out_after": sold_out_after,
+        "proof": proof,
+        "server_cpu": server_cpu,
+    }
 
 
 def report(result: dict, config: SaleSettings, label: str = "") -> None:
@@ -550,11 +672,25 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     )
     print(
         f"  ticks over the horizon    {proof['ticks_over_horizon']} "
-        f"(worst shopping / floor(1.5 x left) = {proof['worst_shopping_to_bound']:.2f})"
+        f"(worst shopping / floor(1.5 x left) = {proof['worst_shopping_to_bound']:.2f}; "
+        f"{proof['ticks_over_horizon_strict']} if every hold started before a tick had "
+        f"committed before it)"
     )
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
     if figures.crashed:
         print(f"  shopper errors            {dict(figures.crashed)}")
+    lag = figures.loop_lag
+    print(
+        f"  load generator            CPU {figures.generator_cpu * 100:.0f}% of one core over "
+        f"{figures.sale_wall:.1f} s; event-loop lag p50 {percentile(lag, 0.5) * 1000:.0f} ms "
+        f"p99 {percentile(lag, 0.99) * 1000:.0f} ms"
+    )
+    print(
+        f"  machine                   {os.cpu_count()} cores {figures.machine_busy * 100:.0f}% "
+        f"busy over the sale (all processes, anyone's); load average {figures.load_average:.1f}"
+    )
+    for name, cpu in result.get("server_cpu", {}).items():
+        print(f"  server CPU                {name}: {cpu * 100:.0f}% of one core")
 
 
 def summary(result: dict) -> dict[str, str]:
@@ -574,6 +710,13 @@ def summary(result: dict) -> dict[str, str]:
         "bookings without admission": str(proof["bookings_without_admission"]),
         "ticks over the horizon": str(proof["ticks_over_horizon"]),
         "inventory drift": "none" if not proof["inventory_drift"] else "YES",
+        "load generator CPU": f"{figures.generator_cpu * 100:.0f}%",
+        "machine busy (load avg)": (
+            f"{figures.machine_busy * 100:.0f}% ({figures.load_average:.1f})"
+        ),
+        "generator loop lag p99": f"{percentile(figures.loop_lag, 0.99) * 1000:.0f} ms"
+        if figures.loop_lag
+        else "-",
     }
 
 
@@ -609,7 +752,21 @@ def main() -> None:
         "--bots", type=int, default=defaults.bots, help="holds tried without queueing"
     )
     parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument(
+        "--ws-workers",
+        type=int,
+        default=0,
+        help="serve the queue websockets from a separate uvicorn with this many workers "
+        "(0: the web workers serve them too)",
+    )
+    parser.add_argument(
+        "--admission-steps",
+        type=int,
+        default=None,
+        help="WAITING_ROOM_ADMISSION_STEPS for the server (1 = a whole tick's batch at once)",
+    )
     parser.add_argument("--timeout", type=float, default=defaults.timeout)
+    parser.add_argument("--save", help="write the side-by-side figures to this JSON file")
     parser.add_argument(
         "--filters",
         choices=["both", "on", "off"],
@@ -649,15 +806,34 @@ def main() -> None:
         print(f"filters {mode}: preparing {args.customers} customers ...", flush=True)
         port = free_port()
         started = time.time()
-        stack = start_stack(port, args.web_workers, FILTER_MODES[mode])
+        extra = dict(FILTER_MODES[mode])
+        if args.admission_steps is not None:
+            extra["WAITING_ROOM_ADMISSION_STEPS"] = str(args.admission_steps)
+        ws_port = free_port() if args.ws_workers else None
+        stack = start_stack(port, args.web_workers, extra, ws_port, args.ws_workers)
         try:
             print(f"  ready in {time.time() - started:.1f} s; the crowd arrives", flush=True)
-            results[mode] = run_sale(f"http://127.0.0.1:{port}", config)
+            named = {"uvicorn": stack[0], "celery": stack[1]}
+            if ws_port:
+                named["uvicorn (websockets)"] = stack[2]
+            results[mode] = run_sale(
+                f"http://127.0.0.1:{port}",
+                config,
+                probe=lambda named=named: cpu_seconds(named),
+                ws_url=f"http://127.0.0.1:{ws_port}" if ws_port else None,
+            )
         finally:
             stop_stack(stack)
         report(results[mode], config, label=f"filters {mode}")
     if len(results) > 1:
         side_by_side(results)
+    if args.save:
+        saved = {
+            "argv": sys.argv[1:],
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "results": {mode: summary(result) for mode, result in results.items()},
+        }
+        Path(args.save).write_text(json.dumps(saved, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -323,6 +323,9 @@ WAITING_ROOM = {
     # Beat runs the admission every TICK_SECONDS; unused rate credit older than
     # max(BURST_SECONDS, one admission interval) lapses.
     "TICK_SECONDS": env.int("WAITING_ROOM_TICK_SECONDS", default=2),
+    # A tick admits in this many steps spread over it (shoppers arrive at the rate, not in
+    # one burst); the queue pages get one message per tick, after the last step.
+    "ADMISSION_STEPS": env.int("WAITING_ROOM_ADMISSION_STEPS", default=4),
     "BURST_SECONDS": env.int("WAITING_ROOM_BURST_SECONDS", default=4),
     "JOINS_PER_ADDRESS_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ADDRESS", default=60),
     "JOINS_PER_ACCOUNT_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ACCOUNT", default=10),

@@ -4,6 +4,7 @@ Thin: the snapshot comes from `room_selectors.queue_status`, the wording from
 `room_selectors.describe_place`.  Each tick's message lists the order keys that left from
 the front, so a consumer moves its customer's position without asking Redis; a version gap,
 a shuffle, the pre-queue, or the customer's own admission make it re-read the snapshot.
+The customer's own admission also comes at once on their own group (`queue.admitted`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from waitroom import queue, room_selectors
 from waitroom.errors import QueueUnavailable
-from waitroom.live import queue_group
+from waitroom.live import customer_group, queue_group
 from waitroom.models import ProtectedSale
 
 
@@ -38,6 +39,7 @@ def _fast_place(sale_id: int, entry_id: int) -> tuple | None:
 
 class QueueConsumer(AsyncJsonWebsocketConsumer):
     group: str | None = None
+    own_group: str | None = None
     snapshot: dict | None = None
 
     async def connect(self) -> None:
@@ -50,19 +52,25 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         # Join the group before the snapshot: a tick in between arrives as a message whose
         # version the snapshot already covers (ignored) or follows (applied).
         self.group = queue_group(self.sale_id)
+        self.own_group = customer_group(self.sale_id, self.customer_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.channel_layer.group_add(self.own_group, self.channel_name)
         snapshot = await _snapshot(self.sale_id, self.customer_id)
         if snapshot is None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            self.group = None
+            await self._leave_groups()
             await self.close()
             return
         await self.accept()
         await self._send(snapshot)
 
     async def disconnect(self, code: int) -> None:
-        if self.group:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self._leave_groups()
+
+    async def _leave_groups(self) -> None:
+        for group in (self.group, self.own_group):
+            if group:
+                await self.channel_layer.group_discard(group, self.channel_name)
+        self.group = self.own_group = None
 
     async def receive_json(self, content, **kwargs) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":
@@ -120,3 +128,12 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
                 "version": event["version"],
             }
         )
+
+    async def queue_admitted(self, event: dict) -> None:
+        """This customer was just admitted (a step of the tick): the token is read now,
+        not at the tick's broadcast."""
+        if (self.snapshot or {}).get("status") == "ADMITTED":
+            return
+        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        if snapshot is not None:
+            await self._send(snapshot)

@@ -1,4 +1,5 @@
-"""Queue pages over websockets: after each admission tick, one message to the sale's group.
+"""Queue pages over websockets: after each admission tick, one message to the sale's group;
+and the moment someone is admitted (a step of the tick), one message to that customer alone.
 
 The message carries what changed (the order keys that left the queue from the front, the
 entries admitted) and a per-sale version (Redis INCR).  Every consumer knows its own order
@@ -20,6 +21,25 @@ logger = logging.getLogger(__name__)
 
 def queue_group(sale_id: int) -> str:
     return f"waitroom.{sale_id}"
+
+
+def customer_group(sale_id: int, customer_id: int) -> str:
+    """One customer's queue pages: told the moment they are admitted, without waiting for
+    the tick's broadcast to everyone."""
+    return f"waitroom.{sale_id}.c{customer_id}"
+
+
+def publish_admitted(*, sale_id: int, customer_ids: list[int]) -> None:
+    """Send now, one small message per admitted customer.  Unsafe inside a transaction."""
+    layer = get_channel_layer()
+    if layer is None or not customer_ids:
+        return
+
+    async def send_all() -> None:
+        for customer_id in customer_ids:
+            await layer.group_send(customer_group(sale_id, customer_id), {"type": "queue.admitted"})
+
+    async_to_sync(send_all)()
 
 
 def publish_queue_moved(*, sale_id: int, version: int, message: dict) -> None:

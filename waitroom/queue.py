@@ -7,7 +7,9 @@ PostgreSQL whenever its `built` marker is missing (Redis restarted empty, evicte
 
 Keys, per sale: `<prefix>:<sale>:q` (zset: member = zero-padded entry id, score = order
 key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
-version for the websocket), `:state` (hash: what the last admission tick decided).
+version for the websocket), `:state` (hash: what the last admission tick decided),
+`:gone` (hash: entries admitted by a step of the tick whose removal from `:q` waits for the
+tick's one broadcast; member -> order key).
 Any Redis error becomes `QueueUnavailable` (HTTP 503).
 """
 
@@ -95,7 +97,8 @@ def rebuild(sale_id: int) -> int:
     count = 0
     with reachable():
         pipe = r.pipeline(transaction=False)
-        pipe.delete(key(sale_id, "q"), key(sale_id, "pre"))
+        # The rebuilt index holds only the WAITING: removals still pending are done already.
+        pipe.delete(key(sale_id, "q"), key(sale_id, "pre"), key(sale_id, "gone"))
         for entry_id, order_key, joined_at in rows.iterator(chunk_size=REBUILD_BATCH):
             if order_key is None:
                 pipe.zadd(key(sale_id, "pre"), {member(entry_id): joined_at.timestamp()})
@@ -135,17 +138,58 @@ def add_pre(sale_id: int, entry_id: int, joined_at: float) -> None:
         client().zadd(key(sale_id, "pre"), {member(entry_id): joined_at}, nx=True)
 
 
-def remove_and_bump(sale_id: int, entry_ids: Iterable[int]) -> int:
-    """Take entries out of the queue and bump the version in one MULTI: a snapshot
-    (`rank_and_version`) sees both changes or neither, so a page never applies a tick's
-    message to a position that already includes it."""
-    members = [member(i) for i in entry_ids]
+def defer_removal(sale_id: int, entries: Iterable[tuple[int, int]]) -> None:
+    """(entry id, order key) pairs admitted by a step of the tick: they stay in the index,
+    where every waiting page's position still counts them, until the tick's broadcast
+    (`remove_and_bump`) takes them out and tells the pages, all in one version."""
+    mapping = {member(entry_id): order_key for entry_id, order_key in entries}
+    if not mapping:
+        return
     with reachable():
-        pipe = client().pipeline(transaction=True)
-        if members:
-            pipe.zrem(key(sale_id, "q"), *members)
-        pipe.incr(key(sale_id, "v"))
-        return pipe.execute()[-1]
+        client().hset(key(sale_id, "gone"), mapping=mapping)
+
+
+# Atomically: the deferred removals plus these, out of the queue; the version bumped.  A
+# snapshot (`rank_and_version`, one MULTI) sees all of it or none, so a page never applies a
+# message to a position that already includes it.  Returns {version, member, key, ...}.
+_REMOVE_AND_BUMP = """
+local gone = redis.call('HGETALL', KEYS[2])
+redis.call('DEL', KEYS[2])
+for i = 1, #ARGV, 2 do
+  gone[#gone + 1] = ARGV[i]
+  gone[#gone + 1] = ARGV[i + 1]
+end
+for i = 1, #gone, 2 do
+  redis.call('ZREM', KEYS[1], gone[i])
+end
+local out = {redis.call('INCR', KEYS[3])}
+for i = 1, #gone do
+  out[#out + 1] = gone[i]
+end
+return out
+"""
+
+
+def remove_and_bump(
+    sale_id: int, entries: Iterable[tuple[int, int]] = ()
+) -> tuple[int, list[tuple[int, int]]]:
+    """Take these (entry id, order key) pairs and every deferred removal out of the queue
+    and bump the version, atomically.  Returns (the new version, every pair removed)."""
+    args: list = []
+    for entry_id, order_key in entries:
+        args += [member(entry_id), order_key]
+    with reachable():
+        out = client().eval(
+            _REMOVE_AND_BUMP,
+            3,
+            key(sale_id, "q"),
+            key(sale_id, "gone"),
+            key(sale_id, "v"),
+            *args,
+        )
+    version, flat = int(out[0]), out[1:]
+    removed = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+    return version, sorted(removed.items(), key=lambda pair: pair[1])
 
 
 def rank_and_version(sale_id: int, entry_id: int) -> tuple[int | None, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -233,14 +234,23 @@ def _rate_budget(sale: ProtectedSale, now: datetime) -> tuple[int, datetime, flo
     return max(budget, 0), start, interval
 
 
-def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
-    """One admission tick for one sale (beat runs it every TICK_SECONDS).
+def admit_shoppers(
+    *, sale_id: int, now: datetime | None = None, broadcast: bool = True
+) -> TickResult:
+    """One admission step for one sale (`run_admission_tick` runs ADMISSION_STEPS of them
+    per tick, spread over it; tests and staff tools call it directly).
 
     Admits min(rate budget, free places inside, inventory horizon) people from the front of
     the queue.  The horizon is floor(HORIZON_FACTOR x units left) minus those still shopping
     inside: nobody is let in who could only find it sold out.  Runs under the sale's row
     lock taken with SKIP LOCKED, so overlapping ticks never admit twice.  Needs no Redis:
     while it is down admission goes on (the index and the pages catch up afterwards).
+
+    After commit the admitted are told at once, each on their own channel.  With
+    `broadcast` the step also takes everyone admitted since the last broadcast out of the
+    Redis index and sends the one message that moves every waiting page; without it their
+    removal is deferred to the tick's last step (a waiting page's place still counts them
+    until then, consistently).
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -289,6 +299,7 @@ def admit_shoppers(*, sale_id: int, now: datetime | None = None) -> TickResult:
                 late=late,
                 admitted=admitted,
                 state=state,
+                broadcast=broadcast,
             ),
             robust=True,
         )
@@ -325,36 +336,72 @@ def _publish_tick(
     late: list[tuple[int, int]],
     admitted: list[QueueEntry],
     state: dict,
+    broadcast: bool = True,
 ) -> None:
-    """After commit: mirror the tick into Redis and tell the queue pages."""
+    """After commit: tell the admitted, mirror the step into Redis, and (with `broadcast`,
+    or after a shuffle) tell every queue page."""
+    live.publish_admitted(sale_id=sale_id, customer_ids=[e.customer_id for e in admitted])
     if reshuffled:
         queue.invalidate(sale_id)
         queue.ensure_index(sale_id)
     queue.add(sale_id, late)
+    pairs = [(e.pk, e.order_key) for e in admitted]
+    if not (broadcast or reshuffled):
+        queue.defer_removal(sale_id, pairs)
+        return
+    # The state goes with the removals: a snapshot never pairs a place that still counts
+    # the deferred with a horizon that already took them off.
     queue.save_state(sale_id, state)
-    version = queue.remove_and_bump(sale_id, [e.pk for e in admitted])
+    version, removed = queue.remove_and_bump(sale_id, pairs)
     live.publish_queue_moved(
         sale_id=sale_id,
         version=version,
         message={
             "resync": reshuffled,
-            "removed": [e.order_key for e in admitted],
-            "admitted": [e.pk for e in admitted],
+            "removed": [order_key for _entry_id, order_key in removed],
+            "admitted": [entry_id for entry_id, _order_key in removed],
             "state": state,
         },
     )
 
 
-def admit_all_open_sales(*, now: datetime | None = None) -> list[TickResult]:
-    """The beat task's body: a tick for every sale that is open (or opens now)."""
+def admit_all_open_sales(
+    *, now: datetime | None = None, broadcast: bool = True
+) -> list[TickResult]:
+    """One admission step for every sale that is open (or opens now)."""
     now = now or timezone.now()
     results = []
     for sale_id in ProtectedSale.objects.filter(opens_at__lte=now).values_list("id", flat=True):
         try:
-            results.append(admit_shoppers(sale_id=sale_id, now=now))
+            results.append(admit_shoppers(sale_id=sale_id, now=now, broadcast=broadcast))
         except Exception:
             # One sale's trouble (Redis down: QueueUnavailable) must not stop the others.
             logger.exception("admission tick for sale %s failed", sale_id)
+    return results
+
+
+def run_admission_tick(*, sleep=time.sleep, clock=time.monotonic) -> list[TickResult]:
+    """The beat task's body, every TICK_SECONDS: ADMISSION_STEPS admission steps spread
+    evenly over the tick, the last one broadcasting to the queue pages.
+
+    Admitting a whole tick's worth at once sent every admitted shopper to the seat map and
+    the hold in the same instant, on top of the broadcast to every waiting page; spread
+    out, they arrive at the admission rate (docs/performance.md, scenario (w)), while the
+    pages still get one message per tick.
+    """
+    steps = max(1, settings.WAITING_ROOM["ADMISSION_STEPS"])
+    spacing = settings.WAITING_ROOM["TICK_SECONDS"] / steps
+    started = clock()
+    results: list[TickResult] = []
+    for step in range(steps):
+        if step:
+            sleep(max(0.0, started + step * spacing - clock()))
+        # Running late (a slow database): this step is the last, so a tick never outlasts
+        # its slot and overlapping ticks never pile up in the worker.
+        last = step == steps - 1 or clock() - started >= (steps - 1) * spacing
+        results += admit_all_open_sales(broadcast=last)
+        if last:
+            break
     return results
 
 

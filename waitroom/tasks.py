@@ -10,5 +10,5 @@ def close_departed_waitlists() -> int:
 
 @shared_task(name="waitroom.admit_shoppers", ignore_result=True)
 def admit_shoppers() -> int:
-    """Every TICK_SECONDS: one admission tick per open protected sale."""
-    return sum(len(r.admitted) for r in room.admit_all_open_sales())
+    """Every TICK_SECONDS: one admission tick per open protected sale, in steps."""
+    return sum(len(r.admitted) for r in room.run_admission_tick())

@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
 from tests.pages.test_browser import logged_in_page, off_loop
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import queue, room
+from waitroom import queue, room, room_selectors
 
 # One worker for the module under xdist: room_server starts once.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("waiting-room-live")]
@@ -160,3 +160,53 @@ def test_the_shuffle_turns_pre_queue_pages_into_places(room_server, same_prefix)
     assert [a["status"] for a in after] == ["WAITING", "WAITING"]
     assert sorted(a["position"] for a in after) == [1, 2]
     assert sorted(a["orderKey"] for a in after) == [1, 2]
+
+
+def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_broadcast(
+    room_server, same_prefix
+):
+    """A tick admits in steps (room.run_admission_tick): each admitted customer hears at
+    their step, on their own channel; the waiting pages move once, at the tick's broadcast,
+    by everyone admitted since the last one; and a snapshot in between agrees with them."""
+    flight = small_flight(rows=30)
+    t0 = timezone.now() - timedelta(seconds=10)
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=3)
+    customers = make_customers(3)
+    for customer in customers:
+        room.join_queue(sale_id=sale.pk, customer=customer)
+    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
+    sockets = [open_queue(room_server, sale, c) for c in customers]
+    try:
+        snaps = [json.loads(ws.recv(timeout=5)) for ws in sockets]
+        by_place = dict(
+            sorted(
+                (s["position"], (ws, c)) for s, ws, c in zip(snaps, sockets, customers, strict=True)
+            )
+        )
+        assert list(by_place) == [1, 2, 3]
+        (ws1, _c1), (ws2, _c2), (ws3, c3) = by_place[1], by_place[2], by_place[3]
+
+        step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=1), broadcast=False)
+        assert len(step.admitted) == 1
+        assert json.loads(ws1.recv(timeout=5))["status"] == "ADMITTED"
+        step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False)
+        assert len(step.admitted) == 1
+        assert json.loads(ws2.recv(timeout=5))["status"] == "ADMITTED"
+        with pytest.raises(TimeoutError):  # no broadcast yet: the last page has not moved
+            ws3.recv(timeout=0.5)
+        # ... and its snapshot still counts the two admitted ahead, at the old version.
+        between = room_selectors.queue_status(sale=sale, customer_id=c3.pk)
+        assert between["position"] == 3 and between["version"] == snaps[0]["version"]
+
+        last = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2))
+        assert last.admitted == []  # the broadcast step: no credit left, but it flushes
+        moved = json.loads(ws3.recv(timeout=5))
+        assert moved["status"] == "WAITING" and moved["position"] == 1
+        assert moved["version"] == between["version"] + 1
+        after = room_selectors.queue_status(sale=sale, customer_id=c3.pk)
+        assert (after["position"], after["version"]) == (1, moved["version"])
+        with pytest.raises(TimeoutError):  # the admitted pages ignore the broadcast
+            ws1.recv(timeout=0.3)
+    finally:
+        for ws in sockets:
+            ws.close()

@@ -167,3 +167,72 @@ def test_overlapping_ticks_never_admit_twice(room_redis):
     assert outcome.errors == []
     assert sum(len(r.admitted) for r in outcome.results) == 4
     assert Admission.objects.filter(sale=sale).count() == 4
+
+
+def test_a_tick_runs_its_steps_spread_over_it_and_broadcasts_at_the_last(settings, monkeypatch):
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "TICK_SECONDS": 2, "ADMISSION_STEPS": 4}
+    now = [100.0]
+    calls = []
+
+    def step(*, broadcast):
+        calls.append((now[0], broadcast))
+        now[0] += 0.1  # each step takes a while
+        return []
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    monkeypatch.setattr(room, "admit_all_open_sales", step)
+    room.run_admission_tick(sleep=sleep, clock=lambda: now[0])
+    assert [round(t - 100, 6) for t, _ in calls] == [0, 0.5, 1.0, 1.5]
+    assert [b for _, b in calls] == [False, False, False, True]
+
+
+def test_a_step_defers_the_index_removal_to_the_broadcast_and_a_rebuild_forgets_it(room_redis):
+    from waitroom import queue
+
+    flight = small_flight(rows=30)
+    t0 = timezone.now() - timedelta(seconds=30)
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=100)
+    join_all(sale, make_customers(5))
+    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
+    version = queue.current_version(sale.pk)
+
+    step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False)
+    assert len(step.admitted) == 2
+    # Still indexed, same version: every waiting place still counts the two admitted.
+    assert queue.counts(sale.pk) == (5, 0)
+    assert queue.current_version(sale.pk) == version
+    last = QueueEntry.objects.filter(sale=sale).order_by("-order_key").first()
+    assert queue.rank(sale.pk, last.pk) == 4
+
+    new_version, removed = queue.remove_and_bump(sale.pk)
+    assert new_version == version + 1
+    keys = dict(QueueEntry.objects.filter(pk__in=step.admitted).values_list("pk", "order_key"))
+    assert removed == sorted(keys.items(), key=lambda pair: pair[1])
+    assert queue.counts(sale.pk) == (3, 0) and queue.rank(sale.pk, last.pk) == 2
+    assert queue.remove_and_bump(sale.pk)[1] == []  # removed once, reported once
+
+    # A deferred removal that a rebuild overtakes is not reported again.
+    step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=3), broadcast=False)
+    assert len(step.admitted) == 1
+    queue.rebuild(sale.pk)
+    assert queue.counts(sale.pk) == (2, 0)
+    assert queue.remove_and_bump(sale.pk)[1] == []
+
+
+def test_a_tick_that_runs_late_broadcasts_early_and_ends_within_its_slot(settings, monkeypatch):
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "TICK_SECONDS": 2, "ADMISSION_STEPS": 4}
+    now = [100.0]
+    calls = []
+
+    def slow_step(*, broadcast):
+        calls.append((now[0], broadcast))
+        now[0] += 0.8  # a slow database: each step takes longer than its slot
+        return []
+
+    monkeypatch.setattr(room, "admit_all_open_sales", slow_step)
+    room.run_admission_tick(sleep=lambda s: None, clock=lambda: now[0])
+    # Steps at 0, 0.8 and 1.6 s: the third starts past the last slot (1.5 s), broadcasts,
+    # and is the last one.
+    assert [b for _, b in calls] == [False, False, True]
