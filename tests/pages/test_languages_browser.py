@@ -20,7 +20,6 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from bookings.services import hold_seats
-from events.models import Event
 from flights.models import Seat
 from kernel.outbox import relay_outbox
 from languages.models import LanguagePreference
@@ -307,14 +306,19 @@ def test_the_event_pages_in_each_language(browser, asgi_server, language):
     price = {"de": "30,00\xa0€", "ru": "30,00\xa0€", "en": "€30.00"}[language]
     expect(page.locator(f"[data-event='{on_sale.pk}'] .price")).to_have_text(price)
 
-    # The page of the event not on sale yet (prices, plan drawing, sections).  The seat
-    # picker of an event on sale (issue 14) has new strings awaiting their German and Russian
-    # translations: switch this back to `on_sale` once locale/ has them.
-    later = Event.objects.get(name="Nachtkonzert")
-    page.click(f"[data-event='{later.pk}'] .event-name a")
-    expect(page.locator("h1")).to_have_text("Nachtkonzert")
+    # The page of the event on sale: prices, plan drawing, sections and the seat picker.
+    page.click(f"[data-event='{on_sale.pk}'] .event-name a")
+    expect(page.locator("h1")).to_have_text("Symphonie")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
     assert_in_language(page, language, english, "event-detail")
     assert_dates_in_language(page, language)
-    places = {"de": "12 Plätze", "ru": "12 мест", "en": "12 places"}[language]
-    expect(page.locator(".price-categories")).to_contain_text(places)
+    left = {"de": "noch 12", "ru": "осталось 12", "en": "12 left"}[language]
+    expect(page.locator(".price-categories [data-category='A'] .left")).to_have_text(left)
+
+    # One seat picked: the script's selection line and sticky bar.
+    seat = page.locator(".seat-input:not([disabled])").first.get_attribute("id")
+    page.click(f"#{seat}")
+    category = {"de": "Kategorie", "ru": "категория", "en": "category"}[language]
+    expect(page.locator("#selection")).to_contain_text(category)
+    assert_in_language(page, language, english, "event-picker")
     context.close()
