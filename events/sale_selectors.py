@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db.models import Count
+from django.utils.translation import gettext
 
 from bookings.models import Inventory, Seat, SeatStatus
 from events.models import CategoryAssignment, Event, PriceCategory
@@ -48,7 +49,8 @@ def inventory_overview(*, event: Event) -> list[ClassLine]:
         if inv.fare_class in areas:
             area = areas[inv.fare_class]
             category = area_category.get(area.pk)
-            label = f"Standing — {area.name}" + (f" ({category.code})" if category else "")
+            label = gettext("Standing — %(area)s") % {"area": area.name}
+            label += f" ({category.code})" if category else ""
         else:
             category = categories.get(inv.fare_class)
             label = f"{category.code} — {category.name}" if category else inv.fare_class
