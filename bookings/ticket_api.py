@@ -13,7 +13,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import selectors
+from bookings import catalogue, selectors
 from bookings.models import Ticket, TicketStatus
 from bookings.views import ticket_file
 from config.api.openapi import problems
@@ -42,11 +42,30 @@ class TicketSerializer(serializers.Serializer):
     fare_class = serializers.CharField(
         help_text="The fare class (flights), price category or standing area (events)."
     )
-
+    place = serializers.SerializerMethodField(
+        help_text='Where the holder goes, as printed: "seat 12A", "Stalls, row F, seat 7", '
+        '"Standing — Floor".'
+    )
+    fare = serializers.SerializerMethodField(
+        help_text='What was bought, as printed: "Economy", "A — Front stalls".'
+    )
     status = serializers.ChoiceField(choices=TicketStatus.choices)
     code = serializers.CharField(help_text="The signed content of the QR code.")
     issued_at = serializers.DateTimeField()
     links = serializers.SerializerMethodField(help_text="Absolute paths of the downloads.")
+
+    def get_place(self, ticket: Ticket) -> str:
+        return self._face(ticket).place
+
+    def get_fare(self, ticket: Ticket) -> str:
+        return self._face(ticket).fare
+
+    def _face(self, ticket: Ticket) -> catalogue.TicketFace:
+        # The catalogue's words for the ticket (the same as on its PDF), built once per ticket.
+        face = getattr(ticket, "_face", None)
+        if face is None:
+            face = ticket._face = catalogue.ticket_face(ticket)
+        return face
 
     @extend_schema_field(TicketLinksSerializer)
     def get_links(self, ticket: Ticket) -> dict[str, str]:

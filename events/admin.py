@@ -549,7 +549,7 @@ class EventAdmin(admin.ModelAdmin):
     def cancel(self, request, queryset):
         for event in queryset:
             try:
-                changed = services.cancel_event(event_id=event.pk)
+                changed = services.cancel_event(event_id=event.pk, cancelled_by=request.user)
             except DomainError as error:
                 self.message_user(request, error.detail, messages.ERROR)
             else:

@@ -46,6 +46,8 @@ def test_list_shows_every_ticket_with_its_links(api, booking):
             "passenger": name,
             "seat": seat,
             "fareClass": "ECONOMY",
+            "place": f"seat {seat}",
+            "fare": "Economy",
             "status": "VALID",
             "code": t.code,
             "issuedAt": t.issued_at.isoformat().replace("+00:00", "Z"),

@@ -89,3 +89,32 @@ def test_a_hold_released_by_the_cancellation_can_no_longer_be_paid(
     )
     assert response.status_code == 409, response.content
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
+
+
+def test_staff_cancelling_in_admin_are_recorded_as_approving_the_refunds(
+    sandbox_payments,  # noqa: F811
+    client,
+    customer,
+    staff_user,
+):
+    event = EventFactory()
+    paid = hold_seats(
+        customer=customer,
+        sale_id=event.sale_id,
+        fare_class="A",
+        seat_numbers=["1-1-1"],
+        passenger_names=["Ada Lovelace"],
+    )
+    response = pay(
+        client_for(customer), paid.pk, amount="80.00", currency="EUR", paymentMethod=GOOD_CARD
+    )
+    assert response.status_code == 201, response.content
+    client.force_login(staff_user)
+
+    client.post(
+        "/admin/events/event/", {"action": "cancel", "_selected_action": [event.pk]}, follow=True
+    )
+
+    assert Booking.objects.get(pk=paid.pk).status == BookingStatus.CANCELLED
+    refund = Refund.objects.get(payment__booking=paid)
+    assert refund.amount == Decimal("80.00") and refund.approved_by == staff_user

@@ -119,6 +119,11 @@ def test_the_tickets_api_lists_event_tickets_and_serves_their_pdf(customer, even
         ("1-1-1", "A", "VALID"),
         ("1-1-2", "A", "VALID"),
     ]
+    # The same words as on the printed ticket: where to go, and what was bought.
+    assert [(t["place"], t["fare"]) for t in listed] == [
+        ("Stalls, row 1, seat 1", "A — Front stalls"),
+        ("Stalls, row 1, seat 2", "A — Front stalls"),
+    ]
     pdf = api.get(listed[0]["links"]["pdf"])
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
     assert f"ticket-event-{event.pk}-1-1-1.pdf" in pdf["Content-Disposition"]
