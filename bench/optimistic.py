@@ -145,9 +145,11 @@ def hold_seats_optimistic(
 
 
 def setup_venue():
+    import time
+
     from tests.events.factories import VenueFactory
 
-    return VenueFactory(plan=VENUE)
+    return VenueFactory(name=f"Bench hall {time.time_ns()}", plan=VENUE)
 
 
 def new_event(venue):
@@ -206,6 +208,9 @@ def main() -> None:
     parser.add_argument("--scenarios", default="spread,hot-rows,one-seat")
     parser.add_argument("--variants", default="pessimistic,optimistic")
     parser.add_argument("--retries", type=int, default=3, help="optimistic: retries per hold")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run each scenario N times, variant order flipped"
+    )
     parser.add_argument("--seed", type=int, default=14)
     args = parser.parse_args()
 
@@ -240,86 +245,92 @@ def main() -> None:
         f"{'att/s':>7}{'p50':>7}{'p99':>7}{'win p50':>8}{'win p99':>8}"
         f"{'retries':>8}{'lostCAS':>8}  audit  errors   (ms)"
     )
-    for scenario in args.scenarios.split(","):
-        for variant in args.variants.split(","):
-            event = new_event(venue)
-            sale_id = event.sale_id
-            TALLIES.clear()
+    variants = args.variants.split(",")
+    runs = [
+        (scenario, variant)
+        for scenario in args.scenarios.split(",")
+        for n in range(args.rounds)
+        for variant in (variants if n % 2 == 0 else variants[::-1])
+    ]
+    for scenario, variant in runs:
+        event = new_event(venue)
+        sale_id = event.sale_id
+        TALLIES.clear()
 
-            def hold(i, category, seat_nos, sale_id=sale_id, variant=variant):
-                if variant == "pessimistic":
-                    return hold_seats(
-                        customer=users[i],
-                        sale_id=sale_id,
-                        fare_class=category,
-                        seat_numbers=seat_nos,
-                    )
-                return lock_errors_as_too_busy(hold_seats_optimistic)(
+        def hold(i, category, seat_nos, sale_id=sale_id, variant=variant):
+            if variant == "pessimistic":
+                return hold_seats(
                     customer=users[i],
                     sale_id=sale_id,
                     fare_class=category,
                     seat_numbers=seat_nos,
-                    max_retries=args.retries,
-                    tally=TALLIES.setdefault(i, Counter()),
                 )
-
-            if scenario == "spread":
-                pairs = [
-                    (c, [f"{s}-{row}-{n}", f"{s}-{row}-{n + 1}"])
-                    for s, c in enumerate(CATEGORIES, start=1)
-                    for row in range(1, 21)
-                    for n in range(1, 25, 2)
-                ]
-                random.Random(args.seed).shuffle(pairs)
-                mine = {i: pairs[i :: args.workers] for i in range(args.workers)}
-
-                def attempt(i, rng, mine=mine, hold=hold):
-                    if not mine[i]:
-                        raise StopIteration
-                    category, seat_nos = mine[i].pop()
-                    hold(i, category, seat_nos)
-
-                stop = 10**9
-            elif scenario == "hot-rows":
-                hot = [[f"1-{r}-{n}", f"1-{r}-{n + 1}"] for r in (1, 2) for n in range(1, 25)]
-
-                def attempt(i, rng, hot=hot, hold=hold):
-                    hold(i, "A", rng.choice(hot))
-
-                stop = 40
-            elif scenario == "one-seat":
-
-                def attempt(i, rng, hold=hold):
-                    hold(i, "A", ["1-1-1"])
-
-                stop = 20
-            else:
-                raise SystemExit(f"unknown scenario {scenario}")
-            result = run(
-                f"{scenario}/{variant}",
-                args.workers,
-                attempt,
-                stop_after_failures=stop,
-                processes=args.processes,
-                counters=lambda i: dict(TALLIES.get(i, {})),
+            return lock_errors_as_too_busy(hold_seats_optimistic)(
+                customer=users[i],
+                sale_id=sale_id,
+                fare_class=category,
+                seat_numbers=seat_nos,
+                max_retries=args.retries,
+                tally=TALLIES.setdefault(i, Counter()),
             )
-            problems = audit(sale_id)
-            if scenario == "one-seat" and result["holds"] != 1:
-                problems += f" {result['holds']} winners of one seat"
-            if scenario == "spread" and result["holds"] != 960:
-                problems += f" {result['holds']} of 960 disjoint pairs held"
-            counters = result["counters"]
-            print(
-                f"{scenario:<10}{variant:<13}{result['holds']:>6}{result['attempts']:>9}"
-                f"{result['holds_per_s']:>9.0f}{result['attempts_per_s']:>7.0f}"
-                f"{result['p50_ms']:>7.1f}{result['p99_ms']:>7.1f}"
-                f"{result['won_p50_ms']:>8.1f}{result['won_p99_ms']:>8.1f}"
-                f"{counters.get('retries', 0):>8}{counters.get('lost_cas', 0):>8}"
-                f"  {'clean' if not problems else 'FAIL: ' + problems}  {result['errors']}",
-                flush=True,
-            )
-            if problems:
-                raise SystemExit(f"audit failed: {problems}")
+
+        if scenario == "spread":
+            pairs = [
+                (c, [f"{s}-{row}-{n}", f"{s}-{row}-{n + 1}"])
+                for s, c in enumerate(CATEGORIES, start=1)
+                for row in range(1, 21)
+                for n in range(1, 25, 2)
+            ]
+            random.Random(args.seed).shuffle(pairs)
+            mine = {i: pairs[i :: args.workers] for i in range(args.workers)}
+
+            def attempt(i, rng, mine=mine, hold=hold):
+                if not mine[i]:
+                    raise StopIteration
+                category, seat_nos = mine[i].pop()
+                hold(i, category, seat_nos)
+
+            stop = 10**9
+        elif scenario == "hot-rows":
+            hot = [[f"1-{r}-{n}", f"1-{r}-{n + 1}"] for r in (1, 2) for n in range(1, 25)]
+
+            def attempt(i, rng, hot=hot, hold=hold):
+                hold(i, "A", rng.choice(hot))
+
+            stop = 40
+        elif scenario == "one-seat":
+
+            def attempt(i, rng, hold=hold):
+                hold(i, "A", ["1-1-1"])
+
+            stop = 20
+        else:
+            raise SystemExit(f"unknown scenario {scenario}")
+        result = run(
+            f"{scenario}/{variant}",
+            args.workers,
+            attempt,
+            stop_after_failures=stop,
+            processes=args.processes,
+            counters=lambda i: dict(TALLIES.get(i, {})),
+        )
+        problems = audit(sale_id)
+        if scenario == "one-seat" and result["holds"] != 1:
+            problems += f" {result['holds']} winners of one seat"
+        if scenario == "spread" and result["holds"] != 960:
+            problems += f" {result['holds']} of 960 disjoint pairs held"
+        counters = result["counters"]
+        print(
+            f"{scenario:<10}{variant:<13}{result['holds']:>6}{result['attempts']:>9}"
+            f"{result['holds_per_s']:>9.0f}{result['attempts_per_s']:>7.0f}"
+            f"{result['p50_ms']:>7.1f}{result['p99_ms']:>7.1f}"
+            f"{result['won_p50_ms']:>8.1f}{result['won_p99_ms']:>8.1f}"
+            f"{counters.get('retries', 0):>8}{counters.get('lost_cas', 0):>8}"
+            f"  {'clean' if not problems else 'FAIL: ' + problems}  {result['errors']}",
+            flush=True,
+        )
+        if problems:
+            raise SystemExit(f"audit failed: {problems}")
     connections.close_all()
 
 
