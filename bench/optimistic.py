@@ -78,6 +78,7 @@ def hold_seats_optimistic(
 
     from bookings import catalogue, services
     from bookings.errors import SeatNotFound, SeatUnavailable, SeatWrongCabin, SoldOut
+    from bookings.live import announce_seats_on_commit
     from bookings.models import Inventory, Seat, SeatStatus
 
     tally = tally if tally is not None else Counter()
@@ -138,6 +139,7 @@ def hold_seats_optimistic(
                     sale_id=sale_id, fare_class=fare_class, units=len(seats)
                 ):
                     raise SoldOut(fare_class)
+                announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
                 return booking
             tally["lost_cas"] += 1
             transaction.set_rollback(True)
@@ -223,8 +225,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection, connections
 
+    from bookings import availability
     from bookings.services import hold_seats
     from kernel.locking import lock_errors_as_too_busy
+    from kernel.metrics import counts_holds
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
@@ -265,14 +269,18 @@ def main() -> None:
                     fare_class=category,
                     seat_numbers=seat_nos,
                 )
-            return lock_errors_as_too_busy(hold_seats_optimistic)(
-                customer=users[i],
-                sale_id=sale_id,
-                fare_class=category,
-                seat_numbers=seat_nos,
-                max_retries=args.retries,
-                tally=TALLIES.setdefault(i, Counter()),
-            )
+            # What hold_seats has around its transaction, so only the seat locking differs.
+            with availability.hold_admission(
+                sale_id=sale_id, fare_class=category, units=len(seat_nos), seat_nos=seat_nos
+            ):
+                return counts_holds(lock_errors_as_too_busy(hold_seats_optimistic))(
+                    customer=users[i],
+                    sale_id=sale_id,
+                    fare_class=category,
+                    seat_numbers=seat_nos,
+                    max_retries=args.retries,
+                    tally=TALLIES.setdefault(i, Counter()),
+                )
 
         if scenario == "spread":
             pairs = [
