@@ -7,7 +7,8 @@ Issue 14: the Russian article holds seats optimistically: read the seats and the
 without a lock, then `UPDATE seat SET status=HELD, version=version+1 WHERE id=? AND
 version=? AND status=AVAILABLE` per seat, all or nothing, and retry (or answer 409) when a
 competitor changed a seat in between.  Seatkeeper's one hold path (`bookings.services.
-hold_seats`) is pessimistic: it locks the seat rows FOR UPDATE in the one lock order first.
+hold_seats`) is pessimistic: it locks the seat rows FOR UPDATE in the one lock order
+(docs/architecture.md) first.
 Both end with the same conditional F() update of the inventory row (the category's counter).
 
 The optimistic variant lives here only: `hold_seats_optimistic` below, on a `version` column
