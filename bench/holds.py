@@ -92,8 +92,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes: bool) -> dict:
-    """Run `workers` competitors (threads, or forked processes with their own interpreter)."""
+def run(
+    name: str,
+    workers: int,
+    attempt,
+    *,
+    stop_after_failures: int,
+    processes: bool,
+    counters=None,
+) -> dict:
+    """Run `workers` competitors (threads, or forked processes with their own interpreter).
+
+    A worker stops after `stop_after_failures` lost attempts in a row, or when `attempt`
+    raises StopIteration (it has nothing left to try; not counted).  `counters(index)`, if
+    given, returns a worker's own tallies ({name: n}) at its end; they are summed."""
     import multiprocessing
 
     from django.db import connections
@@ -103,12 +115,13 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(workers) if processes else threading.Barrier(workers)
     results = ctx.SimpleQueue() if processes else None
-    collected: list[tuple[list[float], list[float], int, dict[str, int]]] = []
+    collected: list[dict] = []
 
     def worker(index: int) -> None:
         rng = random.Random(index)
         latencies: list[float] = []
         lost: list[float] = []
+        won: list[float] = []
         wins, errors, failures_in_a_row = 0, {}, 0
         windows: list[float] = []
         connections["default"].ensure_connection()
@@ -120,21 +133,33 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
                 try:
                     attempt(index, rng)
                     ok, kind = True, None
+                except StopIteration:
+                    break
                 except DomainError as exc:
                     ok, kind = False, type(exc).__name__
                 latencies.append(time.perf_counter() - started)
                 if ok:
                     wins += 1
+                    won.append(latencies[-1])
                 else:
                     lost.append(latencies[-1])
                     errors[kind] = errors.get(kind, 0) + 1
                 failures_in_a_row = 0 if ok else failures_in_a_row + 1
         finally:
             connections.close_all()
+        outcome = {
+            "latencies": latencies,
+            "lost": lost,
+            "won": won,
+            "wins": wins,
+            "errors": errors,
+            "windows": windows,
+            "counters": counters(index) if counters else {},
+        }
         if processes:
-            results.put((latencies, lost, wins, errors, windows))
+            results.put(outcome)
         else:
-            collected.append((latencies, lost, wins, errors, windows))
+            collected.append(outcome)
 
     connections.close_all()  # never share a connection across fork
     if processes:
@@ -149,14 +174,18 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
     for p in pool:
         p.join()
     wall = time.perf_counter() - started
-    latencies = [x for lat, *_ in collected for x in lat]
-    lost = [x for _, lat, *_ in collected for x in lat]
-    windows = [x for *_, win in collected for x in win]
+    latencies = [x for c in collected for x in c["latencies"]]
+    lost = [x for c in collected for x in c["lost"]]
+    won = [x for c in collected for x in c["won"]]
+    windows = [x for c in collected for x in c["windows"]]
     errors: dict[str, int] = {}
-    for _, _, _, errs, _ in collected:
-        for kind, n in errs.items():
+    tallies: dict[str, int] = {}
+    for c in collected:
+        for kind, n in c["errors"].items():
             errors[kind] = errors.get(kind, 0) + n
-    wins = sum(w for _, _, w, *_ in collected)
+        for kind, n in c["counters"].items():
+            tallies[kind] = tallies.get(kind, 0) + n
+    wins = sum(c["wins"] for c in collected)
     return {
         "scenario": name,
         "holds": wins,
@@ -169,9 +198,12 @@ def run(name: str, workers: int, attempt, *, stop_after_failures: int, processes
         "mean_ms": statistics.fmean(latencies) * 1000,
         "lost_p50_ms": percentile(lost, 0.50) * 1000 if lost else float("nan"),
         "lost_p99_ms": percentile(lost, 0.99) * 1000 if lost else float("nan"),
+        "won_p50_ms": percentile(won, 0.50) * 1000 if won else float("nan"),
+        "won_p99_ms": percentile(won, 0.99) * 1000 if won else float("nan"),
         "lock_mean_ms": statistics.fmean(windows) * 1000 if windows else float("nan"),
         "lock_p99_ms": percentile(windows, 0.99) * 1000 if windows else float("nan"),
         "errors": errors,
+        "counters": tallies,
     }
 
 
