@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -26,6 +27,15 @@ from django.core.cache import cache
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CachedJson:
+    """A catalogue's seat map (or search) as a finished response body and its weak ETag, the
+    ETag carrying the sale's version below; body None: the client has it (304)."""
+
+    body: bytes | None
+    etag: str
 
 
 def seat_map_group(sale_id: int) -> str:

@@ -12,25 +12,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from bookings.live import current_version
+from bookings.live import CachedJson, current_version
 from bookings.models import Inventory, Seat, SeatStatus
 from events.models import Event, EventStatus, PriceCategory, VenueSeat
 from events.rules import is_open
 from events.sale_plan import standing_sections
 from events.selectors import category_places
-
-
-@dataclass(frozen=True)
-class CachedJson:
-    body: bytes | None
-    etag: str
 
 
 def seat_map_json(

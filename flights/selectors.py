@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from bookings.errors import FlightNotFound
-from bookings.live import current_version, version_key
+from bookings.live import CachedJson, current_version, version_key
 from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q
 
@@ -60,14 +60,6 @@ def sale_of_flight(flight_id: int) -> int:
 
 def _ttl(name: str) -> int:
     return settings.API_CACHE[name]
-
-
-@dataclass(frozen=True)
-class CachedJson:
-    """A finished response body and its (weak) ETag; body None: the client has it (304)."""
-
-    body: bytes | None
-    etag: str
 
 
 Render = Callable[[Any], bytes]
