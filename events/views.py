@@ -3,6 +3,9 @@ picker, holds of seats and standing places, and the waitlist of a sold-out class
 every write is a service of the sale engine (holds) or the waitlist, and every domain error
 becomes a message on the event's page."""
 
+from collections.abc import Callable
+
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -13,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from bookings import services
+from bookings.models import Booking
 from bookings.views import hold_once, holds_throttled, show_domain_error
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
@@ -101,88 +105,101 @@ def _gate(request: HttpRequest, event: Event) -> HttpResponse | None:
     return None
 
 
-@require_POST
-def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
-    """The picker's form: hold the picked seats (one price category) for the customer."""
+HoldOrder = tuple[dict, Callable[[], Booking]]  # what was asked (for the resubmit check), the hold
+
+
+def _hold_from_form(
+    request: HttpRequest,
+    event_id: int,
+    *,
+    make_form: Callable[[Event], forms.Form],
+    order: Callable[[Event, forms.Form], HoldOrder | None],
+) -> HttpResponse:
+    """Both hold forms of the event page: sign-in, the holds budget shared with every picker,
+    the form, the waiting room, then the hold, once per drawing of the form.  Any refusal goes
+    back to the event page with a message; `order` returns None after giving its own."""
     back = reverse("events:detail", args=[event_id])
     if not request.user.is_authenticated:
         return redirect_to_login(back)
     event = _sold_event(event_id)
     if holds_throttled(request):
         return redirect(back)
-    form = SeatHoldForm(request.POST)
+    form = make_form(event)
     if not form.is_valid():
         messages.error(request, _all_errors(form))
         return redirect(back)
     gate = _gate(request, event)
     if gate:
         return gate
-    seats, name = form.seats, form.cleaned_data["name"]
-    category = form.cleaned_data["category"] or picker.category_of_seats(
-        event=event, seat_numbers=seats
-    )
-    if category is None:
-        messages.error(
-            request,
-            gettext(
-                "One booking holds seats of one price category: hold the seats of each "
-                "category separately."
-            ),
-        )
+    ordered = order(event, form)
+    if ordered is None:
         return redirect(back)
+    asked, hold = ordered
     try:
         booking_id = hold_once(
-            request,
-            key=form.cleaned_data["idempotency_key"],
-            asked={"event": event.pk, "category": category, "seats": seats, "name": name},
-            hold=lambda: services.hold_seats(
-                customer=request.user,
-                sale_id=event.sale_id,
-                fare_class=category,
-                seat_numbers=seats,
-                passenger_names=[name] * len(seats),
-            ),
+            request, key=form.cleaned_data["idempotency_key"], asked=asked, hold=hold
         )
     except DomainError as error:
         show_domain_error(request, error)
         return redirect(back)
     return redirect("bookings:detail", booking_id=booking_id)
+
+
+@require_POST
+def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
+    """The picker's form: hold the picked seats (one price category) for the customer."""
+
+    def order(event: Event, form: SeatHoldForm) -> HoldOrder | None:
+        seats, name = form.seats, form.cleaned_data["name"]
+        category = form.cleaned_data["category"] or picker.category_of_seats(
+            event=event, seat_numbers=seats
+        )
+        if category is None:
+            messages.error(
+                request,
+                gettext(
+                    "One booking holds seats of one price category: hold the seats of each "
+                    "category separately."
+                ),
+            )
+            return None
+        asked = {"event": event.pk, "category": category, "seats": seats, "name": name}
+        return asked, lambda: services.hold_seats(
+            customer=request.user,
+            sale_id=event.sale_id,
+            fare_class=category,
+            seat_numbers=seats,
+            passenger_names=[name] * len(seats),
+        )
+
+    return _hold_from_form(
+        request, event_id, make_form=lambda event: SeatHoldForm(request.POST), order=order
+    )
 
 
 @require_POST
 def hold_standing(request: HttpRequest, event_id: int) -> HttpResponse:
     """A standing area's form: hold a number of places, sold by count."""
-    back = reverse("events:detail", args=[event_id])
-    if not request.user.is_authenticated:
-        return redirect_to_login(back)
-    event = _sold_event(event_id)
-    if holds_throttled(request):
-        return redirect(back)
-    form = StandingHoldForm(request.POST, areas=picker.standing_classes(event=event))
-    if not form.is_valid():
-        messages.error(request, _all_errors(form))
-        return redirect(back)
-    gate = _gate(request, event)
-    if gate:
-        return gate
-    area, quantity, name = (form.cleaned_data[k] for k in ("area", "quantity", "name"))
-    try:
-        booking_id = hold_once(
-            request,
-            key=form.cleaned_data["idempotency_key"],
-            asked={"event": event.pk, "area": area, "quantity": quantity, "name": name},
-            hold=lambda: services.hold_seatless(
-                customer=request.user,
-                sale_id=event.sale_id,
-                fare_class=area,
-                passengers=quantity,
-                passenger_names=[name] * quantity,
-            ),
+
+    def order(event: Event, form: StandingHoldForm) -> HoldOrder:
+        area, quantity, name = (form.cleaned_data[k] for k in ("area", "quantity", "name"))
+        asked = {"event": event.pk, "area": area, "quantity": quantity, "name": name}
+        return asked, lambda: services.hold_seatless(
+            customer=request.user,
+            sale_id=event.sale_id,
+            fare_class=area,
+            passengers=quantity,
+            passenger_names=[name] * quantity,
         )
-    except DomainError as error:
-        show_domain_error(request, error)
-        return redirect(back)
-    return redirect("bookings:detail", booking_id=booking_id)
+
+    return _hold_from_form(
+        request,
+        event_id,
+        make_form=lambda event: StandingHoldForm(
+            request.POST, areas=picker.standing_classes(event=event)
+        ),
+        order=order,
+    )
 
 
 @require_POST
