@@ -43,6 +43,14 @@ DB_BIGINT_MAX = 2**63 - 1
 # --- serializers -------------------------------------------------------------------------------
 
 
+def sale_named_by(data: dict[str, Any]) -> int:
+    """The engine's sale behind a request's `eventId` or `flightId` (its serializer let exactly
+    one through); the catalogue's 404 if there is none."""
+    if "event_id" in data:
+        return selectors.sale_id_of(SaleKind.EVENT, data["event_id"])
+    return selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
+
+
 class BookingCreateSerializer(serializers.Serializer):
     """What to hold: on a flight (`flightId`, `fareClass`) or at an event (`eventId`, the
     price category as `category` or `fareClass`), exactly one of the two."""
@@ -172,9 +180,9 @@ class BookingSerializer(serializers.Serializer):
         if booking.status != BookingStatus.HELD:
             data["expires_at"] = None
         # What is sold names the booking: `flightId` (+ code) or `eventId`, never both.
-        owner = catalogue.for_sale(booking.sale).owner
-        item = getattr(booking.sale, owner) if owner else None
-        if item is not None:
+        found = catalogue.owner_item(booking.sale)
+        if found is not None:
+            owner, item = found
             data[f"{owner}_id"] = item.pk
             if owner == "flight":
                 data["flight_code"] = item.code
@@ -293,10 +301,7 @@ class BookingListCreateApi(GenericAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         customer = self._customer(request.user, data.get("customer_id"))
-        if "event_id" in data:
-            sale_id = selectors.sale_id_of(SaleKind.EVENT, data["event_id"])
-        else:
-            sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
+        sale_id = sale_named_by(data)
         require_admission(request=request, customer_id=customer.pk, sale_id=sale_id)
         common = {
             "customer": customer,
@@ -508,11 +513,9 @@ class CheckinScanApi(APIView):
     def post(self, request):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if "event_id" in data.validated_data:
-            sale_id = selectors.sale_id_of(SaleKind.EVENT, data.validated_data["event_id"])
-        else:
-            sale_id = selectors.sale_id_of(SaleKind.FLIGHT, data.validated_data["flight_id"])
         result = scan_ticket(
-            code=data.validated_data["code"], sale_id=sale_id, scanned_by=request.user
+            code=data.validated_data["code"],
+            sale_id=sale_named_by(data.validated_data),
+            scanned_by=request.user,
         )
         return Response(self.OutputSerializer(result).data)
