@@ -28,10 +28,10 @@ from bookings import catalogue, selectors, services
 from bookings.models import Booking, BookingStatus, SaleKind
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
-from config.api.idempotency import idempotency_key_parameter, idempotent_response
-from config.api.openapi import problems
-from config.api.throttles import HoldsThrottle
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
+from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
+from kernel.web.openapi import problems
+from kernel.web.throttles import HoldsThrottle
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 from payments.services import cancel_booking

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from bookings import catalogue, selectors
 from bookings.models import Ticket, TicketStatus
 from bookings.views import ticket_file
-from config.api.openapi import problems
+from kernel.web.openapi import problems
 
 FILES = {
     # kind -> (URL name, media type, what it is)

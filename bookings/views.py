@@ -35,9 +35,9 @@ from bookings.templatetags.sales import seat_label
 from bookings.ticket_codes import is_plausible_code
 from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
-from config.api.throttles import HoldsThrottle
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
+from kernel.web.throttles import HoldsThrottle
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from waitroom import selectors as waitlist_selectors

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from config.problems import problem_response
+from kernel.web.problems import problem_response
 
 
 def lockout_detail() -> str:

@@ -32,9 +32,9 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from config.client_ip import client_ip
 from kernel import metrics as kernel_metrics
 from kernel.metrics import register_waiting_room
+from kernel.web.client_ip import client_ip
 
 logger = logging.getLogger(__name__)
 __all__ = ["register_waiting_room"]  # for the waiting room; it lives in the kernel module

@@ -250,7 +250,7 @@ LOGIN_URL = "login"
 # --- Client addresses and failed logins ---------------------------------------------------------
 # X-Forwarded-For is written by the client unless our own proxies overwrite it: it is read only
 # when NUM_PROXIES says how many of them append to it (and, with TRUSTED_PROXIES set, only
-# when the connection comes from one of them).  config/client_ip.py is the one reader.
+# when the connection comes from one of them).  kernel/web/client_ip.py is the one reader.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 # django-axes: after LOGIN_FAILURE_LIMIT failed logins for one username, or from one client
@@ -259,7 +259,7 @@ TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_CLIENT_IP_CALLABLE = "kernel.web.client_ip.client_ip"
 AXES_USERNAME_CALLABLE = "config.auth_backends.attempted_username"
 AXES_LOCKOUT_CALLABLE = "config.lockout.locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
@@ -448,7 +448,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
-        "config.api.openapi.add_problem_headers",
+        "kernel.web.openapi.add_problem_headers",
     ],
 }
 

@@ -14,11 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.models import SeatStatus
-from config.api.openapi import problems
-from config.api.renderers import cached_json_response, camel_json, etag_matches
 from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
+from kernel.web.openapi import problems
+from kernel.web.renderers import cached_json_response, camel_json, etag_matches
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)

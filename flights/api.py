@@ -15,10 +15,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.errors import FlightNotFound
-from config.api.openapi import problems
-from config.api.renderers import cached_json_response, camel_json, etag_matches
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
+from kernel.web.openapi import problems
+from kernel.web.renderers import cached_json_response, camel_json, etag_matches
 
 IATA = r"^[A-Za-z]{3}$"
 

@@ -13,7 +13,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.openapi import problems
+from kernel.web.openapi import problems
 from partners import selectors, services
 from partners.models import DeliveryStatus, PartnerEventType
 

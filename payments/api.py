@@ -15,10 +15,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.selectors import access_booking, acts_for_customers
-from config.api.idempotency import idempotency_key_parameter, idempotent_response
-from config.api.openapi import ProblemSerializer, problems
-from config.api.throttles import PaymentsThrottle
-from config.problems import PROBLEM_CONTENT_TYPE
+from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
+from kernel.web.openapi import ProblemSerializer, problems
+from kernel.web.problems import PROBLEM_CONTENT_TYPE
+from kernel.web.throttles import PaymentsThrottle
 from payments.errors import GatewayNotFound
 from payments.gateways import enabled_gateway_names, gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER

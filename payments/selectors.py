@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from bookings import catalogue
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Sale
-from config.problems import problem_body
+from kernel.web.problems import problem_body
 from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
 
 CENT = Decimal("0.01")

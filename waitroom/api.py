@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from bookings.models import SaleKind
 from bookings.selectors import sale_id_of
-from config.api.openapi import problems
 from flights.models import FareClass
+from kernel.web.openapi import problems
 from waitroom import selectors, services
 from waitroom.errors import NotWaiting
 from waitroom.models import WaitlistEntry, WaitlistStatus

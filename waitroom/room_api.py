@@ -8,8 +8,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.openapi import problems
 from flights.models import FareClass
+from kernel.web.openapi import problems
 from waitroom import room, room_selectors
 from waitroom.api import EntrySerializer
 from waitroom.errors import SaleNotFound

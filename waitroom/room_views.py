@@ -15,8 +15,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from bookings import catalogue
-from config.problems import domain_error_response
 from kernel.errors import DomainError
+from kernel.web.problems import domain_error_response
 from waitroom import room, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import JoinForm

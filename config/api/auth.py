@@ -11,8 +11,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.openapi import problems
-from config.api.throttles import AuthThrottle
+from kernel.web.openapi import problems
+from kernel.web.throttles import AuthThrottle
 
 
 class TokenRequestSerializer(serializers.Serializer):

@@ -24,9 +24,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from config.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
 from kernel.dbfaults import discard_broken_connections, is_database_unavailable
 from kernel.errors import DomainError, TooBusy
+from kernel.web.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
 
 TITLES = {
     "invalid": ("invalid-request", _("Invalid request")),

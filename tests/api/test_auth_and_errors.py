@@ -14,9 +14,9 @@ from bookings.errors import (
 )
 from bookings.models import Booking
 from config.api.exceptions import problem_exception_handler
-from config.api.throttles import HoldsThrottle
 from flights.models import Seat
 from kernel.errors import DomainError, InvalidRequest, TooBusy
+from kernel.web.throttles import HoldsThrottle
 from tests.api.conftest import client_for, problem
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory

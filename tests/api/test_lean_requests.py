@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
 from config.api import tokens
-from config.api.throttles import HoldsThrottle, count_hit
+from kernel.web.throttles import HoldsThrottle, count_hit
 from tests.api.conftest import client_for, problem
 from tests.factories import UserFactory
 

@@ -7,8 +7,8 @@ import pytest
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from config.api.throttles import AuthThrottle
-from config.client_ip import client_ip
+from kernel.web.client_ip import client_ip
+from kernel.web.throttles import AuthThrottle
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from config.problems import PROBLEM_CONTENT_TYPE
+from kernel.web.problems import PROBLEM_CONTENT_TYPE
 
 PROBLEM_DESCRIPTIONS = {
     400: "Invalid input. `invalidParams` names each offending field (camelCase path) and why.",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
-from config.problems import PROBLEM_CONTENT_TYPE
 from kernel.idempotency import MAX_KEY_LENGTH, IdempotentResult
+from kernel.web.problems import PROBLEM_CONTENT_TYPE
 
 RETRY_ADVICE = (
     "Send one key per intended write (e.g. a UUID), at most "

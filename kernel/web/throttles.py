@@ -18,7 +18,7 @@ from django.core.cache import cache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from config.client_ip import client_ip
+from kernel.web.client_ip import client_ip
 
 logger = logging.getLogger(__name__)
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
