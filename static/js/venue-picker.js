@@ -131,26 +131,42 @@
     }
   });
 
-  // Arrow keys move between the seats one can pick, as they are drawn: left/right along the
-  // row, up/down to the nearest seat of the next row drawn above or below (whichever way the
-  // stage is).  Enter picks a seat like Space does; it never submits the form.
+  // Arrow keys move between the seats one can pick, as they are drawn.  Along a row (left/right,
+  // or up/down where a stage on the left or right turns rows into columns) to the next free seat
+  // of that row; across rows to the nearest seat of the next row drawn that way, whichever side
+  // the stage is on.  Enter picks a seat like Space does; it never submits the form.
+  var plan = form.querySelector(".pick-plan");
+  var rowsRunDown = plan.classList.contains("stage-left") || plan.classList.contains("stage-right");
   function centre(el) {
     var r = el.getBoundingClientRect();
     return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
   }
-  function vertical(from, step) {
+  function across(from, axis, step) {
+    var other = axis === "y" ? "x" : "y";
     var here = centre(from);
-    var best = null, bestRow = null, bestDx = Infinity;
+    var best = null, bestRow = null, bestOff = Infinity;
     inputs.forEach(function (i) {
       if (i.disabled || i === from) return;
       var c = centre(i);
-      var dy = (c.y - here.y) * step;
-      if (dy < 2) return;
-      if (bestRow === null || dy < bestRow - 2) { bestRow = dy; best = i; bestDx = Math.abs(c.x - here.x); }
-      else if (Math.abs(dy - bestRow) <= 2 && Math.abs(c.x - here.x) < bestDx) { best = i; bestDx = Math.abs(c.x - here.x); }
+      var d = (c[axis] - here[axis]) * step;
+      var off = Math.abs(c[other] - here[other]);
+      if (d < 2) return;
+      if (bestRow === null || d < bestRow - 2) { bestRow = d; best = i; bestOff = off; }
+      else if (Math.abs(d - bestRow) <= 2 && off < bestOff) { best = i; bestOff = off; }
     });
     return best;
   }
+  function along(from, step) {
+    var cells = Array.prototype.slice.call(from.closest(".plan-row").querySelectorAll("input.seat-input"));
+    for (var c = cells.indexOf(from) + step; c >= 0 && c < cells.length; c += step) {
+      if (!cells[c].disabled) return cells[c];
+    }
+    return null;
+  }
+  var MOVES = {
+    ArrowLeft: { axis: "x", step: -1 }, ArrowRight: { axis: "x", step: 1 },
+    ArrowUp: { axis: "y", step: -1 }, ArrowDown: { axis: "y", step: 1 }
+  };
   form.addEventListener("keydown", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("seat-input")) return;
@@ -159,18 +175,11 @@
       input.click();
       return;
     }
-    var target = null;
-    if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
-      var step = event.key === "ArrowRight" ? 1 : -1;
-      var cells = Array.prototype.slice.call(input.closest(".plan-row").querySelectorAll("input.seat-input"));
-      for (var c = cells.indexOf(input) + step; c >= 0 && c < cells.length && !target; c += step) {
-        if (!cells[c].disabled) target = cells[c];
-      }
-    } else if (event.key === "ArrowUp" || event.key === "ArrowDown") {
-      target = vertical(input, event.key === "ArrowDown" ? 1 : -1);
-    } else {
-      return;
-    }
+    var move = MOVES[event.key];
+    if (!move) return;
+    // Seats of a row run left to right, or top to bottom when rows are drawn as columns.
+    var alongRow = (move.axis === "y") === rowsRunDown;
+    var target = alongRow ? along(input, move.step) : across(input, move.axis, move.step);
     event.preventDefault();
     if (target) {
       target.focus();
