@@ -159,13 +159,29 @@ def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
 
 
 def _lock_customer_on_sale(*, customer_id: int, sale_id: int) -> None:
-    """A transaction-scoped advisory lock for one customer on one sale."""
+    """A transaction-scoped advisory lock for one customer on one sale; the first statement of
+    every customer's hold, which also makes that hold's COMMIT asynchronous (see below)."""
     if connection.vendor != "postgresql":  # SQLite runs one writer at a time anyway
         return
     name = f"hold-cap:{customer_id}:{sale_id}".encode()
     key = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        if settings.SEATKEEPER["HOLD_SYNCHRONOUS_COMMIT"]:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        else:
+            # A hold's COMMIT need not wait for the WAL flush: the fare row's lock, which every
+            # hold of the class queues for, is then held ~2 ms instead of ~6 (pgbench on the
+            # hot row, docs/performance.md "Asynchronous hold commits").  Safe because a hold is
+            # not money and nothing can depend on it without a durable commit first: WAL is one
+            # sequence, so the next synchronous COMMIT (its payment, a sale, any other write)
+            # flushes the hold with it.  A PostgreSQL crash can forget only holds from its last
+            # ~0.6 s (3 × wal_writer_delay) that nothing else has committed after; those seats
+            # are simply free again, never sold twice.  Local to this transaction (is_local),
+            # and in the same round trip as the lock.
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock(%s), set_config('synchronous_commit', 'off', true)",
+                [key],
+            )
 
 
 def _check_hold_cap(*, customer: AbstractBaseUser, sale_id: int, units: int, now: datetime) -> None:
