@@ -175,7 +175,7 @@ def _lock_customer_on_sale(*, customer_id: int, sale_id: int) -> None:
             # not money and nothing can depend on it without a durable commit first: WAL is one
             # sequence, so the next synchronous COMMIT (its payment, a sale, any other write)
             # flushes the hold with it.  A PostgreSQL crash can forget only holds from its last
-            # ~0.6 s (3 × wal_writer_delay) that nothing else has committed after; those seats
+            # ~0.6 s (3 x wal_writer_delay) that nothing else has committed after; those seats
             # are simply free again, never sold twice.  Local to this transaction (is_local),
             # and in the same round trip as the lock.
             cursor.execute(
