@@ -11,6 +11,7 @@ COPY bookings ./bookings
 COPY payments ./payments
 COPY waitroom ./waitroom
 COPY partners ./partners
+COPY storefront ./storefront
 COPY languages ./languages
 RUN pip install .
 COPY . .

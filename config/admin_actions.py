@@ -15,6 +15,7 @@ OUR_APPS = (
     "waitroom.",
     "partners.",
     "events.",
+    "storefront.",
     "config.",
 )
 LIBRARY_ACTION_PERMISSIONS = {"cleanup_expired_attempts": ("delete",)}

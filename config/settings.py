@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "payments",
     "waitroom",
     "partners",
+    "storefront",
     "languages",
     "config.api",
 ]

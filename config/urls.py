@@ -12,7 +12,7 @@ api_patterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("flights.api_urls")),
     path("", include("events.api_urls")),
-    path("", include("bookings.api_urls")),
+    path("", include("storefront.api_urls")),
     path("", include("payments.api_urls")),
     path("", include("waitroom.api_urls")),
     path("", include("partners.api_urls")),
@@ -28,7 +28,7 @@ urlpatterns = [
     path("", include("languages.urls")),
     path("", include("flights.urls")),
     path("", include("events.urls")),
-    path("", include("bookings.urls")),
+    path("", include("storefront.urls")),
     path("", include("payments.urls")),
     path("", include("waitroom.urls")),
 ]

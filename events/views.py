@@ -17,11 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import services
 from bookings.models import Booking
-from bookings.views import hold_once, holds_throttled, show_domain_error
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
 from events.models import Event, EventStatus
 from kernel.errors import DomainError
+from storefront.views import hold_once, holds_throttled, show_domain_error
 from waitroom import selectors as waitlist_selectors
 from waitroom import services as waitlist_services
 from waitroom.errors import WaitingRoomRequired

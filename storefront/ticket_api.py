@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from bookings import catalogue, selectors
 from bookings.models import Ticket, TicketStatus
-from bookings.views import ticket_file
 from kernel.web.openapi import problems
+from storefront.views import ticket_file
 
 FILES = {
     # kind -> (URL name, media type, what it is)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from bookings import api, ticket_api
+from storefront import api, ticket_api
 
 app_name = "bookings_api"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"

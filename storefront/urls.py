@@ -1,6 +1,6 @@
 from django.urls import path
 
-from bookings import views
+from storefront import views
 
 app_name = "bookings"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"

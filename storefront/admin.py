@@ -1,3 +1,6 @@
+"""The Booking admin: read-only lists and the cancel-with-refund action, which enters at the
+top (`payments.services.cancel_booking`), so it lives above payments, not in the engine."""
+
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext
@@ -6,6 +9,8 @@ from bookings import catalogue
 from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
 from languages.formatting import format_money
+from payments.selectors import quote_refund
+from payments.services import cancel_booking, may_refund_goodwill
 
 
 class PassengerInline(admin.TabularInline):
@@ -72,10 +77,6 @@ class BookingAdmin(admin.ModelAdmin):
         only the POST from that page (`confirm=yes`) cancels anything.  Staff with the
         goodwill permission also see a "full refund" override (`goodwill=yes`); from anyone
         else that field is refused and nothing is cancelled."""
-        # Imported here: payments builds on bookings, not the other way round.
-        from payments.selectors import quote_refund
-        from payments.services import cancel_booking, may_refund_goodwill
-
         booking_ids = list(queryset.order_by("pk").values_list("pk", flat=True))
         goodwill = request.POST.get("goodwill") == "yes"
         if goodwill and not may_refund_goodwill(request.user):
