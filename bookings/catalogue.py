@@ -95,6 +95,9 @@ class Catalogue(Protocol):
     #: The inventory-class codes it sells (FareClass values), or None for codes chosen per
     #: sale (price categories).
     class_codes: tuple[str, ...] | None
+    #: The class a front door assumes when a request names none (a flight's ECONOMY), or None:
+    #: the request must name one.
+    default_class: str | None
     #: How the engine's errors name this catalogue's sales.
     texts: SaleTexts
     #: The 404 problem for an id of ours that sells nothing (FlightNotFound, EventNotFound).
@@ -223,18 +226,23 @@ def class_label(code: str) -> str:
     return code
 
 
-def class_choices() -> list[tuple[str, str]]:
-    """(code, label) of every fixed inventory-class code, for the front doors' choice fields.
+def class_choices(kind: SaleKind | str | None = None) -> list[tuple[str, str]]:
+    """(code, label) of every fixed inventory-class code (of `kind`'s catalogue only, if
+    given), for the front doors' choice fields.
 
     Read when a front-door module is imported, which happens after every AppConfig.ready():
     an empty registry then means an import-order bug, refused loudly."""
     if not _registry:
         raise LookupError("No catalogue is registered yet (imported before apps were ready?).")
+    catalogues = [for_kind(kind)] if kind is not None else _registry.values()
     return [
-        (code, c.class_label(code) or code)
-        for c in _registry.values()
-        for code in (c.class_codes or ())
+        (code, c.class_label(code) or code) for c in catalogues for code in (c.class_codes or ())
     ]
+
+
+def default_class(kind: SaleKind | str) -> str | None:
+    """The class `kind`'s front doors assume when a request names none (None: it must)."""
+    return for_kind(kind).default_class
 
 
 def sale_id_for(kind: SaleKind | str, ref: int) -> int | None:

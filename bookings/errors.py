@@ -186,6 +186,27 @@ class TicketNotFound(DomainError):
     title = _("Ticket not found")
 
 
+# --- the waitlist ---------------------------------------------------------------------------
+
+
+class NotSoldOut(DomainError):
+    status = 409
+    code = "not-sold-out"
+    title = _("Seats are available")
+
+
+class AlreadyWaiting(DomainError):
+    status = 409
+    code = "already-on-waitlist"
+    title = _("Already on the waitlist")
+
+
+class NotWaiting(DomainError):
+    status = 404
+    code = "not-on-waitlist"
+    title = _("Not on the waitlist")
+
+
 def _fare_label(fare_class: str) -> str:
     """ "ECONOMY" -> "Economy" in the active language; other codes (an event's price
     category "A", a standing area "GA-3") as they are."""

@@ -1,4 +1,5 @@
-"""Bookings' own outbox consumers: tickets and e-mails.  Thin: event in, service call."""
+"""Bookings' own outbox consumers: tickets and e-mails (waitlist offers among them).  Thin:
+event in, service call."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def email_cancellation(event: OutboxEvent) -> None:
         event=event,
         context={"was_confirmed": booking.confirmed_at is not None},
     )
+
+
+@register_consumer("waitlist.offered", name="email.waitlist_offer")
+def email_waitlist_offer(event: OutboxEvent) -> None:
+    booking = Booking.objects.select_related("customer", "sale").get(pk=event.payload["bookingId"])
+    queue_notification(booking=booking, kind=NotificationKind.WAITLIST_OFFER, event=event)
 
 
 @register_consumer("refund.issued", name="email.refund_issued")

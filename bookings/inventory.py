@@ -12,11 +12,10 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.utils import timezone
 
-from bookings import availability, catalogue
+from bookings import availability, catalogue, waitlist
 from bookings.live import announce_seats_on_commit
 from bookings.models import Inventory, Sale, SaleKind, Seat, SeatStatus
 from kernel.errors import InvalidRequest
-from waitroom import services as waitlist
 
 
 @dataclass(frozen=True)

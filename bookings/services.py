@@ -22,7 +22,7 @@ from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, catalogue
+from bookings import availability, catalogue, waitlist
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -53,7 +53,6 @@ from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.metrics import counts_holds
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_event, emit_events
-from waitroom import services as waitlist
 
 
 def hold_ttl():

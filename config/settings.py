@@ -447,7 +447,7 @@ SPECTACULAR_SETTINGS = {
         "EventCategoryEnum": "events.models.EventCategory",
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "TicketStatusEnum": "bookings.models.TicketStatus",
-        "WaitlistStatusEnum": "waitroom.models.WaitlistStatus",
+        "WaitlistStatusEnum": "bookings.models.WaitlistStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

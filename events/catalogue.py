@@ -27,6 +27,7 @@ class EventCatalogue:
     owner = "event"
     allows_overbooking = False
     class_codes = None  # price categories are chosen per event
+    default_class = None
     search_fields = ("event__name", "=event__id")
     seat_no_pattern = re.compile(SEAT_NO_PATTERN)
     not_found_error = EventNotFound

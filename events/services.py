@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from bookings.errors import HoldExpired, InvalidBookingState
 from bookings.inventory import open_sale
 from bookings.models import LIVE_STATUSES, Booking, SaleKind
+from bookings.waitlist import close_departed_waitlists
 from events import plans
 from events.errors import (
     EventNotEditable,
@@ -45,7 +46,6 @@ from events.sale_plan import sale_plan
 from events.selectors import unpriced_places
 from payments.errors import BookingAlreadyCancelled
 from payments.services import cancel_booking
-from waitroom.services import close_departed_waitlists
 
 MAX_CSV_BYTES = 5 * 1024 * 1024
 

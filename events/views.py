@@ -15,15 +15,13 @@ from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings import services
+from bookings import services, waitlist, waitlist_selectors
 from bookings.models import Booking
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
 from events.models import Event, EventStatus
 from kernel.errors import DomainError
 from storefront.views import hold_once, holds_throttled, show_domain_error
-from waitroom import selectors as waitlist_selectors
-from waitroom import services as waitlist_services
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
 
@@ -213,7 +211,7 @@ def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
         messages.error(request, gettext("Could not join the waitlist.") + " " + _all_errors(form))
         return redirect(back)
     try:
-        entry = waitlist_services.join_waitlist(
+        entry = waitlist.join_waitlist(
             customer=request.user,
             sale_id=event.sale_id,
             fare_class=form.cleaned_data["fare_class"],
@@ -244,7 +242,7 @@ def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
         messages.error(request, gettext("Could not leave the waitlist.") + " " + _all_errors(form))
         return redirect(mine)
     try:
-        waitlist_services.leave_waitlist(
+        waitlist.leave_waitlist(
             customer=request.user, sale_id=event.sale_id, fare_class=form.cleaned_data["fare_class"]
         )
     except DomainError as error:

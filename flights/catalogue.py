@@ -22,6 +22,7 @@ class FlightCatalogue:
     owner = "flight"
     allows_overbooking = True
     class_codes = tuple(FareClass.values)
+    default_class = FareClass.ECONOMY.value
     search_fields = ("flight__code", "=flight__id")
     seat_no_pattern = re.compile(r"[1-9][0-9]?[A-K]")
     not_found_error = FlightNotFound

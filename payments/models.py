@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from flights.models import FareClass
+from bookings import catalogue
 
 
 class PaymentStatus(models.TextChoices):
@@ -195,7 +195,8 @@ class RefundPolicy(models.Model):
     After departure a booking cannot be cancelled at all.
     """
 
-    fare_class = models.CharField(max_length=10, choices=FareClass.choices, unique=True)
+    # The catalogues' fixed class codes, asked when used: payments import no catalogue.
+    fare_class = models.CharField(max_length=10, choices=catalogue.class_choices, unique=True)
     full_refund_days = models.PositiveSmallIntegerField(default=14)
     partial_refund_percent = models.PositiveSmallIntegerField(default=50)
     partial_refund_hours = models.PositiveSmallIntegerField(default=24)

@@ -28,7 +28,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from bookings import catalogue, selectors, services
+from bookings import catalogue, selectors, services, waitlist_selectors
 from bookings.models import Booking, BookingStatus, SaleKind, Ticket
 from bookings.templatetags.sales import seat_label
 from bookings.ticket_codes import is_plausible_code
@@ -40,7 +40,6 @@ from kernel.web.throttles import HoldsThrottle
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
 from storefront.forms import HoldForm
-from waitroom import selectors as waitlist_selectors
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
 

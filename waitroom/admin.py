@@ -2,8 +2,9 @@ from django.contrib import admin
 from django.utils import timezone
 from django.utils.html import format_html
 
+from bookings.models import WaitlistEntry, WaitlistStatus
 from waitroom import room, room_selectors
-from waitroom.models import Admission, ProtectedSale, WaitlistEntry, WaitlistStatus
+from waitroom.models import Admission, ProtectedSale
 
 
 @admin.register(WaitlistEntry)

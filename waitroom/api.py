@@ -10,17 +10,25 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings.models import SaleKind
+from bookings import catalogue, waitlist, waitlist_selectors
+from bookings.errors import NotWaiting
+from bookings.models import SaleKind, WaitlistEntry, WaitlistStatus
 from bookings.selectors import sale_id_of
-from flights.models import FareClass
 from kernel.web.openapi import problems
-from waitroom import selectors, services
-from waitroom.errors import NotWaiting
-from waitroom.models import WaitlistEntry, WaitlistStatus
+
+# A flight's fare classes and the one assumed when none is named, from the flights catalogue
+# (read once the apps are ready, as every front door is imported).
+FARE_CLASSES = catalogue.class_choices(SaleKind.FLIGHT)
+DEFAULT_FARE_CLASS = catalogue.default_class(SaleKind.FLIGHT)
+
+
+def sale_of_flight(flight_id: int) -> int:
+    """The sale of the flight the URL names; a missing flight is a 404 problem."""
+    return sale_id_of(SaleKind.FLIGHT, flight_id)
 
 
 class JoinSerializer(serializers.Serializer):
-    fare_class = serializers.ChoiceField(choices=FareClass.choices, default=FareClass.ECONOMY)
+    fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
     party_size = serializers.IntegerField(min_value=1, max_value=9)
 
 
@@ -28,9 +36,7 @@ class FareClassQuerySerializer(serializers.Serializer):
     # Query strings are not run through the camelCase parser: the field keeps its wire name.
     def get_fields(self):
         return {
-            "fareClass": serializers.ChoiceField(
-                choices=FareClass.choices, default=FareClass.ECONOMY
-            )
+            "fareClass": serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
         }
 
 
@@ -51,7 +57,7 @@ class OfferSerializer(serializers.Serializer):
 class EntrySerializer(serializers.Serializer):
     entry_id = serializers.IntegerField(source="pk")
     flight_id = serializers.IntegerField(source="sale.flight.id")
-    fare_class = serializers.ChoiceField(choices=FareClass.choices)
+    fare_class = serializers.ChoiceField(choices=FARE_CLASSES)
     party_size = serializers.IntegerField()
     status = serializers.ChoiceField(choices=WaitlistStatus.choices)
     position = serializers.SerializerMethodField(
@@ -61,11 +67,15 @@ class EntrySerializer(serializers.Serializer):
     offer = OfferSerializer(allow_null=True, help_text="The hold made for you once seats freed up.")
 
     def get_position(self, entry: WaitlistEntry) -> int | None:
-        return selectors.waitlist_position(entry=entry)
+        return waitlist_selectors.waitlist_position(entry=entry)
 
 
 FARE_CLASS_PARAM = OpenApiParameter(
-    "fareClass", str, enum=FareClass.values, required=False, description="Default ECONOMY."
+    "fareClass",
+    str,
+    enum=[code for code, _ in FARE_CLASSES],
+    required=False,
+    description=f"Default {DEFAULT_FARE_CLASS}.",
 )
 
 
@@ -77,9 +87,9 @@ class WaitlistApi(APIView):
         tags=["waitlist"],
     )
     def get(self, request, flight_id: int):
-        entry = selectors.active_entry(
+        entry = waitlist_selectors.active_entry(
             customer=request.user,
-            sale_id=selectors.sale_of_flight(flight_id),
+            sale_id=sale_of_flight(flight_id),
             fare_class=fare_class_from(request),
         )
         if entry is None:
@@ -96,9 +106,9 @@ class WaitlistApi(APIView):
     def post(self, request, flight_id: int):
         data = JoinSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = services.join_waitlist(
+        entry = waitlist.join_waitlist(
             customer=request.user,
-            sale_id=selectors.sale_of_flight(flight_id),
+            sale_id=sale_of_flight(flight_id),
             **data.validated_data,
         )
         return Response(EntrySerializer(entry).data, status=201)
@@ -110,9 +120,9 @@ class WaitlistApi(APIView):
         tags=["waitlist"],
     )
     def delete(self, request, flight_id: int):
-        entry = services.leave_waitlist(
+        entry = waitlist.leave_waitlist(
             customer=request.user,
-            sale_id=selectors.sale_of_flight(flight_id),
+            sale_id=sale_of_flight(flight_id),
             fare_class=fare_class_from(request),
         )
         return Response(EntrySerializer(entry).data)
@@ -160,7 +170,7 @@ class EventWaitlistApi(APIView):
         tags=["waitlist"],
     )
     def get(self, request, event_id: int):
-        entry = selectors.active_entry(
+        entry = waitlist_selectors.active_entry(
             customer=request.user,
             sale_id=sale_id_of(SaleKind.EVENT, event_id),
             fare_class=_category_from(request),
@@ -182,7 +192,7 @@ class EventWaitlistApi(APIView):
     def post(self, request, event_id: int):
         data = EventJoinSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = services.join_waitlist(
+        entry = waitlist.join_waitlist(
             customer=request.user,
             sale_id=sale_id_of(SaleKind.EVENT, event_id),
             fare_class=data.validated_data["category"].strip().upper(),
@@ -197,7 +207,7 @@ class EventWaitlistApi(APIView):
         tags=["waitlist"],
     )
     def delete(self, request, event_id: int):
-        entry = services.leave_waitlist(
+        entry = waitlist.leave_waitlist(
             customer=request.user,
             sale_id=sale_id_of(SaleKind.EVENT, event_id),
             fare_class=_category_from(request),

@@ -4,24 +4,6 @@ from django.utils.translation import gettext_lazy as _
 from kernel.errors import DomainError
 
 
-class NotSoldOut(DomainError):
-    status = 409
-    code = "not-sold-out"
-    title = _("Seats are available")
-
-
-class AlreadyWaiting(DomainError):
-    status = 409
-    code = "already-on-waitlist"
-    title = _("Already on the waitlist")
-
-
-class NotWaiting(DomainError):
-    status = 404
-    code = "not-on-waitlist"
-    title = _("Not on the waitlist")
-
-
 class SaleNotFound(DomainError):
     status = 404
     code = "waiting-room-not-found"

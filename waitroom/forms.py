@@ -2,11 +2,17 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from flights.models import FareClass
+from bookings import catalogue
+from bookings.models import SaleKind
+
+
+def fare_classes() -> list[tuple[str, str]]:
+    """A flight's fare classes, from the flights catalogue (asked when a form is built)."""
+    return catalogue.class_choices(SaleKind.FLIGHT)
 
 
 class JoinForm(forms.Form):
-    fare_class = forms.ChoiceField(choices=FareClass.choices)
+    fare_class = forms.ChoiceField(choices=fare_classes)
     party_size = forms.IntegerField(min_value=1)
 
     def clean_party_size(self):
@@ -20,4 +26,4 @@ class JoinForm(forms.Form):
 
 
 class LeaveForm(forms.Form):
-    fare_class = forms.ChoiceField(choices=FareClass.choices)
+    fare_class = forms.ChoiceField(choices=fare_classes)

@@ -19,9 +19,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from bookings import catalogue
+from bookings import catalogue, waitlist
 from bookings.models import SaleKind as EngineSaleKind
-from waitroom import live, queue, room_selectors, services
+from bookings.models import WaitlistEntry
+from waitroom import live, queue, room_selectors
 from waitroom.errors import NotBeyondHorizon, NotInQueue, SaleNotFound, TooManyJoins
 from waitroom.models import (
     Admission,
@@ -29,7 +30,6 @@ from waitroom.models import (
     QueueEntry,
     QueueStatus,
     SaleKind,
-    WaitlistEntry,
 )
 
 logger = logging.getLogger(__name__)
@@ -443,7 +443,7 @@ def join_waitlist_from_queue(
         raise NotBeyondHorizon(
             "Seats are still likely to reach your place in the queue: keep your place."
         )
-    return services.join_waitlist(
+    return waitlist.join_waitlist(
         customer=customer,
         sale_id=sale.sale_id,
         fare_class=fare_class,

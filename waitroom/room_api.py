@@ -8,10 +8,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flights.models import FareClass
 from kernel.web.openapi import problems
 from waitroom import room, room_selectors
-from waitroom.api import EntrySerializer
+from waitroom.api import DEFAULT_FARE_CLASS, FARE_CLASSES, EntrySerializer
 from waitroom.errors import SaleNotFound
 from waitroom.models import ProtectedSale
 
@@ -80,7 +79,7 @@ QueueStatusSerializer = inline_serializer(
 
 
 class WaitlistFromQueueSerializer(serializers.Serializer):
-    fare_class = serializers.ChoiceField(choices=FareClass.choices, default=FareClass.ECONOMY)
+    fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
     party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
 
 

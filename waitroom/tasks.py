@@ -1,11 +1,12 @@
 from celery import shared_task
 
-from waitroom import room, services
+from bookings import waitlist
+from waitroom import room
 
 
 @shared_task(name="waitroom.close_departed_waitlists", ignore_result=True)
 def close_departed_waitlists() -> int:
-    return services.close_departed_waitlists()
+    return waitlist.close_departed_waitlists()
 
 
 @shared_task(name="waitroom.admit_shoppers", ignore_result=True)

@@ -16,8 +16,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from bookings import waitlist, waitlist_selectors
 from kernel.errors import DomainError
-from waitroom import selectors, services
+from waitroom.api import sale_of_flight
 from waitroom.forms import JoinForm, LeaveForm
 
 
@@ -50,9 +51,9 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
         messages.error(request, _("Could not join the waitlist.") + " " + _errors(form))
         return redirect(back)
     try:
-        entry = services.join_waitlist(
+        entry = waitlist.join_waitlist(
             customer=request.user,
-            sale_id=selectors.sale_of_flight(flight_id),
+            sale_id=sale_of_flight(flight_id),
             fare_class=form.cleaned_data["fare_class"],
             party_size=form.cleaned_data["party_size"],
         )
@@ -65,7 +66,7 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
             "You are number %(position)d on the waitlist. When seats free up we hold them for "
             "you and tell you by e-mail."
         )
-        % {"position": selectors.waitlist_position(entry=entry)},
+        % {"position": waitlist_selectors.waitlist_position(entry=entry)},
     )
     return redirect(reverse("bookings:mine") + "#waitlist")
 
@@ -80,9 +81,9 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
         messages.error(request, _("Could not leave the waitlist.") + " " + _errors(form))
         return redirect(mine)
     try:
-        services.leave_waitlist(
+        waitlist.leave_waitlist(
             customer=request.user,
-            sale_id=selectors.sale_of_flight(flight_id),
+            sale_id=sale_of_flight(flight_id),
             fare_class=form.cleaned_data["fare_class"],
         )
     except DomainError as error:
@@ -96,5 +97,5 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
 @never_cache
 @login_required
 def state(request: HttpRequest) -> JsonResponse:
-    entries = selectors.waitlist_of(customer=request.user)
-    return JsonResponse({"state": selectors.waitlist_fingerprint(entries)})
+    entries = waitlist_selectors.waitlist_of(customer=request.user)
+    return JsonResponse({"state": waitlist_selectors.waitlist_fingerprint(entries)})

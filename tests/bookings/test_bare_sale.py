@@ -52,6 +52,7 @@ class ConcertHall:
     owner: str | None = None  # its rule needs no row of its own
     allows_overbooking: bool = False
     class_codes: tuple[str, ...] | None = None
+    default_class: str | None = None
     search_fields: tuple[str, ...] = ()
     seat_no_pattern: re.Pattern[str] = re.compile(r"[A-Z]-[0-9]{1,2}-[0-9]{1,2}")
     closed: set[int] = field(default_factory=set)

@@ -18,10 +18,18 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from bookings.audit import check_inventory
-from bookings.models import Booking, Inventory, Passenger, Sale, SaleKind, Seat, Ticket
+from bookings.models import (
+    Booking,
+    Inventory,
+    Passenger,
+    Sale,
+    SaleKind,
+    Seat,
+    Ticket,
+    WaitlistEntry,
+)
 from flights.models import Flight
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from waitroom.models import WaitlistEntry
 
 BEFORE = [
     ("bookings", "0007_idempotency_records_and_email_receipts"),

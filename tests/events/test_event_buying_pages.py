@@ -9,14 +9,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
+from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus, WaitlistEntry
 from bookings.services import hold_seatless, hold_seats
 from events.demo import load_event_demo
 from events.models import Event
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from waitroom.gate import cookie_name
-from waitroom.models import ProtectedSale, WaitlistEntry
+from waitroom.models import ProtectedSale
 from waitroom.room import protect_sale
 from waitroom.tokens import issue_token
 

@@ -6,16 +6,23 @@ from decimal import Decimal
 
 import pytest
 
-from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Inventory,
+    Seat,
+    SeatStatus,
+    WaitlistEntry,
+    WaitlistStatus,
+)
 from bookings.services import hold_seatless, hold_seats
+from bookings.waitlist import join_waitlist
 from events.services import cancel_event
 from kernel.models import OutboxEvent
 from payments.models import Refund, RefundStatus
 from tests.api.conftest import GOOD_CARD, client_for, pay, sandbox_payments  # noqa: F401
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
-from waitroom.models import WaitlistEntry, WaitlistStatus
-from waitroom.services import join_waitlist
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

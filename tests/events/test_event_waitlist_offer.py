@@ -3,12 +3,11 @@ the first waiting party, side by side in one row of one section when they can be
 
 import pytest
 
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
 from bookings.services import cancel_hold, hold_seats
+from bookings.waitlist import join_waitlist
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
-from waitroom.models import WaitlistEntry, WaitlistStatus
-from waitroom.services import join_waitlist
 
 pytestmark = pytest.mark.django_db
 

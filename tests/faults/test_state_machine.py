@@ -31,13 +31,13 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 from bookings.models import Booking, BookingStatus, Passenger
 from bookings.services import expire_holds, hold_seatless, hold_seats
+from bookings.waitlist import join_waitlist
 from flights.models import FareInventory, Seat
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
 from payments.models import Payment, PaymentStatus, Refund, SandboxCharge, SandboxChargeStatus
 from payments.services import cancel_booking, confirm_payment, fail_payment, pay_for_booking
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from waitroom.services import join_waitlist
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.nightly]
 

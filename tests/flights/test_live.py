@@ -171,9 +171,9 @@ def test_staff_block_and_unblock_are_announced(flight, listener):
 
 @pytest.mark.django_db(transaction=True)
 def test_seats_freed_into_a_waitlist_offer_end_up_held_on_the_map(listener):
+    from bookings.models import WaitlistEntry
+    from bookings.waitlist import join_waitlist
     from tests.factories import FlightFactory, UserFactory, economy_only_layout
-    from waitroom.models import WaitlistEntry
-    from waitroom.services import join_waitlist
 
     small = FlightFactory(layout=economy_only_layout(rows=1, overbook_limit=0))
     own = SeatMapListener(small.pk)

@@ -27,6 +27,7 @@ from django_celery_beat.models import (
 )
 from rest_framework.authtoken.models import Token
 
+from bookings.models import WaitlistEntry, WaitlistStatus
 from bookings.services import hold_seats
 from flights.models import Flight, FlightStatus
 from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
@@ -40,7 +41,6 @@ from payments.models import (
 )
 from tests.factories import UserFactory
 from tests.pages.test_staff_admin import confirmed
-from waitroom.models import WaitlistEntry, WaitlistStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -184,7 +184,7 @@ def test_view_only_staff_cannot_run_any_admin_action(client, every_kind_of_row, 
         "flights.Seat.unblock",
         "flights.Flight.mark_departed",
         "payments.Refund.retry_refund",
-        "waitroom.WaitlistEntry.remove_entries",
+        "bookings.WaitlistEntry.remove_entries",
     ):
         assert expected in tried
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from bookings.services import hold_seats
+from bookings.waitlist import join_waitlist
 from flights.models import Seat
 from kernel.outbox import relay_outbox
 from languages.models import LanguagePreference
@@ -28,7 +29,6 @@ from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
-from waitroom.services import join_waitlist
 
 pytestmark = [
     pytest.mark.browser,

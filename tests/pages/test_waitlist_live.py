@@ -4,11 +4,11 @@ import pytest
 from playwright.sync_api import expect
 
 from bookings.services import cancel_hold
+from bookings.waitlist import join_waitlist
+from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import UserFactory
 from tests.pages.conftest import shot
 from tests.pages.test_browser import logged_in_page, off_loop
-from tests.waitroom.test_waitlist import sold_out_flight
-from waitroom.services import join_waitlist
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

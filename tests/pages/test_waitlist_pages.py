@@ -9,13 +9,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
 from bookings.services import cancel_hold, hold_seats
+from bookings.waitlist import join_waitlist
 from flights.models import Seat
 from flights.services import check_inventory
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from waitroom.models import WaitlistEntry, WaitlistStatus
-from waitroom.services import join_waitlist
 
 pytestmark = pytest.mark.django_db
 

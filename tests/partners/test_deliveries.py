@@ -228,10 +228,10 @@ def test_admin_sends_failed_deliveries_again_only_for_staff_who_may_change_endpo
 def test_every_partner_event_type_is_delivered_from_the_domain_services(settings, receiver):
     """Confirmation, cancellation with a refund, and a waitlist offer, each through the
     services that emit them; the relay turns each into a delivery."""
+    from bookings.waitlist import join_waitlist
     from config.celery import app as celery_app
     from payments.services import cancel_booking
     from tests.payments.helpers import GOOD_CARD, api_client, pay
-    from waitroom.services import join_waitlist
 
     settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "sandbox"}
     settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus, Ticket
 from bookings.services import cancel_hold, hold_seatless, hold_seats
+from bookings.waitlist import join_waitlist
 from kernel.outbox import relay_outbox
 from payments.models import (
     Payment,
@@ -22,12 +23,11 @@ from payments.models import (
     SandboxCharge,
 )
 from payments.services import confirm_payment
+from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import FlightFactory, economy_only_layout, name_everyone
 from tests.payments.helpers import GOOD_CARD, api_client, pay
 from tests.payments.test_stripe import SECRET as STRIPE_SECRET
 from tests.payments.test_stripe import StubStripeHTTP
-from tests.waitroom.test_waitlist import sold_out_flight
-from waitroom.services import join_waitlist
 
 pytestmark = pytest.mark.django_db(transaction=True)  # gateways are called outside transactions
 

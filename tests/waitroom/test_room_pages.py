@@ -6,9 +6,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from bookings.models import WaitlistEntry
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
 from waitroom import room
-from waitroom.models import QueueEntry, WaitlistEntry
+from waitroom.models import QueueEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -3,11 +3,11 @@
 import pytest
 from rest_framework.test import APIClient
 
+from bookings.models import WaitlistEntry, WaitlistStatus
 from bookings.services import cancel_hold
 from payments.services import pay_for_booking
+from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import UserFactory
-from tests.waitroom.test_waitlist import sold_out_flight
-from waitroom.models import WaitlistEntry, WaitlistStatus
 
 pytestmark = pytest.mark.django_db
 

@@ -1,12 +1,6 @@
-from bookings.models import SaleKind
-from bookings.selectors import sale_id_of
-from waitroom.models import WaitlistEntry, WaitlistStatus
+"""The waitlist's reads: a customer's place in line, their live entries."""
 
-
-def sale_of_flight(flight_id: int) -> int:
-    """The sale of the flight the waitlist URLs name, through the engine's catalogue registry;
-    a missing flight is a 404 problem."""
-    return sale_id_of(SaleKind.FLIGHT, flight_id)
+from bookings.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
 
 
 def waitlist_position(*, entry: WaitlistEntry) -> int | None:
@@ -30,7 +24,7 @@ def active_entry(*, customer, sale_id: int, fare_class: str) -> WaitlistEntry | 
             customer=customer,
             sale_id=sale_id,
             fare_class=fare_class,
-            status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED],
+            status__in=ACTIVE_WAITLIST_STATUSES,
         )
         .select_related("offer")
         .first()
@@ -40,9 +34,7 @@ def active_entry(*, customer, sale_id: int, fare_class: str) -> WaitlistEntry | 
 def waitlist_of(*, customer) -> list[WaitlistEntry]:
     """The customer's live entries (waiting or offered), each with `position` set."""
     entries = list(
-        WaitlistEntry.objects.filter(
-            customer=customer, status__in=[WaitlistStatus.WAITING, WaitlistStatus.OFFERED]
-        )
+        WaitlistEntry.objects.filter(customer=customer, status__in=ACTIVE_WAITLIST_STATUSES)
         .select_related("sale__flight__origin", "sale__flight__destination", "offer")
         .order_by("joined_at", "id")
     )

@@ -2,15 +2,14 @@ import random
 
 import pytest
 
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
+from bookings.waitlist import join_waitlist
 from flights.models import FareInventory, Seat
 from flights.services import check_inventory
 from kernel.errors import DomainError
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from waitroom.models import WaitlistEntry, WaitlistStatus
-from waitroom.services import join_waitlist
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 

@@ -3,17 +3,22 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.errors import FlightNotBookable, SeatUnavailable, SoldOut
-from bookings.models import Booking, BookingStatus
+from bookings.errors import (
+    AlreadyWaiting,
+    FlightNotBookable,
+    NotSoldOut,
+    NotWaiting,
+    SeatUnavailable,
+    SoldOut,
+)
+from bookings.models import Booking, BookingStatus, WaitlistStatus
 from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
+from bookings.waitlist import close_departed_waitlists, join_waitlist, leave_waitlist
+from bookings.waitlist_selectors import waitlist_position
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from kernel.models import OutboxEvent
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
-from waitroom.models import WaitlistStatus
-from waitroom.selectors import waitlist_position
-from waitroom.services import close_departed_waitlists, join_waitlist, leave_waitlist
 
 pytestmark = pytest.mark.django_db
 
@@ -218,22 +223,3 @@ def test_departed_flights_close_their_waitlists():
             customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
         )
     assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.AVAILABLE).count() == 0
-
-
-def test_staff_see_and_remove_waitlist_entries_in_admin(client, staff_user):
-    from django.urls import reverse
-
-    flight, _ = sold_out_flight()
-    entry = join_waitlist(
-        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=2
-    )
-    client.force_login(staff_user)
-    listing = client.get(reverse("admin:waitroom_waitlistentry_changelist"), {"q": flight.code})
-    assert listing.status_code == 200 and entry.customer.username in listing.text
-    response = client.post(
-        reverse("admin:waitroom_waitlistentry_changelist"),
-        {"action": "remove_entries", "_selected_action": [entry.pk]},
-    )
-    assert response.status_code == 302
-    entry.refresh_from_db()
-    assert entry.status == WaitlistStatus.LEFT

@@ -1,4 +1,5 @@
-"""The waitlist of sold-out fare classes.
+"""The waitlist of sold-out inventory classes: the engine's writes (reads are in
+bookings.waitlist_selectors).
 
 Freed units go to the waitlist **inside the transaction that frees them** (`offer_freed_units`
 is called by every path that returns units: `close_bookings`, raising limits, unblocking a
@@ -24,20 +25,21 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings import services as engine
-from bookings.errors import FareClassNotFound
+from bookings.errors import AlreadyWaiting, FareClassNotFound, NotSoldOut, NotWaiting
 from bookings.live import announce_seats_on_commit
 from bookings.models import (
+    ACTIVE_WAITLIST_STATUSES,
     Booking,
     Inventory,
     Seat,
     SeatStatus,
+    WaitlistEntry,
+    WaitlistStatus,
 )
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
-from waitroom.errors import AlreadyWaiting, NotSoldOut, NotWaiting
-from waitroom.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
 
 
 def offer_ttl() -> timedelta:
