@@ -269,6 +269,12 @@ class Figures:
     load_average: float = 0.0
     loop_lag: list = field(default_factory=list)
     sale_wall: float = 0.0
+    # For finding what the slowest holds waited on: each hold as (started, seconds, outcome,
+    # request id), and when the waiting pages heard each tick's broadcast (first and last
+    # message of each version), both on the generator's clock.
+    opened: float = 0.0
+    holds: list = field(default_factory=list)
+    broadcasts: dict = field(default_factory=dict)
 
 
 async def watch_loop(figures: Figures, done: asyncio.Event) -> None:
@@ -304,6 +310,14 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
         if kind != 201:
             kind = f"{kind} {response.json().get('type', '').rsplit('/', 1)[-1]}"
         figures.hold_outcomes[kind] += 1
+        figures.holds.append(
+            (
+                started - figures.opened,
+                figures.hold_latencies[-1],
+                str(kind),
+                response.headers.get("X-Request-ID", ""),
+            )
+        )
         if response.status_code == 201:
             figures.holders.add(customer.id)
             return
@@ -356,6 +370,8 @@ async def one_customer(
                         figures.position_updates += 1
                         figures.first_update = figures.first_update or now
                         figures.last_update = now
+                        heard = figures.broadcasts.setdefault(message.get("version"), [now, now])
+                        heard[1] = now
                         if message.get("unlikely"):
                             figures.told_unlikely.add(customer.id)
                     elif message.get("status") == "ADMITTED":
@@ -476,7 +492,7 @@ async def crowd(
 
         await asyncio.to_thread(set_opening)
         await asyncio.sleep(2)
-        opened = time.perf_counter()
+        opened = figures.opened = time.perf_counter()
         cpu_at_open = time.process_time()
         machine_at_open = machine_cpu()
         server_at_open = probe() if probe else {}
@@ -679,6 +695,8 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
     if figures.crashed:
         print(f"  shopper errors            {dict(figures.crashed)}")
+    for line in slowest_holds(figures):
+        print(line)
     lag = figures.loop_lag
     print(
         f"  load generator            CPU {figures.generator_cpu * 100:.0f}% of one core over "
@@ -691,6 +709,25 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     )
     for name, cpu in result.get("server_cpu", {}).items():
         print(f"  server CPU                {name}: {cpu * 100:.0f}% of one core")
+
+
+def slowest_holds(figures: Figures, n: int = 5) -> list[str]:
+    """The n slowest holds, each with the tick broadcasts the waiting pages were hearing
+    while it ran (seconds after opening, first to last page told), to see what they waited on."""
+    ticks = sorted(
+        (first - figures.opened, last - figures.opened)
+        for first, last in figures.broadcasts.values()
+    )
+    lines = []
+    for started, seconds, outcome, request_id in sorted(figures.holds, key=lambda h: -h[1])[:n]:
+        during = [
+            f"{a:.1f}-{b:.1f}" for a, b in ticks if a <= started + seconds and b >= started - 0.5
+        ]
+        lines.append(
+            f"  slow hold                 at {started:5.1f} s: {seconds * 1000:5.0f} ms {outcome}"
+            f" [{request_id[:12]}] broadcasts heard {', '.join(during) or 'none'}"
+        )
+    return lines
 
 
 def summary(result: dict) -> dict[str, str]:
@@ -765,6 +802,12 @@ def main() -> None:
         default=None,
         help="WAITING_ROOM_ADMISSION_STEPS for the server (1 = a whole tick's batch at once)",
     )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every request (JSON, with its request id and server-side duration) to "
+        "test-artifacts/bench-wr-uvicorn.log: costs CPU, for finding out, not for figures",
+    )
     parser.add_argument("--timeout", type=float, default=defaults.timeout)
     parser.add_argument("--save", help="write the side-by-side figures to this JSON file")
     parser.add_argument(
@@ -807,6 +850,8 @@ def main() -> None:
         port = free_port()
         started = time.time()
         extra = dict(FILTER_MODES[mode])
+        if args.access_log:
+            extra.update(LOG_LEVEL="INFO", LOG_FORMAT="json")
         if args.admission_steps is not None:
             extra["WAITING_ROOM_ADMISSION_STEPS"] = str(args.admission_steps)
         ws_port = free_port() if args.ws_workers else None
