@@ -626,26 +626,29 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
         stay=config.stay,
         rows=config.rows,
     )
-    figures, sold_out_after, server_cpu = asyncio.run(
-        crowd(
-            base_url,
-            sale,
-            flight,
-            customers,
-            bots=config.bots,
-            timeout=config.timeout,
-            arrive=config.arrive,
-            probe=probe,
-            ws_url=ws_url,
-        )
-    )
-    slowest = max(figures.hold_latencies, default=0.0)
-    proof = verify(sale, flight, in_flight=timedelta(seconds=slowest))
-    # Close this sale: otherwise every later run's admission tick (same database) would keep
-    # ticking it, admitting its leftover queue whenever holds expire, and measure that too.
     from waitroom.models import ProtectedSale
 
-    ProtectedSale.objects.filter(pk=sale.pk).delete()
+    try:
+        figures, sold_out_after, server_cpu = asyncio.run(
+            crowd(
+                base_url,
+                sale,
+                flight,
+                customers,
+                bots=config.bots,
+                timeout=config.timeout,
+                arrive=config.arrive,
+                probe=probe,
+                ws_url=ws_url,
+            )
+        )
+        slowest = max(figures.hold_latencies, default=0.0)
+        proof = verify(sale, flight, in_flight=timedelta(seconds=slowest))
+    finally:
+        # Close this sale, even when the run is interrupted: otherwise every later run's
+        # admission tick (same database) would keep ticking it, admitting its leftover
+        # queue, and measure that too (an interrupted run left one: 30 Nov, run 4).
+        ProtectedSale.objects.filter(pk=sale.pk).delete()
     return {
         "figures": figures,
         "sold_out_after": sold_out_after,
