@@ -647,7 +647,7 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
     finally:
         # Close this sale, even when the run is interrupted: otherwise every later run's
         # admission tick (same database) would keep ticking it, admitting its leftover
-        # queue, and measure that too (an interrupted run left one: 30 Nov, run 4).
+        # queue, and measure that too (an interrupted run left one: 1 Dec, run 4).
         ProtectedSale.objects.filter(pk=sale.pk).delete()
     return {
         "figures": figures,
