@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -232,6 +233,15 @@ def start_stack(
 
 
 def stop_stack(processes: list[subprocess.Popen]) -> None:
+    import psutil
+
+    # uvicorn's workers are its children: killing a parent stuck in a graceful shutdown
+    # left them running, orphaned, busy, in every later run (found 1 Dec: two of them took
+    # 11-31 % of a core each during the next runs).  End them too.
+    children = []
+    for p in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            children += psutil.Process(p.pid).children(recursive=True)
     for p in processes:
         p.send_signal(signal.SIGTERM)
     for p in processes:
@@ -240,6 +250,9 @@ def stop_stack(processes: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+    _gone, alive = psutil.wait_procs(children, timeout=5)
+    for child in alive:
+        child.kill()
 
 
 # --- the crowd -----------------------------------------------------------------------------
@@ -269,6 +282,12 @@ class Figures:
     load_average: float = 0.0
     loop_lag: list = field(default_factory=list)
     sale_wall: float = 0.0
+    # For finding what the slowest holds waited on: each hold as (started, seconds, outcome,
+    # request id), and when the waiting pages heard each tick's broadcast (first and last
+    # message of each version), both on the generator's clock.
+    opened: float = 0.0
+    holds: list = field(default_factory=list)
+    broadcasts: dict = field(default_factory=dict)
 
 
 async def watch_loop(figures: Figures, done: asyncio.Event) -> None:
@@ -304,6 +323,14 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
         if kind != 201:
             kind = f"{kind} {response.json().get('type', '').rsplit('/', 1)[-1]}"
         figures.hold_outcomes[kind] += 1
+        figures.holds.append(
+            (
+                started - figures.opened,
+                figures.hold_latencies[-1],
+                str(kind),
+                response.headers.get("X-Request-ID", ""),
+            )
+        )
         if response.status_code == 201:
             figures.holders.add(customer.id)
             return
@@ -356,6 +383,8 @@ async def one_customer(
                         figures.position_updates += 1
                         figures.first_update = figures.first_update or now
                         figures.last_update = now
+                        heard = figures.broadcasts.setdefault(message.get("version"), [now, now])
+                        heard[1] = now
                         if message.get("unlikely"):
                             figures.told_unlikely.add(customer.id)
                     elif message.get("status") == "ADMITTED":
@@ -462,7 +491,11 @@ async def crowd(
             for c in customers
         ]
         arrival_deadline = time.perf_counter() + arrive
-        while time.perf_counter() < arrival_deadline and figures.connected < len(customers):
+        # Everyone is in once each customer has either a socket open or a failed join (a
+        # client read error under load): waiting for the failed ones would idle out `arrive`.
+        while time.perf_counter() < arrival_deadline and figures.connected + sum(
+            n for status, n in figures.joins.items() if status != 200
+        ) < len(customers):
             await asyncio.sleep(1)
         print(
             f"  crowd in: {figures.connected} sockets open, joins {dict(figures.joins)}",
@@ -476,7 +509,7 @@ async def crowd(
 
         await asyncio.to_thread(set_opening)
         await asyncio.sleep(2)
-        opened = time.perf_counter()
+        opened = figures.opened = time.perf_counter()
         cpu_at_open = time.process_time()
         machine_at_open = machine_cpu()
         server_at_open = probe() if probe else {}
@@ -606,26 +639,29 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
         stay=config.stay,
         rows=config.rows,
     )
-    figures, sold_out_after, server_cpu = asyncio.run(
-        crowd(
-            base_url,
-            sale,
-            flight,
-            customers,
-            bots=config.bots,
-            timeout=config.timeout,
-            arrive=config.arrive,
-            probe=probe,
-            ws_url=ws_url,
-        )
-    )
-    slowest = max(figures.hold_latencies, default=0.0)
-    proof = verify(sale, flight, in_flight=timedelta(seconds=slowest))
-    # Close this sale: otherwise every later run's admission tick (same database) would keep
-    # ticking it, admitting its leftover queue whenever holds expire, and measure that too.
     from waitroom.models import ProtectedSale
 
-    ProtectedSale.objects.filter(pk=sale.pk).delete()
+    try:
+        figures, sold_out_after, server_cpu = asyncio.run(
+            crowd(
+                base_url,
+                sale,
+                flight,
+                customers,
+                bots=config.bots,
+                timeout=config.timeout,
+                arrive=config.arrive,
+                probe=probe,
+                ws_url=ws_url,
+            )
+        )
+        slowest = max(figures.hold_latencies, default=0.0)
+        proof = verify(sale, flight, in_flight=timedelta(seconds=slowest))
+    finally:
+        # Close this sale, even when the run is interrupted: otherwise every later run's
+        # admission tick (same database) would keep ticking it, admitting its leftover
+        # queue, and measure that too (an interrupted run left one: 1 Dec, run 4).
+        ProtectedSale.objects.filter(pk=sale.pk).delete()
     return {
         "figures": figures,
         "sold_out_after": sold_out_after,
@@ -679,6 +715,8 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     print(f"  inventory drift           {proof['inventory_drift'] or 'none'}")
     if figures.crashed:
         print(f"  shopper errors            {dict(figures.crashed)}")
+    for line in slowest_holds(figures):
+        print(line)
     lag = figures.loop_lag
     print(
         f"  load generator            CPU {figures.generator_cpu * 100:.0f}% of one core over "
@@ -691,6 +729,25 @@ def report(result: dict, config: SaleSettings, label: str = "") -> None:
     )
     for name, cpu in result.get("server_cpu", {}).items():
         print(f"  server CPU                {name}: {cpu * 100:.0f}% of one core")
+
+
+def slowest_holds(figures: Figures, n: int = 5) -> list[str]:
+    """The n slowest holds, each with the tick broadcasts the waiting pages were hearing
+    while it ran (seconds after opening, first to last page told), to see what they waited on."""
+    ticks = sorted(
+        (first - figures.opened, last - figures.opened)
+        for first, last in figures.broadcasts.values()
+    )
+    lines = []
+    for started, seconds, outcome, request_id in sorted(figures.holds, key=lambda h: -h[1])[:n]:
+        during = [
+            f"{a:.1f}-{b:.1f}" for a, b in ticks if a <= started + seconds and b >= started - 0.5
+        ]
+        lines.append(
+            f"  slow hold                 at {started:5.1f} s: {seconds * 1000:5.0f} ms {outcome}"
+            f" [{request_id[:12]}] broadcasts heard {', '.join(during) or 'none'}"
+        )
+    return lines
 
 
 def summary(result: dict) -> dict[str, str]:
@@ -765,6 +822,12 @@ def main() -> None:
         default=None,
         help="WAITING_ROOM_ADMISSION_STEPS for the server (1 = a whole tick's batch at once)",
     )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every request (JSON, with its request id and server-side duration) to "
+        "test-artifacts/bench-wr-uvicorn.log: costs CPU, for finding out, not for figures",
+    )
     parser.add_argument("--timeout", type=float, default=defaults.timeout)
     parser.add_argument("--save", help="write the side-by-side figures to this JSON file")
     parser.add_argument(
@@ -807,6 +870,8 @@ def main() -> None:
         port = free_port()
         started = time.time()
         extra = dict(FILTER_MODES[mode])
+        if args.access_log:
+            extra.update(LOG_LEVEL="INFO", LOG_FORMAT="json")
         if args.admission_steps is not None:
             extra["WAITING_ROOM_ADMISSION_STEPS"] = str(args.admission_steps)
         ws_port = free_port() if args.ws_workers else None

@@ -154,10 +154,25 @@ if REDIS_URL:
         }
     }
     DJANGO_REDIS_IGNORE_EXCEPTIONS = True
+    # Each web process reads its sockets' messages with BZPOPMIN, which Redis holds open for
+    # up to `brpop_timeout` (5 s) when nothing comes.  redis-py 8 reads with a 5-s socket
+    # timeout by default, so an idle process lost that race: the read raised TimeoutError
+    # and killed the websocket that happened to be reading (13 queue sockets per 2,000-wide
+    # sale, docs/performance.md).  The read timeout must outlast the blocking pop; it still
+    # bounds a Redis that stops answering.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env("CHANNELS_PREFIX", default="asgi")},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": env.float("CHANNELS_SOCKET_TIMEOUT", default=15.0),
+                        "socket_connect_timeout": 5,
+                    }
+                ],
+                "prefix": env("CHANNELS_PREFIX", default="asgi"),
+            },
         }
     }
 else:
