@@ -20,7 +20,7 @@ from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import UserFactory
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
-from tests.pages.test_browser import logged_in_page
+from tests.pages.test_browser import logged_in_page, off_loop
 
 pytestmark = [
     pytest.mark.browser,
@@ -159,8 +159,10 @@ def test_the_seat_picker_on_a_phone_with_live_updates_and_no_serious_axe_violati
     shot(page, "23-event-picker-phone")
 
     # Someone else holds a seat: it is shown taken at once.
-    hold_seats(
-        customer=UserFactory(), sale_id=event.sale_id, fare_class="B", seat_numbers=["1-4-5"]
+    # (In its own thread, as in another web process: Playwright's loop runs in this one.)
+    other = UserFactory()
+    off_loop(
+        hold_seats, customer=other, sale_id=event.sale_id, fare_class="B", seat_numbers=["1-4-5"]
     )
     expect(page.locator("#seat-1-4-5")).to_be_disabled()
     expect(page.locator("#seat-1-4-5")).to_have_attribute("aria-label", re.compile(", taken$"))
