@@ -9,6 +9,8 @@ The customer's own admission also comes at once on their own group (`queue.admit
 
 from __future__ import annotations
 
+import asyncio
+
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
@@ -36,6 +38,36 @@ def _fast_place(sale_id: int, entry_id: int) -> tuple | None:
         return queue.place(sale_id, entry_id)
     except QueueUnavailable:
         return None
+
+
+def _all_places(sale_id: int) -> tuple | None:
+    try:
+        return queue.all_places(sale_id)
+    except QueueUnavailable:
+        return None
+
+
+# (sale, broadcast version) -> this process's one read of the whole queue for it, kept a
+# few seconds for the pages whose copy of the broadcast arrives late.
+_shared_reads: dict[tuple[int, int], asyncio.Future] = {}
+SHARED_READ_SECONDS = 10
+
+
+async def _places_after(sale_id: int, version: int) -> tuple | None:
+    """Every waiting place, read once per web process for a broadcast that moves every
+    page in ways it cannot work out alone (the shuffle: all pre-queue pages at once).
+    One read per page was 1,000 Redis round trips and thread hops per process in the same
+    instant as the first admitted shoppers' holds, which then waited behind them (the
+    slowest holds of scenario (w), docs/performance.md)."""
+    shared = _shared_reads.get((sale_id, version))
+    if shared is None:
+        shared = asyncio.ensure_future(sync_to_async(_all_places, thread_sensitive=False)(sale_id))
+        _shared_reads[(sale_id, version)] = shared
+        asyncio.get_running_loop().call_later(
+            SHARED_READ_SECONDS, _shared_reads.pop, (sale_id, version), None
+        )
+    # Shielded: a page that disconnects while waiting must not cancel the others' read.
+    return await asyncio.shield(shared)
 
 
 class QueueConsumer(AsyncJsonWebsocketConsumer):
@@ -93,15 +125,16 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         self.snapshot = snapshot
         await self.send_json({"type": "status", **snapshot})
 
-    async def _resync(self) -> None:
+    async def _resync(self, *, shared_version: int | None = None) -> None:
         mine = self.snapshot or {}
         if mine.get("entryId") and mine.get("status") in ("WAITING", "PREQUEUE"):
             # Still waiting: Redis alone has the answer, in a worker thread; the database
             # (one thread for all consumers) is kept for handshakes, admissions and holds.
-            place = await sync_to_async(_fast_place, thread_sensitive=False)(
-                self.sale_id, mine["entryId"]
-            )
-            if place is not None and place[0] is not None:
+            if shared_version is None:
+                place = await self._own_place(mine["entryId"])
+            else:
+                place = await self._shared_place(mine["entryId"], shared_version)
+            if place is not None:
                 rank, order_key, version, state = place
                 await self._send(
                     {
@@ -112,9 +145,22 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
                     }
                 )
                 return
+        # Not waiting any more (admitted, left), or Redis is down: the full snapshot.
         snapshot = await _snapshot(self.sale_id, self.customer_id)
         if snapshot is not None:
             await self._send(snapshot)
+
+    async def _own_place(self, entry_id: int) -> tuple | None:
+        place = await sync_to_async(_fast_place, thread_sensitive=False)(self.sale_id, entry_id)
+        return place if place is not None and place[0] is not None else None
+
+    async def _shared_place(self, entry_id: int, broadcast_version: int) -> tuple | None:
+        everyone = await _places_after(self.sale_id, broadcast_version)
+        if everyone is None:
+            return None
+        places, version, state = everyone
+        place = places.get(entry_id)
+        return None if place is None else (*place, version, state)
 
     async def queue_moved(self, event: dict) -> None:
         mine = self.snapshot or {}
@@ -123,9 +169,12 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
             return  # nothing in the queue concerns them any more
         if version is not None and event["version"] <= version:
             return  # the snapshot already includes this tick
+        if event.get("resync") or status == "PREQUEUE":
+            # Every page of the sale re-reads at once: one read per process serves them all.
+            await self._resync(shared_version=event["version"])
+            return
         if (
             status != "WAITING"
-            or event.get("resync")
             or version is None
             or event["version"] != version + 1
             or mine.get("entryId") in event["admitted"]

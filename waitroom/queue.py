@@ -220,6 +220,20 @@ def place(sale_id: int, entry_id: int) -> tuple[int | None, int | None, int, dic
     )
 
 
+def all_places(sale_id: int) -> tuple[dict[int, tuple[int, int]], int, dict | None]:
+    """Every waiting entry's (0-based rank, order key), the version and the last tick's
+    state, atomically, in one round trip: what a web process reads once when a broadcast
+    makes all its queue pages re-read their place at the same moment (the shuffle)."""
+    with reachable():
+        pipe = client().pipeline(transaction=True)
+        pipe.zrange(key(sale_id, "q"), 0, -1, withscores=True)
+        pipe.get(key(sale_id, "v"))
+        pipe.get(key(sale_id, "state"))
+        members, version, state = pipe.execute()
+    places = {int(m): (rank, int(score)) for rank, (m, score) in enumerate(members)}
+    return places, int(version or 0), json.loads(state) if state else None
+
+
 def rank(sale_id: int, entry_id: int) -> int | None:
     """0-based place among the waiting, or None."""
     with reachable():

@@ -1,14 +1,20 @@
 """The queue consumer's dispatch: a tick's position update costs no hop onto the database
-thread (one per waiting page per tick), and handlers that do read the database still get
-their stale connections closed (by `database_sync_to_async`)."""
+thread (one per waiting page per tick), handlers that do read the database still get
+their stale connections closed (by `database_sync_to_async`), and the shuffle's broadcast
+costs one queue read per process, not one per page."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
+from waitroom import queue, room, room_selectors
 from waitroom.consumers import QueueConsumer
+from waitroom.models import QueueEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,3 +85,77 @@ def test_an_unknown_message_type_is_still_an_error():
 
     with pytest.raises(ValueError, match="No handler"):
         asyncio.run(consumer.dispatch({"type": "no.such"}))
+
+
+def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
+    room_redis, monkeypatch, settings
+):
+    """At the on-sale time every pre-queue page must learn its shuffled place at once.  One
+    read of the whole queue serves all of this process's pages (it was one Redis round trip
+    and thread hop per page, in the same instant as the first holds), and each page still
+    gets exactly its own place, the admitted their admission."""
+    no_limits(settings)
+    flight = small_flight(rows=1, overbook=0)  # 6 units: a horizon of 9 admits 6 at rate 360
+    opens_at = timezone.now() + timedelta(minutes=5)
+    sale = protect(flight, opens_at=opens_at, rate=360)
+    customers = make_customers(30)
+    for customer in customers:
+        room.join_queue(sale_id=sale.pk, customer=customer)
+    pages = {}
+    for customer in customers:
+        page = QueueConsumer()
+        page.sale_id, page.customer_id = sale.pk, customer.pk
+        page.snapshot = room_selectors.queue_status(sale=sale, customer_id=customer.pk)
+        assert page.snapshot["status"] == "PREQUEUE"
+        page.sent = []
+
+        async def send_json(content, close=False, sent=page.sent):
+            sent.append(content)
+
+        page.send_json = send_json
+        pages[customer.pk] = page
+    broadcasts = []
+    monkeypatch.setattr(
+        room.live,
+        "publish_queue_moved",
+        lambda *, sale_id, version, message: broadcasts.append({"version": version, **message}),
+    )
+    whole_reads, single_reads = [], []
+    monkeypatch.setattr(queue, "all_places", _counting(queue.all_places, whole_reads), raising=True)
+    monkeypatch.setattr(queue, "place", _counting(queue.place, single_reads), raising=True)
+
+    result = room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(seconds=3))
+    assert result.shuffled == 30 and len(result.admitted) > 0
+    (shuffle,) = broadcasts
+    assert shuffle["resync"] is True
+
+    async def deliver() -> None:
+        await asyncio.gather(
+            *(page.dispatch({"type": "queue.moved", **shuffle}) for page in pages.values())
+        )
+
+    asyncio.run(deliver())
+
+    assert len(whole_reads) == 1 and single_reads == []
+    admitted = set(
+        QueueEntry.objects.filter(pk__in=result.admitted).values_list("customer_id", flat=True)
+    )
+    for customer_id, page in pages.items():
+        (last,) = page.sent
+        now_says = room_selectors.queue_status(sale=sale, customer_id=customer_id)
+        if customer_id in admitted:
+            assert last["status"] == "ADMITTED" == now_says["status"]
+        else:
+            assert last["status"] == "WAITING"
+            assert last["position"] == now_says["position"]
+            assert last["version"] == now_says["version"]
+    waiting = sorted(p.sent[0]["position"] for c, p in pages.items() if c not in admitted)
+    assert waiting == list(range(1, 30 - len(admitted) + 1))
+
+
+def _counting(function, calls: list):
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return counted
