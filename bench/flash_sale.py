@@ -239,13 +239,16 @@ def free_port() -> int:
 
 
 def compose_services(checkout: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
-    """(command, environment) of the checkout's web, worker and beat services.  Of the
-    environment only plain settings are kept: URLs, secrets and `${...}` values are ours."""
+    """(command, environment) of the checkout's web, worker and beat services, and of its
+    websocket tier `ws` where the checkout has one.  Of the environment only plain settings
+    are kept: URLs, secrets and `${...}` values are ours."""
     import yaml
 
     services = yaml.safe_load((checkout / "docker-compose.yml").read_text())["services"]
     out = {}
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "ws", "worker", "beat"):
+        if name not in services:
+            continue
         env = services[name].get("environment") or {}
         plain = {
             k: str(v)
@@ -256,12 +259,15 @@ def compose_services(checkout: Path) -> dict[str, tuple[list[str], dict[str, str
     return out
 
 
-def localise(command: list[str], *, checkout: Path, port: int, workers: int | None) -> list[str]:
-    """The compose command, run from the checkout's venv on 127.0.0.1:<port>."""
+def localise(
+    command: list[str], *, checkout: Path, port: int, workers: int | None, ws_port: int = 0
+) -> list[str]:
+    """The compose command, run from the checkout's venv on 127.0.0.1:<port> (the websocket
+    tier's 8001 on <ws_port>)."""
     out = []
     for token in command:
         token = token.replace("0.0.0.0:8000", f"127.0.0.1:{port}")
-        token = {"0.0.0.0": "127.0.0.1", "8000": str(port)}.get(token, token)
+        token = {"0.0.0.0": "127.0.0.1", "8000": str(port), "8001": str(ws_port)}.get(token, token)
         out.append(token)
     if workers is not None:
         for flag in ("--workers", "--web-workers"):
@@ -288,10 +294,21 @@ class Stack:
         self.web_command = web_command
         self.logdir = Path(tempfile.mkdtemp(prefix="flash-sale-"))
         self.procs: dict[str, subprocess.Popen] = {}
+        self.ws_port = free_port()
+        self.has_ws_tier = False
 
     def start(self) -> None:
         for name, (command, compose_env) in compose_services(self.checkout).items():
-            cmd = localise(command, checkout=self.checkout, port=self.port, workers=self.workers)
+            if name == "ws" and self.web_command:
+                continue  # another web server under test serves its own websockets
+            cmd = localise(
+                command,
+                checkout=self.checkout,
+                port=self.port,
+                workers=self.workers if name == "web" else None,
+                ws_port=self.ws_port,
+            )
+            self.has_ws_tier = self.has_ws_tier or name == "ws"
             if name == "web" and self.web_command:
                 cmd = localise(
                     shlex.split(self.web_command), checkout=self.checkout, port=self.port,
@@ -326,6 +343,12 @@ class Stack:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str | None:
+        """Where the pages' websockets go: the websocket tier, as the proxy in front routes
+        `/ws/` (docker-compose.yml), or the web server itself."""
+        return f"http://127.0.0.1:{self.ws_port}" if self.has_ws_tier else None
 
     def restart(self, extra_env: dict[str, str], *, between=None) -> None:
         """Stop everything, run `between` (e.g. flush Redis), start again with the original
@@ -712,7 +735,7 @@ def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
                 {**waiting_room.SERVER_ENV, **switches},
                 between=lambda: redis.Redis.from_url(args.redis_url).flushdb(),
             )
-            results[mode] = waiting_room.run_sale(base_url, sale)
+            results[mode] = waiting_room.run_sale(base_url, sale, ws_url=stack.ws_url)
             waiting_room.report(results[mode], sale, label=f"filters {mode}")
         waiting_room.side_by_side(results)
     finally:

@@ -812,9 +812,9 @@ def main() -> None:
     parser.add_argument(
         "--ws-workers",
         type=int,
-        default=0,
-        help="serve the queue websockets from a separate uvicorn with this many workers "
-        "(0: the web workers serve them too)",
+        default=1,
+        help="serve the queue websockets from a separate uvicorn with this many workers, "
+        "as docker-compose.yml's `ws` service does (0: the web workers serve them too)",
     )
     parser.add_argument(
         "--admission-steps",

@@ -19,16 +19,17 @@ def compose() -> dict:
 
 def test_compose_describes_the_production_shape():
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", "migrate", "web", "worker", "beat"}
+    assert set(services) == {"postgres", "redis", "migrate", "web", "ws", "worker", "beat"}
     assert services["postgres"]["image"] == "postgres:16"
     assert services["redis"]["image"] == "redis:7"
-    for name in ("postgres", "redis", "web", "worker", "beat"):
+    for name in ("postgres", "redis", "web", "ws", "worker", "beat"):
         assert services[name]["healthcheck"]["test"], name
     assert services["beat"]["deploy"]["replicas"] == 1
-    assert (
-        "uvicorn" in services["web"]["command"]
-        and "config.asgi:application" in services["web"]["command"]
-    )
+    for name in ("web", "ws"):  # the websocket tier is the same application on its own port
+        command = services[name]["command"]
+        assert "uvicorn" in command and "config.asgi:application" in command, name
+    assert services["ws"]["command"][services["ws"]["command"].index("--port") + 1] == "8001"
+    assert "8001" in services["ws"]["healthcheck"]["test"][-1]
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
 
 
