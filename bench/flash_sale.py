@@ -288,8 +288,10 @@ class Stack:
         port: int,
         workers: int | None,
         web_command: str | None = None,
+        web_threads: int | None = None,
     ):
         self.checkout, self.env, self.port, self.workers = checkout, env, port, workers
+        self.web_threads = web_threads
         self.base_env = dict(env)
         self.web_command = web_command
         self.logdir = Path(tempfile.mkdtemp(prefix="flash-sale-"))
@@ -309,6 +311,8 @@ class Stack:
                 ws_port=self.ws_port,
             )
             self.has_ws_tier = self.has_ws_tier or name == "ws"
+            if name == "web" and self.web_threads:
+                compose_env = {**compose_env, "WEB_THREADS": str(self.web_threads)}
             if name == "web" and self.web_command:
                 cmd = localise(
                     shlex.split(self.web_command), checkout=self.checkout, port=self.port,
@@ -833,6 +837,9 @@ def main() -> None:
     parser.add_argument("--redis-url", default=f"redis://127.0.0.1:6379/{DEFAULT_REDIS_DB}")
     parser.add_argument("--web-workers", type=int, help="override the compose web worker count")
     parser.add_argument(
+        "--web-threads", type=int, help="override the compose WEB_THREADS (HTTP threads/process)"
+    )
+    parser.add_argument(
         "--web-command",
         help="run this instead of the compose web command (to compare servers), e.g. "
         "'gunicorn config.wsgi -k gthread -w 2 --threads 8 -b 0.0.0.0:8000'",
@@ -912,6 +919,7 @@ def main() -> None:
             port=port,
             workers=args.web_workers,
             web_command=args.web_command,
+            web_threads=args.web_threads,
         )
         stack.start()
         base_url = stack.base_url
