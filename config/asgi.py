@@ -44,10 +44,13 @@ else:
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from config.warmup import warm_up  # noqa: E402
 from config.ws_origin import SameOriginValidator  # noqa: E402
 from events.routing import websocket_urlpatterns as event_seat_map_routes  # noqa: E402
 from flights.routing import websocket_urlpatterns as seat_map_routes  # noqa: E402
 from waitroom.routing import websocket_urlpatterns as waiting_room_routes  # noqa: E402
+
+warm_up()
 
 application = ProtocolTypeRouter(
     {

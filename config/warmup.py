@@ -1,0 +1,25 @@
+"""A web process pays its one-time costs when it starts, not in its first customers' requests.
+
+Measured in a fresh process (docs/performance.md, scenario (w)): the first hold took 76 ms
+against 25 ms for the next ones.  53 ms of it was Django filling its URL reverse table, which
+it does lazily, once per language, on the first `reverse()` (every 201 names its booking in
+`Location`), and 20 ms importing and building the channel layer on the first seat-map
+announcement.  At an on-sale the first holds of every web process arrive together, each
+thread filled the table for itself under one GIL, and the first admitted shoppers' holds took
+400-800 ms: the slowest of the whole sale.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+from django.utils import translation
+
+
+def warm_up() -> None:
+    from channels.layers import get_channel_layer
+
+    get_channel_layer()
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            reverse("healthz")
