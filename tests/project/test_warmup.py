@@ -1,0 +1,55 @@
+"""A fresh web process builds its URL reverse table (per language) and its channel layer at
+start (config/warmup.py), not inside the first customers' holds at the on-sale moment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+import django
+django.setup()
+from channels.layers import channel_layers
+from django.conf import settings
+from django.urls import get_resolver
+
+def built():
+    languages = set(get_resolver()._reverse_dict)
+    return {
+        "languages": sorted(code for code, _ in settings.LANGUAGES if code in languages),
+        "layer": "default" in channel_layers.backends,
+    }
+
+print("before", built())
+import {module}
+print("after", built())
+"""
+
+
+def probe(module: str) -> dict[str, str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.replace("{module}", module)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return dict(line.split(" ", 1) for line in result.stdout.splitlines())
+
+
+def test_the_asgi_and_wsgi_entry_points_warm_up_before_serving():
+    from django.conf import settings
+
+    every_language = sorted(code for code, _ in settings.LANGUAGES)
+    for module in ("config.asgi", "config.wsgi"):
+        seen = probe(module)
+        # Django builds these lazily: nothing exists before the entry point is imported ...
+        assert seen["before"] == str({"languages": [], "layer": False}), module
+        # ... and everything a hold needs exists once it has been.
+        assert seen["after"] == str({"languages": every_language, "layer": True}), module
