@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from contextlib import ExitStack
 from datetime import timedelta
 
 import pytest
@@ -175,8 +176,8 @@ def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_br
     for customer in customers:
         room.join_queue(sale_id=sale.pk, customer=customer)
     room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
-    sockets = [open_queue(room_server, sale, c) for c in customers]
-    try:
+    with ExitStack() as stack:
+        sockets = [stack.enter_context(open_queue(room_server, sale, c)) for c in customers]
         snaps = [json.loads(ws.recv(timeout=5)) for ws in sockets]
         by_place = dict(
             sorted(
@@ -207,6 +208,3 @@ def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_br
         assert (after["position"], after["version"]) == (1, moved["version"])
         with pytest.raises(TimeoutError):  # the admitted pages ignore the broadcast
             ws1.recv(timeout=0.3)
-    finally:
-        for ws in sockets:
-            ws.close()
