@@ -297,7 +297,6 @@ class Stack:
         self.logdir = Path(tempfile.mkdtemp(prefix="flash-sale-"))
         self.procs: dict[str, subprocess.Popen] = {}
         self.ws_port = free_port()
-        self.has_ws_tier = False
 
     def start(self) -> None:
         for name, (command, compose_env) in compose_services(self.checkout).items():
@@ -310,7 +309,6 @@ class Stack:
                 workers=self.workers if name == "web" else None,
                 ws_port=self.ws_port,
             )
-            self.has_ws_tier = self.has_ws_tier or name == "ws"
             if name == "web" and self.web_threads:
                 compose_env = {**compose_env, "WEB_THREADS": str(self.web_threads)}
             if name == "web" and self.web_command:
@@ -352,7 +350,7 @@ class Stack:
     def ws_url(self) -> str | None:
         """Where the pages' websockets go: the websocket tier, as the proxy in front routes
         `/ws/` (docker-compose.yml), or the web server itself."""
-        return f"http://127.0.0.1:{self.ws_port}" if self.has_ws_tier else None
+        return f"http://127.0.0.1:{self.ws_port}" if "ws" in self.procs else None
 
     def restart(self, extra_env: dict[str, str], *, between=None) -> None:
         """Stop everything, run `between` (e.g. flush Redis), start again with the original

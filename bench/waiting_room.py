@@ -868,17 +868,17 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     modes = ["on", "off"] if args.filters == "both" else [args.filters]
     rounds: list[dict[str, dict]] = []
-    pooled: dict[str, list[float]] = {mode: [] for mode in modes}
     for round_no in range(1, args.repeat + 1):
         if args.repeat > 1:
             print(f"round {round_no} of {args.repeat}", flush=True)
-        results = {}
-        for mode in modes:
-            results[mode] = one_side(args, config, mode)
-            pooled[mode] += results[mode]["figures"].hold_latencies
+        results = {mode: one_side(args, config, mode) for mode in modes}
         if len(results) > 1:
             side_by_side(results)
         rounds.append(results)
+    pooled = {
+        mode: [x for results in rounds for x in results[mode]["figures"].hold_latencies]
+        for mode in modes
+    }
     if args.repeat > 1:
         print_pooled(pooled, args.repeat)
     if args.save:

@@ -11,14 +11,13 @@ thread filled the table for itself under one GIL, and the first admitted shopper
 
 from __future__ import annotations
 
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
 
 def warm_up() -> None:
-    from channels.layers import get_channel_layer
-
     get_channel_layer()
     for code, _name in settings.LANGUAGES:
         with translation.override(code):

@@ -33,16 +33,10 @@ def _snapshot(sale_id: int, customer_id: int) -> dict | None:
         return {"saleId": sale_id, "status": "UNAVAILABLE"}
 
 
-def _fast_place(sale_id: int, entry_id: int) -> tuple | None:
+def _from_redis(read, *args) -> tuple | None:
+    """A read of the queue's Redis index, in a worker thread; None while Redis is down."""
     try:
-        return queue.place(sale_id, entry_id)
-    except QueueUnavailable:
-        return None
-
-
-def _all_places(sale_id: int) -> tuple | None:
-    try:
-        return queue.all_places(sale_id)
+        return read(*args)
     except QueueUnavailable:
         return None
 
@@ -61,7 +55,9 @@ async def _places_after(sale_id: int, version: int) -> tuple | None:
     slowest holds of scenario (w), docs/performance.md)."""
     shared = _shared_reads.get((sale_id, version))
     if shared is None:
-        shared = asyncio.ensure_future(sync_to_async(_all_places, thread_sensitive=False)(sale_id))
+        shared = asyncio.ensure_future(
+            sync_to_async(_from_redis, thread_sensitive=False)(queue.all_places, sale_id)
+        )
         _shared_reads[(sale_id, version)] = shared
         asyncio.get_running_loop().call_later(
             SHARED_READ_SECONDS, _shared_reads.pop, (sale_id, version), None
@@ -151,7 +147,9 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
             await self._send(snapshot)
 
     async def _own_place(self, entry_id: int) -> tuple | None:
-        place = await sync_to_async(_fast_place, thread_sensitive=False)(self.sale_id, entry_id)
+        place = await sync_to_async(_from_redis, thread_sensitive=False)(
+            queue.place, self.sale_id, entry_id
+        )
         return place if place is not None and place[0] is not None else None
 
     async def _shared_place(self, entry_id: int, broadcast_version: int) -> tuple | None:
