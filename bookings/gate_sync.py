@@ -61,7 +61,7 @@ def open_gate(
 
 
 def gate_bundle(*, device: GateDevice) -> dict:
-    """Everything a gate needs offline, and nothing that signs: the sale's public keys, the
+    """(snake_case; the API renders it camelCase.)  Everything a gate needs offline, and nothing that signs: the sale's public keys, the
     step and window, the gate's clock offset, the serials revoked or already used, replaced
     certificates, and digests of the printed codes (so a printed code is recognised, never
     recoverable)."""
@@ -74,29 +74,29 @@ def gate_bundle(*, device: GateDevice) -> dict:
         static_code_digest(t.code): {
             "serial": t.serial,
             "seat": t.seat_no,
-            "fareClass": t.fare_class,
+            "fare_class": t.fare_class,
             "holder": t.passenger_name,
         }
         for t in tickets.only("code", "serial", "seat_no", "fare_class", "passenger_name")
     }
     return {
-        "saleId": device.sale_id,
-        "wrongSale": WRONG_SALE.get(sale.kind, "wrong_flight"),
+        "sale_id": device.sale_id,
+        "wrong_sale": WRONG_SALE.get(sale.kind, "wrong_flight"),
         "keys": {k: b64(raw_public_key(v)) for k, v in sale_public_keys(device.sale_id).items()},
-        "stepSeconds": step_seconds(),
-        "skewSteps": skew_steps(),
-        "clockOffsetMs": device.clock_offset_ms,
-        "serverTime": timezone.now().isoformat(),
-        "revokedSerials": sorted(revoked.values_list("serial", flat=True)),
-        "usedSerials": sorted(
+        "step_seconds": step_seconds(),
+        "skew_steps": skew_steps(),
+        "clock_offset_ms": device.clock_offset_ms,
+        "server_time": timezone.now(),
+        "revoked_serials": sorted(revoked.values_list("serial", flat=True)),
+        "used_serials": sorted(
             tickets.filter(status=TicketStatus.USED).values_list("serial", flat=True)
         ),
-        "supersededCerts": sorted(
+        "superseded_certs": sorted(
             TicketCredential.objects.filter(
                 ticket__sale_id=device.sale_id, superseded_at__isnull=False
             ).values_list("cert_id", flat=True)
         ),
-        "staticCodes": printed,
+        "static_codes": printed,
     }
 
 
