@@ -61,10 +61,10 @@ def open_gate(
 
 
 def gate_bundle(*, device: GateDevice) -> dict:
-    """(snake_case; the API renders it camelCase.)  Everything a gate needs offline, and nothing that signs: the sale's public keys, the
+    """Everything a gate needs offline, and nothing that signs: the sale's public keys, the
     step and window, the gate's clock offset, the serials revoked or already used, replaced
     certificates, and digests of the printed codes (so a printed code is recognised, never
-    recoverable)."""
+    recoverable).  Keys in snake_case: the API renders them camelCase."""
     sale = Sale.objects.get(pk=device.sale_id)
     tickets = Ticket.objects.filter(sale_id=device.sale_id)
     revoked = tickets.filter(
