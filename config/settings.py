@@ -467,6 +467,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "TicketStatusEnum": "bookings.models.TicketStatus",
         "WaitlistStatusEnum": "bookings.models.WaitlistStatus",
+        "ScanOutcomeEnum": "bookings.tickets.ScanOutcome",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -69,33 +69,35 @@ class BundleSerializer(serializers.Serializer):
     )
 
 
+class GateOpenRequestSerializer(serializers.Serializer):
+    flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX, required=False)
+    event_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="The sale the gate checks: exactly one of `flightId` and `eventId`.",
+    )
+    name = serializers.CharField(max_length=80, help_text='The device, e.g. "North door 2".')
+    gate_time = serializers.DateTimeField(help_text="The gate's own clock, now.")
+
+    def validate_name(self, name: str) -> str:
+        if not name.isprintable():
+            raise ValidationError(gettext("Printable characters only."))
+        return name
+
+    def validate(self, data: dict) -> dict:
+        if ("flight_id" in data) == ("event_id" in data):
+            raise ValidationError(gettext("Give exactly one of flightId and eventId."))
+        return data
+
+
+class GateOpenedSerializer(serializers.Serializer):
+    device_id = serializers.IntegerField()
+    bundle = BundleSerializer()
+
+
 class OpenGateApi(APIView):
     permission_classes = [OperatesGate]
-
-    class InputSerializer(serializers.Serializer):
-        flight_id = serializers.IntegerField(min_value=1, max_value=DB_BIGINT_MAX, required=False)
-        event_id = serializers.IntegerField(
-            min_value=1,
-            max_value=DB_BIGINT_MAX,
-            required=False,
-            help_text="The sale the gate checks: exactly one of `flightId` and `eventId`.",
-        )
-        name = serializers.CharField(max_length=80, help_text='The device, e.g. "North door 2".')
-        gate_time = serializers.DateTimeField(help_text="The gate's own clock, now.")
-
-        def validate_name(self, name: str) -> str:
-            if not name.isprintable():
-                raise ValidationError(gettext("Printable characters only."))
-            return name
-
-        def validate(self, data: dict) -> dict:
-            if ("flight_id" in data) == ("event_id" in data):
-                raise ValidationError(gettext("Give exactly one of flightId and eventId."))
-            return data
-
-    class OutputSerializer(serializers.Serializer):
-        device_id = serializers.IntegerField()
-        bundle = BundleSerializer()
 
     @extend_schema(
         operation_id="gate_open",
@@ -103,11 +105,11 @@ class OpenGateApi(APIView):
         summary="Open an offline gate and download its bundle",
         description="Registers a gate device for a flight or event, measures its clock against "
         "the server's, and returns the bundle it verifies with while offline.",
-        request=InputSerializer,
-        responses={201: OutputSerializer, **problems(400, 401, 403, 404)},
+        request=GateOpenRequestSerializer,
+        responses={201: GateOpenedSerializer, **problems(400, 401, 403, 404)},
     )
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = GateOpenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         sale_id = sale_named_by(values)
@@ -119,7 +121,7 @@ class OpenGateApi(APIView):
             gate_time=values["gate_time"],
         )
         body = {"device_id": device.pk, "bundle": gate_bundle(device=device)}
-        return Response(self.OutputSerializer(body).data, status=201)
+        return Response(GateOpenedSerializer(body).data, status=201)
 
 
 def _check_clock(gate_time) -> None:
@@ -149,28 +151,30 @@ class SyncedScanSerializer(serializers.Serializer):
     scanned_at = serializers.DateTimeField(help_text="The scan's moment on the server's clock.")
 
 
+class GateSyncRequestSerializer(serializers.Serializer):
+    gate_time = serializers.DateTimeField(help_text="The gate's own clock, now.")
+    scans = ScanReportSerializer(many=True, max_length=MAX_SCANS_PER_SYNC)
+
+    def validate(self, data: dict) -> dict:
+        latest = data["gate_time"] + timedelta(seconds=5)
+        for number, scan in enumerate(data["scans"]):
+            if scan["scanned_at"] > latest:
+                raise ValidationError(
+                    {f"scans[{number}].scanned_at": [gettext("Later than gateTime.")]}
+                )
+        if len({s["local_id"] for s in data["scans"]}) != len(data["scans"]):
+            raise ValidationError({"scans": [gettext("A localId appears twice.")]})
+        return data
+
+
+class GateSyncedSerializer(serializers.Serializer):
+    device_id = serializers.IntegerField()
+    scans = SyncedScanSerializer(many=True)
+    bundle = BundleSerializer(help_text="Fresh: revocations up to now.")
+
+
 class SyncGateApi(APIView):
     permission_classes = [OperatesGate]
-
-    class InputSerializer(serializers.Serializer):
-        gate_time = serializers.DateTimeField(help_text="The gate's own clock, now.")
-        scans = ScanReportSerializer(many=True, max_length=MAX_SCANS_PER_SYNC)
-
-        def validate(self, data: dict) -> dict:
-            latest = data["gate_time"] + timedelta(seconds=5)
-            for number, scan in enumerate(data["scans"]):
-                if scan["scanned_at"] > latest:
-                    raise ValidationError(
-                        {f"scans[{number}].scanned_at": [gettext("Later than gateTime.")]}
-                    )
-            if len({s["local_id"] for s in data["scans"]}) != len(data["scans"]):
-                raise ValidationError({"scans": [gettext("A localId appears twice.")]})
-            return data
-
-    class OutputSerializer(serializers.Serializer):
-        device_id = serializers.IntegerField()
-        scans = SyncedScanSerializer(many=True)
-        bundle = BundleSerializer(help_text="Fresh: revocations up to now.")
 
     @extend_schema(
         operation_id="gate_sync",
@@ -180,12 +184,12 @@ class SyncGateApi(APIView):
         "localId is harmless), puts them on the server's clock (the skew rule in "
         "docs/tickets.md), flags every admission of a ticket but the earliest, and returns a "
         "fresh bundle.",
-        request=InputSerializer,
-        responses={200: OutputSerializer, **problems(400, 401, 403, 404)},
+        request=GateSyncRequestSerializer,
+        responses={200: GateSyncedSerializer, **problems(400, 401, 403, 404)},
     )
     def post(self, request, device_id: int):
         access_gate(device_id=device_id)
-        data = self.InputSerializer(data=request.data)
+        data = GateSyncRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         _check_clock(values["gate_time"])
@@ -195,4 +199,4 @@ class SyncGateApi(APIView):
             scans=[ScanReport(**s) for s in values["scans"]],
         )
         body = {"device_id": device.pk, "scans": rows, "bundle": gate_bundle(device=device)}
-        return Response(self.OutputSerializer(body).data)
+        return Response(GateSyncedSerializer(body).data)

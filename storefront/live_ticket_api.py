@@ -33,25 +33,26 @@ class CredentialSerializer(serializers.Serializer):
     server_time_ms = serializers.IntegerField(help_text="Unix time in ms, to correct the clock.")
 
 
+class TicketCredentialRequestSerializer(serializers.Serializer):
+    public_key = serializers.CharField(
+        required=False,
+        min_length=43,
+        max_length=44,
+        help_text="The ticket's Ed25519 public key made on this device (raw, base64url). "
+        "Leave out to have the server make the key (browsers without Ed25519).",
+    )
+
+    def validate_public_key(self, value: str) -> bytes:
+        try:
+            raw = unb64(value)
+        except ValueError:
+            raw = b""
+        if len(raw) != 32:
+            raise ValidationError(gettext("Not a raw Ed25519 public key in base64url."))
+        return raw
+
+
 class TicketCredentialApi(APIView):
-    class InputSerializer(serializers.Serializer):
-        public_key = serializers.CharField(
-            required=False,
-            min_length=43,
-            max_length=44,
-            help_text="The ticket's Ed25519 public key made on this device (raw, base64url). "
-            "Leave out to have the server make the key (browsers without Ed25519).",
-        )
-
-        def validate_public_key(self, value: str) -> bytes:
-            try:
-                raw = unb64(value)
-            except ValueError:
-                raw = b""
-            if len(raw) != 32:
-                raise ValidationError(gettext("Not a raw Ed25519 public key in base64url."))
-            return raw
-
     @extend_schema(
         operation_id="bookings_ticket_credential",
         tags=["tickets"],
@@ -59,7 +60,7 @@ class TicketCredentialApi(APIView):
         description="The sale's key certifies the ticket's public key. A ticket has one "
         "current key: a new one (another phone) replaces the old, which gates refuse after "
         "their next sync. Sending the current key again answers 200 and changes nothing.",
-        request=InputSerializer,
+        request=TicketCredentialRequestSerializer,
         responses={
             200: CredentialSerializer,
             201: CredentialSerializer,
@@ -70,7 +71,7 @@ class TicketCredentialApi(APIView):
         ticket = selectors.access_ticket(
             user=request.user, booking_id=booking_id, ticket_id=ticket_id
         )
-        data = self.InputSerializer(data=request.data)
+        data = TicketCredentialRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         credential, created = certify_ticket_key(
             ticket=ticket, public_key=data.validated_data.get("public_key")
