@@ -248,3 +248,28 @@ def test_the_printed_static_code_still_works(customer, staff_user, flight):
         scan_ticket(code=ticket.code, sale_id=flight.sale_id, scanned_by=staff_user).outcome
         == ScanOutcome.VALID
     )
+
+
+def test_the_pdf_marks_its_code_as_static_for_print(customer, flight, monkeypatch):
+    from reportlab.pdfgen.canvas import Canvas
+
+    from bookings import ticket_render
+
+    _, (ticket, _) = ticketed(customer, flight)
+    drawn = []
+    real = Canvas.drawCentredString
+    monkeypatch.setattr(
+        Canvas,
+        "drawCentredString",
+        lambda self, x, y, text, *a, **k: (
+            drawn.append((x, y, text)) or real(self, x, y, text, *a, **k)
+        ),
+    )
+
+    ticket_render.ticket_pdf(ticket)
+
+    ((x, y, text),) = [d for d in drawn if "Static code" in d[2]]
+    assert text == "Static code — for print"
+    # Centred under the QR code, below it.
+    qr_left = ticket_render.PAGE_WIDTH - ticket_render.MARGIN - ticket_render.QR_SIZE
+    assert x == qr_left + ticket_render.QR_SIZE / 2
