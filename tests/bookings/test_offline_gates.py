@@ -225,3 +225,29 @@ def test_a_resent_batch_is_recorded_once(operator, event):
     assert first.status_code == again.status_code == 200
     assert GateScan.objects.filter(device_id=gate.device_id).count() == 1
     assert again.json()["scans"][0]["flag"] == ""
+
+
+def test_the_gate_program_scans_from_its_state_file(operator, event, tmp_path, capsys):
+    """The CLI's scan step: the state file holds the bundle and the scans, no network."""
+    from bookings.gate_offline import main
+
+    _, (ticket, _) = seated_tickets(UserFactory(), event)
+    response = client_for(operator).post(
+        "/api/gates",
+        {"eventId": event.pk, "name": "North", "gateTime": iso(time.time())},
+        format="json",
+    )
+    body = response.json()
+    state = tmp_path / "gate.json"
+    OfflineGate(Bundle.from_json(body["bundle"]), device_id=body["deviceId"]).save(
+        state, body["bundle"]
+    )
+
+    assert main(["--state", str(state), "scan", ticket.code]) == 0
+    assert main(["--state", str(state), "scan", ticket.code]) == 1
+    outcomes = [json.loads(line)["outcome"] for line in capsys.readouterr().out.splitlines()]
+    saved = json.loads(state.read_text())
+
+    assert outcomes == ["valid", "already_used"]
+    assert [s["outcome"] for s in saved["scans"]] == ["valid", "already_used"]
+    assert saved["admitted"] == [ticket.serial]

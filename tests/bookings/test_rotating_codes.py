@@ -251,6 +251,7 @@ def test_the_printed_static_code_still_works(customer, staff_user, flight):
 
 
 def test_the_pdf_marks_its_code_as_static_for_print(customer, flight, monkeypatch):
+    from reportlab.lib.units import mm
     from reportlab.pdfgen.canvas import Canvas
 
     from bookings import ticket_render
@@ -273,3 +274,5 @@ def test_the_pdf_marks_its_code_as_static_for_print(customer, flight, monkeypatc
     # Centred under the QR code, below it.
     qr_left = ticket_render.PAGE_WIDTH - ticket_render.MARGIN - ticket_render.QR_SIZE
     assert x == qr_left + ticket_render.QR_SIZE / 2
+    qr_bottom = ticket_render.PAGE_HEIGHT - 40 * mm - ticket_render.QR_SIZE
+    assert 0 < y < qr_bottom
