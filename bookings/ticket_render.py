@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 import qrcode
 import qrcode.image.svg
+from django.utils.translation import gettext
 from qrcode.constants import ERROR_CORRECT_M
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
@@ -57,6 +58,10 @@ def qr_svg(code: str) -> bytes:
     buffer = io.BytesIO()
     _qr(code).make_image(image_factory=qrcode.image.svg.SvgPathImage).save(buffer)
     return buffer.getvalue()
+
+
+def static_code_caption() -> str:
+    return gettext("Static code — for print")
 
 
 def local_label(moment: datetime, zone: str) -> str:
@@ -128,6 +133,11 @@ def ticket_pdf(ticket: Ticket) -> bytes:
         top - 10 * mm - QR_SIZE,
         QR_SIZE,
         QR_SIZE,
+    )
+    # Paper cannot rotate: say so under the code (the ticket page shows the live one).
+    pdf.setFont(regular, 8)
+    pdf.drawCentredString(
+        PAGE_WIDTH - MARGIN - QR_SIZE / 2, top - 14 * mm - QR_SIZE, static_code_caption()
     )
     pdf.setFont(regular, 8)
     pdf.drawString(LEFT, y - 5 * mm, face.footer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models, transaction
@@ -12,7 +13,17 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bookings import catalogue
-from bookings.models import Booking, BookingStatus, Sale, SaleKind, Ticket, TicketStatus
+from bookings.gate_codes import BadGateCode, StaleGateCode, is_rotating_code
+from bookings.gate_keys import verify_code_on_server
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Sale,
+    SaleKind,
+    Ticket,
+    TicketCredential,
+    TicketStatus,
+)
 from bookings.ticket_codes import BadTicketCode, TicketContent, sign_ticket, verify_ticket_code
 
 
@@ -78,6 +89,10 @@ class ScanOutcome(models.TextChoices):
     ALREADY_USED = "already_used", _("Ticket already used")
     WRONG_FLIGHT = "wrong_flight", _("Ticket is for another flight")
     WRONG_EVENT = "wrong_event", _("Ticket is for another event")
+    # Rotating codes (bookings.gate_codes): signed right, but for a time step outside the
+    # window (a screenshot, or a phone clock far off); or on a key the ticket replaced.
+    EXPIRED_CODE = "expired_code", _("Code expired: show the live ticket, not a picture")
+    SUPERSEDED = "superseded", _("This ticket was moved to another phone")
 
 
 # What a gate of each kind of sale says to a ticket of another sale.
@@ -102,7 +117,9 @@ class ScanResult:
         return str(self.outcome.label)
 
 
-def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> ScanResult:
+def scan_ticket(
+    *, code: str, sale_id: int, scanned_by: AbstractBaseUser, now: datetime | None = None
+) -> ScanResult:
     """Check a code scanned at the gate of `sale_id` (a flight boarding, an event letting
     people in); a valid ticket is marked used, once.  A ticket of any other sale is refused
     and stays valid.
@@ -110,25 +127,23 @@ def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> Sca
     The signature is checked before the database is asked, so forged codes cost nothing.
     Two scans of one code at the same moment race on a conditional UPDATE: one wins
     "valid", the other reads the row afterwards and answers "already used".
+
+    Two kinds of code: the static one printed on the PDF (`SK1`, HMAC) and the rotating one
+    of the ticket page (`SKR1`, Ed25519, bookings.gate_codes), checked with the offline
+    gates' verifier and the server's clock.
     """
-    try:
-        content = verify_ticket_code(code)
-    except BadTicketCode:
-        return ScanResult(ScanOutcome.FORGED)
-    ticket = (
-        Ticket.objects.select_related("booking", "sale", *catalogue.owner_paths("sale__"))
-        .filter(serial=content.serial, code=code.strip())
-        .first()
-    )
-    if ticket is None:  # signed by us but never issued: a leaked key, or another installation
-        return ScanResult(ScanOutcome.FORGED)
+    now = now or timezone.now()
+    ticket, refusal = _ticket_of_code(code, now=now)
+    if ticket is None:
+        return ScanResult(refusal or ScanOutcome.FORGED)
+    if refusal is not None:
+        return ScanResult(refusal, ticket)
     if ticket.sale_id != sale_id:
         gate_kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
         return ScanResult(WRONG_SALE.get(gate_kind, ScanOutcome.WRONG_FLIGHT), ticket)
     if ticket.booking.status != BookingStatus.CONFIRMED:
         # The booking closed and its revocation is still on its way through the outbox.
         return ScanResult(ScanOutcome.REVOKED, ticket)
-    now = timezone.now()
     with transaction.atomic():
         won = Ticket.objects.filter(pk=ticket.pk, status=TicketStatus.VALID).update(
             status=TicketStatus.USED, used_at=now, used_by=scanned_by
@@ -139,3 +154,29 @@ def scan_ticket(*, code: str, sale_id: int, scanned_by: AbstractBaseUser) -> Sca
     if ticket.status == TicketStatus.USED:
         return ScanResult(ScanOutcome.ALREADY_USED, ticket)
     return ScanResult(ScanOutcome.REVOKED, ticket)
+
+
+def _ticket_of_code(code: str, *, now: datetime) -> tuple[Ticket | None, ScanOutcome | None]:
+    """The ticket a code names, and why it is refused before its state is even asked (None:
+    not refused yet).  No ticket: forged, or an expired rotating code."""
+    tickets = Ticket.objects.select_related("booking", "sale", *catalogue.owner_paths("sale__"))
+    if not is_rotating_code(code):
+        try:
+            content = verify_ticket_code(code)
+        except BadTicketCode:
+            return None, ScanOutcome.FORGED
+        # None: signed by us but never issued (a leaked key, or another installation).
+        return tickets.filter(serial=content.serial, code=code.strip()).first(), None
+    try:
+        cert = verify_code_on_server(code, now=now.timestamp()).certificate
+    except StaleGateCode:
+        return None, ScanOutcome.EXPIRED_CODE
+    except BadGateCode:
+        return None, ScanOutcome.FORGED
+    ticket = tickets.filter(serial=cert.serial, sale_id=cert.sale_id).first()
+    if ticket is None:
+        return None, ScanOutcome.FORGED
+    current = TicketCredential.objects.filter(
+        ticket=ticket, cert_id=cert.cert_id, superseded_at__isnull=True
+    ).exists()
+    return ticket, None if current else ScanOutcome.SUPERSEDED

@@ -231,6 +231,10 @@ TICKET_SIGNING_KEYS = {
     TICKET_SIGNING_KEY_ID: env("TICKET_SIGNING_KEY", default=DEV_TICKET_SIGNING_KEY),
     **env.dict("TICKET_SIGNING_OLD_KEYS", default={}),
 }
+# Rotating codes (issue 29, docs/tickets.md): a ticket page shows a new code every step; a
+# gate accepts the steps within SKEW_STEPS of its own clock's step.
+TICKET_CODE_STEP_SECONDS = env.int("TICKET_CODE_STEP_SECONDS", default=15)
+TICKET_CODE_SKEW_STEPS = env.int("TICKET_CODE_SKEW_STEPS", default=1)
 
 # --- HTTPS and cookies ------------------------------------------------------------------------
 # On by default whenever DEBUG is off; each can be switched off from the environment (e.g. a
@@ -463,6 +467,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentStatusEnum": "payments.models.PaymentStatus",
         "TicketStatusEnum": "bookings.models.TicketStatus",
         "WaitlistStatusEnum": "bookings.models.WaitlistStatus",
+        "ScanOutcomeEnum": "bookings.tickets.ScanOutcome",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from storefront import api, ticket_api
+from storefront import api, gate_api, live_ticket_api, ticket_api
 
 app_name = "bookings_api"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
@@ -17,4 +17,14 @@ urlpatterns = [
     path(f"{ticket}/qr.svg", ticket_api.TicketSvgApi.as_view(), name="ticket-qr-svg"),
     path(f"{ticket}/boarding-pass.pdf", ticket_api.TicketPdfApi.as_view(), name="ticket-pdf"),
     path("checkin/scan", api.CheckinScanApi.as_view(), name="checkin-scan"),
+    path(
+        f"{ticket}/credential",
+        live_ticket_api.TicketCredentialApi.as_view(),
+        name="ticket-credential",
+    ),
+    path(
+        f"{ticket}/live-code", live_ticket_api.TicketLiveCodeApi.as_view(), name="ticket-live-code"
+    ),
+    path("gates", gate_api.OpenGateApi.as_view(), name="gate-open"),
+    path("gates/<int:device_id>/scans", gate_api.SyncGateApi.as_view(), name="gate-sync"),
 ]
