@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.utils import translation
 
+from tests import pgbouncer
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 
 
@@ -121,6 +122,7 @@ def _unique_node_ids(items) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
 def pytest_collection_modifyitems(config, items):
+    config.stash[_POOLED_MODULES] = pgbouncer.pooled_modules(items)
     _unique_node_ids(items)
     _xdist_groups(config, items)
     start = next((i for i, item in enumerate(items) if _transactional(item)), len(items))
@@ -128,6 +130,35 @@ def pytest_collection_modifyitems(config, items):
     items[start:] = sorted(
         items[start:], key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank))
     )
+
+
+# --- through PgBouncer (tests/pgbouncer.py) --------------------------------------------------
+
+_POOLED_MODULES = pytest.StashKey[set]()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """The test database, created on a direct connection (pytest-django's own fixture runs
+    before any module is routed through the pooler); before it is dropped, again directly,
+    the pooler lets go of its server connections to it."""
+    yield
+    from django.db import connection
+
+    pgbouncer.release_database(connection.settings_dict["NAME"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _through_pgbouncer_when_pooled(request):
+    """A pooled module (the concurrency, fault and payment tests; every module with
+    SEATKEEPER_POOLED_TESTS=all) reaches PostgreSQL through PgBouncer, from its first test's
+    set-up to its last test's tear-down."""
+    if str(request.path) not in request.config.stash.get(_POOLED_MODULES, set()):
+        yield
+        return
+    request.getfixturevalue("django_db_setup")
+    with pgbouncer.routed_through_pgbouncer():
+        yield
 
 
 # --- time per test directory ----------------------------------------------------------------

@@ -26,6 +26,8 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from tests.pgbouncer import database_env, database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 WEB_WORKERS = 2
 PER_PROCESS = 3  # WEB_THREADS, or DB_POOL_MAX_SIZE
@@ -39,11 +41,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def database_url() -> str:
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -111,7 +108,7 @@ def wait_up(base: str, procs: list[subprocess.Popen], logdir: Path) -> None:
 
 
 def stack_env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "DATABASE_URL": database_url(), **extra}
+    env = {**os.environ, **database_env(), **extra}
     for name in ("DB_POOL", "SEATKEEPER_HTTP", "WEB_THREADS", "DB_CONN_MAX_AGE"):
         if name not in extra:
             env.pop(name, None)
