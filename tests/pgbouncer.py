@@ -154,10 +154,10 @@ def reconnect(name: str) -> None:
 
 
 @contextlib.contextmanager
-def short_lock_timeout(milliseconds: int) -> Iterator[None]:
+def lock_timeout_for_new_sessions(milliseconds: int) -> Iterator[None]:
     """New sessions (direct, or the pooler's fresh server connections) wait `milliseconds`
-    for a lock, as production's role setting would have them; restored afterwards.  A
-    session-level `SET lock_timeout` would reach one pooled server connection, not ours."""
+    for a lock (0: forever), as the role's setting has them in production; restored after.
+    A session-level `SET lock_timeout` would reach one pooled server connection, not ours."""
     from django.test import override_settings
 
     from kernel.locking import apply_lock_timeout

@@ -20,7 +20,7 @@ from kernel.web.throttles import HoldsThrottle
 from tests.api.conftest import client_for, problem
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory
-from tests.pgbouncer import short_lock_timeout
+from tests.pgbouncer import lock_timeout_for_new_sessions
 
 pytestmark = pytest.mark.django_db
 
@@ -198,7 +198,7 @@ def test_lock_timeout_is_503_with_retry_after():
     holder.start()
     try:
         assert locked.wait(10)
-        with short_lock_timeout(200):
+        with lock_timeout_for_new_sessions(200):
             response = client_for(customer).post("/api/bookings", hold_body(flight), format="json")
         data = problem(response, 503)
         assert data["type"].endswith("/too-busy") and response["Retry-After"] == "1"

@@ -18,7 +18,7 @@ from kernel.models import OutboxEvent
 from tests.api.conftest import client_for
 from tests.bookings.confirming import confirm
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
-from tests.pgbouncer import short_lock_timeout
+from tests.pgbouncer import lock_timeout_for_new_sessions
 
 TOKEN = "metrics-token-for-tests"
 
@@ -116,7 +116,7 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
     thread.start()
     try:
         assert locked.wait(10)
-        with short_lock_timeout(200):
+        with lock_timeout_for_new_sessions(200):
             busy = client_for(bob).post(
                 "/api/bookings",
                 {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["20A"]},
