@@ -122,7 +122,6 @@ def _unique_node_ids(items) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
 def pytest_collection_modifyitems(config, items):
-    config.stash[_POOLED_MODULES] = pgbouncer.pooled_modules(items)
     _unique_node_ids(items)
     _xdist_groups(config, items)
     start = next((i for i, item in enumerate(items) if _transactional(item)), len(items))
@@ -133,9 +132,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 # --- through PgBouncer (tests/pgbouncer.py) --------------------------------------------------
-
-_POOLED_MODULES = pytest.StashKey[set]()
-
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
@@ -153,7 +149,7 @@ def _through_pgbouncer_when_pooled(request):
     """A pooled module (the concurrency, fault and payment tests; every module with
     SEATKEEPER_POOLED_TESTS=all) reaches PostgreSQL through PgBouncer, from its first test's
     set-up to its last test's tear-down."""
-    if str(request.path) not in request.config.stash.get(_POOLED_MODULES, set()):
+    if str(request.path) not in request.config.stash.get(pgbouncer.POOLED_MODULES, set()):
         yield
         return
     request.getfixturevalue("django_db_setup")

@@ -9,7 +9,8 @@ connection is made from, so threads and the live server follow), and back after 
 
 The test database is created before that, on a direct connection, and dropped on one too,
 after the pooler has been told to let go of its server connections to it (`KILL`).
-Subprocesses (uvicorn, Celery) get the same route from `database_env()`.
+Subprocesses (uvicorn, Celery) get the same route from `database_env()`.  Loaded as a plugin
+(`-p tests.pgbouncer` in pyproject.toml), so its marking comes before `-m` selects.
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ def runs_pooled(item: pytest.Item) -> bool:
     return path.startswith(POOLED_DIRECTORIES) or any(
         item.get_closest_marker(name) for name in ("concurrency", "pgbouncer")
     )
+
+
+POOLED_MODULES = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m pgbouncer` runs the pooled tests
+def pytest_collection_modifyitems(config, items):
+    config.stash[POOLED_MODULES] = pooled_modules(items)
 
 
 def pooled_modules(items: list[pytest.Item]) -> set[str]:
