@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,8 +158,9 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(django_db_setup, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("proxy")
+def stack(django_db_setup):
+    # Not pytest's tmp_path: its parents are root's alone, and nginx runs as the cluster's user.
+    tmp = Path(tempfile.mkdtemp(prefix="seatkeeper-nginx-"))
     nodes = [
         start_node("web1", "web1", tmp, env=NODE_ENV, allow=NGINX),
         start_node("web2", "web2", tmp, env=NODE_ENV, allow=NGINX),
@@ -202,6 +204,7 @@ def stack(django_db_setup, tmp_path_factory):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def get(url: str, *, source: str = CLIENT, **headers: str) -> httpx.Response:
