@@ -153,6 +153,14 @@ def release_database(name: str) -> None:
             console.execute(f"RESUME {_plain_name(name)}")
 
 
+def disconnect_clients(name: str) -> None:
+    """What a failover or a pooler restart does to the clients: PgBouncer drops every client
+    and server connection to `name` (`KILL`), then takes new clients again."""
+    with admin_console() as console:
+        console.execute(f"KILL {_plain_name(name)}")
+        console.execute(f"RESUME {_plain_name(name)}")
+
+
 def reconnect(name: str) -> None:
     """PgBouncer closes its server connections to `name` once each is released, so the next
     ones start with the role's current settings."""
