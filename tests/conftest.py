@@ -133,6 +133,7 @@ def pytest_collection_modifyitems(config, items):
 
 # --- through PgBouncer (tests/pgbouncer.py) --------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
     """The test database, created on a direct connection (pytest-django's own fixture runs
