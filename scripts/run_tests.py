@@ -1,8 +1,9 @@
 """Install what the tests need, give them PostgreSQL and Redis of their own, run pytest.
 
 Tools: the browser tests drive Debian's `chromium`, the compose test runs Debian's
-`docker-compose`.  When one is missing and we run as root with apt-get, it is installed;
-otherwise the run stops and says what to install.
+`docker-compose`, every run starts Debian's `pgbouncer`, the proxy test Debian's `nginx`.
+When one is missing and we run as root with apt-get, it is installed; otherwise the run stops
+and says what to install.
 
 PostgreSQL, in this order:
   1. DATABASE_URL from the environment (must allow NEEDED_CONNECTIONS connections; we never
@@ -13,6 +14,10 @@ PostgreSQL, in this order:
   4. else a clear message.
 Redis likewise: REDIS_URL; a throw-away `redis-server`; the local server's db 15 (flushed);
 testcontainers.
+PgBouncer: a throw-away one in transaction mode in front of whichever PostgreSQL the run uses
+(as the cluster's user: it refuses root), named in SEATKEEPER_TEST_PGBOUNCER_URL; the
+concurrency, fault and payment tests go through it (tests/pgbouncer.py), every test with
+`--pooled` (ours, not passed to pytest) or SEATKEEPER_NIGHTLY=1.
 
 A private cluster is what lets two checkouts run their tests at the same time, lets the
 concurrency tests have their few hundred connections, and never touches (let alone restarts)
