@@ -10,6 +10,8 @@ from pathlib import Path
 
 import environ
 
+from config.database import through_pgbouncer
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
@@ -104,9 +106,14 @@ TEMPLATES = [
 DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=10_000)
 DATABASE_URL = env("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'seatkeeper.sqlite3'}")
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+# DB_PGBOUNCER=true: DATABASE_URL is PgBouncer in transaction mode (docs/operations.md).
+DB_PGBOUNCER = env.bool("DB_PGBOUNCER", default=False)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"]["options"] = f"-c lock_timeout={DB_LOCK_TIMEOUT_MS}"
+    # lock_timeout is not a startup option (PgBouncer refuses those): it is the role's setting
+    # in this database, written by every `migrate` (kernel/locking.py, apply_lock_timeout).
+    if DB_PGBOUNCER:
+        DATABASES["default"] = through_pgbouncer(DATABASES["default"])
     # Connection reuse (docs/performance.md).  By default the web server runs HTTP on a fixed
     # pool of threads (config/asgi.py), each keeping one persistent connection
     # (DB_CONN_MAX_AGE); so do Celery processes.  Django's ASGI handler instead runs each

@@ -9,7 +9,8 @@ import logging
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from django.db import OperationalError, transaction
+from django.conf import settings
+from django.db import OperationalError, connections, transaction
 from django.db.models import QuerySet
 
 from kernel.errors import TooBusy
@@ -28,6 +29,30 @@ def lock_seats(seats: QuerySet, *, skip_locked: bool = False) -> QuerySet:
     """`seats` locked FOR UPDATE in the global seat order.  Evaluate it (list(), values_list)
     inside the transaction before updating any of those rows."""
     return seats.select_for_update(of=("self",), skip_locked=skip_locked).order_by(*SEAT_LOCK_ORDER)
+
+
+def apply_lock_timeout(*, using: str = "default") -> None:
+    """Make `DB_LOCK_TIMEOUT_MS` the `lock_timeout` of every new session of our role in our
+    database (ALTER ROLE CURRENT_USER IN DATABASE ... SET; a role may set its own defaults).
+
+    Not a startup option: PgBouncer refuses those, and with `ignore_startup_parameters` it
+    would drop it silently, and with it the 503 too-busy answer.  Not a per-session SET
+    either: through the pooler a session is not ours.  `migrate` runs this (kernel/apps.py),
+    so every deploy writes the configured value; server connections opened afterwards have it
+    (PgBouncer's existing ones once they are recycled: docs/operations.md, "PgBouncer")."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":  # SQLite waits `timeout` seconds instead
+        return
+    milliseconds = int(settings.DB_LOCK_TIMEOUT_MS)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_database()")
+        database = connection.ops.quote_name(cursor.fetchone()[0])
+        cursor.execute(
+            f"ALTER ROLE CURRENT_USER IN DATABASE {database} SET lock_timeout = '{milliseconds}ms'"
+        )
+    if not connection.in_atomic_block:
+        # This session began before the setting: the next one (reconnected lazily) has it.
+        connection.close()
 
 
 def is_lock_timeout(exc: BaseException) -> bool:

@@ -1,8 +1,9 @@
 """Install what the tests need, give them PostgreSQL and Redis of their own, run pytest.
 
 Tools: the browser tests drive Debian's `chromium`, the compose test runs Debian's
-`docker-compose`.  When one is missing and we run as root with apt-get, it is installed;
-otherwise the run stops and says what to install.
+`docker-compose`, every run starts Debian's `pgbouncer`, the proxy test Debian's `nginx`.
+When one is missing and we run as root with apt-get, it is installed; otherwise the run stops
+and says what to install.
 
 PostgreSQL, in this order:
   1. DATABASE_URL from the environment (must allow NEEDED_CONNECTIONS connections; we never
@@ -13,6 +14,10 @@ PostgreSQL, in this order:
   4. else a clear message.
 Redis likewise: REDIS_URL; a throw-away `redis-server`; the local server's db 15 (flushed);
 testcontainers.
+PgBouncer: a throw-away one in transaction mode in front of whichever PostgreSQL the run uses
+(as the cluster's user: it refuses root), named in SEATKEEPER_TEST_PGBOUNCER_URL; the
+concurrency, fault and payment tests go through it (tests/pgbouncer.py), every test with
+`--pooled` (ours, not passed to pytest) or SEATKEEPER_NIGHTLY=1.
 
 A private cluster is what lets two checkouts run their tests at the same time, lets the
 concurrency tests have their few hundred connections, and never touches (let alone restarts)
@@ -63,6 +68,10 @@ class Tool:
 TOOLS = (
     Tool("chromium", "chromium", "tests/pages"),
     Tool("docker-compose", "docker-compose", "tests/project"),
+    # Every run puts PgBouncer in front of its PostgreSQL (the pooled tests); the proxy test
+    # starts a real nginx.
+    Tool("pgbouncer", "pgbouncer", "tests"),
+    Tool("nginx", "nginx", "tests/project"),
 )
 
 
@@ -274,6 +283,115 @@ def check_max_connections(database_url: str) -> None:
         )
 
 
+# --- PgBouncer -----------------------------------------------------------------------------
+
+# Where the tests find the pooler (tests/pgbouncer.py), and which tests go through it:
+# by default the concurrency, fault and payment tests; "all" (--pooled, or the nightly run)
+# every test.  The test database itself is always created and dropped on a direct connection.
+PGBOUNCER_URL_VARIABLE = "SEATKEEPER_TEST_PGBOUNCER_URL"
+POOLED_VARIABLE = "SEATKEEPER_POOLED_TESTS"
+# Room for two xdist workers' concurrency tests (200+ clients each) and their subprocesses.
+PGBOUNCER_MAX_CLIENTS = 1000
+# Server connections per (database, user): a concurrency test's threads may all sit in open
+# transactions at once (lock waits), so the pool must not be what they queue for.
+PGBOUNCER_POOL_SIZE = 150
+
+
+def pgbouncer_ini(
+    *, directory: Path, port: int, server_host: str, server_port: int, pool_size: int
+) -> str:
+    """The test pooler's configuration: transaction mode as in docker-compose.yml, clients
+    trusted on loopback (the server checks the password, kept in the auth file), and no
+    `ignore_startup_parameters`, so a startup `options` is refused as in production."""
+    return (
+        "[databases]\n"
+        f"* = host={server_host} port={server_port}\n"
+        "[pgbouncer]\n"
+        "listen_addr = 127.0.0.1\n"
+        f"listen_port = {port}\n"
+        "unix_socket_dir =\n"
+        "pool_mode = transaction\n"
+        "auth_type = trust\n"
+        f"auth_file = {directory / 'userlist.txt'}\n"
+        f"max_client_conn = {PGBOUNCER_MAX_CLIENTS}\n"
+        f"default_pool_size = {pool_size}\n"
+        "max_db_connections = 0\n"
+        "admin_users = postgres\n"
+        f"logfile = {directory / 'pgbouncer.log'}\n"
+        f"pidfile = {directory / 'pgbouncer.pid'}\n"
+    )
+
+
+@contextlib.contextmanager
+def private_pgbouncer(
+    binary: str, database_url: str, *, pool_size: int = PGBOUNCER_POOL_SIZE
+) -> Iterator[str]:
+    """A throw-away PgBouncer in transaction mode in front of `database_url`'s server, run as
+    the private cluster's user (PgBouncer refuses to run as root); yields its URL."""
+    from urllib.parse import unquote, urlsplit
+
+    server = urlsplit(database_url)
+    user, password = unquote(server.username or "postgres"), unquote(server.password or "")
+    as_user = _as_postgres_user()
+    tmp = Path(tempfile.mkdtemp(prefix="seatkeeper-pgbouncer-"))
+    process = None
+    try:
+        port = free_port()
+        admin = "" if user == "postgres" else '"postgres" ""\n'  # the admin console's user
+        (tmp / "userlist.txt").write_text(f'"{user}" "{password}"\n{admin}')
+        (tmp / "pgbouncer.ini").write_text(
+            pgbouncer_ini(
+                directory=tmp,
+                port=port,
+                server_host=server.hostname or "127.0.0.1",
+                server_port=server.port or 5432,
+                pool_size=pool_size,
+            )
+        )
+        if as_user:
+            for path in (tmp, *tmp.iterdir()):
+                shutil.chown(path, user="postgres", group="postgres")
+            (tmp / "userlist.txt").chmod(0o600)
+        process = subprocess.Popen(
+            [*as_user, binary, "-q", str(tmp / "pgbouncer.ini")],
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp / "stderr.log").open("w"),
+            start_new_session=True,  # Ctrl-C reaches pytest; we stop this one after it
+        )
+        deadline = time.monotonic() + 20
+        while not port_open("127.0.0.1", port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                logs = [(tmp / n) for n in ("stderr.log", "pgbouncer.log")]
+                sys.exit(
+                    "Could not start a private PgBouncer:\n"
+                    + "".join(p.read_text() for p in logs if p.exists())
+                )
+            time.sleep(0.05)
+        print(
+            f"PgBouncer: private pooler on 127.0.0.1:{port} (transaction mode, pool "
+            f"{pool_size}) in front of {server.hostname}:{server.port}",
+            file=sys.stderr,
+            flush=True,
+        )
+        yield server._replace(netloc=f"{server.username or 'postgres'}@127.0.0.1:{port}").geturl()
+    finally:
+        if process is not None:
+            # runuser passes SIGTERM on; PgBouncer's SIGTERM is "shut down now".
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def pgbouncer_binary() -> str | None:
+    return shutil.which("pgbouncer") or next(
+        (p for p in ("/usr/sbin/pgbouncer",) if Path(p).is_file()), None
+    )
+
+
 # --- Redis ---------------------------------------------------------------------------------
 
 
@@ -378,6 +496,9 @@ def main(args: list[str]) -> int:
     # A killed run still stops and deletes what it started (the `finally` blocks below).
     signal.signal(signal.SIGTERM, _raise_on_terminate)
     signal.signal(signal.SIGHUP, _raise_on_terminate)
+    if "--pooled" in args:  # ours, not pytest's: every test through PgBouncer
+        args = [a for a in args if a != "--pooled"]
+        os.environ[POOLED_VARIABLE] = "all"
     ensure_tools(tools_needed(args))
 
     owns_redis = not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL")
@@ -425,6 +546,13 @@ def main(args: list[str]) -> int:
                     f"redis://{container.get_container_host_ip()}:"
                     f"{container.get_exposed_port(6379)}/0"
                 )
+        if os.environ.get("DATABASE_URL") and not os.environ.get(PGBOUNCER_URL_VARIABLE):
+            binary = pgbouncer_binary()
+            if binary is None:
+                sys.exit("PgBouncer (Debian package pgbouncer) is missing: apt-get install it")
+            os.environ[PGBOUNCER_URL_VARIABLE] = stack.enter_context(
+                private_pgbouncer(binary, os.environ["DATABASE_URL"])
+            )
         workers = worker_count(args, owns_redis=owns_redis)
         if workers > 1:
             print(f"pytest: {workers} xdist workers", file=sys.stderr, flush=True)

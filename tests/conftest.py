@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.utils import translation
 
+from tests import pgbouncer
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 
 
@@ -128,6 +129,33 @@ def pytest_collection_modifyitems(config, items):
     items[start:] = sorted(
         items[start:], key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank))
     )
+
+
+# --- through PgBouncer (tests/pgbouncer.py) --------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """The test database, created on a direct connection (pytest-django's own fixture runs
+    before any module is routed through the pooler); before it is dropped, again directly,
+    the pooler lets go of its server connections to it."""
+    yield
+    from django.db import connection
+
+    pgbouncer.release_database(connection.settings_dict["NAME"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _through_pgbouncer_when_pooled(request):
+    """A pooled module (the concurrency, fault and payment tests; every module with
+    SEATKEEPER_POOLED_TESTS=all) reaches PostgreSQL through PgBouncer, from its first test's
+    set-up to its last test's tear-down."""
+    if str(request.path) not in request.config.stash.get(pgbouncer.POOLED_MODULES, set()):
+        yield
+        return
+    request.getfixturevalue("django_db_setup")
+    with pgbouncer.routed_through_pgbouncer():
+        yield
 
 
 # --- time per test directory ----------------------------------------------------------------

@@ -20,6 +20,7 @@ from kernel.web.throttles import HoldsThrottle
 from tests.api.conftest import client_for, problem
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory
+from tests.pgbouncer import lock_timeout_for_new_sessions
 
 pytestmark = pytest.mark.django_db
 
@@ -197,16 +198,13 @@ def test_lock_timeout_is_503_with_retry_after():
     holder.start()
     try:
         assert locked.wait(10)
-        with connection.cursor() as cursor:
-            cursor.execute("SET lock_timeout = '200ms'")
-        response = client_for(customer).post("/api/bookings", hold_body(flight), format="json")
+        with lock_timeout_for_new_sessions(200):
+            response = client_for(customer).post("/api/bookings", hold_body(flight), format="json")
         data = problem(response, 503)
         assert data["type"].endswith("/too-busy") and response["Retry-After"] == "1"
     finally:
         release.set()
         holder.join()
-        with connection.cursor() as cursor:
-            cursor.execute("RESET lock_timeout")
     assert not Booking.objects.exists()
 
 

@@ -15,6 +15,7 @@ from django.test import Client
 
 from bookings.models import Booking
 from kernel.dbfaults import is_database_unavailable
+from tests import pgbouncer
 from tests.api.conftest import client_for, problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,6 +23,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def kill_our_connection() -> None:
     connection.ensure_connection()
+    if pgbouncer.is_pooled():
+        # Through the pooler our connection is to PgBouncer, and between transactions no
+        # backend is ours to terminate (PgBouncer would quietly replace a killed idle one):
+        # the pooler itself drops us, as its restart or a failover behind it does.
+        pgbouncer.disconnect_clients(connection.settings_dict["NAME"])
+        return
     pid = connection.connection.info.backend_pid
     settings = connection.settings_dict
     with psycopg.connect(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 
 from bench.stack import app_env, start_worker, stop, wait_for_log
@@ -51,16 +51,12 @@ from payments.services import (
     requeue_stale_refunds,
 )
 from tests.factories import UserFactory, named_hold
+from tests.pgbouncer import database_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(900)]
 
 GOOD_CARD = "4242424242424242"
 KILLS = 10
-
-
-def database_url() -> str:
-    s = connection.settings_dict
-    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 class Killer(threading.Thread):
@@ -171,10 +167,12 @@ def test_effects_happen_once_while_workers_are_killed(tmp_path, flight, monkeypa
     mail_dir.mkdir()
     with app.connection_for_write() as broker:
         broker.default_channel.queue_purge(app.conf.task_default_queue)
+    route = database_env()  # through PgBouncer, as this module's own connections are
     env = app_env(
-        database_url(),
+        route.pop("DATABASE_URL"),
         settings.REDIS_URL,
         CELERY_BROKER_URL=app.conf.broker_url,
+        **route,
         EMAIL_BACKEND="django.core.mail.backends.filebased.EmailBackend",
         EMAIL_FILE_PATH=str(mail_dir),
         SANDBOX_DELIVER_WEBHOOKS="false",

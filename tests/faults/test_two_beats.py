@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import redis as redis_lib
-from django.db import connection
 
 from bench.stack import ThrowawayRedis, app_env, start_beat, stop
 from kernel.schedules import install_schedules
+from tests.pgbouncer import database_env
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -24,11 +24,6 @@ pytestmark = [
 ]
 
 RELAY = "bookings.relay_outbox"
-
-
-def database_url() -> str:
-    s = connection.settings_dict
-    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
 def relay_ticks_by_beat(client: redis_lib.Redis) -> Counter:
@@ -55,7 +50,8 @@ def wait_for_ticks(client, count: int, timeout: float = 120) -> Counter:
 def run_two_beats(tmp_path: Path, scheduler: str, *, kill_the_sender: bool = False):
     install_schedules()
     with ThrowawayRedis() as own:
-        env = app_env(database_url(), own.url, BEAT_LOCK_TTL_SECONDS="4")
+        route = database_env()  # through PgBouncer, as this module's own connections are
+        env = app_env(route.pop("DATABASE_URL"), own.url, BEAT_LOCK_TTL_SECONDS="4", **route)
         client = redis_lib.Redis.from_url(own.url)
         beats = [start_beat(env, tmp_path / f"beat{i}.log", scheduler) for i in range(2)]
         try:

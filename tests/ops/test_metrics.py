@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -18,6 +18,7 @@ from kernel.models import OutboxEvent
 from tests.api.conftest import client_for
 from tests.bookings.confirming import confirm
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
+from tests.pgbouncer import lock_timeout_for_new_sessions
 
 TOKEN = "metrics-token-for-tests"
 
@@ -115,18 +116,15 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
     thread.start()
     try:
         assert locked.wait(10)
-        with connection.cursor() as cursor:
-            cursor.execute("SET lock_timeout = '200ms'")
-        busy = client_for(bob).post(
-            "/api/bookings",
-            {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["20A"]},
-            format="json",
-        )
+        with lock_timeout_for_new_sessions(200):
+            busy = client_for(bob).post(
+                "/api/bookings",
+                {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["20A"]},
+                format="json",
+            )
     finally:
         release.set()
         thread.join()
-        with connection.cursor() as cursor:
-            cursor.execute("RESET lock_timeout")
     assert busy.status_code == 503
 
     after = scrape(client)

@@ -17,12 +17,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from playwright.sync_api import sync_playwright
+
+from tests.pgbouncer import database_env
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -53,11 +54,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _test_database_url() -> str:
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return parts._replace(path="/" + connection.settings_dict["NAME"]).geturl()
-
-
 SERVER_START_SECONDS = 90
 
 
@@ -80,7 +76,7 @@ def start_asgi_server(name: str, port: int | str | None = None, **env: str) -> A
             "warning",
         ],
         cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": _test_database_url(), "DJANGO_DEBUG": "false", **env},
+        env={**os.environ, **database_env(), "DJANGO_DEBUG": "false", **env},
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )
@@ -161,7 +157,7 @@ def start_celery_worker(name: str, *, purge: bool = True, **env: str) -> CeleryW
             "INFO",
         ],
         cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": _test_database_url(), **env},
+        env={**os.environ, **database_env(), **env},
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )

@@ -7,6 +7,12 @@ hit them.  Both ways config/asgi.py can serve HTTP are checked: the default (WSG
 thread pool, persistent connections) and Django's ASGI handler with the psycopg pool.  The
 control starts the ASGI handler the old way (persistent connections, no pool) and shows that
 the same burst then needs a connection per request thread.
+
+The module counts what PostgreSQL sees from the processes' own connections, so it runs direct
+(marker `direct`), even with every other test pooled: behind a shared pooler, the pool's
+idle server connections from earlier tests would be reused and nothing would be counted.  The
+last test puts the same stack behind a PgBouncer of its own: PostgreSQL then sees at most the
+pool, however many client connections the processes keep.
 """
 
 from __future__ import annotations
@@ -26,24 +32,21 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from tests.pgbouncer import database_env, database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 WEB_WORKERS = 2
 PER_PROCESS = 3  # WEB_THREADS, or DB_POOL_MAX_SIZE
 CELERY_CONCURRENCY = 2
 CLIENTS, REQUESTS = 60, 600
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency, pytest.mark.direct]
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def database_url() -> str:
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -111,7 +114,7 @@ def wait_up(base: str, procs: list[subprocess.Popen], logdir: Path) -> None:
 
 
 def stack_env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "DATABASE_URL": database_url(), **extra}
+    env = {**os.environ, **database_env(), **extra}
     for name in ("DB_POOL", "SEATKEEPER_HTTP", "WEB_THREADS", "DB_CONN_MAX_AGE"):
         if name not in extra:
             env.pop(name, None)
@@ -175,3 +178,36 @@ def test_control_without_the_pool_every_request_thread_opens_its_own(tmp_path):
     finally:
         stop(procs)
     assert peak > WEB_WORKERS * PER_PROCESS + CELERY_CONCURRENCY + 2, peak
+
+
+POOL = 2  # server connections of the pooler in front: fewer than the stack's budget
+
+
+def test_through_pgbouncer_postgresql_sees_only_the_pool(tmp_path):
+    from tests.project.test_pgbouncer import run_tests
+
+    name = settings.DATABASES["default"]["NAME"]
+    connection.close()
+    baseline = backends(name)
+    port = free_port()
+    with run_tests.private_pgbouncer(
+        run_tests.pgbouncer_binary(), os.environ["DATABASE_URL"], pool_size=POOL
+    ) as pooler:
+        route = {"DATABASE_URL": pooler.rsplit("/", 1)[0] + f"/{name}", "DB_PGBOUNCER": "true"}
+        celery = [sys.executable, "-m", "celery", "-A", "config"]
+        worker_env = {**stack_env(DB_CONN_MAX_AGE="60"), **route}
+        procs = [
+            start(web_cmd(port), {**stack_env(**MODES["wsgi-threads"]), **route},
+                  tmp_path / "web.log"),
+            start([*celery, "worker", "--loglevel=WARNING",
+                   f"--concurrency={CELERY_CONCURRENCY}"], worker_env, tmp_path / "worker.log"),
+            start([*celery, "beat", "--loglevel=WARNING"], worker_env, tmp_path / "beat.log"),
+        ]  # fmt: skip
+        try:
+            wait_up(f"http://127.0.0.1:{port}", procs, tmp_path)
+            statuses, peak = burst(f"http://127.0.0.1:{port}", name, baseline)
+        finally:
+            stop(procs)
+    budget = WEB_WORKERS * PER_PROCESS + (CELERY_CONCURRENCY + 1) + 1
+    assert statuses == [200] * REQUESTS
+    assert 1 <= peak <= POOL < budget, (peak, budget)

@@ -35,22 +35,23 @@ def names(tools):
 # --- which tools a run needs ----------------------------------------------------------------
 
 
+EVERY_TOOL = ["chromium", "docker-compose", "pgbouncer", "nginx"]
+
+
 def test_the_whole_suite_needs_every_tool():
-    assert names(run_tests.tools_needed([])) == ["chromium", "docker-compose"]
-    assert names(run_tests.tools_needed(["-x", "-q", "-k", "hold"])) == [
-        "chromium",
-        "docker-compose",
-    ]
-    assert names(run_tests.tools_needed(["tests"])) == ["chromium", "docker-compose"]
+    assert names(run_tests.tools_needed([])) == EVERY_TOOL
+    assert names(run_tests.tools_needed(["-x", "-q", "-k", "hold"])) == EVERY_TOOL
+    assert names(run_tests.tools_needed(["tests"])) == EVERY_TOOL
 
 
 def test_a_run_of_some_directories_needs_only_their_tools():
-    assert names(run_tests.tools_needed(["tests/bookings", "-x"])) == []
-    assert names(run_tests.tools_needed(["tests/pages/test_browser.py::test_x"])) == ["chromium"]
-    assert names(run_tests.tools_needed(["tests/project", "tests/pages"])) == [
+    # PgBouncer serves every run: the concurrency, fault and payment tests go through it.
+    assert names(run_tests.tools_needed(["tests/bookings", "-x"])) == ["pgbouncer"]
+    assert names(run_tests.tools_needed(["tests/pages/test_browser.py::test_x"])) == [
         "chromium",
-        "docker-compose",
+        "pgbouncer",
     ]
+    assert names(run_tests.tools_needed(["tests/project", "tests/pages"])) == EVERY_TOOL
 
 
 # --- installing them ------------------------------------------------------------------------
@@ -217,34 +218,67 @@ def dry_main(monkeypatch):
     monkeypatch.setattr(run_tests, "postgres_bindir", lambda: Path("/pg/bin"))
     monkeypatch.setattr(run_tests, "private_postgres", lambda bindir: fake_private("postgres"))
     monkeypatch.setattr(run_tests, "private_redis", lambda binary: fake_private("redis"))
+    monkeypatch.setattr(run_tests, "pgbouncer_binary", lambda: "/usr/sbin/pgbouncer")
+    monkeypatch.setattr(
+        run_tests, "private_pgbouncer", lambda binary, url: fake_private(f"pgbouncer for {url}")
+    )
+    monkeypatch.delenv(run_tests.PGBOUNCER_URL_VARIABLE, raising=False)
+    monkeypatch.delenv(run_tests.POOLED_VARIABLE, raising=False)
     monkeypatch.setattr(run_tests, "check_max_connections", lambda url: None)
     seen = {}
 
     def fake_pytest(args):
         seen.update(DATABASE_URL=os.environ["DATABASE_URL"], REDIS_URL=os.environ["REDIS_URL"])
+        seen.update(pooler=os.environ[run_tests.PGBOUNCER_URL_VARIABLE], args=args)
+        seen.update(pooled=os.environ.get(run_tests.POOLED_VARIABLE, "default"))
         return 0
 
     monkeypatch.setattr(run_tests, "run_pytest", fake_pytest)
 
-    def run(**env):
+    def run(*args, **env):
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        assert run_tests.main([]) == 0
+        assert run_tests.main(list(args)) == 0
         return seen, started
 
     return run
 
 
-def test_urls_in_the_environment_win_and_nothing_is_started(dry_main):
+def test_urls_in_the_environment_win_and_only_a_pooler_is_started_in_front(dry_main):
     seen, started = dry_main(DATABASE_URL="postgres://mine/db", REDIS_URL="redis://mine/3")
-    assert seen == {"DATABASE_URL": "postgres://mine/db", "REDIS_URL": "redis://mine/3"}
-    assert started == []
+    assert seen["DATABASE_URL"] == "postgres://mine/db" and seen["REDIS_URL"] == "redis://mine/3"
+    assert started == ["pgbouncer for postgres://mine/db"]
+    assert seen["pooler"] == "pgbouncer for postgres://mine/db://private"
 
 
-def test_without_urls_a_private_postgres_and_redis_are_started(dry_main):
+def test_without_urls_a_private_postgres_redis_and_pgbouncer_are_started(dry_main):
     seen, started = dry_main(DATABASE_URL="", REDIS_URL="")
-    assert seen == {"DATABASE_URL": "postgres://private", "REDIS_URL": "redis://private"}
-    assert started == ["postgres", "redis"]
+    assert seen["DATABASE_URL"] == "postgres://private" and seen["REDIS_URL"] == "redis://private"
+    assert started == ["postgres", "redis", "pgbouncer for postgres://private"]
+    assert seen["pooled"] == "default"
+
+
+def test_pooled_puts_every_test_through_pgbouncer_and_is_not_passed_to_pytest(dry_main):
+    seen, _ = dry_main("--pooled", "-x", DATABASE_URL="", REDIS_URL="")
+    assert seen["pooled"] == "all" and seen["args"][-1:] == ["-x"]
+    assert "--pooled" not in seen["args"]
+
+
+@needs_postgres_binaries
+def test_a_private_pgbouncer_runs_in_transaction_mode_as_a_user_and_is_stopped():
+    binary = run_tests.pgbouncer_binary()
+    with run_tests.private_pgbouncer(binary, os.environ["DATABASE_URL"]) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with psycopg.connect(
+            url, dbname="pgbouncer", autocommit=True, prepare_threshold=None,
+            cursor_factory=psycopg.ClientCursor,
+        ) as console:  # fmt: skip
+            rows = {row[0]: row[1] for row in console.execute("SHOW CONFIG").fetchall()}
+        assert rows["pool_mode"] == "transaction"
+        assert rows["ignore_startup_parameters"] == ""  # a startup `options` is refused
+        users = subprocess.run(["ps", "-o", "user=", "-C", "pgbouncer"], capture_output=True)
+        assert users.stdout and b"root" not in users.stdout.split()
+    assert not run_tests.port_open("127.0.0.1", port)
 
 
 # --- how many xdist workers -----------------------------------------------------------------

@@ -13,7 +13,8 @@ import psutil
 import pytest
 import requests
 
-from tests.project.test_connection_budget import ROOT, database_url, free_port, wait_up
+from tests.pgbouncer import database_env
+from tests.project.test_connection_budget import ROOT, free_port, wait_up
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +23,7 @@ def test_serve_runs_web_workers_worker_and_beat_and_stops_them_all(tmp_path):
     port = free_port()
     # As ./scripts/run starts it: development mode (production start-up checks are tested in
     # test_security_settings.py).
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_DEBUG": "true"}
+    env = {**os.environ, **database_env(), "DJANGO_DEBUG": "true"}
     log = (tmp_path / "serve.log").open("wb")
     serve = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), "--workers", "2"],
