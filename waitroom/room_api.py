@@ -8,16 +8,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
 from waitroom import room, room_selectors
 from waitroom.api import DEFAULT_FARE_CLASS, FARE_CLASSES, EntrySerializer
 from waitroom.errors import SaleNotFound
 from waitroom.models import ProtectedSale
-
-
-def client_address(request) -> str | None:
-    # Behind a proxy, configure it to set REMOTE_ADDR (e.g. uvicorn --proxy-headers).
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def sale_or_404(sale_id: int) -> ProtectedSale:
@@ -119,7 +115,8 @@ class QueueApi(APIView):
         tags=["waiting room"],
     )
     def post(self, request, sale_id: int):
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_address(request))
+        # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
+        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
         sale = sale_or_404(sale_id)
         return Response(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
 

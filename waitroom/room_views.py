@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import catalogue
 from kernel.errors import DomainError
+from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
 from waitroom import room, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import JoinForm
 from waitroom.gate import cookie_name
 from waitroom.models import ProtectedSale, SaleKind
-from waitroom.room_api import client_address
 
 
 def _sale(sale_id: int) -> ProtectedSale:
@@ -75,7 +75,7 @@ def join(request: HttpRequest, sale_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(page)
     try:
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_address(request))
+        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(page)
