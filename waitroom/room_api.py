@@ -8,10 +8,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bookings.models import SaleKind as EngineSaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
 from waitroom import room, room_selectors
-from waitroom.api import DEFAULT_FARE_CLASS, FARE_CLASSES, EntrySerializer
+from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
 from waitroom.errors import SaleNotFound
 from waitroom.models import ProtectedSale
 
@@ -75,7 +76,15 @@ QueueStatusSerializer = inline_serializer(
 
 
 class WaitlistFromQueueSerializer(serializers.Serializer):
-    fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
+    # Checked against the protected sale's own classes by the service (flights and events).
+    fare_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        help_text=(
+            f"An inventory class of the sale: a flight's fare class (default "
+            f"{DEFAULT_FARE_CLASS}), an event's price category or standing area (required)."
+        ),
+    )
     party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
 
 
@@ -136,6 +145,12 @@ class QueueWaitlistApi(APIView):
         data = WaitlistFromQueueSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         entry = room.join_waitlist_from_queue(
-            sale_id=sale_id, customer=request.user, **data.validated_data
+            sale_id=sale_id,
+            customer=request.user,
+            fare_class=data.validated_data.get("fare_class"),
+            party_size=data.validated_data["party_size"],
         )
-        return Response(EntrySerializer(entry).data, status=201)
+        answer = (
+            EventEntrySerializer if entry.sale.kind == EngineSaleKind.EVENT else EntrySerializer
+        )
+        return Response(answer(entry).data, status=201)

@@ -20,7 +20,7 @@ from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
 from waitroom import room, room_selectors
 from waitroom.errors import QueueUnavailable
-from waitroom.forms import JoinForm
+from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
 from waitroom.models import ProtectedSale, SaleKind
 
@@ -60,6 +60,7 @@ def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
             "flight": sale.flight,
             "status": status,
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
+            "waitlist_classes": room_selectors.waitlist_classes(sale=sale),
             "your_shuffle_key": room_selectors.shuffle_key(
                 seed=sale.seed, sale_id=sale.pk, customer_id=request.user.pk
             )
@@ -121,7 +122,9 @@ def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
     page = reverse("waitroom:queue", args=[sale_id])
     if not request.user.is_authenticated:
         return redirect_to_login(page)
-    form = JoinForm(request.POST)
+    form = QueueWaitlistForm(
+        request.POST, classes=room_selectors.waitlist_classes(sale=_sale(sale_id))
+    )
     if not form.is_valid():
         messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
         return redirect(page)
