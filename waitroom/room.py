@@ -18,15 +18,12 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from django.utils.translation import gettext
 
-from bookings import catalogue, waitlist
+from bookings import catalogue
 from bookings.models import Sale as EngineSale
 from bookings.models import SaleKind as EngineSaleKind
-from bookings.models import WaitlistEntry
-from kernel.errors import InvalidRequest
 from waitroom import live, queue, room_selectors
-from waitroom.errors import NotBeyondHorizon, NotInQueue, SaleNotFound, TooManyJoins
+from waitroom.errors import SaleNotFound, TooManyJoins
 from waitroom.models import (
     Admission,
     ProtectedSale,
@@ -439,39 +436,3 @@ def resume_admission(*, sale_id: int, now: datetime | None = None) -> bool:
                 paused=False, admission_clock=now
             )
         )
-
-
-# --- beyond the horizon ---------------------------------------------------------------------
-
-
-def join_waitlist_from_queue(
-    *, sale_id: int, customer: AbstractBaseUser, fare_class: str | None, party_size: int
-) -> WaitlistEntry:
-    """The one-click waitlist join offered to those beyond the inventory horizon.  It is
-    allowed while units are still on sale (they are all spoken for by people ahead), and
-    the queue place is kept.  `fare_class` is one of the protected sale's own classes (a
-    flight's fare class, an event's category); None: its catalogue's default, if it has one."""
-    sale = ProtectedSale.objects.select_related("sale").filter(pk=sale_id).first()
-    if sale is None:
-        raise SaleNotFound(f"There is no waiting room {sale_id}.")
-    codes = [code for code, _label in room_selectors.waitlist_classes(sale=sale)]
-    fare_class = (fare_class or "").strip().upper() or catalogue.default_class(sale.sale.kind)
-    if fare_class not in codes:
-        raise InvalidRequest(
-            gettext("Choose what to wait for: one of %(codes)s.") % {"codes": ", ".join(codes)},
-            field="fareClass",
-        )
-    status = room_selectors.queue_status(sale=sale, customer_id=customer.pk)
-    if status["status"] != QueueStatus.WAITING:
-        raise NotInQueue("Only people waiting in the queue can use this.")
-    if not status["unlikely"]:
-        raise NotBeyondHorizon(
-            "Seats are still likely to reach your place in the queue: keep your place."
-        )
-    return waitlist.join_waitlist(
-        customer=customer,
-        sale_id=sale.sale_id,
-        fare_class=fare_class,
-        party_size=party_size,
-        require_sold_out=False,
-    )

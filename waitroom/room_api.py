@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from bookings.models import SaleKind as EngineSaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import room, room_selectors
+from waitroom import room, room_selectors, room_waitlist
 from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
 from waitroom.errors import SaleNotFound
 from waitroom.models import ProtectedSale
@@ -144,7 +144,7 @@ class QueueWaitlistApi(APIView):
     def post(self, request, sale_id: int):
         data = WaitlistFromQueueSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = room.join_waitlist_from_queue(
+        entry = room_waitlist.join_waitlist_from_queue(
             sale_id=sale_id,
             customer=request.user,
             fare_class=data.validated_data.get("fare_class"),

@@ -18,7 +18,7 @@ from bookings import catalogue
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import room, room_selectors
+from waitroom import room, room_selectors, room_waitlist
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
@@ -129,7 +129,7 @@ def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
         messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
         return redirect(page)
     try:
-        room.join_waitlist_from_queue(
+        room_waitlist.join_waitlist_from_queue(
             sale_id=sale_id,
             customer=request.user,
             fare_class=form.cleaned_data["fare_class"],
