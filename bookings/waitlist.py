@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 from itertools import groupby
+from typing import Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -46,6 +47,31 @@ def offer_ttl() -> timedelta:
     return settings.SEATKEEPER["WAITLIST_OFFER_TTL"]
 
 
+# --- who may join: rules of the layers above, asked on every join ---------------------------
+
+
+class JoinCheck(Protocol):
+    def __call__(self, *, customer: AbstractBaseUser, sale_id: int, now: datetime) -> None:
+        """Raise a DomainError to refuse `customer` a place on a waitlist of `sale_id`."""
+        ...
+
+
+_join_checks: dict[str, JoinCheck] = {}
+
+
+def register_join_check(name: str, check: JoinCheck) -> None:
+    """A layer above the engine adds a rule that every waitlist join passes, whichever door
+    it came through (the waiting room: on a protected sale only people in its queue may
+    wait).  Registered in that layer's AppConfig.ready(), by name, so a second ready() does
+    not add it twice."""
+    _join_checks[name] = check
+
+
+def _check_may_join(*, customer: AbstractBaseUser, sale_id: int, now: datetime) -> None:
+    for check in _join_checks.values():
+        check(customer=customer, sale_id=sale_id, now=now)
+
+
 def join_waitlist(
     *,
     customer: AbstractBaseUser,
@@ -70,6 +96,8 @@ def join_waitlist(
     if inventory is None:
         engine.raise_missing_sale_or_class(sale_id, fare_class)
     engine.check_sale_open(inventory.sale, now)
+    # Once the sale and class are known to be real and open: a refusal here is about who asks.
+    _check_may_join(customer=customer, sale_id=sale_id, now=now)
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "

@@ -6,7 +6,11 @@ class WaitroomConfig(AppConfig):
     verbose_name = "Waiting room"
 
     def ready(self) -> None:
+        from bookings.waitlist import register_join_check
+        from waitroom.gate import require_queue_place_for_waitlist
         from waitroom.protection import connect_protection_cache_invalidation
 
         # Holds ask the cache whether a flight is protected; staff changes retire the answers.
         connect_protection_cache_invalidation()
+        # Every waitlist join, through any door: on a protected sale, only people in its queue.
+        register_join_check("waiting-room", require_queue_place_for_waitlist)

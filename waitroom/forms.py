@@ -25,5 +25,14 @@ class JoinForm(forms.Form):
         return size
 
 
+class QueueWaitlistForm(JoinForm):
+    """The queue page's one-click waitlist: the classes of the protected sale itself (a
+    flight's fare classes, an event's categories), not always a flight's."""
+
+    def __init__(self, data, *args, classes: list[tuple[str, str]], **kwargs):
+        super().__init__(data, *args, **kwargs)
+        self.fields["fare_class"].choices = classes
+
+
 class LeaveForm(forms.Form):
     fare_class = forms.ChoiceField(choices=fare_classes)

@@ -1,18 +1,26 @@
-"""One rule, one place: a hold on a protected sale needs a valid admission token.
+"""One rule, one place each: who may hold on a protected sale, and who may wait for it.
 
 Every hold entry point (the REST API and the seat-picker form) calls `require_admission`
 before calling the hold service.  The token travels in the `X-Waiting-Room-Token` header
 (API clients) or in the `waiting_room_<sale id>` cookie the queue page sets on entry
 (pages; the API accepts it too, behind its usual session + CSRF rules).
+
+Freed units go to a sale's waitlist before its queue, so the waitlist is a way in too:
+`require_queue_place_for_waitlist` is registered with the engine's `join_waitlist`
+(waitroom.apps), which every waitlist door calls, so no door can skip it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
+from django.utils.translation import gettext
 
+from waitroom import room_selectors
 from waitroom.errors import WaitingRoomRequired
+from waitroom.models import ProtectedSale, QueueStatus
 from waitroom.protection import cached_protected_sale_of
 from waitroom.tokens import check_token
 
@@ -41,3 +49,27 @@ def require_admission(
     )
     if not valid:
         raise WaitingRoomRequired(sale_id=room_id, reason=reason)
+
+
+def require_queue_place_for_waitlist(
+    *, customer: AbstractBaseUser, sale_id: int, now: datetime
+) -> None:
+    """Raise WaitingRoomRequired unless the engine's sale `sale_id` is unprotected or
+    `customer` is in its queue: let in (admission not over), or waiting and told a seat is
+    unlikely.  Anyone else would be served freed units ahead of the whole queue."""
+    room_id = cached_protected_sale_of(sale_id=sale_id)
+    if room_id is None:
+        return
+    room = ProtectedSale.objects.filter(pk=room_id).first()
+    if room is not None:
+        place = room_selectors.queue_status(sale=room, customer_id=customer.pk, now=now)
+        if place["status"] == QueueStatus.ADMITTED or (
+            place["status"] == QueueStatus.WAITING and place.get("unlikely")
+        ):
+            return
+    raise WaitingRoomRequired(
+        sale_id=room_id,
+        reason=gettext(
+            "only people in its queue (let in, or told a seat is unlikely) may join its waitlist."
+        ),
+    )

@@ -19,11 +19,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from bookings import catalogue, waitlist
+from bookings import catalogue
+from bookings.models import Sale as EngineSale
 from bookings.models import SaleKind as EngineSaleKind
-from bookings.models import WaitlistEntry
 from waitroom import live, queue, room_selectors
-from waitroom.errors import NotBeyondHorizon, NotInQueue, SaleNotFound, TooManyJoins
+from waitroom.errors import SaleNotFound, TooManyJoins
 from waitroom.models import (
     Admission,
     ProtectedSale,
@@ -259,6 +259,9 @@ def admit_shoppers(
             return TickResult(sale_id, skipped="busy or gone")
         if now < sale.opens_at:
             return TickResult(sale_id, skipped="not open yet")
+        if not _engine_sale_open(sale, now):
+            # Closed, over or called off: nobody is let in to a sale that sells nothing.
+            return TickResult(sale_id, skipped="sale closed")
         result = TickResult(sale_id)
         if sale.shuffled_at is None:
             result.shuffled = _shuffle(sale, now)
@@ -304,6 +307,12 @@ def admit_shoppers(
             robust=True,
         )
     return result
+
+
+def _engine_sale_open(sale: ProtectedSale, now: datetime) -> bool:
+    """The sale behind the waiting room is open, by its catalogue's one rule."""
+    engine_sale = EngineSale.objects.select_related(*catalogue.owner_paths()).get(pk=sale.sale_id)
+    return catalogue.is_open(engine_sale, now=now)
 
 
 def _admit(sale: ProtectedSale, entries: list[QueueEntry], now: datetime) -> None:
@@ -368,10 +377,15 @@ def _publish_tick(
 def admit_all_open_sales(
     *, now: datetime | None = None, broadcast: bool = True
 ) -> list[TickResult]:
-    """One admission step for every sale that is open (or opens now)."""
+    """One admission step for every protected sale whose queue has opened and whose sale is
+    open (its catalogue's rule): a sale that closed, ended or was called off gets no more
+    ticks, however many protected sales were ever created."""
     now = now or timezone.now()
     results = []
-    for sale_id in ProtectedSale.objects.filter(opens_at__lte=now).values_list("id", flat=True):
+    open_rooms = ProtectedSale.objects.filter(
+        catalogue.open_sales_q(now=now, prefix="sale__"), opens_at__lte=now
+    )
+    for sale_id in open_rooms.values_list("id", flat=True):
         try:
             results.append(admit_shoppers(sale_id=sale_id, now=now, broadcast=broadcast))
         except Exception:
@@ -422,31 +436,3 @@ def resume_admission(*, sale_id: int, now: datetime | None = None) -> bool:
                 paused=False, admission_clock=now
             )
         )
-
-
-# --- beyond the horizon ---------------------------------------------------------------------
-
-
-def join_waitlist_from_queue(
-    *, sale_id: int, customer: AbstractBaseUser, fare_class: str, party_size: int
-) -> WaitlistEntry:
-    """The one-click waitlist join offered to those beyond the inventory horizon.  It is
-    allowed while units are still on sale (they are all spoken for by people ahead), and
-    the queue place is kept."""
-    sale = ProtectedSale.objects.filter(pk=sale_id).first()
-    if sale is None:
-        raise SaleNotFound(f"There is no waiting room {sale_id}.")
-    status = room_selectors.queue_status(sale=sale, customer_id=customer.pk)
-    if status["status"] != QueueStatus.WAITING:
-        raise NotInQueue("Only people waiting in the queue can use this.")
-    if not status["unlikely"]:
-        raise NotBeyondHorizon(
-            "Seats are still likely to reach your place in the queue: keep your place."
-        )
-    return waitlist.join_waitlist(
-        customer=customer,
-        sale_id=sale.sale_id,
-        fare_class=fare_class,
-        party_size=party_size,
-        require_sold_out=False,
-    )

@@ -8,16 +8,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bookings.models import SaleKind as EngineSaleKind
+from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import room, room_selectors
-from waitroom.api import DEFAULT_FARE_CLASS, FARE_CLASSES, EntrySerializer
+from waitroom import room, room_selectors, room_waitlist
+from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
 from waitroom.errors import SaleNotFound
 from waitroom.models import ProtectedSale
-
-
-def client_address(request) -> str | None:
-    # Behind a proxy, configure it to set REMOTE_ADDR (e.g. uvicorn --proxy-headers).
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def sale_or_404(sale_id: int) -> ProtectedSale:
@@ -79,7 +76,15 @@ QueueStatusSerializer = inline_serializer(
 
 
 class WaitlistFromQueueSerializer(serializers.Serializer):
-    fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
+    # Checked against the protected sale's own classes by the service (flights and events).
+    fare_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        help_text=(
+            f"An inventory class of the sale: a flight's fare class (default "
+            f"{DEFAULT_FARE_CLASS}), an event's price category or standing area (required)."
+        ),
+    )
     party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
 
 
@@ -119,7 +124,8 @@ class QueueApi(APIView):
         tags=["waiting room"],
     )
     def post(self, request, sale_id: int):
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_address(request))
+        # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
+        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
         sale = sale_or_404(sale_id)
         return Response(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
 
@@ -138,7 +144,13 @@ class QueueWaitlistApi(APIView):
     def post(self, request, sale_id: int):
         data = WaitlistFromQueueSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = room.join_waitlist_from_queue(
-            sale_id=sale_id, customer=request.user, **data.validated_data
+        entry = room_waitlist.join_waitlist_from_queue(
+            sale_id=sale_id,
+            customer=request.user,
+            fare_class=data.validated_data.get("fare_class"),
+            party_size=data.validated_data["party_size"],
         )
-        return Response(EntrySerializer(entry).data, status=201)
+        answer = (
+            EventEntrySerializer if entry.sale.kind == EngineSaleKind.EVENT else EntrySerializer
+        )
+        return Response(answer(entry).data, status=201)

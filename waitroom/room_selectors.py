@@ -13,6 +13,7 @@ from django.db.models import Exists, F, OuterRef, Sum
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from bookings import catalogue
 from bookings.models import Booking, BookingStatus
 from bookings.models import Inventory as EngineInventory
 from waitroom import queue
@@ -49,6 +50,18 @@ def protected_sale_of(*, sale_id: int) -> int | None:
     changes: a stale "unprotected" answer would let holds past the waiting room at the very
     on-sale moment it exists for."""
     return ProtectedSale.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
+
+
+def waitlist_classes(*, sale: ProtectedSale) -> list[tuple[str, str]]:
+    """(code, label) of the inventory classes of the sale behind the waiting room (a flight's
+    fare classes, an event's price categories and standing areas): what its queue's
+    one-click waitlist may be joined for, named by the sale's own catalogue."""
+    codes = (
+        EngineInventory.objects.filter(sale_id=sale.sale_id)
+        .order_by("fare_class")
+        .values_list("fare_class", flat=True)
+    )
+    return [(code, catalogue.describe_class(sale.sale, code)) for code in codes]
 
 
 # --- figures --------------------------------------------------------------------------------

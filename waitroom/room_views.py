@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import catalogue
 from kernel.errors import DomainError
+from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import room, room_selectors
+from waitroom import room, room_selectors, room_waitlist
 from waitroom.errors import QueueUnavailable
-from waitroom.forms import JoinForm
+from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
 from waitroom.models import ProtectedSale, SaleKind
-from waitroom.room_api import client_address
 
 
 def _sale(sale_id: int) -> ProtectedSale:
@@ -60,6 +60,7 @@ def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
             "flight": sale.flight,
             "status": status,
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
+            "waitlist_classes": room_selectors.waitlist_classes(sale=sale),
             "your_shuffle_key": room_selectors.shuffle_key(
                 seed=sale.seed, sale_id=sale.pk, customer_id=request.user.pk
             )
@@ -75,7 +76,7 @@ def join(request: HttpRequest, sale_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(page)
     try:
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_address(request))
+        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(page)
@@ -121,12 +122,14 @@ def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
     page = reverse("waitroom:queue", args=[sale_id])
     if not request.user.is_authenticated:
         return redirect_to_login(page)
-    form = JoinForm(request.POST)
+    form = QueueWaitlistForm(
+        request.POST, classes=room_selectors.waitlist_classes(sale=_sale(sale_id))
+    )
     if not form.is_valid():
         messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
         return redirect(page)
     try:
-        room.join_waitlist_from_queue(
+        room_waitlist.join_waitlist_from_queue(
             sale_id=sale_id,
             customer=request.user,
             fare_class=form.cleaned_data["fare_class"],

@@ -39,19 +39,22 @@ def issue_token(*, sale_id: int, customer_id: int, expires_at: datetime) -> str:
 def read_token(token: str | None) -> TokenClaims | None:
     """The claims of a token we signed, or None (malformed or forged).  Expiry and binding
     are the caller's to check (`check_token`)."""
-    if not token or len(token) > 200:
+    # Everything we sign is ASCII; anything else is forged.  (compare_digest raises on
+    # non-ASCII text, and int() would read other scripts' digits.)
+    if not token or len(token) > 200 or not token.isascii():
         return None
     parts = token.split(".")
     if len(parts) != 5 or parts[0] != VERSION:
         return None
     message, signature = ".".join(parts[:4]), parts[4]
-    if not hmac.compare_digest(signature, _signature(message)):
+    if not hmac.compare_digest(signature.encode(), _signature(message).encode()):
         return None
     try:
         sale_id, customer_id, expiry = int(parts[1]), int(parts[2]), int(parts[3])
-    except ValueError:
+        expires_at = datetime.fromtimestamp(expiry, tz=UTC)
+    except (ValueError, OverflowError, OSError):
         return None
-    return TokenClaims(sale_id, customer_id, datetime.fromtimestamp(expiry, tz=UTC))
+    return TokenClaims(sale_id, customer_id, expires_at)
 
 
 def check_token(

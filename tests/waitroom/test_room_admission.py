@@ -17,7 +17,8 @@ from tests.waitroom.room_helpers import (
     protect,
     small_flight,
 )
-from waitroom import room, room_selectors
+from waitroom import room, room_selectors, room_waitlist
+from waitroom.errors import NotBeyondHorizon
 from waitroom.models import Admission, QueueEntry, QueueStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -123,12 +124,12 @@ def test_beyond_the_horizon_people_are_told_early_and_may_join_the_waitlist(room
 
     last = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 12)
     first = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 1)
-    entry = room.join_waitlist_from_queue(
+    entry = room_waitlist.join_waitlist_from_queue(
         sale_id=sale.pk, customer=last, fare_class="ECONOMY", party_size=1
     )
     assert entry.status == "WAITING"
-    with pytest.raises(room.NotBeyondHorizon):
-        room.join_waitlist_from_queue(
+    with pytest.raises(NotBeyondHorizon):
+        room_waitlist.join_waitlist_from_queue(
             sale_id=sale.pk, customer=first, fare_class="ECONOMY", party_size=1
         )
     # The place is kept.
