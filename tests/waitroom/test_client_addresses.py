@@ -63,7 +63,7 @@ def test_compose_sets_one_consistent_proxy_configuration():
         assert command[command.index("--forwarded-allow-ips") + 1] == PROXY
     subnets = [c["subnet"] for c in COMPOSE["networks"]["backend"]["ipam"]["config"]]
     assert ipaddress.ip_address(PROXY) in ipaddress.ip_network(subnets[0])
-    for service in ("web", "ws"):
+    for service in ("web1", "web2", "ws"):
         assert "--proxy-headers" in COMPOSE["services"][service]["command"]
 
 
