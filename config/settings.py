@@ -525,6 +525,10 @@ PARTNER_WEBHOOKS = {
     "STALE_AFTER_SECONDS": env.float("PARTNER_WEBHOOK_STALE_AFTER_SECONDS", default=120),
     # Endpoints on loopback/private addresses: only for dev and tests.
     "ALLOW_PRIVATE_URLS": env.bool("PARTNER_WEBHOOK_ALLOW_PRIVATE_URLS", default=DEBUG),
+    # The CA certificates partners' TLS certificates are checked against (a PEM file); empty:
+    # the public roots shipped with certifi.  Never read from the environment at send time
+    # (REQUESTS_CA_BUNDLE is ignored: the sending session does not trust the environment).
+    "CA_BUNDLE": env.str("PARTNER_WEBHOOK_CA_BUNDLE", default=""),
 }
 
 # Error tracking only when a DSN is configured (no DSN: the SDK is never initialised).

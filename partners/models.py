@@ -31,7 +31,15 @@ class WebhookEndpoint(models.Model):
 
     class Meta:
         ordering = ["id"]
-        permissions = [("manage_own_webhooks", "Can register webhook endpoints of their own")]
+        permissions = [
+            ("manage_own_webhooks", "Can register webhook endpoints of their own"),
+            # Not implied by is_staff: a gate scanner may manage its own endpoint and must
+            # still hear only about its own bookings.
+            (
+                "receive_all_bookings",
+                "Endpoints of this user receive every customer's booking events",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.url
