@@ -107,6 +107,7 @@ class RefundReason(models.TextChoices):
     FLIGHT_CLOSED = "FLIGHT_CLOSED", _("Paid after the flight departed or was cancelled")
     CANCELLATION = "CANCELLATION", _("Booking cancelled")
     NAMES_MISSING = "NAMES_MISSING", _("Paid while a passenger had no name")
+    AMOUNT_MISMATCH = "AMOUNT_MISMATCH", _("The gateway captured another amount than the price")
 
 
 class Refund(models.Model):

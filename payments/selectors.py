@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -16,9 +16,8 @@ from bookings import catalogue
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Sale
 from kernel.web.problems import problem_body
+from payments.currency import round_to_unit
 from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
-
-CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,9 @@ def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> Re
     paid = payment.amount - payment.refunded_amount if payment else Decimal("0.00")
 
     def quote(cancellable: bool, rule: str, percent: int, reason: str) -> RefundQuote:
-        amount = (paid * percent / 100).quantize(CENT, rounding=ROUND_HALF_UP)
+        # To the currency's chargeable unit (half of ¥89 is ¥45, not ¥44.50): a refund the
+        # gateway could not pay exactly would fail, or be rounded by it behind our back.
+        amount = min(round_to_unit(paid * percent / 100, booking.currency), paid)
         return RefundQuote(
             booking.pk, cancellable, rule, percent, amount, paid, booking.currency, reason
         )
