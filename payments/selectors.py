@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -44,10 +44,20 @@ class RefundQuote:
         }
 
 
-def refund_policy_for(*, fare_class: str) -> RefundPolicy:
-    """The staff-edited policy, or the model defaults when staff never saved one."""
-    policy = RefundPolicy.objects.filter(fare_class=fare_class).first()
-    return policy or RefundPolicy(fare_class=fare_class, updated_at=timezone.now())
+def refund_policy_for(*, sale: Sale, fare_class: str) -> RefundPolicy:
+    """The most specific staff-edited policy for `fare_class` of `sale` (see RefundPolicy),
+    or the model defaults when staff never saved one.  Keyed by the sale's catalogue, never
+    by the class code alone."""
+    candidates = RefundPolicy.objects.filter(
+        Q(sale_id=sale.pk) | Q(sale__isnull=True, kind=sale.kind),
+        fare_class__in=[fare_class, ""],
+    )
+
+    def specificity(policy: RefundPolicy) -> tuple[bool, bool]:
+        return (policy.sale_id is not None, policy.fare_class != "")
+
+    best = max(candidates, key=specificity, default=None)
+    return best or RefundPolicy(kind=sale.kind, fare_class=fare_class, updated_at=timezone.now())
 
 
 def refund_percent(*, policy: RefundPolicy, sale: Sale, now: datetime) -> tuple[str, int, str]:
@@ -102,7 +112,9 @@ def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> Re
             % {"status": str(booking.get_status_display()).lower()},
         )
     rule, percent, reason = refund_percent(
-        policy=refund_policy_for(fare_class=booking.fare_class), sale=booking.sale, now=now
+        policy=refund_policy_for(sale=booking.sale, fare_class=booking.fare_class),
+        sale=booking.sale,
+        now=now,
     )
     return quote(rule != "refused", rule, percent, reason)
 
