@@ -29,12 +29,13 @@ from kernel import metrics
 from kernel.errors import InvalidRequest
 from kernel.models import OutboxEvent
 from partners.models import DeliveryStatus, PartnerEventType, WebhookDelivery, WebhookEndpoint
+from partners.secret_box import seal
 from partners.signing import (
     ATTEMPT_HEADER,
     EVENT_ID_HEADER,
     EVENT_TYPE_HEADER,
     SIGNATURE_HEADER,
-    signature_header,
+    signatures_header,
 )
 from partners.transport import pinned_session
 from partners.urls_check import check_endpoint_url, delivery_target
@@ -77,7 +78,7 @@ def create_endpoint(
         return WebhookEndpoint.objects.create(
             owner=owner,
             url=url,
-            secret="whsec_" + secrets.token_urlsafe(32),
+            secret=new_secret(),
             event_types=event_types,
             description=description,
             is_active=True,
@@ -109,6 +110,32 @@ def update_endpoint(
     for name, value in changes.items():
         setattr(endpoint, name, value)
     return endpoint
+
+
+def new_secret() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def rotate_secret(*, endpoint: WebhookEndpoint, overlap: timedelta | None = None) -> str:
+    """Give `endpoint` a new signing secret and return it (the caller shows it once).  The
+    old one keeps signing beside it for `overlap` (PARTNER_WEBHOOK_SECRET_OVERLAP_HOURS by
+    default), so deliveries verify with either while the partner switches.  Rotating again
+    during an overlap ends the older one at once: never more than two live secrets."""
+    overlap = overlap if overlap is not None else timedelta(hours=cfg()["SECRET_OVERLAP_HOURS"])
+    fresh = new_secret()
+    now = timezone.now()
+    with transaction.atomic():
+        locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        changes = {
+            "previous_secret_sealed": locked.secret_sealed,
+            "previous_secret_expires_at": now + overlap,
+            "secret_sealed": seal(fresh),
+            "updated_at": now,
+        }
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(**changes)
+    for name, value in changes.items():
+        setattr(endpoint, name, value)
+    return fresh
 
 
 def delete_endpoint(*, endpoint: WebhookEndpoint) -> None:
@@ -269,7 +296,9 @@ def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Seatkeeper-Webhooks/1",
-        SIGNATURE_HEADER: signature_header(body=body, secret=endpoint.secret),
+        SIGNATURE_HEADER: signatures_header(
+            body=body, secrets=endpoint.live_secrets(now=timezone.now())
+        ),
         EVENT_ID_HEADER: str(delivery.event_id),
         EVENT_TYPE_HEADER: delivery.event_type,
         ATTEMPT_HEADER: str(delivery.attempts),
