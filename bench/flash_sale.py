@@ -894,6 +894,7 @@ def main() -> None:
             # http://127.0.0.1, so the start-up checks pass as in a local demo.
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
             "TICKET_SIGNING_KEY": secrets.token_urlsafe(48),
+            "PARTNER_SECRETS_KEY": secrets.token_urlsafe(48),
             "SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(48),
             "PAYMENTS_SANDBOX_IN_PRODUCTION": "true",
             "DJANGO_SECURE_SSL_REDIRECT": "false",

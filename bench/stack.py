@@ -184,6 +184,7 @@ class ThrowawayRedis:
 STACK_SECRETS = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(48),
     "TICKET_SIGNING_KEY": secrets.token_urlsafe(48),
+    "PARTNER_SECRETS_KEY": secrets.token_urlsafe(48),
     "SANDBOX_WEBHOOK_SECRET": secrets.token_urlsafe(48),
     # The simulated gateway on plain http://127.0.0.1, as a local demo would run it.
     "PAYMENTS_SANDBOX_IN_PRODUCTION": "true",

@@ -19,7 +19,7 @@ def weak_secret(value: str, *, defaults: set[str]) -> str | None:
     """Why `value` is no secret (in the repository, a placeholder, too short), or None."""
     if not value:
         return "it is empty"
-    if value == f"ticket-signing:{settings.SECRET_KEY}":
+    if value in (f"ticket-signing:{settings.SECRET_KEY}", f"partner-secrets:{settings.SECRET_KEY}"):
         return "it is unset, so derived from DJANGO_SECRET_KEY; give it its own value"
     if value in defaults:
         return "it is a development default from the repository"
@@ -35,6 +35,7 @@ def _known_defaults() -> set[str]:
         getattr(settings, "DEV_SECRET_KEY", ""),
         getattr(settings, "DEV_SANDBOX_WEBHOOK_SECRET", ""),
         getattr(settings, "DEV_TICKET_SIGNING_KEY", ""),
+        getattr(settings, "DEV_PARTNER_SECRETS_KEY", ""),
         # Secrets that appear in the repository's tests and docs.
         "whsec_test_secret",
         "whsec_sandbox_local_only",
@@ -48,6 +49,7 @@ def _secrets_in_use() -> list[tuple[str, str]]:
     for key_id, key in settings.TICKET_SIGNING_KEYS.items():
         name = "TICKET_SIGNING_KEY" if key_id == current else f"TICKET_SIGNING_OLD_KEYS[{key_id}]"
         found.append((name, key))
+    found.append(("PARTNER_SECRETS_KEY", settings.PARTNER_SECRETS_KEY))
     from payments.gateways import enabled_gateway_names
 
     enabled = enabled_gateway_names()

@@ -7,9 +7,12 @@ through `CategoryAssignment` rules ("category A: section Stalls rows 1-5").
 
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
+
+from payments.currency import NotChargeable, check_chargeable
 
 
 class StageSide(models.TextChoices):
@@ -210,6 +213,15 @@ class PriceCategory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} — {self.name} ({self.price} {self.currency})"
+
+    def clean(self) -> None:
+        # The payment gateway's rule (payments.currency), shown to staff on the price field.
+        if self.price is None or not self.currency:
+            return
+        try:
+            check_chargeable(self.price, self.currency)
+        except NotChargeable as exc:
+            raise ValidationError({"price": str(exc)}) from None
 
 
 class CategoryAssignment(models.Model):

@@ -44,6 +44,7 @@ from events.models import (
 )
 from events.sale_plan import sale_plan
 from events.selectors import unpriced_places
+from payments.currency import NotChargeable, check_chargeable
 from payments.errors import BookingAlreadyCancelled
 from payments.services import cancel_booking
 
@@ -243,6 +244,10 @@ def check_price_categories(specs: Sequence[PriceCategorySpec]) -> None:
             raise InvalidEvent(f"Price category {spec.code}: a code of 1-10 and a name.")
         if spec.price < 0:
             raise InvalidEvent(f"Price category {spec.code}: the price cannot be negative.")
+        try:
+            check_chargeable(spec.price, spec.currency)
+        except NotChargeable as exc:
+            raise InvalidEvent(f"Price category {spec.code}: {exc}") from None
 
 
 def assign_categories(*, event_id: int, assignments: Sequence[AssignmentSpec]) -> int:

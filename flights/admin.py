@@ -14,6 +14,7 @@ from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
 from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
+from payments.currency import NotChargeable, check_chargeable
 
 
 @admin.register(Airport)
@@ -29,6 +30,12 @@ class FareInventoryForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        price, currency = cleaned.get("price"), cleaned.get("currency")
+        if price is not None and currency:
+            try:
+                check_chargeable(price, currency)
+            except NotChargeable as exc:
+                self.add_error("price", str(exc))
         if self.instance.pk and not self.errors:
             taken = self.instance.sold + self.instance.held
             limit = cleaned["capacity"] + cleaned["overbook_limit"]

@@ -22,6 +22,7 @@ from bookings.inventory import (
 from bookings.models import Sale, SaleKind
 from flights.models import Airport, FareClass, Flight
 from kernel.errors import InvalidRequest
+from payments.currency import NotChargeable, check_chargeable
 
 # The engine's inventory operations, where flight code (admin, tests) always found them.
 __all__ = ["block_seat", "check_inventory", "set_fare_limits", "unblock_seat"]
@@ -97,6 +98,17 @@ def open_flight_sale() -> Sale:
     return Sale.objects.create(kind=SaleKind.FLIGHT, created_at=timezone.now())
 
 
+def _check_chargeable_layout(layout: CabinLayout, seats: list) -> None:
+    """Every fare and seat surcharge must be an amount the payment gateway charges exactly."""
+    try:
+        for section in layout.sections:
+            check_chargeable(section.price, layout.currency)
+        for _fare_class, _row, _letter, surcharge in seats:
+            check_chargeable(surcharge, layout.currency)
+    except NotChargeable as exc:
+        raise InvalidRequest(str(exc), field="price") from None
+
+
 def create_flight(
     *,
     code: str,
@@ -120,6 +132,7 @@ def create_flight(
     if arrival_at <= departure_at:
         raise InvalidRequest("A flight arrives after it departs.")
     seats = layout.seats()
+    _check_chargeable_layout(layout, seats)
     with transaction.atomic():
         sale = open_sale(
             kind=SaleKind.FLIGHT,

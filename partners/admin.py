@@ -19,6 +19,22 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     search_fields = ["url", "owner__username", "description"]
     readonly_fields = ["created_at", "updated_at"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    actions = ["rotate_secrets"]
+
+    @admin.action(
+        description="Rotate the signing secret (the old one signs too for a while)",
+        permissions=["change"],
+    )
+    def rotate_secrets(self, request, queryset):
+        for endpoint in queryset:
+            fresh = services.rotate_secret(endpoint=endpoint)
+            until = f"{endpoint.previous_secret_expires_at:%Y-%m-%d %H:%M} UTC"
+            self.message_user(
+                request,
+                f"New signing secret of {endpoint.url} (shown only now, store it): {fresh}. "
+                f"The previous one also signs until {until}.",
+                messages.WARNING,
+            )
 
     def get_fields(self, request, obj=None):
         # The secret never appears on the change form; it is shown once after creation.

@@ -142,6 +142,30 @@ class EndpointApi(APIView):
         return Response(status=204)
 
 
+class RotatedSecretSerializer(serializers.Serializer):
+    secret = serializers.CharField(help_text="The new signing secret. Shown only in this answer.")
+    previousSecretExpiresAt = serializers.DateTimeField(
+        source="previous_secret_expires_at",
+        help_text="Until then deliveries carry a second v1 signature, made with the old secret.",
+    )
+
+
+class RotateSecretApi(APIView):
+    permission_classes = [MayManageWebhooks]
+
+    @extend_schema(
+        operation_id="partner_webhooks_rotate_secret",
+        request=None,
+        responses={200: RotatedSecretSerializer, **problems(401, 403, 404)},
+        tags=TAGS,
+    )
+    def post(self, request, endpoint_id: int):
+        endpoint = selectors.access_endpoint(user=request.user, endpoint_id=endpoint_id)
+        fresh = services.rotate_secret(endpoint=endpoint)
+        body = {"secret": fresh, "previous_secret_expires_at": endpoint.previous_secret_expires_at}
+        return Response(RotatedSecretSerializer(body).data)
+
+
 class DeliveryListApi(APIView):
     permission_classes = [MayManageWebhooks]
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+from partners.secret_box import open_sealed, seal
 
 
 class PartnerEventType(models.TextChoices):
@@ -21,8 +25,13 @@ class WebhookEndpoint(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_endpoints"
     )
     url = models.URLField(max_length=500)
-    # Shown once, when the endpoint is created; the partner verifies signatures with it.
-    secret = models.CharField(max_length=100)
+    # The signing secret, sealed (partners.secret_box): shown once, when the endpoint is
+    # created or its secret rotated; never stored in clear.
+    secret_sealed = models.TextField()
+    # During a rotation the previous secret signs too, until it expires: a partner switches
+    # its verifier over without dropping one delivery.
+    previous_secret_sealed = models.TextField(blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     event_types = models.JSONField(default=list, help_text="Subscribed event types.")
     is_active = models.BooleanField(default=True)
     description = models.CharField(max_length=200, blank=True)
@@ -31,10 +40,38 @@ class WebhookEndpoint(models.Model):
 
     class Meta:
         ordering = ["id"]
-        permissions = [("manage_own_webhooks", "Can register webhook endpoints of their own")]
+        permissions = [
+            ("manage_own_webhooks", "Can register webhook endpoints of their own"),
+            # Not implied by is_staff: a gate scanner may manage its own endpoint and must
+            # still hear only about its own bookings.
+            (
+                "receive_all_bookings",
+                "Endpoints of this user receive every customer's booking events",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.url
+
+    @property
+    def secret(self) -> str:
+        return open_sealed(self.secret_sealed)
+
+    @secret.setter
+    def secret(self, value: str) -> None:
+        self.secret_sealed = seal(value)
+
+    def live_secrets(self, *, now: datetime) -> list[str]:
+        """Every secret that signs a delivery at `now`: the current one first, then the
+        previous one while its rotation overlap lasts."""
+        found = [self.secret]
+        if (
+            self.previous_secret_sealed
+            and self.previous_secret_expires_at
+            and now < self.previous_secret_expires_at
+        ):
+            found.append(open_sealed(self.previous_secret_sealed))
+        return found
 
 
 class DeliveryStatus(models.TextChoices):

@@ -23,19 +23,22 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bookings import catalogue
 from bookings.models import Booking, Sale
 from kernel import metrics
 from kernel.errors import InvalidRequest
 from kernel.models import OutboxEvent
 from partners.models import DeliveryStatus, PartnerEventType, WebhookDelivery, WebhookEndpoint
+from partners.secret_box import seal
 from partners.signing import (
     ATTEMPT_HEADER,
     EVENT_ID_HEADER,
     EVENT_TYPE_HEADER,
     SIGNATURE_HEADER,
-    signature_header,
+    signatures_header,
 )
-from partners.urls_check import check_endpoint_url
+from partners.transport import pinned_session
+from partners.urls_check import check_endpoint_url, delivery_target
 
 logger = logging.getLogger(__name__)
 # Fixed forever: partners dedupe by the ids derived from it.
@@ -75,7 +78,7 @@ def create_endpoint(
         return WebhookEndpoint.objects.create(
             owner=owner,
             url=url,
-            secret="whsec_" + secrets.token_urlsafe(32),
+            secret=new_secret(),
             event_types=event_types,
             description=description,
             is_active=True,
@@ -109,6 +112,32 @@ def update_endpoint(
     return endpoint
 
 
+def new_secret() -> str:
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def rotate_secret(*, endpoint: WebhookEndpoint, overlap: timedelta | None = None) -> str:
+    """Give `endpoint` a new signing secret and return it (the caller shows it once).  The
+    old one keeps signing beside it for `overlap` (PARTNER_WEBHOOK_SECRET_OVERLAP_HOURS by
+    default), so deliveries verify with either while the partner switches.  Rotating again
+    during an overlap ends the older one at once: never more than two live secrets."""
+    overlap = overlap if overlap is not None else timedelta(hours=cfg()["SECRET_OVERLAP_HOURS"])
+    fresh = new_secret()
+    now = timezone.now()
+    with transaction.atomic():
+        locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        changes = {
+            "previous_secret_sealed": locked.secret_sealed,
+            "previous_secret_expires_at": now + overlap,
+            "secret_sealed": seal(fresh),
+            "updated_at": now,
+        }
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(**changes)
+    for name, value in changes.items():
+        setattr(endpoint, name, value)
+    return fresh
+
+
 def delete_endpoint(*, endpoint: WebhookEndpoint) -> None:
     with transaction.atomic():
         WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
@@ -117,27 +146,33 @@ def delete_endpoint(*, endpoint: WebhookEndpoint) -> None:
 # --- deciding deliveries (outbox consumer) -----------------------------------------------------
 
 
+RECEIVE_ALL_BOOKINGS = "partners.receive_all_bookings"
+
+
 def _may_see(endpoint: WebhookEndpoint, booking_owner_id: int | None) -> bool:
-    # Staff endpoints (the operator's own CRM) hear everything; a partner only hears about
-    # the bookings it owns.
-    return endpoint.owner.is_staff or endpoint.owner_id == booking_owner_id
+    # Endpoints of a user granted `receive_all_bookings` (the operator's own CRM) hear every
+    # booking; anyone else, staff included, only about the bookings they own.  A permission,
+    # not is_staff: a gate scanner is staff and may manage its own endpoint.
+    if endpoint.owner_id == booking_owner_id:
+        return True
+    return endpoint.owner.is_active and endpoint.owner.has_perm(RECEIVE_ALL_BOOKINGS)
 
 
 def public_payload(payload: dict[str, Any]) -> dict[str, Any]:
-    """An engine event as partners see it: the engine names the sale (`saleId`); partners
-    have always been told the flight (`flightId`), in the same place among the keys."""
+    """An engine event as partners see it: the engine's `saleId` stays, and the catalogue item
+    that owns the sale is named beside it in the catalogue's own words (`flightId`,
+    `eventId`), the ids every other API of ours speaks.  The catalogue registry answers: the
+    partners sit below the catalogues and import none of them."""
     if "saleId" not in payload:
         return payload
-    # Through the sale's reverse accessor: partners sit below the catalogues.
-    flight_id = (
-        Sale.objects.filter(pk=payload["saleId"]).values_list("flight__pk", flat=True).first()
+    sale = (
+        Sale.objects.select_related(*catalogue.owner_paths()).filter(pk=payload["saleId"]).first()
     )
-    if flight_id is None:
+    owned = catalogue.owner_item(sale) if sale is not None else None
+    if owned is None:
         return payload
-    return {
-        ("flightId" if key == "saleId" else key): (flight_id if key == "saleId" else value)
-        for key, value in payload.items()
-    }
+    owner, item = owned
+    return {**payload, f"{owner}Id": item.pk}
 
 
 def queue_deliveries(*, event: OutboxEvent) -> list[int]:
@@ -254,27 +289,31 @@ def _post(delivery: WebhookDelivery) -> tuple[int | None, str]:
     if not endpoint.is_active:
         return None, "endpoint deactivated"
     try:
-        check_endpoint_url(endpoint.url)
+        target = delivery_target(endpoint.url)
     except InvalidRequest as exc:
         return None, f"refused: {exc.detail}"
     body = delivery_body(delivery)
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Seatkeeper-Webhooks/1",
-        SIGNATURE_HEADER: signature_header(body=body, secret=endpoint.secret),
+        SIGNATURE_HEADER: signatures_header(
+            body=body, secrets=endpoint.live_secrets(now=timezone.now())
+        ),
         EVENT_ID_HEADER: str(delivery.event_id),
         EVENT_TYPE_HEADER: delivery.event_type,
         ATTEMPT_HEADER: str(delivery.attempts),
     }
     try:
-        # No redirects: a 30x to an internal address would get round the URL check.
-        response = requests.post(
-            endpoint.url,
-            data=body,
-            headers=headers,
-            timeout=cfg()["TIMEOUT_SECONDS"],
-            allow_redirects=False,
-        )
+        # To the checked address only (no second DNS answer, no environment proxy), and no
+        # redirects: a 30x to an internal address would get round the URL check.
+        with pinned_session(target) as session:
+            response = session.post(
+                target.url,
+                data=body,
+                headers=headers,
+                timeout=cfg()["TIMEOUT_SECONDS"],
+                allow_redirects=False,
+            )
     except requests.RequestException as exc:
         return None, type(exc).__name__
     return response.status_code, "" if 200 <= response.status_code < 300 else "non-2xx answer"

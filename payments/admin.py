@@ -106,6 +106,8 @@ class WebhookEventAdmin(ReadOnlyAdmin):
 @admin.register(RefundPolicy)
 class RefundPolicyAdmin(admin.ModelAdmin):
     list_display = [
+        "kind",
+        "sale",
         "fare_class",
         "full_refund_days",
         "partial_refund_percent",
@@ -113,20 +115,26 @@ class RefundPolicyAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     readonly_fields = ["updated_at"]
+    list_filter = ["kind"]
+    raw_id_fields = ["sale"]
     fieldsets = [
         (
             None,
             {
                 "fields": [
+                    "kind",
+                    "sale",
                     "fare_class",
                     "full_refund_days",
                     "partial_refund_percent",
                     "partial_refund_hours",
                     "updated_at",
                 ],
-                "description": "Full refund until N days before departure; then the percentage "
-                "until H hours before departure; nothing after that. "
-                "No cancellation after departure.",
+                "description": "Full refund until N days before the start (departure, show); "
+                "then the percentage until H hours before it; nothing after that. No "
+                "cancellation after the start. A policy is for one catalogue (flights or "
+                "events); with a sale it overrides the catalogue's for that sale only; a blank "
+                "class covers every class.",
             },
         )
     ]

@@ -9,6 +9,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from bookings import catalogue
+from bookings.models import SaleKind
 
 
 class PaymentStatus(models.TextChoices):
@@ -107,6 +108,7 @@ class RefundReason(models.TextChoices):
     FLIGHT_CLOSED = "FLIGHT_CLOSED", _("Paid after the flight departed or was cancelled")
     CANCELLATION = "CANCELLATION", _("Booking cancelled")
     NAMES_MISSING = "NAMES_MISSING", _("Paid while a passenger had no name")
+    AMOUNT_MISMATCH = "AMOUNT_MISMATCH", _("The gateway captured another amount than the price")
 
 
 class Refund(models.Model):
@@ -190,29 +192,70 @@ class WebhookEvent(models.Model):
 class RefundPolicy(models.Model):
     """How much of a confirmed booking's payment comes back on cancellation; edited by staff.
 
-    At least `full_refund_days` before departure: everything.  After that and until
-    `partial_refund_hours` before departure: `partial_refund_percent`.  Closer than that: nothing.
-    After departure a booking cannot be cancelled at all.
+    At least `full_refund_days` before the start: everything.  After that and until
+    `partial_refund_hours` before it: `partial_refund_percent`.  Closer than that: nothing.
+    After the start a booking cannot be cancelled at all.
+
+    A policy belongs to one catalogue (`kind`): an event category named ECONOMY never gets the
+    airline's policy, and every event's category "A" is not one policy across all events.
+    With `sale` it overrides the catalogue's for that sale only.  A blank `fare_class` covers
+    every class (an event's categories are chosen per event).  The most specific wins:
+    (sale, class), (sale, any), (catalogue, class), (catalogue, any), then the defaults.
     """
 
-    # The catalogues' fixed class codes, asked when used: payments import no catalogue.
-    fare_class = models.CharField(max_length=10, choices=catalogue.class_choices, unique=True)
+    kind = models.CharField(
+        max_length=10, choices=SaleKind.choices, help_text="The catalogue this policy is for."
+    )
+    sale = models.ForeignKey(
+        "bookings.Sale",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Only this sale (an override); blank: every sale of the catalogue.",
+    )
+    fare_class = models.CharField(
+        max_length=10, blank=True, help_text="Inventory-class code; blank: every class."
+    )
     full_refund_days = models.PositiveSmallIntegerField(default=14)
     partial_refund_percent = models.PositiveSmallIntegerField(default=50)
     partial_refund_hours = models.PositiveSmallIntegerField(default=24)
     updated_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["fare_class"]
+        ordering = ["kind", "sale_id", "fare_class"]
         verbose_name_plural = "refund policies"
         constraints = [
             models.CheckConstraint(
                 condition=Q(partial_refund_percent__lte=100), name="refund_policy_percent_max_100"
             ),
+            models.UniqueConstraint(
+                fields=["kind", "fare_class"],
+                condition=Q(sale__isnull=True),
+                name="refund_policy_one_per_catalogue_class",
+            ),
+            models.UniqueConstraint(
+                fields=["sale", "fare_class"],
+                condition=Q(sale__isnull=False),
+                name="refund_policy_one_per_sale_class",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_fare_class_display()} refund policy"
+        where = f"sale {self.sale_id}" if self.sale_id else self.get_kind_display()
+        return f"{where} {self.fare_class or 'every class'} refund policy"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.sale_id is not None and self.sale.kind != self.kind:
+            raise ValidationError({"sale": "This sale belongs to another catalogue."})
+        if self.kind and self.fare_class:
+            codes = catalogue.for_kind(self.kind).class_codes
+            if codes is not None and self.fare_class not in codes:
+                raise ValidationError(
+                    {"fare_class": f"Not a class of this catalogue: one of {', '.join(codes)}."}
+                )
 
 
 # --- the sandbox provider's side ---------------------------------------------------------------

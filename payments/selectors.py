@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -16,9 +16,8 @@ from bookings import catalogue
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Sale
 from kernel.web.problems import problem_body
+from payments.currency import round_to_unit
 from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
-
-CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -45,10 +44,20 @@ class RefundQuote:
         }
 
 
-def refund_policy_for(*, fare_class: str) -> RefundPolicy:
-    """The staff-edited policy, or the model defaults when staff never saved one."""
-    policy = RefundPolicy.objects.filter(fare_class=fare_class).first()
-    return policy or RefundPolicy(fare_class=fare_class, updated_at=timezone.now())
+def refund_policy_for(*, sale: Sale, fare_class: str) -> RefundPolicy:
+    """The most specific staff-edited policy for `fare_class` of `sale` (see RefundPolicy),
+    or the model defaults when staff never saved one.  Keyed by the sale's catalogue, never
+    by the class code alone."""
+    candidates = RefundPolicy.objects.filter(
+        Q(sale_id=sale.pk) | Q(sale__isnull=True, kind=sale.kind),
+        fare_class__in=[fare_class, ""],
+    )
+
+    def specificity(policy: RefundPolicy) -> tuple[bool, bool]:
+        return (policy.sale_id is not None, policy.fare_class != "")
+
+    best = max(candidates, key=specificity, default=None)
+    return best or RefundPolicy(kind=sale.kind, fare_class=fare_class, updated_at=timezone.now())
 
 
 def refund_percent(*, policy: RefundPolicy, sale: Sale, now: datetime) -> tuple[str, int, str]:
@@ -83,7 +92,9 @@ def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> Re
     paid = payment.amount - payment.refunded_amount if payment else Decimal("0.00")
 
     def quote(cancellable: bool, rule: str, percent: int, reason: str) -> RefundQuote:
-        amount = (paid * percent / 100).quantize(CENT, rounding=ROUND_HALF_UP)
+        # To the currency's chargeable unit (half of ¥89 is ¥45, not ¥44.50): a refund the
+        # gateway could not pay exactly would fail, or be rounded by it behind our back.
+        amount = min(round_to_unit(paid * percent / 100, booking.currency), paid)
         return RefundQuote(
             booking.pk, cancellable, rule, percent, amount, paid, booking.currency, reason
         )
@@ -101,7 +112,9 @@ def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> Re
             % {"status": str(booking.get_status_display()).lower()},
         )
     rule, percent, reason = refund_percent(
-        policy=refund_policy_for(fare_class=booking.fare_class), sale=booking.sale, now=now
+        policy=refund_policy_for(sale=booking.sale, fare_class=booking.fare_class),
+        sale=booking.sale,
+        now=now,
     )
     return quote(rule != "refused", rule, percent, reason)
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -35,6 +36,7 @@ from bookings.services import close_bookings, sell_held_booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from kernel.locking import lock_errors_as_too_busy
 from kernel.outbox import emit_event
+from payments.currency import NotChargeable
 from payments.errors import (
     AmountMismatch,
     BookingAlreadyCancelled,
@@ -205,6 +207,10 @@ def _charge(payment: Payment, payment_method: str) -> ChargeResult:
         )
     except GatewayError:
         return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
+    except NotChargeable:
+        # A price the catalogue check should have refused (edited in the database, or from
+        # before the check): nothing is sent, rather than a rounded amount.
+        return ChargeResult(status="failed", reference="", failure_reason="amount_not_chargeable")
 
 
 def supersede_payment(*, payment_id: int) -> bool:
@@ -482,16 +488,15 @@ def issue_refund(*, refund_id: int) -> Refund:
                 updated_at=now,
                 status=PaymentStatus.REFUNDED if fully else payment.status,
             )
-            flight_id, sale_id = Booking.objects.values_list("sale__flight__id", "sale_id").get(
-                pk=payment.booking_id
-            )
+            sale_id = Booking.objects.values_list("sale_id", flat=True).get(pk=payment.booking_id)
             emit_event(
                 aggregate_type="booking",
                 aggregate_id=payment.booking_id,
                 event_type="refund.issued",
                 payload={
+                    # The engine's sale only: partners add flightId / eventId from the
+                    # catalogue (partners.services.public_payload).
                     "bookingId": payment.booking_id,
-                    "flightId": flight_id,
                     "saleId": sale_id,
                     "refundId": refund.pk,
                     "paymentId": payment.pk,
@@ -612,8 +617,12 @@ def reconcile_payment(*, payment_id: int) -> Payment:
 
 
 def reconcile_stuck_payments(*, now: datetime | None = None, limit: int = 100) -> int:
-    """Beat job: every payment PROCESSING for longer than any request can take."""
-    cutoff = (now or timezone.now()) - settings.PAYMENTS["RECONCILE_AFTER"]
+    """Beat job: every payment PROCESSING for longer than any request can take, and every
+    PENDING one (a hosted checkout, 3-D Secure) whose hold is over.  A PENDING payment is
+    cancelled at the gateway, or, when the customer paid after all, that success is applied
+    (and refunded, the hold being gone): money is never left captured with nobody to say so."""
+    now = now or timezone.now()
+    cutoff = now - settings.PAYMENTS["RECONCILE_AFTER"]
     stuck = list(
         Payment.objects.filter(status=PaymentStatus.PROCESSING, updated_at__lt=cutoff)
         .order_by("updated_at")
@@ -621,7 +630,15 @@ def reconcile_stuck_payments(*, now: datetime | None = None, limit: int = 100) -
     )
     for payment_id in stuck:
         reconcile_payment(payment_id=payment_id)
-    return len(stuck)
+    lapsed = list(
+        Payment.objects.filter(status=PaymentStatus.PENDING, updated_at__lt=cutoff)
+        .filter(~Q(booking__status=BookingStatus.HELD) | Q(booking__expires_at__lt=now))
+        .order_by("updated_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for payment_id in lapsed:
+        supersede_payment(payment_id=payment_id)
+    return len(stuck) + len(lapsed)
 
 
 # --- housekeeping --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from kernel.locking import lock_errors_as_too_busy
+from payments.captures import refund_unmatched_capture
 from payments.errors import WebhookEventRefused
 from payments.gateways import get_gateway
 from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent
@@ -91,6 +92,19 @@ def _apply(gateway_name: str, event: GatewayEvent) -> str:
     if event.amount is not None and (
         event.amount != payment.amount or event.currency.upper() != payment.currency
     ):
+        if event.kind == PAYMENT_SUCCEEDED:
+            # Captured, but not what the booking costs: it cannot confirm, and the money goes
+            # back (never "ignored" with the money kept).
+            payment = refund_unmatched_capture(
+                payment_id=payment.pk,
+                captured=event.amount,
+                currency=event.currency,
+                reference=event.reference,
+            )
+            return (
+                f"amount {event.amount} {event.currency} does not match payment {payment.pk}: "
+                f"refund {payment.status}"
+            )
         return (
             f"ignored: amount {event.amount} {event.currency} does not match payment {payment.pk}"
         )

@@ -10,6 +10,7 @@ webhooks (the session passes our payment id on to its intent's metadata).
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -17,6 +18,7 @@ from decimal import Decimal
 import stripe
 from django.conf import settings
 
+from payments.currency import from_minor_units, to_minor_units
 from payments.errors import GatewayError, PaymentMethodRefused, WebhookSignatureInvalid
 from payments.gateways.base import (
     PAYMENT_FAILED,
@@ -27,25 +29,8 @@ from payments.gateways.base import (
     RefundResult,
 )
 
+log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "Stripe-Signature"
-ZERO_DECIMAL_CURRENCIES = {
-    "BIF",
-    "CLP",
-    "DJF",
-    "GNF",
-    "JPY",
-    "KMF",
-    "KRW",
-    "MGA",
-    "PYG",
-    "RWF",
-    "UGX",
-    "VND",
-    "VUV",
-    "XAF",
-    "XOF",
-    "XPF",
-}
 # A PaymentMethod id made by Stripe.js or the mobile SDKs: card data never reaches us.
 PAYMENT_METHOD_ID = re.compile(r"pm_[A-Za-z0-9_]{1,96}")
 EVENT_KINDS = {
@@ -54,14 +39,26 @@ EVENT_KINDS = {
 }
 
 
-def to_minor_units(amount: Decimal, currency: str) -> int:
-    exponent = 0 if currency.upper() in ZERO_DECIMAL_CURRENCIES else 2
-    return int((amount * 10**exponent).to_integral_value())
+def _payment_id(metadata: Mapping) -> int | None:
+    """Our payment id from an intent's metadata; None (look it up by reference) when it is
+    missing or not a number.  Metadata is free text anyone with the dashboard can edit: a bad
+    value is logged and never a 500."""
+    raw = metadata.get("payment_id")
+    if raw in (None, ""):
+        return None
+    text = str(raw).strip()
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        return int(text)
+    log.warning("Stripe intent metadata payment_id %r is not one of our ids", str(raw)[:40])
+    return None
 
 
-def from_minor_units(value: int, currency: str) -> Decimal:
-    exponent = 0 if currency.upper() in ZERO_DECIMAL_CURRENCIES else 2
-    return (Decimal(value) / 10**exponent).quantize(Decimal("0.01"))
+def _amount(value: object, currency: str) -> Decimal | None:
+    """The intent's amount in major units, exact; None when it is not an integer (the event
+    then matches no payment's amount and is not applied)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return from_minor_units(value, currency)
 
 
 class StripeGateway(Gateway):
@@ -259,15 +256,16 @@ class StripeGateway(Gateway):
         intent = payload.get("data", {}).get("object", {})
         if intent.get("object") != "payment_intent":
             return GatewayEvent(event_id=event.id, kind=kind, payload=payload)
-        metadata = intent.get("metadata") or {}
+        metadata = intent.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         currency = str(intent.get("currency", "")).upper()
         error = intent.get("last_payment_error") or {}
         return GatewayEvent(
             event_id=event.id,
             kind=kind,
             reference=intent["id"],
-            payment_id=int(metadata["payment_id"]) if metadata.get("payment_id") else None,
-            amount=from_minor_units(intent.get("amount", 0), currency),
+            payment_id=_payment_id(metadata),
+            amount=_amount(intent.get("amount"), currency),
             currency=currency,
             failure_reason=str(error.get("code") or ""),
             payload=payload,

@@ -91,7 +91,9 @@ def every_kind_of_row(customer, other_customer, flight, settings):
         task="bookings.tasks.expire_holds",
         interval=IntervalSchedule.objects.create(every=30, period=IntervalSchedule.SECONDS),
     )
-    RefundPolicy.objects.get_or_create(fare_class="ECONOMY", defaults={"updated_at": now})
+    RefundPolicy.objects.get_or_create(
+        kind="FLIGHT", sale=None, fare_class="ECONOMY", defaults={"updated_at": now}
+    )
     ClockedSchedule.objects.create(clocked_time=now)
     CrontabSchedule.objects.create(minute="5")
     SolarSchedule.objects.create(event="sunrise", latitude="10.8", longitude="106.6")

@@ -14,7 +14,7 @@ from kernel.outbox import redeliver_event, relay_outbox
 from partners import services
 from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from partners.services import attempt_delivery, create_endpoint, partner_event_id
-from partners.signing import verify_signature
+from partners.signing import signature_header, verify_signature
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.factories import (
     FlightFactory,
@@ -107,7 +107,7 @@ def test_signature_is_the_sandbox_scheme_over_the_exact_body(customer, flight, r
     receiver.secret = "whsec_wrong"
     until_settled(delivery.pk, limit=1)
     assert receiver.bad_signatures == 1 and not receiver.accepted  # verifiable only with ours
-    header = services.signature_header(body=body, secret=endpoint.secret)
+    header = signature_header(body=body, secret=endpoint.secret)
     verify_signature(body=body, header=header, secret=endpoint.secret, tolerance=300)
 
 

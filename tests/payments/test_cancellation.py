@@ -34,6 +34,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def economy_policy(db):
     # Transactional tests flush the rows the data migration seeded, so state the policy here.
     policy, _ = RefundPolicy.objects.update_or_create(
+        kind="FLIGHT",
+        sale=None,
         fare_class="ECONOMY",
         defaults={
             "full_refund_days": 14,
@@ -221,6 +223,7 @@ def test_staff_edit_refund_policy_in_admin_changes_the_quote(customer, staff_use
     response = admin.post(
         url,
         {
+            "kind": "FLIGHT",
             "fare_class": "ECONOMY",
             "full_refund_days": 3,
             "partial_refund_percent": 50,
@@ -232,6 +235,7 @@ def test_staff_edit_refund_policy_in_admin_changes_the_quote(customer, staff_use
     bad = admin.post(
         url,
         {
+            "kind": "FLIGHT",
             "fare_class": "ECONOMY",
             "full_refund_days": 3,
             "partial_refund_percent": 150,

@@ -156,7 +156,8 @@ def test_success_after_expiry_is_refunded_in_full(customer, flight, swept):
     assert SandboxRefund.objects.get().amount == payment.amount
     issued = OutboxEvent.objects.get(event_type="refund.issued")
     assert issued.payload["refundId"] == refund.pk and issued.payload["amount"] == "208.00"
-    assert issued.payload["bookingId"] == booking.pk and issued.payload["flightId"] == flight.pk
+    # The engine names the sale; partners are told the flight (partners.services.public_payload).
+    assert issued.payload["bookingId"] == booking.pk and issued.payload["saleId"] == flight.sale_id
     assert not OutboxEvent.objects.filter(event_type="booking.confirmed").exists()
     inventory = FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY")
     assert (inventory.held, inventory.sold) == (0, 0)

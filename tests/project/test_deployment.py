@@ -167,6 +167,7 @@ def test_compose_file_is_accepted_by_docker_compose():
         **os.environ,
         "DJANGO_SECRET_KEY": "x" * 50,
         "TICKET_SIGNING_KEY": "y" * 50,
+        "PARTNER_SECRETS_KEY": "z" * 50,
         "PAYMENTS_GATEWAY": "stripe",
     }
     result = subprocess.run(

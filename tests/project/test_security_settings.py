@@ -38,6 +38,7 @@ def production(settings):
     settings.SECRET_KEY = strong()
     settings.TICKET_SIGNING_KEYS = {"k1": strong()}
     settings.TICKET_SIGNING_KEY_ID = "k1"
+    settings.PARTNER_SECRETS_KEY = strong()
     settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "stripe", "SANDBOX_IN_PRODUCTION": False}
     settings.STRIPE = {
         **settings.STRIPE,
@@ -93,6 +94,14 @@ def test_the_sandbox_needs_the_explicit_opt_in(production):
         (
             lambda s: setattr(s, "TICKET_SIGNING_KEYS", {"k1": f"ticket-signing:{s.SECRET_KEY}"}),
             "TICKET_SIGNING_KEY",
+        ),
+        (
+            lambda s: setattr(s, "PARTNER_SECRETS_KEY", f"partner-secrets:{s.SECRET_KEY}"),
+            "PARTNER_SECRETS_KEY",
+        ),
+        (
+            lambda s: setattr(s, "PARTNER_SECRETS_KEY", s.DEV_PARTNER_SECRETS_KEY),
+            "PARTNER_SECRETS_KEY",
         ),
         (
             lambda s: setattr(s, "TICKET_SIGNING_KEYS", {"k1": strong(), "k0": "a" * 40}),
@@ -170,6 +179,7 @@ def test_check_deploy_passes_with_production_settings(tmp_path):
         **PRODUCTION_ENV,
         DJANGO_SECRET_KEY=strong(),
         TICKET_SIGNING_KEY=strong(),
+        PARTNER_SECRETS_KEY=strong(),
         STRIPE_API_KEY="sk_live_" + strong(),
         STRIPE_WEBHOOK_SECRET="whsec_" + strong(),
     )
@@ -213,7 +223,12 @@ def test_https_defaults_follow_debug(tmp_path):
 def test_compose_requires_every_secret_and_does_not_opt_into_the_sandbox():
     text = (ROOT / "docker-compose.yml").read_text()
     app = yaml.safe_load(text)["x-app"]["environment"]
-    for name in ("DJANGO_SECRET_KEY", "TICKET_SIGNING_KEY", "PAYMENTS_GATEWAY"):
+    for name in (
+        "DJANGO_SECRET_KEY",
+        "TICKET_SIGNING_KEY",
+        "PARTNER_SECRETS_KEY",
+        "PAYMENTS_GATEWAY",
+    ):
         assert app[name].startswith(f"${{{name}:?"), name
     assert app["PAYMENTS_SANDBOX_IN_PRODUCTION"] == "${PAYMENTS_SANDBOX_IN_PRODUCTION:-false}"
     for name in ("SANDBOX_WEBHOOK_SECRET", "STRIPE_WEBHOOK_SECRET", "STRIPE_API_KEY"):
@@ -243,6 +258,7 @@ def test_docker_compose_refuses_to_render_without_the_secrets(tmp_path):
             **base,
             "DJANGO_SECRET_KEY": "x" * 50,
             "TICKET_SIGNING_KEY": "y" * 50,
+            "PARTNER_SECRETS_KEY": "z" * 50,
             "PAYMENTS_GATEWAY": "stripe",
         }
     )
