@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "axes",
     "channels",
     "kernel",
+    "accounts",
     "flights",
     "events",
     "bookings",
@@ -285,6 +286,19 @@ AXES_RESET_ON_SUCCESS = False
 AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+
+# Sign-up limits and e-mail verification (docs/security.md, "Sign-up limits and e-mail
+# verification").  Rates are "<n>/<second|minute|hour|day>", counted per client address
+# (kernel/web/client_ip.py) in the shared cache; a cache that does not answer lets people in.
+ACCOUNTS = {
+    # Accounts created per client address: each is another place in a pre-queue.
+    "SIGNUPS_PER_ADDRESS": env("SIGNUPS_PER_ADDRESS", default="5/hour"),
+    # "Send me the link" per account, and password-reset mails per client address.
+    "VERIFICATION_LINKS_PER_ACCOUNT": env("VERIFICATION_LINKS_PER_ACCOUNT", default="5/hour"),
+    "PASSWORD_RESETS_PER_ADDRESS": env("PASSWORD_RESETS_PER_ADDRESS", default="5/hour"),
+    # A verification link works this long (Django's own PASSWORD_RESET_TIMEOUT bounds resets).
+    "VERIFICATION_LINK_MAX_AGE": timedelta(hours=env.int("VERIFICATION_LINK_HOURS", default=72)),
+}
 
 # --- i18n / time ----------------------------------------------------------------------------
 # Customers read English, German or Russian (docs: README, "Languages").  The catalogues in
