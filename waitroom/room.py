@@ -19,6 +19,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from accounts.errors import EmailNotVerified
+from accounts.selectors import has_verified_email
 from bookings import catalogue, waitlist
 from bookings.models import SaleKind as EngineSaleKind
 from bookings.models import WaitlistEntry
@@ -120,13 +122,17 @@ def join_queue(
     place.  Before the shuffle the entry goes into the pre-queue (no order key yet); after
     it, to the back of the FIFO queue.  An admission that ran out may queue again, at the
     back.  Redis is asked first (join limits, index), so with Redis down nothing is written
-    and the caller gets 503.
+    and the caller gets 503.  A room with `require_verified_email` refuses (403) an account
+    whose address is not verified (docs/security.md, "Sign-up limits and e-mail
+    verification").
     """
     now = now or timezone.now()
     _check_join_limits(customer_id=customer.pk, address=address)
     sale = ProtectedSale.objects.filter(pk=sale_id).first()
     if sale is None:
         raise SaleNotFound(f"There is no waiting room {sale_id}.")
+    if sale.require_verified_email and not has_verified_email(customer):
+        raise EmailNotVerified()
     queue.ensure_index(sale.pk)
     entry = QueueEntry.objects.filter(sale=sale, customer=customer).first()
     if entry is None:

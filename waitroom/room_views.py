@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.selectors import has_verified_email
 from bookings import catalogue
 from kernel.errors import DomainError
 from kernel.web.problems import domain_error_response
@@ -59,6 +60,8 @@ def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
             "sale": sale,
             "flight": sale.flight,
             "status": status,
+            "needs_verified_email": sale.require_verified_email
+            and not has_verified_email(request.user),
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
             "your_shuffle_key": room_selectors.shuffle_key(
                 seed=sale.seed, sale_id=sale.pk, customer_id=request.user.pk
