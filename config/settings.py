@@ -345,9 +345,14 @@ SEATKEEPER = {
 
 # The waiting room in front of flash sales (docs/architecture.md, "Waiting room").
 WAITING_ROOM = {
-    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  Without
-    # Redis, joining a queue answers 503 and admission pauses; admitted tokens keep working.
-    "REDIS_URL": env("WAITING_ROOM_REDIS_URL", default=REDIS_URL),
+    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  In the
+    # embedded mode (no Redis, the in-process broker: one process) it is an in-process Redis
+    # ("memory://", waitroom/queue.py).  When Redis is down (or this is set to ""), joining
+    # a queue answers 503 and admission goes on; admitted tokens keep working.
+    "REDIS_URL": env(
+        "WAITING_ROOM_REDIS_URL",
+        default=REDIS_URL or ("memory://" if CELERY_BROKER_URL.startswith("memory://") else ""),
+    ),
     "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
     # A queue read or join waits at most this long for Redis, then answers 503.
     "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),

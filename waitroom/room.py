@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from accounts.errors import EmailNotVerified
@@ -41,6 +42,12 @@ FIFO_BASE = 10**12
 
 
 def _fifo_key() -> int:
+    if connection.vendor != "postgresql":
+        # SQLite (the embedded mode) has no sequences.  Each of its write transactions holds
+        # the database's one write lock from BEGIN (IMMEDIATE, config/settings.py), and every
+        # caller is inside one: the largest key + 1 cannot be handed out twice.
+        top = QueueEntry.objects.aggregate(top=Max("order_key"))["top"] or 0
+        return max(top, FIFO_BASE) + 1
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval('waitroom_queue_order_seq')")
         return FIFO_BASE + cursor.fetchone()[0]

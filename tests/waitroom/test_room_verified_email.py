@@ -86,9 +86,7 @@ def test_the_page_says_why_and_sends_the_link_back_to_the_queue(room_redis, sett
     assert 'id="send-verification-link"' in html
     assert not QueueEntry.objects.filter(customer=customer).exists()
 
-    sent = page.post(
-        "/accounts/verify-email/", {"email": customer.email, "next": url}, follow=True
-    )
+    sent = page.post("/accounts/verify-email/", {"email": customer.email, "next": url}, follow=True)
     assert sent.redirect_chain[-1][0] == url
     assert f"We sent a link to {customer.email}" in sent.content.decode()
     assert [m.to for m in mail.outbox] == [[customer.email]]
