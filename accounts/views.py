@@ -10,6 +10,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -24,8 +25,11 @@ from kernel.web.client_ip import client_ip
 
 
 def _safe_next(request: HttpRequest, fallback: str) -> str:
+    """`next` if it is a path of ours, else `fallback`.  Only a path: `redirect()` would
+    take any other word for a view name (NoReverseMatch, a 500)."""
     next_url = request.POST.get("next") or request.GET.get("next", "")
-    if url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
+    ours = url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure())
+    if ours and next_url.startswith("/") and next_url.isprintable():
         return next_url
     return fallback
 
@@ -62,7 +66,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 _("Welcome, %(name)s! You are signed in. We sent a link to %(email)s to verify it.")
                 % {"name": user.get_username(), "email": user.email},
             )
-            return redirect(_safe_next(request, "flights:search"))
+            return redirect(_safe_next(request, reverse("flights:search")))
     return render(request, "registration/signup.html", {"form": form})
 
 
@@ -94,7 +98,7 @@ def verification(request: HttpRequest) -> HttpResponse:
             )
             % {"email": email, "hours": hours},
         )
-        return redirect(context["next"] or "accounts:verification")
+        return redirect(context["next"] or reverse("accounts:verification"))
     return render(request, "registration/verify_email.html", context)
 
 

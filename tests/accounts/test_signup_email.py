@@ -182,3 +182,12 @@ def test_the_verification_mail_is_in_the_customers_language(
             HTTP_ACCEPT_LANGUAGE=language,
         )
     assert [m.subject for m in mailoutbox] == [subject]
+
+
+@pytest.mark.parametrize("next_url", ["êÐk", "bookings:mine", "//evil.example/", "/ok\n"])
+def test_a_next_that_is_no_path_of_ours_is_ignored(client, next_url):
+    """Found by the form fuzz: a `next` like "êÐk" reached redirect(), which took it for a
+    view name (NoReverseMatch, 500)."""
+    client.force_login(UserFactory(email="ana@example.com"))
+    sent = client.post("/accounts/verify-email/", {"email": "ana@example.com", "next": next_url})
+    assert sent.status_code == 302 and sent["Location"] == "/accounts/verify-email/"
