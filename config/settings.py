@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "axes",
     "channels",
     "kernel",
+    "accounts",
     "flights",
     "events",
     "bookings",
@@ -297,6 +298,19 @@ AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
+# Sign-up limits and e-mail verification (docs/security.md, "Sign-up limits and e-mail
+# verification").  Rates are "<n>/<second|minute|hour|day>", counted per client address
+# (kernel/web/client_ip.py) in the shared cache; a cache that does not answer lets people in.
+ACCOUNTS = {
+    # Accounts created per client address: each is another place in a pre-queue.
+    "SIGNUPS_PER_ADDRESS": env("SIGNUPS_PER_ADDRESS", default="5/hour"),
+    # "Send me the link" per account, and password-reset mails per client address.
+    "VERIFICATION_LINKS_PER_ACCOUNT": env("VERIFICATION_LINKS_PER_ACCOUNT", default="5/hour"),
+    "PASSWORD_RESETS_PER_ADDRESS": env("PASSWORD_RESETS_PER_ADDRESS", default="5/hour"),
+    # A verification link works this long (Django's own PASSWORD_RESET_TIMEOUT bounds resets).
+    "VERIFICATION_LINK_MAX_AGE": timedelta(hours=env.int("VERIFICATION_LINK_HOURS", default=72)),
+}
+
 # --- i18n / time ----------------------------------------------------------------------------
 # Customers read English, German or Russian (docs: README, "Languages").  The catalogues in
 # locale/ are compiled by the install step (scripts/compile_messages.py), never committed.
@@ -342,9 +356,14 @@ SEATKEEPER = {
 
 # The waiting room in front of flash sales (docs/architecture.md, "Waiting room").
 WAITING_ROOM = {
-    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  Without
-    # Redis, joining a queue answers 503 and admission pauses; admitted tokens keep working.
-    "REDIS_URL": env("WAITING_ROOM_REDIS_URL", default=REDIS_URL),
+    # The queue index lives here (a sorted set per sale); defaults to REDIS_URL.  In the
+    # embedded mode (no Redis, the in-process broker: one process) it is an in-process Redis
+    # ("memory://", waitroom/queue.py).  When Redis is down (or this is set to ""), joining
+    # a queue answers 503 and admission goes on; admitted tokens keep working.
+    "REDIS_URL": env(
+        "WAITING_ROOM_REDIS_URL",
+        default=REDIS_URL or ("memory://" if CELERY_BROKER_URL.startswith("memory://") else ""),
+    ),
     "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
     # A queue read or join waits at most this long for Redis, then answers 503.
     "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),

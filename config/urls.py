@@ -24,6 +24,9 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
+    # Sign-up, e-mail verification and our password-reset view, then Django's login, logout
+    # and the rest of the password reset.
+    path("accounts/", include("accounts.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("languages.urls")),
     path("", include("flights.urls")),

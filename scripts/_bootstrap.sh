@@ -20,6 +20,10 @@ ensure_venv() {
   local spec="."
   [ -n "$extra" ] && spec=".[$extra]"
   local stamp=".venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)-${extra:-base}"
+  # An install with extras (./scripts/test's "dev") has the base packages too.
+  if [ -z "$extra" ] && compgen -G ".venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)-*" >/dev/null; then
+    return 0
+  fi
   if [ ! -f "$stamp" ]; then
     echo "Installing Seatkeeper ($spec) into .venv ..." >&2
     if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e "$spec"; } \

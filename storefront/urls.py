@@ -11,7 +11,6 @@ urlpatterns = [
     path("bookings/<int:booking_id>/progress.json", views.booking_progress, name="progress"),
     path("bookings/<int:booking_id>/cancel-hold/", views.hold_cancel, name="hold_cancel"),
     path("bookings/<int:booking_id>/names/", views.name_passengers, name="names"),
-    path("accounts/signup/", views.signup, name="signup"),
     path(f"{ticket}.png", views.ticket_qr_png, name="ticket-png"),
     path(f"{ticket}.svg", views.ticket_qr_svg, name="ticket-svg"),
     path(f"{ticket}.pdf", views.ticket_pdf_download, name="ticket-pdf"),

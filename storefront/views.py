@@ -1,4 +1,4 @@
-"""Customer pages (holds, bookings, sign-up), ticket downloads for their owner, and the
+"""Customer pages (holds, bookings), ticket downloads for their owner, and the
 gate's scan page.  Thin: every write is a service call, and every domain error becomes a
 message on the page the customer came from."""
 
@@ -13,16 +13,14 @@ from math import ceil
 from zoneinfo import ZoneInfo
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -327,24 +325,6 @@ def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
     else:
         messages.success(request, _("Passenger names saved. You can pay now."))
     return redirect("bookings:detail", booking_id=booking_id)
-
-
-@require_http_methods(["GET", "POST"])
-def signup(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return redirect("flights:search")
-    form = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(
-            request, _("Welcome, %(name)s! You are signed in.") % {"name": user.get_username()}
-        )
-        next_url = request.GET.get("next", "")
-        if url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
-            return redirect(next_url)
-        return redirect("flights:search")
-    return render(request, "registration/signup.html", {"form": form})
 
 
 # --- tickets and gate check-in ---------------------------------------------------------------

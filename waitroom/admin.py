@@ -64,7 +64,7 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
         "paused",
         "live_figures",
     ]
-    list_filter = ["kind", "paused"]
+    list_filter = ["kind", "paused", "require_verified_email"]
     search_fields = ["flight__code", "=flight__id"]
     list_select_related = ["flight"]
     raw_id_fields = ["flight", "sale"]

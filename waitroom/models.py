@@ -51,6 +51,13 @@ class ProtectedSale(models.Model):
         default=600, help_text="How long an admitted shopper may stay (token lifetime)."
     )
     paused = models.BooleanField(default=False)
+    require_verified_email = models.BooleanField(
+        default=False,
+        help_text=(
+            "Only accounts with a verified e-mail address may join the queue (against "
+            "sign-up farms). Set it before the sale opens: places taken earlier are kept."
+        ),
+    )
     seed = models.CharField(max_length=64, default=new_shuffle_seed, editable=False)
     shuffled_at = models.DateTimeField(null=True, blank=True, editable=False)
     shuffled_count = models.PositiveIntegerField(default=0, editable=False)

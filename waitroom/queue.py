@@ -32,23 +32,35 @@ REBUILD_BATCH = 1000
 _clients: dict[str, redis.Redis] = {}
 _clients_lock = threading.Lock()
 
+# The embedded mode (no REDIS_URL: web, worker and beat are threads of one process, see
+# `manage.py serve`) keeps the index in an in-process Redis: fakeredis, which runs the same
+# commands, MULTI pipelines and Lua scripts (with lupa), one command at a time under its
+# server's lock.  It is gone when the process ends, like a Redis restarted empty: the index
+# is rebuilt from the database on first use (`ensure_index`), the join limits start afresh.
+IN_PROCESS_URL = "memory://"
+
+
+def _new_client(url: str) -> redis.Redis:
+    if url.startswith(IN_PROCESS_URL):
+        import fakeredis
+
+        return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
+    return redis.Redis.from_url(
+        url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=10
+    )
+
 
 def _client_for(url: str) -> redis.Redis:
     # One client (one pool) per URL, made under a lock: a second client made by a racing
-    # thread would be garbage-collected and close its pool's sockets while still in use.
+    # thread would be garbage-collected and close its pool's sockets while still in use (and
+    # a second in-process server would be a second, empty queue).
     client = _clients.get(url)
     if client is None:
         with _clients_lock:
             client = _clients.get(url)
             if client is None:
-                timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
-                client = redis.Redis.from_url(
-                    url,
-                    socket_timeout=timeout,
-                    socket_connect_timeout=timeout,
-                    health_check_interval=10,
-                )
-                _clients[url] = client
+                client = _clients[url] = _new_client(url)
     return client
 
 

@@ -17,8 +17,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
+from accounts.errors import EmailNotVerified
+from accounts.selectors import has_verified_email
 from bookings import catalogue
 from bookings.models import Sale as EngineSale
 from bookings.models import SaleKind as EngineSaleKind
@@ -39,6 +42,12 @@ FIFO_BASE = 10**12
 
 
 def _fifo_key() -> int:
+    if connection.vendor != "postgresql":
+        # SQLite (the embedded mode) has no sequences.  Each of its write transactions holds
+        # the database's one write lock from BEGIN (IMMEDIATE, config/settings.py), and every
+        # caller is inside one: the largest key + 1 cannot be handed out twice.
+        top = QueueEntry.objects.aggregate(top=Max("order_key"))["top"] or 0
+        return max(top, FIFO_BASE) + 1
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval('waitroom_queue_order_seq')")
         return FIFO_BASE + cursor.fetchone()[0]
@@ -120,13 +129,17 @@ def join_queue(
     place.  Before the shuffle the entry goes into the pre-queue (no order key yet); after
     it, to the back of the FIFO queue.  An admission that ran out may queue again, at the
     back.  Redis is asked first (join limits, index), so with Redis down nothing is written
-    and the caller gets 503.
+    and the caller gets 503.  A room with `require_verified_email` refuses (403) an account
+    whose address is not verified (docs/security.md, "Sign-up limits and e-mail
+    verification").
     """
     now = now or timezone.now()
     _check_join_limits(customer_id=customer.pk, address=address)
     sale = ProtectedSale.objects.filter(pk=sale_id).first()
     if sale is None:
         raise SaleNotFound(f"There is no waiting room {sale_id}.")
+    if sale.require_verified_email and not has_verified_email(customer):
+        raise EmailNotVerified()
     queue.ensure_index(sale.pk)
     entry = QueueEntry.objects.filter(sale=sale, customer=customer).first()
     if entry is None:

@@ -118,9 +118,11 @@ class QueueApi(APIView):
         description=(
             "Take a place (before the on-sale time: the pre-queue, shuffled at the on-sale "
             "time). Joining again keeps your place. Limited per account and per address "
-            "(429 `too-many-joins` with Retry-After); 503 while the queue store is down."
+            "(429 `too-many-joins` with Retry-After); 503 while the queue store is down. "
+            "A room that lets in only verified e-mail addresses answers 403 "
+            "`email-not-verified` (with `sendLinkUrl`) to an account whose address is not."
         ),
-        responses={200: QueueStatusSerializer, **problems(401, 404, 429, 503)},
+        responses={200: QueueStatusSerializer, **problems(401, 403, 404, 429, 503)},
         tags=["waiting room"],
     )
     def post(self, request, sale_id: int):

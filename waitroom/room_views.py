@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.selectors import has_verified_email
 from bookings import catalogue
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
@@ -59,6 +60,8 @@ def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
             "sale": sale,
             "flight": sale.flight,
             "status": status,
+            "needs_verified_email": sale.require_verified_email
+            and not has_verified_email(request.user),
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
             "waitlist_classes": room_selectors.waitlist_classes(sale=sale),
             "your_shuffle_key": room_selectors.shuffle_key(

@@ -88,6 +88,7 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
 
     page.goto(asgi_server.url + "/accounts/signup/")
     page.fill("#id_username", "ana")
+    page.fill("#id_email", "ana@example.com")
     page.fill("#id_password1", "seats-never-twice-42")
     page.fill("#id_password2", "seats-never-twice-42")
     page.click("button:has-text('Sign up')")

@@ -179,9 +179,23 @@ FORMS = [
         "/accounts/signup/",
         {
             "username": field("newbie"),
+            "email": field("newbie@example.com"),
             "password1": field("a-long-enough-pass-123"),
             "password2": field("a-long-enough-pass-123"),
         },
+        who="anonymous",
+    ),
+    PageForm(
+        "verification-link",
+        "post",
+        "/accounts/verify-email/",
+        {"email": field("fuzzer@example.com"), "next": field("/", "/waiting-room/1/")},
+    ),
+    PageForm(
+        "password-reset",
+        "post",
+        "/accounts/password_reset/",
+        {"email": field("fuzzer@example.com")},
         who="anonymous",
     ),
     PageForm(

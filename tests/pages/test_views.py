@@ -364,9 +364,10 @@ def test_pages_need_login(client, flight):
 
 def test_sign_up_logs_in_and_log_out_logs_out(client):
     response = client.post(
-        reverse("bookings:signup"),
+        reverse("accounts:signup"),
         {
             "username": "traveller",
+            "email": "traveller@example.com",
             "password1": "seats-never-twice-42",
             "password2": "seats-never-twice-42",
         },
@@ -380,7 +381,7 @@ def test_sign_up_logs_in_and_log_out_logs_out(client):
 
 def test_sign_up_with_bad_input_shows_errors_and_creates_nobody(client):
     response = client.post(
-        reverse("bookings:signup"), {"username": "traveller", "password1": "x", "password2": "y"}
+        reverse("accounts:signup"), {"username": "traveller", "password1": "x", "password2": "y"}
     )
     assert "The two password fields didn\u2019t match." in response.content.decode()
     assert not get_user_model().objects.filter(username="traveller").exists()

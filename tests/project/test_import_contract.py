@@ -52,7 +52,7 @@ def test_the_import_contract_holds():
 def test_the_kernel_is_the_bottom_layer_and_forbids_every_app():
     stack, kernel = contract()["contracts"]
     layers = [layer.split("#")[0].strip() for layer in stack["layers"]]
-    assert layers[0] == "config" and layers[-2:] == ["bookings", "kernel | languages"]
+    assert layers[0] == "config" and layers[-3:] == ["bookings", "accounts", "kernel | languages"]
     assert set(kernel["forbidden_modules"]) == set(contract()["root_packages"]) - {"kernel"}
 
 

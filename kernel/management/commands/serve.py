@@ -13,11 +13,14 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import uvicorn
 from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand
+
+from kernel.ready_banner import announce_when_up, ready_block
 
 
 class Command(BaseCommand):
@@ -38,20 +41,33 @@ class Command(BaseCommand):
             default=int(os.environ.get("CELERY_CONCURRENCY", "2")),
             help="Celery worker processes (production mode)",
         )
+        parser.add_argument(
+            "--welcome",
+            type=Path,
+            default=None,
+            help="a file whose lines go into the block printed once the server answers "
+            "(./scripts/run: the demo logins)",
+        )
 
-    def handle(self, *args, host, port, workers, worker_concurrency, **options):
+    def _announce(self, host: str, port: int, *, embedded: bool, welcome: Path | None) -> None:
+        block = ready_block(
+            base_url=settings.PUBLIC_BASE_URL.rstrip("/"), embedded=embedded, welcome=welcome
+        )
+
+        def write(text: str) -> None:
+            self.stdout.write(self.style.SUCCESS(text))
+            self.stdout.flush()
+
+        announce_when_up(host=host, port=port, write=write, block=block)
+
+    def handle(self, *args, host, port, workers, worker_concurrency, welcome, **options):
         self._point_urls_at(host, port)
         embedded = settings.CELERY_BROKER_URL.startswith("memory://")
         if not embedded:
+            self._announce(host, port, embedded=False, welcome=welcome)
             return self._serve_processes(host, port, workers, worker_concurrency)
         stop_background = self._start_embedded()
-        mode = "embedded single process"
-        self.stdout.write(
-            self.style.SUCCESS(f"Seatkeeper is running ({mode}): http://{host}:{port}/")
-        )
-        self.stdout.write(
-            f"  admin: http://{host}:{port}/admin/   API docs: http://{host}:{port}/api/docs/"
-        )
+        self._announce(host, port, embedded=True, welcome=welcome)
         try:
             uvicorn.run(
                 "config.asgi:application", host=host, port=port, lifespan="off", log_level="info"
@@ -83,7 +99,7 @@ class Command(BaseCommand):
         worker = celery_app.WorkController(
             pool="solo",
             concurrency=1,
-            loglevel="INFO",
+            loglevel=settings.LOG_LEVEL,
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
@@ -107,21 +123,16 @@ class Command(BaseCommand):
         celery = [sys.executable, "-m", "celery", "-A", "config"]
         web = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host]
         web += ["--port", str(port), "--workers", str(max(1, workers)), "--no-access-log"]
+        level = settings.LOG_LEVEL  # ./scripts/run: WARNING, so the ready block stays in view
         # Celery processes run one task at a time: one persistent connection each.
         env = {**os.environ, "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60")}
         children = [
             subprocess.Popen(web),
             subprocess.Popen(
-                [*celery, "worker", "--loglevel=INFO", f"--concurrency={concurrency}"], env=env
+                [*celery, "worker", f"--loglevel={level}", f"--concurrency={concurrency}"], env=env
             ),
-            subprocess.Popen([*celery, "beat", "--loglevel=INFO"], env=env),
+            subprocess.Popen([*celery, "beat", f"--loglevel={level}"], env=env),
         ]
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Seatkeeper is running ({workers} web processes, worker and beat): "
-                f"http://{host}:{port}/"
-            )
-        )
         stopping = threading.Event()
         # ^C or a supervisor's SIGTERM: stop the children too, never orphan them.
         for signum in (signal.SIGINT, signal.SIGTERM):
