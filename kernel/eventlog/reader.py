@@ -74,7 +74,7 @@ class LogReader:
         sub = await self._subscription()
         try:
             messages = await sub.fetch(batch, timeout=wait)
-        except nats.errors.TimeoutError:
+        except (nats.errors.TimeoutError, TimeoutError):  # nothing came within `wait`
             return []
         return [
             Delivery(
@@ -104,6 +104,8 @@ class LogReader:
             if self._nc is not None and not self._nc.is_closed:
                 await self._nc.close()
 
+        if self._loop.loop.is_closed():
+            return
         try:
             self._loop.run(_close(), timeout=10)
         finally:
