@@ -12,6 +12,7 @@ Delivery is at least once: a consumer dedupes on `LoggedEvent.event_id` in its o
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +72,11 @@ class LogReader:
         return self._sub
 
     async def _fetch(self, batch: int, wait: float) -> list[Delivery]:
-        sub = await self._subscription()
+        try:
+            sub = await self._subscription()
+        except NotFoundError:  # no stream yet: the relay creates it with its first event
+            await asyncio.sleep(wait)
+            return []
         try:
             messages = await sub.fetch(batch, timeout=wait)
         except (nats.errors.TimeoutError, TimeoutError):  # nothing came within `wait`
@@ -87,7 +92,11 @@ class LogReader:
         ]
 
     def fetch(self, *, batch: int = 10, wait: float = 1.0) -> list[Delivery]:
-        """Up to `batch` messages (fewer with `max_ack_pending` lower); [] after `wait` s."""
+        """Up to `batch` messages, at most `max_ack_pending`; [] after `wait` s.
+
+        Never asks for more than the server may hand out: a pull for 10 with one allowed in
+        flight would return its one message only when the pull expires."""
+        batch = max(1, min(batch, self.max_ack_pending))
         return self._loop.run(self._fetch(batch, wait), timeout=wait + self.timeout + 5)
 
     def ack(self, delivery: Delivery) -> None:

@@ -13,16 +13,17 @@ def truth() -> dict:
     travels in which seat; and per sale the bookings and passengers check-in expects."""
     bookings = {}
     tally: Counter = Counter()
+    travelling = defaultdict(list)
+    for row in Passenger.objects.filter(booking__status=BookingStatus.CONFIRMED).values_list(
+        "booking_id", "pk", "full_name", "seat__seat_no"
+    ):
+        travelling[row[0]].append(row[1:])
     for pk, status, sale_id in Booking.objects.filter(
         status__in=[BookingStatus.CONFIRMED, BookingStatus.CANCELLED]
     ).values_list("pk", "status", "sale_id"):
         passengers = []
         if status == BookingStatus.CONFIRMED:
-            passengers = sorted(
-                Passenger.objects.filter(booking_id=pk).values_list(
-                    "pk", "full_name", "seat__seat_no"
-                )
-            )
+            passengers = sorted(travelling[pk])
             tally[(str(sale_id), "bookings")] += 1
             tally[(str(sale_id), "passengers")] += len(passengers)
         bookings[pk] = (str(status), passengers)
