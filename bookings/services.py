@@ -694,6 +694,13 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     )
     waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
+    # Who travels where: systems that read the event log (check-in) mirror it from here.
+    passengers = [
+        {"passengerId": pk, "fullName": name, "seat": seat_no}
+        for pk, name, seat_no in Passenger.objects.filter(booking_id=booking.pk)
+        .order_by("id")
+        .values_list("pk", "full_name", "seat__seat_no")
+    ]
     emit_event(
         aggregate_type="booking",
         aggregate_id=booking.pk,
@@ -704,6 +711,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
             "fareClass": booking.fare_class,
             "seatCount": booking.seat_count,
             "seats": seat_nos,
+            "passengers": passengers,
             **(payment or {}),
         },
     )

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "waitroom",
     "partners",
     "storefront",
+    "checkin_sync",
     "languages",
     "config.api",
 ]
@@ -228,7 +229,27 @@ OUTBOX = {
     # milliseconds instead of waiting for the next beat tick.
     "KICK_ON_COMMIT": env.bool("OUTBOX_KICK_ON_COMMIT", default=True),
 }
-NOTIFICATIONS = {"MAX_ATTEMPTS": 5, "STALE_AFTER": timedelta(minutes=5)}
+NOTIFICATIONS = {
+    "MAX_ATTEMPTS": 5,
+    "STALE_AFTER": timedelta(minutes=5),
+}  # The event log for the airline's other systems (docs/event-log.md): every outbox event is
+# also published to NATS JetStream, one subject per booking.  Unset URL = off (the embedded
+# mode has no broker); PostgreSQL stays the truth and `OutboxEvent.logged_at` the cursor.
+EVENT_LOG = {
+    "URL": env("EVENT_LOG_URL", default=""),
+    "STREAM": env("EVENT_LOG_STREAM", default="SEATKEEPER_EVENTS"),
+    "SUBJECT_PREFIX": env("EVENT_LOG_SUBJECT_PREFIX", default="seatkeeper"),
+    "BATCH_SIZE": env.int("EVENT_LOG_BATCH_SIZE", default=200),
+    # JetStream drops a second message with the same Nats-Msg-Id (the outbox event id) within
+    # this window: a relay that died between the log's ack and its mark re-publishes harmlessly.
+    "DUPLICATE_WINDOW_SECONDS": env.int("EVENT_LOG_DUPLICATE_WINDOW_SECONDS", default=3600),
+    # How far back a consumer can replay; at least the outbox's own 14 days.
+    "MAX_AGE_DAYS": env.int("EVENT_LOG_MAX_AGE_DAYS", default=30),
+    "PUBLISH_TIMEOUT_SECONDS": env.float("EVENT_LOG_PUBLISH_TIMEOUT_SECONDS", default=5.0),
+    # One relay at a time publishes; a dead one's lease runs out after this.
+    "LEASE_SECONDS": env.int("EVENT_LOG_LEASE_SECONDS", default=30),
+}
+
 # Links in e-mails point here.
 PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", default="http://localhost:8000")
 # Ticket codes are HMAC-SHA256 signed.  Several keys may verify (rotation); the current one

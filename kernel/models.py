@@ -28,6 +28,10 @@ class OutboxEvent(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    # When the event-log relay had the log's acknowledgement for this event (docs/event-log.md).
+    # Separate from `published_at`: our own consumers and the log are two readers at their
+    # own pace, and one being down never holds the other back.
+    logged_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "bookings_outboxevent"
@@ -35,6 +39,9 @@ class OutboxEvent(models.Model):
         indexes = [
             models.Index(
                 fields=["id"], condition=Q(published_at__isnull=True), name="outbox_unpublished_idx"
+            ),
+            models.Index(
+                fields=["id"], condition=Q(logged_at__isnull=True), name="outbox_unlogged_idx"
             ),
             models.Index(fields=["aggregate_type", "aggregate_id", "id"]),
         ]
@@ -61,6 +68,20 @@ class ProcessedEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.consumer} processed event {self.event_id}"
+
+
+class RelayLease(models.Model):
+    """Which process may run a singleton relay (the event log's) until `expires_at`.
+
+    Taken and renewed by a conditional update on the database's clock, so it needs no session
+    state (PgBouncer in transaction mode) and a dead holder loses it when it expires."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    holder = models.CharField(max_length=120)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} held by {self.holder} until {self.expires_at:%H:%M:%S}"
 
 
 class IdempotencyRecord(models.Model):

@@ -66,12 +66,20 @@ def _kick_relay_on_commit() -> None:
         # robust: the change is committed already; a broker hiccup must not turn it into a
         # failed request.  Beat's one-second tick picks the events up regardless.
         transaction.on_commit(kick_relay, robust=True)
+        if settings.EVENT_LOG["URL"]:
+            transaction.on_commit(kick_event_log_relay, robust=True)
 
 
 def kick_relay() -> None:
     from kernel.tasks import relay_outbox
 
     relay_outbox.apply_async(expires=30, retry=False)
+
+
+def kick_event_log_relay() -> None:
+    from kernel.tasks import relay_event_log
+
+    relay_event_log.apply_async(expires=30, retry=False)
 
 
 # --- relay -------------------------------------------------------------------------------------
@@ -189,8 +197,14 @@ def redeliver_event(*, event_id: int) -> list[str]:
 
 
 def purge_published(*, keep_days: int = 14, now: datetime | None = None) -> int:
-    """Delete events published more than `keep_days` ago (their receipts go with them)."""
+    """Delete events published more than `keep_days` ago (their receipts go with them).
+
+    With the event log on, an event the log has not acknowledged yet is kept whatever its
+    age: the outbox row is the log relay's only copy of it."""
     cutoff = (now or timezone.now()) - timedelta(days=keep_days)
+    old = OutboxEvent.objects.filter(published_at__lt=cutoff)
+    if settings.EVENT_LOG["URL"]:
+        old = old.filter(logged_at__isnull=False)
     with transaction.atomic():
-        deleted, _ = OutboxEvent.objects.filter(published_at__lt=cutoff).delete()
+        deleted, _ = old.delete()
     return deleted

@@ -91,4 +91,6 @@ register_schedules(
     Schedule(
         "bookings: purge published outbox events", "bookings.purge_published_outbox", 6 * 3600, 3600
     ),
+    # A no-op without EVENT_LOG_URL; kicked on commit too when it is set.
+    Schedule("kernel: relay outbox to the event log", "kernel.relay_event_log", 1, 10),
 )

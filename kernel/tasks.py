@@ -9,6 +9,7 @@ from celery import shared_task
 from django.conf import settings
 
 from kernel import outbox
+from kernel.eventlog import relay as event_log
 
 
 @shared_task(name="bookings.relay_outbox", ignore_result=True)
@@ -31,3 +32,18 @@ def redeliver_event(event_id: int) -> list[str]:
 @shared_task(name="bookings.purge_published_outbox", ignore_result=True)
 def purge_published_outbox(keep_days: int = 14) -> int:
     return outbox.purge_published(keep_days=keep_days)
+
+
+@shared_task(name="kernel.relay_event_log", ignore_result=True)
+def relay_event_log(max_batches: int = 20) -> int:
+    """Publish unlogged outbox events to the event log (docs/event-log.md); off without
+    EVENT_LOG_URL.  Stops early when another relay holds the lease or the log failed."""
+    if not event_log.event_log_enabled():
+        return 0
+    logged = 0
+    for _ in range(max_batches):
+        report = event_log.relay_event_log()
+        logged += report.logged
+        if not report.leased or report.error or report.read < settings.EVENT_LOG["BATCH_SIZE"]:
+            break
+    return logged

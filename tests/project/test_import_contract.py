@@ -50,10 +50,19 @@ def test_the_import_contract_holds():
 
 
 def test_the_kernel_is_the_bottom_layer_and_forbids_every_app():
-    stack, kernel = contract()["contracts"]
+    contracts = {c["id"]: c for c in contract()["contracts"]}
+    stack, kernel = contracts["stack"], contracts["kernel"]
     layers = [layer.split("#")[0].strip() for layer in stack["layers"]]
     assert layers[0] == "config" and layers[-3:] == ["bookings", "accounts", "kernel | languages"]
     assert set(kernel["forbidden_modules"]) == set(contract()["root_packages"]) - {"kernel"}
+
+
+def test_the_check_in_sync_reads_the_event_log_and_nothing_else_of_ours():
+    sync = {c["id"]: c for c in contract()["contracts"]}["checkin_sync"]
+    assert set(sync["forbidden_modules"]) == set(contract()["root_packages"]) - {
+        "kernel",
+        "checkin_sync",
+    }
 
 
 def test_an_import_up_the_stack_breaks_the_contract(tmp_path):
