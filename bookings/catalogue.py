@@ -125,6 +125,12 @@ class Catalogue(Protocol):
         """Whether it has begun (departed, started): bookings can no longer be cancelled."""
         ...
 
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        """Whether units of class `code` may be sold without a seat (`hold_seatless`, a
+        seatless waitlist offer).  Flights: yes, on every cabin (the overbooking margin, seats
+        assigned later).  Events: only standing areas; a seated category is sold by seat."""
+        ...
+
     def class_label(self, code: str) -> str | None:
         """The name of inventory class `code` ("Economy"), or None if it is not one of ours."""
         ...
@@ -272,6 +278,10 @@ def owner_item(sale: Sale) -> tuple[str, Any] | None:
 
 def describe_class(sale: Sale, code: str) -> str:
     return for_sale(sale).describe_class(sale, code)
+
+
+def sells_seatless(sale: Sale, code: str) -> bool:
+    return for_sale(sale).sells_seatless(sale, code)
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:

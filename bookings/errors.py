@@ -70,6 +70,25 @@ class SeatWrongCabin(DomainError):
         )
 
 
+class SeatsRequired(DomainError):
+    """A seatless hold of a class its catalogue sells only by seat (an event's seated
+    category: only standing areas are sold by count)."""
+
+    status = 400
+    code = "seats-required"
+    title = _("Choose the seats")
+
+    def __init__(self, fare_class: str) -> None:
+        super().__init__(
+            gettext(
+                "%(class)s is sold by seat: choose the seats (`seats`). Only a standing area "
+                "is booked by a number of places (`passengers`)."
+            )
+            % {"class": fare_class},
+            fareClass=fare_class,
+        )
+
+
 class FlightNotBookable(DomainError):
     """The sale is closed (the flight departed, the event started or was cancelled); the
     `type` keeps its historical name."""

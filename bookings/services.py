@@ -32,6 +32,7 @@ from bookings.errors import (
     HoldLimitReached,
     InvalidBookingState,
     SeatNotFound,
+    SeatsRequired,
     SeatUnavailable,
     SeatWrongCabin,
     SoldOut,
@@ -430,6 +431,8 @@ def _hold_units(
         if inventory is None:
             raise_missing_sale_or_class(sale_id, fare_class)
         check_sale_open(inventory.sale, now)
+        if not catalogue.sells_seatless(inventory.sale, fare_class):
+            raise SeatsRequired(fare_class)
         booking = create_held_booking(
             customer_id=customer.pk,
             sale_id=sale_id,

@@ -151,11 +151,13 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
 
 def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
     n = entry.party_size
+    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
+    if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
+        return None  # its free seats are being locked by someone right now: a later release
     if not Inventory.objects.filter(
         pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
     ).update(held=F("held") + n):
         return None
-    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
     expires_at = now + offer_ttl()
     booking = engine.create_held_booking(
         customer_id=entry.customer_id,

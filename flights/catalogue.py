@@ -65,6 +65,9 @@ class FlightCatalogue:
         flight = sale.flight
         return flight.status == FlightStatus.DEPARTED or flight.departure_at <= now
 
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        return True  # every cabin: that is how the overbooking units are sold
+
     def class_label(self, code: str) -> str | None:
         return FareClass(code).label if code in FareClass.values else None
 
