@@ -27,11 +27,12 @@ from bookings import availability, catalogue, waitlist
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
-    FlightNotBookable,
     FlightNotFound,
     HoldExpired,
     HoldLimitReached,
     InvalidBookingState,
+    SaleNotBookable,
+    SeatBlocked,
     SeatNotFound,
     SeatsRequired,
     SeatUnavailable,
@@ -139,12 +140,12 @@ def is_printable_name(name: str) -> bool:
 
 
 def check_sale_open(sale: Sale, now: datetime) -> None:
-    """FlightNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
+    """SaleNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
     through the registry, says open; every path that starts a hold or a waitlist place asks
     here."""
     seller = catalogue.for_sale(sale)
     if not seller.is_open(sale, now=now):
-        raise FlightNotBookable(seller.closed_detail(sale), texts=seller.texts)
+        raise SaleNotBookable(seller.closed_detail(sale), texts=seller.texts)
 
 
 def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
@@ -370,7 +371,9 @@ def hold_seats(
             raise_missing_sale_or_class(sale_id, fare_class)
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
-            raise SeatWrongCabin(wrong_cabin, fare_class)
+            raise SeatWrongCabin(
+                wrong_cabin, fare_class, texts=catalogue.for_sale(seats[0].sale).texts
+            )
 
         stale_booking_ids = {
             s.booking_id for s in seats if s.status == SeatStatus.HELD and s.held_until <= now
@@ -380,6 +383,9 @@ def hold_seats(
             for s in seats
             if s.status != SeatStatus.AVAILABLE and s.booking_id not in stale_booking_ids
         ]
+        blocked = [s.seat_no for s in seats if s.status == SeatStatus.BLOCKED]
+        if blocked:  # first: taken seats may come free again, a blocked one does not
+            raise SeatBlocked(blocked, texts=catalogue.for_sale(seats[0].sale).texts)
         if taken:
             raise SeatUnavailable(taken)
         if stale_booking_ids:
@@ -713,7 +719,11 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
         if seat is None:
             raise SeatNotFound([seat_no], texts=catalogue.texts_of_sale(booking.sale_id))
         if seat.fare_class != booking.fare_class:
-            raise SeatWrongCabin([seat_no], booking.fare_class)
+            raise SeatWrongCabin(
+                [seat_no], booking.fare_class, texts=catalogue.texts_of_sale(booking.sale_id)
+            )
+        if seat.status == SeatStatus.BLOCKED:
+            raise SeatBlocked([seat_no], texts=catalogue.texts_of_sale(booking.sale_id))
         held = booking.status == BookingStatus.HELD
         claimed = Seat.objects.filter(pk=seat.pk, status=SeatStatus.AVAILABLE).update(
             status=SeatStatus.HELD if held else SeatStatus.SOLD,
