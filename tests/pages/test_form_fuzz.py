@@ -398,4 +398,3 @@ def test_every_page_form_is_fuzzed():
         covered.add(resolve(url.split("?")[0]).view_name)
     pages = set(_page_url_names(get_resolver().url_patterns))
     assert pages - NOT_FORMS - covered == set()
-
