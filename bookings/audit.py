@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q, Sum
 
+from bookings import catalogue
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
 
 
@@ -41,6 +42,22 @@ def check_inventory(*, sale_id: int | None = None) -> list[str]:
             )
         if inv.sold + inv.held > inv.capacity + inv.overbook_limit:
             problems.append(f"{where}: sold+held exceeds capacity+overbook_limit")
+
+    # Seatless units of a class its catalogue sells only by seat (an event's seated
+    # category): places the seat map would still show free.
+    seatless = {
+        (row["booking__sale_id"], row["booking__fare_class"]): row["n"]
+        for row in passengers.filter(is_live=True, seat__isnull=True)
+        .values("booking__sale_id", "booking__fare_class")
+        .annotate(n=Count("id"))
+    }
+    for inv in inventories:
+        n = seatless.get((inv.sale_id, inv.fare_class), 0)
+        if n and not catalogue.sells_seatless(inv.sale, inv.fare_class):
+            problems.append(
+                f"sale {inv.sale_id} {inv.fare_class}: {n} live unit(s) without a seat in a "
+                "class sold only by seat"
+            )
 
     expected_seat_status = {
         BookingStatus.HELD: SeatStatus.HELD,

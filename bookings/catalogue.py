@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from django.db.models import Q
 from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Sale, SaleKind, Ticket
 from kernel.errors import DomainError
@@ -28,6 +29,13 @@ class SaleSummary:
     starts_at: datetime
     time_zone: str  # IANA name, for local times
     place: str  # "SGN → HAN", "Main hall, Opera House"
+
+
+CLOSED_REFUNDED_TITLE = _("This can no longer be booked")
+CLOSED_REFUNDED = _(
+    "The sale closed before the payment arrived, so the places were released. The payment is "
+    "refunded in full."
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,16 @@ class SaleTexts:
     refund_full: str | Promise  # %(days)d
     refund_partial: str | Promise  # %(days)d, %(percent)d
     refund_none: str | Promise  # %(hours)d
+    # A payment that arrived after the sale closed (refunded in full): title and detail.
+    closed_refunded_title: str | Promise = CLOSED_REFUNDED_TITLE
+    closed_refunded: str | Promise = CLOSED_REFUNDED
+    # The problem `type` slugs this catalogue answers with where they differ from the
+    # sale-neutral ones: (neutral, its own).  Flights keep the slugs their clients know
+    # ("flight-not-bookable"); docs/security.md and the OpenAPI schema list them.
+    problem_types: tuple[tuple[str, str], ...] = ()
+
+    def problem_type(self, neutral: str) -> str:
+        return dict(self.problem_types).get(neutral, neutral)
 
 
 @dataclass(frozen=True)
@@ -123,6 +141,12 @@ class Catalogue(Protocol):
 
     def has_begun(self, sale: Sale, *, now: datetime) -> bool:
         """Whether it has begun (departed, started): bookings can no longer be cancelled."""
+        ...
+
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        """Whether units of class `code` may be sold without a seat (`hold_seatless`, a
+        seatless waitlist offer).  Flights: yes, on every cabin (the overbooking margin, seats
+        assigned later).  Events: only standing areas; a seated category is sold by seat."""
         ...
 
     def class_label(self, code: str) -> str | None:
@@ -272,6 +296,10 @@ def owner_item(sale: Sale) -> tuple[str, Any] | None:
 
 def describe_class(sale: Sale, code: str) -> str:
     return for_sale(sale).describe_class(sale, code)
+
+
+def sells_seatless(sale: Sale, code: str) -> bool:
+    return for_sale(sale).sells_seatless(sale, code)
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:

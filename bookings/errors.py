@@ -17,7 +17,14 @@ if TYPE_CHECKING:
 
 # The errors below that name what is sold take the selling catalogue's `texts`
 # (bookings.catalogue.SaleTexts: "on this flight", "for this event"); without them they speak
-# neutrally ("is sold out").
+# neutrally ("is sold out").  Their `code` (the problem `type` slug) is sale-neutral
+# ("sale-not-bookable"); given `texts`, it is the catalogue's own where that differs
+# (flights keep "flight-not-bookable", SaleTexts.problem_types).
+
+
+def _catalogue_type(error: DomainError, texts: SaleTexts | None) -> None:
+    if texts is not None:
+        error.code = texts.problem_type(type(error).code)
 
 
 class FlightNotFound(DomainError):
@@ -28,7 +35,7 @@ class FlightNotFound(DomainError):
 
 class FareClassNotFound(DomainError):
     status = 400
-    code = "fare-class-not-found"
+    code = "class-not-sold"  # flights: "fare-class-not-found"
     title = _("This sale does not sell that class")
 
     def __init__(
@@ -36,6 +43,7 @@ class FareClassNotFound(DomainError):
     ) -> None:
         if texts is not None:
             self.title = texts.class_not_sold_title
+        _catalogue_type(self, texts)
         super().__init__(detail, **extra)
 
 
@@ -58,11 +66,14 @@ class SeatNotFound(DomainError):
 
 class SeatWrongCabin(DomainError):
     status = 400
-    code = "seat-wrong-cabin"
-    title = _("Seat is not in the chosen fare class")
+    code = "seat-wrong-class"  # flights: "seat-wrong-cabin"
+    title = _("Seat is not in the chosen class")
 
-    def __init__(self, seats: Iterable[str], fare_class: str) -> None:
+    def __init__(
+        self, seats: Iterable[str], fare_class: str, *, texts: SaleTexts | None = None
+    ) -> None:
         seats = sorted(seats)
+        _catalogue_type(self, texts)
         super().__init__(
             gettext("Seat %(seats)s is not sold in %(fare)s.")
             % {"seats": ", ".join(seats), "fare": fare_class},
@@ -70,12 +81,30 @@ class SeatWrongCabin(DomainError):
         )
 
 
-class FlightNotBookable(DomainError):
-    """The sale is closed (the flight departed, the event started or was cancelled); the
-    `type` keeps its historical name."""
+class SeatsRequired(DomainError):
+    """A seatless hold of a class its catalogue sells only by seat (an event's seated
+    category: only standing areas are sold by count)."""
+
+    status = 400
+    code = "seats-required"
+    title = _("Choose the seats")
+
+    def __init__(self, fare_class: str) -> None:
+        super().__init__(
+            gettext(
+                "%(class)s is sold by seat: choose the seats (`seats`). Only a standing area "
+                "is booked by a number of places (`passengers`)."
+            )
+            % {"class": fare_class},
+            fareClass=fare_class,
+        )
+
+
+class SaleNotBookable(DomainError):
+    """The sale is closed (the flight departed, the event started or was cancelled)."""
 
     status = 409
-    code = "flight-not-bookable"
+    code = "sale-not-bookable"  # flights: "flight-not-bookable"
     title = _("This can no longer be booked")
 
     def __init__(
@@ -83,7 +112,11 @@ class FlightNotBookable(DomainError):
     ) -> None:
         if texts is not None:
             self.title = texts.not_bookable_title
+        _catalogue_type(self, texts)
         super().__init__(detail, **extra)
+
+
+FlightNotBookable = SaleNotBookable  # its name before events were sold
 
 
 class SeatUnavailable(DomainError):
@@ -95,6 +128,24 @@ class SeatUnavailable(DomainError):
         seats = sorted(seats)
         super().__init__(
             gettext("Seat %(seats)s was just taken by someone else. Please pick another.")
+            % {"seats": ", ".join(seats)},
+            seats=seats,
+        )
+
+
+class SeatBlocked(SeatUnavailable):
+    """A seat staff took out of sale (blocked): not "taken by someone else".  A kind of
+    SeatUnavailable, so whatever handles that handles this."""
+
+    code = "seat-blocked"  # flights: "seat-unavailable", as before
+    title = _("Seat not for sale")
+
+    def __init__(self, seats: Iterable[str], *, texts: SaleTexts | None = None) -> None:
+        seats = sorted(seats)
+        _catalogue_type(self, texts)
+        DomainError.__init__(
+            self,
+            gettext("Seat %(seats)s is not for sale. Please pick another.")
             % {"seats": ", ".join(seats)},
             seats=seats,
         )

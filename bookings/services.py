@@ -16,6 +16,7 @@ from decimal import Decimal
 from functools import partial
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F, OuterRef, Subquery, Sum
@@ -26,12 +27,14 @@ from bookings import availability, catalogue, waitlist
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
-    FlightNotBookable,
     FlightNotFound,
     HoldExpired,
     HoldLimitReached,
     InvalidBookingState,
+    SaleNotBookable,
+    SeatBlocked,
     SeatNotFound,
+    SeatsRequired,
     SeatUnavailable,
     SeatWrongCabin,
     SoldOut,
@@ -137,12 +140,12 @@ def is_printable_name(name: str) -> bool:
 
 
 def check_sale_open(sale: Sale, now: datetime) -> None:
-    """FlightNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
+    """SaleNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
     through the registry, says open; every path that starts a hold or a waitlist place asks
     here."""
     seller = catalogue.for_sale(sale)
     if not seller.is_open(sale, now=now):
-        raise FlightNotBookable(seller.closed_detail(sale), texts=seller.texts)
+        raise SaleNotBookable(seller.closed_detail(sale), texts=seller.texts)
 
 
 def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
@@ -162,8 +165,7 @@ def _lock_customer_on_sale(*, customer_id: int, sale_id: int) -> None:
     every customer's hold, which also makes that hold's COMMIT asynchronous (see below)."""
     if connection.vendor != "postgresql":  # SQLite runs one writer at a time anyway
         return
-    name = f"hold-cap:{customer_id}:{sale_id}".encode()
-    key = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
+    key = _hold_cap_lock_key(customer_id=customer_id, sale_id=sale_id)
     with connection.cursor() as cursor:
         if settings.SEATKEEPER["HOLD_SYNCHRONOUS_COMMIT"]:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
@@ -183,21 +185,74 @@ def _lock_customer_on_sale(*, customer_id: int, sale_id: int) -> None:
             )
 
 
+def _hold_cap_lock_key(*, customer_id: int, sale_id: int) -> int:
+    name = f"hold-cap:{customer_id}:{sale_id}".encode()
+    return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
+
+
+def _try_lock_customer_on_sale(*, customer_id: int, sale_id: int) -> bool:
+    """The same advisory lock, only tried (False: one of the customer's holds on this sale is
+    running now).  For the waitlist's offers, which already hold the fare row's lock and so
+    must never wait for a lock a hold takes first; their COMMIT stays synchronous (money may
+    move in the same transaction: a cancellation with refund frees the units)."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(%s)",
+            [_hold_cap_lock_key(customer_id=customer_id, sale_id=sale_id)],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def _hold_cap_exceeded(
+    *, customer: AbstractBaseUser | int, sale_id: int, units: int, now: datetime
+) -> int | None:
+    """THE cap rule: the cap, if `units` more would give the customer more live held units on
+    the sale than MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT; None if within it, or exempt (staff
+    and travel agents hold for many people).  The caller holds the customer's advisory lock,
+    so two of their holds (or a hold and an offer) count one after the other."""
+    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
+    customer_id = customer if isinstance(customer, int) else customer.pk
+    held = Booking.objects.filter(
+        customer_id=customer_id, sale_id=sale_id, status=BookingStatus.HELD, expires_at__gt=now
+    ).aggregate(units=Sum("seat_count"))["units"]
+    if (held or 0) + units <= cap:
+        return None
+    # The permission is read only when it matters: two statements on the usual path.
+    if isinstance(customer, int):
+        customer = get_user_model().objects.get(pk=customer_id)
+    return hold_cap_of(customer)
+
+
+def hold_cap_of(customer: AbstractBaseUser) -> int | None:
+    """The most live held units `customer` may have on one sale; None: no cap (staff and
+    travel agents hold for many people)."""
+    if acts_for_customers(customer):
+        return None
+    return settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
+
+
 def _check_hold_cap(*, customer: AbstractBaseUser, sale_id: int, units: int, now: datetime) -> None:
     """Refuse a hold that would give `customer` more than the cap of live held units on the
     flight.  Called first in the hold's transaction: the per customer and flight advisory lock
     is the first lock a hold takes (before seats and the fare row, so no cycle can form with
     them; only the same customer's holds on the same flight ever wait for it), and it makes two
     parallel holds by one customer count one after the other, so both cannot pass."""
-    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
     _lock_customer_on_sale(customer_id=customer.pk, sale_id=sale_id)
-    held = Booking.objects.filter(
-        customer=customer, sale_id=sale_id, status=BookingStatus.HELD, expires_at__gt=now
-    ).aggregate(units=Sum("seat_count"))["units"]
-    # The permission is read only when it matters: two statements on the usual path.
-    if (held or 0) + units > cap and not acts_for_customers(customer):
-        # staff and travel agents hold for many people
+    cap = _hold_cap_exceeded(customer=customer, sale_id=sale_id, units=units, now=now)
+    if cap is not None:
         raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
+
+
+def may_offer_within_hold_cap(*, customer_id: int, sale_id: int, units: int, now: datetime) -> bool:
+    """Whether a waitlist offer of `units` keeps the customer within the hold cap: the same
+    rule as a hold (`_hold_cap_exceeded`) under the same lock, only tried.  False when the
+    customer is over it, or is holding on this sale right now (the offer goes to the next
+    entry; this one keeps its place for the next release)."""
+    if not _try_lock_customer_on_sale(customer_id=customer_id, sale_id=sale_id):
+        return False
+    return _hold_cap_exceeded(customer=customer_id, sale_id=sale_id, units=units, now=now) is None
 
 
 def _reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
@@ -316,7 +371,9 @@ def hold_seats(
             raise_missing_sale_or_class(sale_id, fare_class)
         wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong_cabin:
-            raise SeatWrongCabin(wrong_cabin, fare_class)
+            raise SeatWrongCabin(
+                wrong_cabin, fare_class, texts=catalogue.for_sale(seats[0].sale).texts
+            )
 
         stale_booking_ids = {
             s.booking_id for s in seats if s.status == SeatStatus.HELD and s.held_until <= now
@@ -326,6 +383,9 @@ def hold_seats(
             for s in seats
             if s.status != SeatStatus.AVAILABLE and s.booking_id not in stale_booking_ids
         ]
+        blocked = [s.seat_no for s in seats if s.status == SeatStatus.BLOCKED]
+        if blocked:  # first: taken seats may come free again, a blocked one does not
+            raise SeatBlocked(blocked, texts=catalogue.for_sale(seats[0].sale).texts)
         if taken:
             raise SeatUnavailable(taken)
         if stale_booking_ids:
@@ -430,6 +490,8 @@ def _hold_units(
         if inventory is None:
             raise_missing_sale_or_class(sale_id, fare_class)
         check_sale_open(inventory.sale, now)
+        if not catalogue.sells_seatless(inventory.sale, fare_class):
+            raise SeatsRequired(fare_class)
         booking = create_held_booking(
             customer_id=customer.pk,
             sale_id=sale_id,
@@ -657,7 +719,11 @@ def assign_seat(*, booking_id: int, passenger_id: int, seat_no: str) -> Passenge
         if seat is None:
             raise SeatNotFound([seat_no], texts=catalogue.texts_of_sale(booking.sale_id))
         if seat.fare_class != booking.fare_class:
-            raise SeatWrongCabin([seat_no], booking.fare_class)
+            raise SeatWrongCabin(
+                [seat_no], booking.fare_class, texts=catalogue.texts_of_sale(booking.sale_id)
+            )
+        if seat.status == SeatStatus.BLOCKED:
+            raise SeatBlocked([seat_no], texts=catalogue.texts_of_sale(booking.sale_id))
         held = booking.status == BookingStatus.HELD
         claimed = Seat.objects.filter(pk=seat.pk, status=SeatStatus.AVAILABLE).update(
             status=SeatStatus.HELD if held else SeatStatus.SOLD,

@@ -9,6 +9,12 @@ Policy when a party does not fit: *first fit in join order*.  Entries are visite
 order and each one whose party fits what is free gets an offer; a larger party keeps its place
 and is served as soon as enough units are free at once.  This never leaves a unit idle while
 someone who could use it waits, and it is applied the same way on every path.
+
+An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT), by
+the hold path's own rule (`services.may_offer_within_hold_cap`): an entry whose offer would
+take its customer over the cap, or whose customer is holding on the sale at this very moment,
+is skipped like a party that does not fit: it keeps its place, the units go to the next entry,
+and it is offered again at the next release.  A party larger than the cap cannot join.
 """
 
 from __future__ import annotations
@@ -26,7 +32,13 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings import services as engine
-from bookings.errors import AlreadyWaiting, FareClassNotFound, NotSoldOut, NotWaiting
+from bookings.errors import (
+    AlreadyWaiting,
+    FareClassNotFound,
+    HoldLimitReached,
+    NotSoldOut,
+    NotWaiting,
+)
 from bookings.live import announce_seats_on_commit
 from bookings.models import (
     ACTIVE_WAITLIST_STATUSES,
@@ -87,6 +99,9 @@ def join_waitlist(
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
     if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
         raise InvalidRequest("A waiting party has 1 to 9 passengers.", field="partySize")
+    cap = engine.hold_cap_of(customer)
+    if cap is not None and party_size > cap:  # its offer could never be made
+        raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
     now = timezone.now()
     inventory = (
         Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
@@ -169,6 +184,10 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
             break
         if entry.party_size > free:
             continue  # first fit: a larger party keeps its place for a bigger release
+        if not engine.may_offer_within_hold_cap(
+            customer_id=entry.customer_id, sale_id=sale_id, units=entry.party_size, now=now
+        ):
+            continue  # over the hold cap (or holding right now): keeps its place, next entry
         booking = _hold_for_entry(entry, inventory, now)
         if booking is None:
             break
@@ -179,11 +198,13 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
 
 def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
     n = entry.party_size
+    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
+    if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
+        return None  # its free seats are being locked by someone right now: a later release
     if not Inventory.objects.filter(
         pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
     ).update(held=F("held") + n):
         return None
-    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
     expires_at = now + offer_ttl()
     booking = engine.create_held_booking(
         customer_id=entry.customer_id,

@@ -4,6 +4,7 @@ its seat map, blocking and unblocking seats).  Thin: forms parse, services write
 
 from __future__ import annotations
 
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from django import forms
@@ -18,7 +19,9 @@ from django.utils.html import format_html, format_html_join
 
 from bookings.inventory import block_seat, unblock_seat
 from events import plans, sale_selectors, services
+from events.admin_call_off import CANCEL_BOOKINGS, call_off_events
 from events.models import (
+    DEFAULT_EVENT_DURATION,
     CategoryAssignment,
     Event,
     EventStatus,
@@ -280,10 +283,20 @@ class EventForm(forms.ModelForm):
 
     class Meta:
         model = Event
-        fields = ["name", "venue", "category", "starts_at", "on_sale_at", "description"]
+        fields = [
+            "name",
+            "venue",
+            "category",
+            "starts_at",
+            "duration",
+            "on_sale_at",
+            "description",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "duration" in self.fields:  # left empty: the default length of a show
+            self.fields["duration"].required = False
         if self.instance.pk:
             self.fields["assignments"].initial = "\n".join(
                 _rule_text(rule)
@@ -297,6 +310,11 @@ class EventForm(forms.ModelForm):
     def clean(self):
         data = super().clean()
         if self.errors:
+            return data
+        if "duration" in self.fields and not data.get("duration"):
+            data["duration"] = DEFAULT_EVENT_DURATION
+        if "duration" in self.fields and data["duration"] <= timedelta(0):
+            self.add_error("duration", "An event lasts longer than no time at all.")
             return data
         timing = {"name", "category", "starts_at", "on_sale_at"}
         try:
@@ -340,7 +358,7 @@ class EventAdmin(admin.ModelAdmin):
         return super().get_queryset(request).select_related("venue")
 
     def get_fields(self, request, obj=None):
-        fields = ["name", "venue", "category", "starts_at", "on_sale_at", "description"]
+        fields = ["name", "venue", "category", "starts_at", "duration", "on_sale_at", "description"]
         if obj is None:
             return fields
         if obj.status == EventStatus.DRAFT:
@@ -350,7 +368,7 @@ class EventAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.status != EventStatus.DRAFT:
             # Published: what is being sold (or was) no longer changes here.
-            fields = ["name", "venue", "category", "starts_at", "on_sale_at"]
+            fields = ["name", "venue", "category", "starts_at", "duration", "on_sale_at"]
             return [*fields, "status", "places_per_category", "inventory_overview", "seat_map"]
         if obj is not None:
             # The seat-category rules name the venue's sections: the venue stays.
@@ -516,6 +534,7 @@ class EventAdmin(admin.ModelAdmin):
                 starts_at=data["starts_at"],
                 on_sale_at=data["on_sale_at"],
                 description=data["description"],
+                duration=data["duration"],
                 price_categories=prices,
             )
         except DomainError as error:
@@ -545,16 +564,17 @@ class EventAdmin(admin.ModelAdmin):
             else:
                 self.message_user(request, f"{event.name} is on sale.")
 
-    @admin.action(description="Cancel selected events", permissions=["change"])
+    @admin.action(
+        description="Cancel selected events (confirm the refunds first)",
+        permissions=["call_off"],
+    )
     def cancel(self, request, queryset):
-        for event in queryset:
-            try:
-                changed = services.cancel_event(event_id=event.pk, cancelled_by=request.user)
-            except DomainError as error:
-                self.message_user(request, error.detail, messages.ERROR)
-            else:
-                if changed:
-                    self.message_user(request, f"{event.name} is cancelled.")
+        return call_off_events(self, request, queryset)
+
+    def has_call_off_permission(self, request):
+        # One permission name: the admin offers an action to anyone holding *any* of those
+        # it lists.  Calling off changes the event and cancels (refunds) its bookings.
+        return self.has_change_permission(request) and request.user.has_perm(CANCEL_BOOKINGS)
 
 
 class _Refused(Exception):

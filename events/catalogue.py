@@ -75,6 +75,11 @@ class EventCatalogue:
         event = sale.event
         return event.status == EventStatus.FINISHED or event.starts_at <= now
 
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        # A seated category sold by count would sell places the seat map still shows free
+        # (and tickets saying "Standing"): only a standing area is sold without seats.
+        return is_standing_class(code)
+
     def class_label(self, code: str) -> str | None:
         return None  # a category's name belongs to its event; the code is shown as it is
 

@@ -5,6 +5,7 @@ that plan: each seat and each standing area is priced by exactly one of the even
 through `CategoryAssignment` rules ("category A: section Stalls rows 1-5").
 """
 
+from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
@@ -137,11 +138,20 @@ class EventStatus(models.TextChoices):
     FINISHED = "FINISHED", _("Finished")
 
 
+DEFAULT_EVENT_DURATION = timedelta(hours=3)
+
+
 class Event(models.Model):
     name = models.CharField(max_length=160)
     venue = models.ForeignKey(Venue, on_delete=models.PROTECT, related_name="events")
     category = models.CharField(max_length=10, choices=EventCategory.choices)
     starts_at = models.DateTimeField()
+    # Existing events got the default when the field came (migration 0003): a show of three
+    # hours, the usual concert or play with its interval.
+    duration = models.DurationField(
+        default=DEFAULT_EVENT_DURATION,
+        help_text="How long it lasts (e.g. 2:30:00): it is finished this long after its start.",
+    )
     on_sale_at = models.DateTimeField(help_text="When tickets can first be bought.")
     status = models.CharField(max_length=10, choices=EventStatus.choices, default=EventStatus.DRAFT)
     description = models.TextField(blank=True, default="")
@@ -164,6 +174,9 @@ class Event(models.Model):
             models.CheckConstraint(
                 condition=Q(on_sale_at__lt=F("starts_at")), name="event_on_sale_before_start"
             ),
+            models.CheckConstraint(
+                condition=Q(duration__gt=timedelta(0)), name="event_duration_positive"
+            ),
             models.UniqueConstraint(
                 fields=["venue", "starts_at", "name"], name="event_venue_start_name_uniq"
             ),
@@ -175,6 +188,10 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.starts_at:%Y-%m-%d %H:%M}Z)"
+
+    @property
+    def ends_at(self):
+        return self.starts_at + self.duration
 
 
 class PriceCategory(models.Model):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import IO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,7 +23,7 @@ from bookings.errors import HoldExpired, InvalidBookingState
 from bookings.inventory import open_sale
 from bookings.models import LIVE_STATUSES, Booking, SaleKind
 from bookings.waitlist import close_departed_waitlists
-from events import plans
+from events import lifecycle, plans
 from events.errors import (
     EventNotEditable,
     EventNotFound,
@@ -32,6 +32,7 @@ from events.errors import (
     VenuePlanInUse,
 )
 from events.models import (
+    DEFAULT_EVENT_DURATION,
     CategoryAssignment,
     Event,
     EventCategory,
@@ -176,11 +177,14 @@ def create_event(
     on_sale_at: datetime,
     price_categories: Sequence[PriceCategorySpec],
     description: str = "",
+    duration: timedelta = DEFAULT_EVENT_DURATION,
 ) -> Event:
     """A DRAFT event at `venue` with its price categories.  Seats get their category with
     `assign_categories`; `put_event_on_sale` publishes it."""
     now = timezone.now()
     check_new_event(name=name, category=category, starts_at=starts_at, on_sale_at=on_sale_at)
+    if duration <= timedelta(0):
+        raise InvalidEvent("An event lasts longer than no time at all.")
     check_price_categories(price_categories)
     try:
         with transaction.atomic():
@@ -193,6 +197,7 @@ def create_event(
                 category=category,
                 starts_at=starts_at,
                 on_sale_at=on_sale_at,
+                duration=duration,
                 description=description.strip(),
                 status_changed_at=now,
             )
@@ -390,8 +395,10 @@ class EventCancellation:
 def cancel_event(
     *, event_id: int, cancelled_by: AbstractBaseUser | None = None
 ) -> EventCancellation:
-    """Cancel a draft or published event and give everyone their money back.  A finished
-    event cannot be cancelled.
+    """Cancel a draft or published event and give everyone their money back.  An event that
+    has ended cannot be called off, and one that has begun only by staff who may grant
+    goodwill refunds (`events.lifecycle.check_may_call_off`); its refunds are then recorded
+    as goodwill refunds approved by them.
 
     1. The event becomes CANCELLED (its own transaction): from then on its sale is closed
        (`events.rules.is_open`), so no hold, payment or waitlist place can start, and a
@@ -410,8 +417,8 @@ def cancel_event(
     with transaction.atomic():
         event = _lock_event(event_id)
         changed = event.status != EventStatus.CANCELLED
-        if event.status == EventStatus.FINISHED:
-            raise EventNotEditable(f"{event.name} has already taken place.")
+        # Asked again when finishing an interrupted cancellation: its refunds are as late.
+        goodwill = lifecycle.check_may_call_off(event, by=cancelled_by, now=timezone.now())
         if changed:
             _set_status(event, EventStatus.CANCELLED)
     cancelled = refunds = 0
@@ -419,7 +426,9 @@ def cancel_event(
         live = Booking.objects.filter(sale_id=event.sale_id, status__in=LIVE_STATUSES)
         for booking_id in live.order_by("id").values_list("pk", flat=True):
             try:
-                result = cancel_booking(customer=cancelled_by, booking_id=booking_id, by_staff=True)
+                result = cancel_booking(
+                    customer=cancelled_by, booking_id=booking_id, by_staff=True, goodwill=goodwill
+                )
             except (BookingAlreadyCancelled, HoldExpired, InvalidBookingState):
                 continue  # closed meanwhile by its customer or the sweep
             cancelled += 1

@@ -17,6 +17,15 @@ from flights.models import FareClass, FlightStatus
 from flights.rules import bookable_q, is_bookable
 from flights.selectors import sale_id_of_flight
 
+#: (sale-neutral problem type, the flight's own), on the wire since before events were sold.
+FLIGHT_PROBLEM_TYPES = (
+    ("sale-not-bookable", "flight-not-bookable"),
+    ("sale-not-bookable-refunded", "flight-not-bookable-refunded"),
+    ("class-not-sold", "fare-class-not-found"),
+    ("seat-wrong-class", "seat-wrong-cabin"),
+    ("seat-blocked", "seat-unavailable"),
+)
+
 
 class FlightCatalogue:
     owner = "flight"
@@ -45,6 +54,13 @@ class FlightCatalogue:
             "Cancelled less than %(days)d days before departure: %(percent)d%% refund."
         ),
         refund_none=_("Cancelled less than %(hours)d hours before departure: no refund."),
+        closed_refunded_title=_("The flight can no longer be booked"),
+        closed_refunded=_(
+            "The flight departed or was cancelled before the payment arrived, so the "
+            "seats were released. The payment is refunded in full."
+        ),
+        # The slugs flights answered with before the sale-neutral ones (issue 24): kept.
+        problem_types=FLIGHT_PROBLEM_TYPES,
     )
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
@@ -64,6 +80,9 @@ class FlightCatalogue:
     def has_begun(self, sale: Sale, *, now: datetime) -> bool:
         flight = sale.flight
         return flight.status == FlightStatus.DEPARTED or flight.departure_at <= now
+
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        return True  # every cabin: that is how the overbooking units are sold
 
     def class_label(self, code: str) -> str | None:
         return FareClass(code).label if code in FareClass.values else None

@@ -178,14 +178,13 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
     if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED) and (
         payment.refunds.filter(reason=RefundReason.FLIGHT_CLOSED).exists()
     ):
+        booking = Booking.objects.select_related("sale").get(pk=payment.booking_id)
+        texts = catalogue.for_sale(booking.sale).texts
         return 409, problem_body(
             status=409,
-            code="flight-not-bookable-refunded",
-            title=_("The flight can no longer be booked"),
-            detail=_(
-                "The flight departed or was cancelled before the payment arrived, so the "
-                "seats were released. The payment is refunded in full."
-            ),
+            code=texts.problem_type("sale-not-bookable-refunded"),
+            title=str(texts.closed_refunded_title),
+            detail=str(texts.closed_refunded),
             payment=body,
         )
     if payment.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED) and (

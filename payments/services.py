@@ -25,10 +25,10 @@ from django.utils.translation import gettext
 from bookings import catalogue
 from bookings.errors import (
     BookingNotFound,
-    FlightNotBookable,
     HoldExpired,
     InvalidBookingState,
     PassengerNamesMissing,
+    SaleNotBookable,
 )
 from bookings.models import Booking, BookingStatus, Sale
 from bookings.selectors import check_passengers_named
@@ -135,7 +135,7 @@ def _record_payment(
         seller = catalogue.for_sale(sale)
         if not seller.is_open(sale, now=now):
             # Nothing is charged: the seats could never be used.
-            raise FlightNotBookable(str(seller.texts.not_charged), texts=seller.texts)
+            raise SaleNotBookable(str(seller.texts.not_charged), texts=seller.texts)
         # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
         # waitlist offer or a seatless hold arrives without names.  Nothing is written.
         check_passengers_named(booking_id=booking.pk)

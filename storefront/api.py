@@ -287,8 +287,18 @@ class BookingListCreateApi(GenericAPIView):
                     "came (`waiting-room-required`, with `queueUrl`)."
                 ),
                 s404="No such flight or event (or the event is not on sale).",
-                s409="A seat is taken, the fare class is sold out, or the first request with "
-                "this Idempotency-Key is still running.",
+                s400="Invalid body (`invalid-request`, with `invalidParams`); an unknown seat "
+                "(`seat-not-found`); a seat of another class (`seat-wrong-class`; flights: "
+                "`seat-wrong-cabin`); a class the sale does not sell (`class-not-sold`; "
+                "flights: `fare-class-not-found`); `passengers` for an event's seated "
+                "category (`seats-required`: only standing areas are sold by count).",
+                s409="A seat is taken (`seat-unavailable`) or blocked by staff, not for sale "
+                "(`seat-blocked`; flights: `seat-unavailable`, as before); the class is sold "
+                "out (`sold-out`); the sale is closed (`sale-not-bookable`; flights: "
+                "`flight-not-bookable`); or the first request with this Idempotency-Key is "
+                "still running. Paying after the sale closed answers "
+                "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
+                "Flights keep the slugs they answered with before events were sold.",
                 s422="This Idempotency-Key was already used for a different request.",
                 s503="The database is briefly unreachable (`service-unavailable`) or too busy: "
                 "retry after `Retry-After` seconds with the same Idempotency-Key.",

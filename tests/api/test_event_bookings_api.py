@@ -162,8 +162,8 @@ def test_neither_flight_nor_event_is_400(api):
     ("payload", "status", "code"),
     [
         ({"seats": ["1-9-1"]}, 400, "seat-not-found"),
-        ({"seats": ["1-3-1"]}, 400, "seat-wrong-cabin"),  # row 3 is category B
-        ({"category": "Z"}, 400, "fare-class-not-found"),
+        ({"seats": ["1-3-1"]}, 400, "seat-wrong-class"),  # row 3 is category B
+        ({"category": "Z"}, 400, "class-not-sold"),
         ({"eventId": 999_999}, 404, "event-not-found"),
     ],
 )

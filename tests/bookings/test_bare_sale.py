@@ -76,6 +76,9 @@ class ConcertHall:
     def class_label(self, code: str) -> str | None:
         return f"Category {code}"
 
+    def sells_seatless(self, sale: Sale, code: str) -> bool:
+        return code == "GA"
+
     def is_called_off(self, sale: Sale) -> bool:
         return False
 

@@ -6,6 +6,7 @@ from django.utils import timezone
 from bookings.errors import (
     AlreadyWaiting,
     FlightNotBookable,
+    HoldLimitReached,
     NotSoldOut,
     NotWaiting,
     SeatUnavailable,
@@ -18,6 +19,7 @@ from bookings.waitlist_selectors import waitlist_position
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from kernel.models import OutboxEvent
+from tests.api.conftest import agent, book_on_behalf_permission  # noqa: F401
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 
 pytestmark = pytest.mark.django_db
@@ -223,3 +225,75 @@ def test_departed_flights_close_their_waitlists():
             customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
         )
     assert Seat.objects.filter(sale=flight.sale, status=SeatStatus.AVAILABLE).count() == 0
+
+
+# --- the hold cap (issue 24, item 9) -----------------------------------------------------------
+
+
+def expire_together(bookings):
+    """Lapse holds in one sweep, so their units are offered as one release."""
+    past = timezone.now() - timedelta(seconds=1)
+    ids = [b.pk for b in bookings]
+    Booking.objects.filter(pk__in=ids).update(expires_at=past)
+    Seat.objects.filter(booking_id__in=ids).update(held_until=past)
+    assert expire_holds() == len(ids)
+
+
+@pytest.fixture
+def hold_cap(settings):
+    def set_cap(cap: int) -> None:
+        settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": cap}
+
+    return set_cap
+
+
+def test_an_offer_that_would_exceed_the_hold_cap_skips_to_the_next_entry(hold_cap):
+    hold_cap(2)
+    flight, holders = sold_out_flight()
+    greedy = holders[0].customer  # already holds 1 unit (seat 1A)
+    first = join_waitlist(
+        customer=greedy, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=2
+    )
+    second = join_waitlist(
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
+    )
+
+    expire_together(holders[4:6])  # 2 units free: first in line, but 1 + 2 > the cap of 2
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == ("WAITING", "OFFERED")
+    assert waitlist_position(entry=first) == 1  # keeps its place
+    held = Booking.objects.filter(customer=greedy, status=BookingStatus.HELD)
+    assert sum(held.values_list("seat_count", flat=True)) == 1
+
+    # Once its own hold is gone, the next release serves it, within the cap.
+    cancel_hold(customer=greedy, booking_id=holders[0].pk)
+    first.refresh_from_db()
+    assert first.status == "OFFERED" and first.offer.seat_count == 2
+    assert check_inventory(sale_id=flight.sale_id) == []
+
+
+def test_control_without_the_cap_in_the_way_the_first_entry_gets_the_offer(hold_cap):
+    hold_cap(3)
+    flight, holders = sold_out_flight()
+    first = join_waitlist(
+        customer=holders[0].customer, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=2
+    )
+    expire_together(holders[4:6])
+    first.refresh_from_db()
+    assert first.status == "OFFERED" and first.offer.seat_count == 2
+
+
+def test_a_party_larger_than_the_hold_cap_cannot_join_unless_exempt(hold_cap, agent):  # noqa: F811
+    hold_cap(1)
+    flight, _ = sold_out_flight()
+    with pytest.raises(HoldLimitReached):
+        join_waitlist(
+            customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=3
+        )
+    # Travel agents hold for many people: the cap does not apply to them.
+    entry = join_waitlist(
+        customer=agent, sale_id=flight.sale_id, fare_class="ECONOMY", party_size=3
+    )
+    assert entry.status == WaitlistStatus.WAITING

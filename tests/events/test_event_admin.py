@@ -146,10 +146,16 @@ def test_staff_create_price_assign_publish_and_cancel_an_event(staff):
     assert "Jazz night is on sale." in messages_of(published)
     page = staff.get(change).content.decode()
     assert "A — Front: 34 seat(s), 0 standing" in page and 'name="assignments"' not in page
+    confirm = staff.post(changelist, {"action": "cancel", "_selected_action": [event.pk]})
+    assert "No live bookings." in confirm.content.decode()
     cancelled = staff.post(
-        changelist, {"action": "cancel", "_selected_action": [event.pk]}, follow=True
+        changelist,
+        {"action": "cancel", "_selected_action": [event.pk], "confirm": "yes"},
+        follow=True,
     )
-    assert "Jazz night is cancelled." in messages_of(cancelled)
+    assert "Jazz night is cancelled: 0 booking(s) cancelled, 0 refund(s) queued." in messages_of(
+        cancelled
+    )
     event.refresh_from_db()
     assert event.status == EventStatus.CANCELLED
 

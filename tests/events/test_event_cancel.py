@@ -119,7 +119,9 @@ def test_staff_cancelling_in_admin_are_recorded_as_approving_the_refunds(
     client.force_login(staff_user)
 
     client.post(
-        "/admin/events/event/", {"action": "cancel", "_selected_action": [event.pk]}, follow=True
+        "/admin/events/event/",
+        {"action": "cancel", "_selected_action": [event.pk], "confirm": "yes"},
+        follow=True,
     )
 
     assert Booking.objects.get(pk=paid.pk).status == BookingStatus.CANCELLED

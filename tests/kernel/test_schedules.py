@@ -33,6 +33,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "waitroom.admit_shoppers": 2,
         "payments.tasks.reconcile_stuck_payments_task": 60,
         "kernel.relay_event_log": 1,
+        "events.finish_events": 60,
     }
 
     def installed():
@@ -72,7 +73,7 @@ def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
         "from config.celery import app; app.loader.import_default_modules();"
         "print(json.dumps([app.conf.broker_url, sorted(t for t in app.tasks"
         " if t.startswith(('bookings.', 'flights.', 'payments.', 'waitroom.', 'partners.',"
-        " 'kernel.')))]))"
+        " 'kernel.', 'events.')))]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", script],
@@ -91,7 +92,15 @@ def test_without_redis_celery_uses_the_in_memory_broker_and_finds_the_tasks():
 
 def test_each_app_registers_its_own_schedules_and_a_clash_is_refused():
     by_module = {s.task.split(".")[0] for s in registered_schedules()}
-    assert by_module == {"bookings", "flights", "payments", "waitroom", "partners", "kernel"}
+    assert by_module == {
+        "bookings",
+        "flights",
+        "payments",
+        "waitroom",
+        "partners",
+        "kernel",
+        "events",
+    }
     relay = next(s for s in registered_schedules() if s.task == "bookings.relay_outbox")
     register_schedules(relay)  # the same declaration twice (a module re-imported) is fine
     with pytest.raises(ValueError, match="relay outbox"):

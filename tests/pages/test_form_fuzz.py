@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from bookings.services import hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, StaffFactory, UserFactory
+from waitroom.room import protect_sale
 
 # transaction=True: the pay page calls the gateway, which refuses to run inside a transaction.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -206,6 +207,81 @@ FORMS = [
         who="staff",
     ),
     PageForm(
+        "checkin-by-kind",
+        "post",
+        "/checkin/",
+        {
+            "kind": field("FLIGHT", "EVENT"),
+            "event": field("{event}"),
+            "q": field("SK", "Concert"),
+            "code": field("SK1.k1.e30.abc"),
+        },
+        who="staff",
+    ),
+    PageForm(
+        "event-search",
+        "get",
+        "/events/",
+        {
+            "city": field("Berlin"),
+            "date": field("{day}"),
+            "category": field("CONCERT", "SPORT"),
+        },
+    ),
+    PageForm("event-detail", "get", "/events/{event}/", {"category": field("A")}),
+    PageForm(
+        "passenger-names",
+        "post",
+        "/bookings/{booking}/names/",
+        {"names": field("Ana Lima", "Bo Chen")},
+    ),
+    PageForm("queue-page", "get", "/waiting-room/{sale}/", {}),
+    PageForm("queue-join", "post", "/waiting-room/{sale}/join/", {"next": field("/")}),
+    PageForm("queue-enter", "get", "/waiting-room/{sale}/enter/", {"next": field("/")}),
+    PageForm(
+        "queue-waitlist",
+        "post",
+        "/waiting-room/{sale}/waitlist/",
+        {
+            "fare_class": field("ECONOMY", "BUSINESS"),
+            "party_size": field("1", "2"),
+            "next": field("/", "/bookings/"),
+        },
+    ),
+    PageForm(
+        "set-language",
+        "post",
+        "/i18n/setlang/",
+        {"language": field("en", "de", "ru"), "next": field("/", "/events/")},
+        who="anonymous",
+    ),
+    PageForm("logout", "post", "/accounts/logout/", {"next": field("/")}, who="anonymous"),
+    PageForm(
+        "password-change",
+        "post",
+        "/accounts/password_change/",
+        {
+            "old_password": field("wrong"),
+            "new_password1": field("a-long-enough-pass-123"),
+            "new_password2": field("a-long-enough-pass-123"),
+        },
+        who="staff",
+    ),
+    PageForm(
+        "password-reset",
+        "post",
+        "/accounts/password_reset/",
+        {"email": field("fuzzer@example.com")},
+        who="anonymous",
+    ),
+    PageForm(
+        "password-reset-confirm",
+        "post",
+        "/accounts/reset/MQ/set-password/",
+        {"new_password1": field("a-long-enough-pass-123"), "new_password2": field("x")},
+        who="anonymous",
+    ),
+    PageForm(
         "sandbox-checkout",
         "post",
         "/sandbox/checkout/ch_{key}",
@@ -233,7 +309,17 @@ def world(settings, db):
     clients = {"anonymous": Client(), "customer": Client(), "staff": Client()}
     clients["customer"].force_login(customer)
     clients["staff"].force_login(StaffFactory())
+    queued = FlightFactory()
+    protect_sale(
+        sale_id=queued.sale_id,
+        kind="FLIGHT",
+        opens_at=timezone.now() - timedelta(minutes=1),
+        admit_per_minute=10,
+        max_inside=10,
+        flight_id=queued.pk,
+    )
     values = {
+        "sale": queued.sale_id,
         "flight": flight.pk,
         "event": EventFactory().pk,
         "booking": booking.pk,
@@ -277,3 +363,52 @@ def test_no_page_form_answers_5xx(world, form):
         assert response.status_code < 500, (form.name, body, response.status_code)
 
     request_never_fails()
+
+
+# Pages that take no input a form sends (downloads, JSON polled by scripts, the admin): the
+# rest must each have an entry above, so a new page form cannot be left out of the fuzz.
+NOT_FORMS = {
+    "flights:seat_map",
+    "events:seat_map",
+    "bookings:mine",
+    "bookings:detail",
+    "bookings:progress",
+    "bookings:ticket-png",
+    "bookings:ticket-svg",
+    "bookings:ticket-pdf",
+    "waitroom:state",
+    "waitroom:queue_status",
+    "languages:javascript-catalog",
+    "password_change_done",
+    "password_reset_done",
+    "password_reset_complete",
+    "healthz",
+    "readyz",
+    "metrics",
+}
+
+
+def _page_url_names(patterns, prefix=""):
+    from django.urls import URLPattern, URLResolver
+
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if str(pattern.pattern) in ("admin/", "api/"):
+                continue
+            namespace = f"{pattern.namespace}:" if pattern.namespace else ""
+            yield from _page_url_names(pattern.url_patterns, prefix + namespace)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield prefix + pattern.name
+
+
+def test_every_page_form_is_fuzzed():
+    from django.urls import get_resolver, resolve
+
+    covered = set()
+    for form in FORMS:
+        url = form.url.format(
+            flight=1, event=1, booking=1, other_booking=1, sale=1, key="k", day="2030-01-01"
+        )
+        covered.add(resolve(url.split("?")[0]).view_name)
+    pages = set(_page_url_names(get_resolver().url_patterns))
+    assert pages - NOT_FORMS - covered == set()
