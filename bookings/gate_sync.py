@@ -164,7 +164,7 @@ def sync_gate_scans(
             ignore_conflicts=True,
         )
         admitted = {s.serial for s in scans if s.outcome == ADMITTED and s.serial in tickets}
-        # One lock order for tickets: by id.
+        # Tickets are locked by id, so two syncs settling the same tickets cannot deadlock.
         for ticket in (
             Ticket.objects.select_for_update()
             .filter(pk__in=[tickets[s].pk for s in admitted])
