@@ -72,10 +72,6 @@ TOOLS = (
     # starts a real nginx.
     Tool("pgbouncer", "pgbouncer", "tests"),
     Tool("nginx", "nginx", "tests/project"),
-    # The event log's tests publish to and read from a real NATS JetStream (docs/event-log.md);
-    # tests/nats_server.py starts it when it is down.
-    Tool("nats-server", "nats-server", "tests/kernel"),
-    Tool("nats-server", "nats-server", "tests/checkin_sync"),
 )
 
 
