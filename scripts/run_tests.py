@@ -140,6 +140,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it has not gone within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def port_open(host: str, port: int) -> bool:
     with contextlib.closing(socket.socket()) as sock:
         sock.settimeout(0.5)
@@ -377,12 +387,7 @@ def private_pgbouncer(
     finally:
         if process is not None:
             # runuser passes SIGTERM on; PgBouncer's SIGTERM is "shut down now".
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -419,12 +424,7 @@ def private_redis(binary: str) -> Iterator[str]:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         if process is not None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
