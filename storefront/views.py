@@ -417,7 +417,8 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
         if kind == SaleKind.EVENT
         else _("Choose the flight you are boarding.")
     )
-    query = (request.POST.get("q") or request.GET.get("q") or "").strip()[:40]
+    # A search string, never stored: a NUL (which PostgreSQL refuses in text) is just dropped.
+    query = (request.POST.get("q") or request.GET.get("q") or "").replace("\x00", "").strip()[:40]
     now = timezone.now()
     today_until = now + timedelta(hours=24)
     entries = [

@@ -99,7 +99,7 @@ class WaitlistApi(APIView):
     @extend_schema(
         operation_id="waitlist_join",
         request=JoinSerializer,
-        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 429)},
+        responses={201: EntrySerializer, **problems(400, 401, 403, 404, 409, 429)},
         tags=["waitlist"],
         description="Join the waitlist of a sold-out fare class (409 while seats are available).",
     )
@@ -182,7 +182,7 @@ class EventWaitlistApi(APIView):
     @extend_schema(
         operation_id="event_waitlist_join",
         request=EventJoinSerializer,
-        responses={201: EventEntrySerializer, **problems(400, 401, 404, 409, 429)},
+        responses={201: EventEntrySerializer, **problems(400, 401, 403, 404, 409, 429)},
         tags=["waitlist"],
         description=(
             "Join the waitlist of a sold-out price category or standing area (409 while "

@@ -199,6 +199,7 @@ FORMS = [
         {"email": field("fuzzer@example.com")},
         who="anonymous",
     ),
+    PageForm("verify-link", "get", "/accounts/verify-email/{key}/", {}),
     PageForm(
         "checkin",
         "post",
@@ -379,6 +380,8 @@ NOT_FORMS = {
     "waitroom:state",
     "waitroom:queue_status",
     "languages:javascript-catalog",
+    # django.contrib.auth's own reset view: its path is taken by accounts:password_reset.
+    "password_reset",
     "password_change_done",
     "password_reset_done",
     "password_reset_complete",

@@ -1,6 +1,7 @@
 """The production shape (docker-compose.yml) and the health endpoints it relies on."""
 
 import configparser
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -63,7 +64,8 @@ def test_only_nginx_is_published_and_the_nodes_trust_only_its_address():
     nginx = services["nginx"]["networks"]["backend"]["ipv4_address"]
     for name in ("web1", "web2", "ws"):
         env, command = services[name]["environment"], services[name]["command"]
-        assert env["NUM_PROXIES"] == "1" and env["TRUSTED_PROXIES"] == f"{nginx}/32", name
+        trusted = [ipaddress.ip_network(net) for net in env["TRUSTED_PROXIES"].split(",")]
+        assert env["NUM_PROXIES"] == "1" and trusted == [ipaddress.ip_network(nginx)], name
         assert command[command.index("--forwarded-allow-ips") + 1] == nginx, name
 
 
