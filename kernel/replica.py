@@ -17,8 +17,8 @@ scaling guide warns that availability read from a replica oversells.
 
 Lag is measured against the primary's WAL position, not by `pg_last_xact_replay_timestamp()`
 alone (which reports lag whenever the primary is idle).  Each check reads the primary's
-`pg_current_wal_lsn()`; a replica that has replayed that far is 0 s behind, however long
-nothing was written.  One that has not is as old as the newer of two marks: the last earlier
+`pg_current_wal_insert_lsn()`; a replica that has replayed that far is 0 s behind, however
+long nothing was written.  One that has not is as old as the newer of two marks: the last earlier
 check whose primary position it has replayed, and the commit time of the last transaction it
 replayed (both are upper bounds of its staleness; the second assumes the servers' clocks
 agree, as NTP keeps them).  A replica that stops replaying while the primary writes falls
@@ -108,8 +108,11 @@ def _lsn(text: str | None) -> int:
 
 
 def primary_lsn() -> int:
+    """Where the primary's WAL ends, including records not yet written out: a hold commits
+    with synchronous_commit off, so its commit record may still be in WAL buffers, behind
+    `pg_current_wal_lsn()` (the write position) but never behind the insert position."""
     with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT pg_current_wal_lsn()::text")
+        cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
         return _lsn(cursor.fetchone()[0])
 
 

@@ -91,7 +91,7 @@ class Standby:
 
     def wait_caught_up(self, primary_url: str, timeout: float = 30.0) -> None:
         with psycopg.connect(primary_url, autocommit=True) as primary:
-            wanted = primary.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+            wanted = primary.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             (done,) = self.sql(f"SELECT pg_last_wal_replay_lsn() >= '{wanted}'::pg_lsn")
