@@ -766,8 +766,8 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
     (a) measured in this run (its requests/s: losers cost too), or of --open-loop-capacity.
     Each rate runs --open-loop-seconds over fresh flights sized so that about
     --open-loop-oversubscribe arrivals come per unit: every flight sells out, winners'
-    percentiles pool several sales, and losers are measured too.  Prints p50/p99/p99.9 of winners and
-    of losers."""
+    percentiles pool several sales, and losers are measured too.  Prints p50/p99/p99.9 of
+    winners and of losers."""
     capacity = args.open_loop_capacity or capacity
     if not capacity:
         raise SystemExit("(o) needs (a) first in --scenarios, or --open-loop-capacity")
