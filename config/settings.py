@@ -369,7 +369,7 @@ SEATKEEPER = {
         "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", default=9
     ),
     "EXPIRE_BATCH_SIZE": 500,
-    # False: a customer's hold commits without waiting for the WAL flush (bookings.services
+    # False: a customer's hold commits without waiting for the WAL flush (bookings.holding
     # _lock_customer_on_sale says why that is safe); payments, sales and refunds always wait.
     "HOLD_SYNCHRONOUS_COMMIT": env.bool("HOLD_SYNCHRONOUS_COMMIT", default=False),
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),

@@ -2,7 +2,7 @@
 
 This is the article's trade-off: the seat map may be a few seconds old, so a customer can see
 a "free" seat and then be refused when holding it.  That is fine because holds never read
-these caches: `bookings.services` always locks and checks the rows in PostgreSQL.
+these caches: `bookings.customer_holds` always locks and checks the rows in PostgreSQL.
 
 Cached values are plain data or final bytes, never model instances.  The hot reads (the seat
 map and flight search) are cached as the finished JSON body with its ETag, so a warm read is

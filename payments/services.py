@@ -30,9 +30,9 @@ from bookings.errors import (
     PassengerNamesMissing,
     SaleNotBookable,
 )
+from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus, Sale
 from bookings.selectors import check_passengers_named
-from bookings.services import close_bookings, sell_held_booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from kernel.locking import lock_errors_as_too_busy
 from kernel.outbox import emit_event

@@ -11,10 +11,10 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
-from bookings import services as booking_services
+from bookings import holding
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import HoldLimitReached
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seatless, hold_seats
 from flights.models import FareInventory
 from flights.services import check_inventory
 from tests.concurrency import run_concurrently
@@ -95,13 +95,13 @@ def two_cabins_at_once(customer, flight):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
 def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight, monkeypatch):
-    real_lock = booking_services._lock_customer_on_sale
+    real_lock = holding._lock_customer_on_sale
 
     def slow_lock(**kwargs):
         time.sleep(0.2)  # the same widened window as the control below
         real_lock(**kwargs)
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", slow_lock)
+    monkeypatch.setattr(holding, "_lock_customer_on_sale", slow_lock)
     customer = UserFactory()
     outcomes = two_cabins_at_once(customer, flight)
     assert len(outcomes.results) == 1, outcomes.errors
@@ -120,7 +120,7 @@ def test_control_without_the_lock_the_race_lets_the_cap_be_exceeded(flight, monk
     def no_lock(**_):
         time.sleep(0.2)  # widen the window between counting and inserting
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", no_lock)
+    monkeypatch.setattr(holding, "_lock_customer_on_sale", no_lock)
     outcomes = two_cabins_at_once(UserFactory(), flight)
     assert len(outcomes.results) == 2, outcomes.errors
 

@@ -19,10 +19,11 @@ from django.utils import timezone
 from bookings import catalogue
 from bookings.audit import check_inventory
 from bookings.catalogue import SaleSummary, SaleTexts
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import FlightNotBookable, SeatUnavailable, SoldOut
 from bookings.inventory import ClassSpec, SeatSpec, open_sale
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus, Inventory, Sale, SaleKind, Seat, SeatStatus
-from bookings.services import expire_holds, hold_seatless, hold_seats
 from kernel.errors import InvalidRequest
 
 pytestmark = pytest.mark.django_db

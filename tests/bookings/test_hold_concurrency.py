@@ -12,9 +12,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import SeatUnavailable, SoldOut
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds, hold_seatless, hold_seats
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from tests.concurrency import run_concurrently

@@ -4,6 +4,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import (
     FareClassNotFound,
     FlightNotBookable,
@@ -15,8 +16,8 @@ from bookings.errors import (
     SeatWrongCabin,
     SoldOut,
 )
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, Passenger
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareClass, FareInventory, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.errors import InvalidRequest
@@ -350,7 +351,7 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
 
 
 def test_seatless_passenger_gets_a_seat_later(customer, flight):
-    from bookings.services import assign_seat
+    from bookings.passengers import assign_seat
 
     booking = hold_seatless(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2

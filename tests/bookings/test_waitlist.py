@@ -3,6 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import (
     AlreadyWaiting,
     FlightNotBookable,
@@ -12,8 +13,8 @@ from bookings.errors import (
     SeatUnavailable,
     SoldOut,
 )
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, WaitlistStatus
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from bookings.waitlist import close_departed_waitlists, join_waitlist, leave_waitlist
 from bookings.waitlist_selectors import waitlist_position
 from flights.models import FareInventory, Seat, SeatStatus

@@ -12,9 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from bookings.audit import check_inventory
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import SeatUnavailable
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
-from bookings.services import expire_holds, hold_seatless, hold_seats
 from tests.concurrency import run_concurrently
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory

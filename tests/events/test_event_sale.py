@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from bookings import catalogue
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import FlightNotBookable, SeatNotFound, SoldOut
 from bookings.models import BookingStatus, Inventory, SaleKind, Seat, SeatStatus
-from bookings.services import hold_seatless, hold_seats
 from events.models import EventStatus, VenueSeat
 from events.services import cancel_event, open_missing_sale
 from tests.events.factories import EventFactory

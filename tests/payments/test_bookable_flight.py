@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q, is_bookable
 from flights.services import check_inventory
