@@ -28,6 +28,8 @@ from kernel.locking import lock_errors_as_too_busy
 
 
 def clean_passenger_names(names: Sequence[str] | None, count: int) -> list[str]:
+    """`count` names, stripped, each at most 120 printable characters ("" each if none are
+    given); InvalidRequest otherwise.  Every path that takes names takes them through here."""
     if not names:
         return [""] * count
     if len(names) != count:
@@ -66,9 +68,7 @@ def name_passengers(
         )
         if booking is None:
             raise BookingNotFound()
-        if booking.status == BookingStatus.EXPIRED or (
-            booking.status == BookingStatus.HELD and booking.expires_at <= now
-        ):
+        if booking.status == BookingStatus.EXPIRED or booking.hold_lapsed(now):
             raise HoldExpired()
         if booking.status != BookingStatus.HELD:
             raise InvalidBookingState(
@@ -79,7 +79,8 @@ def name_passengers(
             booking.passengers.order_by(F("seat__seat_no").asc(nulls_last=True), "id")
         )
         cleaned = clean_passenger_names(names, len(passengers))
-        if not all(cleaned) or any(ch < " " or ch == "\x7f" for name in cleaned for ch in name):
+        # Printable they are already (clean_passenger_names, the one printable-name rule).
+        if not all(cleaned):
             raise InvalidRequest(
                 gettext("Enter the full name of every passenger (printable characters only)."),
                 field="passengerNames",

@@ -47,7 +47,6 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
-from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
@@ -95,8 +94,7 @@ def join_waitlist(
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
-    if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
-        raise InvalidRequest("A waiting party has 1 to 9 passengers.", field="partySize")
+    holding.check_party_size(party_size, field="partySize")
     cap = holding.hold_cap_of(customer)
     if cap is not None and party_size > cap:  # its offer could never be made
         raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))

@@ -181,7 +181,7 @@ def decline_reason_text(code: str) -> str:
 def _page_state(booking: Booking, now) -> dict:
     """What the booking page shows, and a fingerprint of it the page polls for changes while
     something is under way elsewhere (the payment webhook, the ticket worker, a refund)."""
-    lapsed = booking.status == BookingStatus.HELD and booking.expires_at <= now
+    lapsed = booking.hold_lapsed(now)
     holding = booking.status == BookingStatus.HELD and not lapsed
     payment = payment_selectors.latest_payment(booking_id=booking.pk)
     paying = holding and payment is not None and payment.status in IN_FLIGHT_PAYMENT_STATUSES
@@ -278,7 +278,7 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     )
     now = timezone.now()
     for b in bookings:
-        b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
+        b.lapsed = b.hold_lapsed(now)
         if b.sale.kind == SaleKind.FLIGHT:
             b.departure_local = local_time(
                 b.sale.flight.departure_at, b.sale.flight.origin.time_zone

@@ -277,6 +277,17 @@ def statements(captured) -> list[str]:
     return [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
 
 
+def test_a_hold_lapses_at_its_deadline_and_only_while_held(customer, flight):
+    booking = hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    assert not booking.hold_lapsed()
+    assert not booking.hold_lapsed(booking.expires_at - timedelta(seconds=1))
+    assert booking.hold_lapsed(booking.expires_at)
+    booking.status = BookingStatus.CONFIRMED  # a sold booking's deadline means nothing
+    assert not booking.hold_lapsed(booking.expires_at + timedelta(days=1))
+
+
 def test_hold_path_query_budget(customer, flight):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
