@@ -47,7 +47,7 @@ os.environ.setdefault(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_optimistic"
 )
 # One worker holds many pairs (spread): the per-customer cap is not what is measured.
-os.environ.setdefault("MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", "100000")
+os.environ.setdefault("MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE", "100000")
 
 from bench.holds import configure_filters, ensure_database, run
 

@@ -118,7 +118,7 @@ class Catalogue(Protocol):
     default_class: str | None
     #: How the engine's errors name this catalogue's sales.
     texts: SaleTexts
-    #: The 404 problem for an id of ours that sells nothing (FlightNotFound, EventNotFound).
+    #: The 404 problem for an id of ours that sells nothing (SaleNotFound, EventNotFound).
     not_found_error: type[DomainError]
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:

@@ -22,9 +22,9 @@ from django.utils.translation import gettext
 from bookings import catalogue
 from bookings.errors import (
     FareClassNotFound,
-    FlightNotFound,
     HoldLimitReached,
-    SaleNotBookable,
+    SaleClosed,
+    SaleNotFound,
     SeatUnavailable,
 )
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Sale, Seat, SeatStatus
@@ -53,18 +53,18 @@ def check_party_size(count: int, *, field: str = "seats") -> None:
 
 
 def check_sale_open(sale: Sale, now: datetime) -> None:
-    """SaleNotBookable unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
+    """SaleClosed unless the catalogue's rule (e.g. flights.rules.is_bookable), asked
     through the registry, says open; every path that starts a hold or a waitlist place asks
     here."""
     seller = catalogue.for_sale(sale)
     if not seller.is_open(sale, now=now):
-        raise SaleNotBookable(seller.closed_detail(sale), texts=seller.texts)
+        raise SaleClosed(seller.closed_detail(sale), texts=seller.texts)
 
 
 def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
     texts = catalogue.texts_of_sale(sale_id)
     if texts is None:
-        raise FlightNotFound(gettext("There is no sale %(id)s.") % {"id": sale_id})
+        raise SaleNotFound(gettext("There is no sale %(id)s.") % {"id": sale_id})
     raise FareClassNotFound(
         str(texts.class_not_sold) % {"id": sale_id, "class": fare_class}, texts=texts
     )
@@ -122,10 +122,10 @@ def _hold_cap_exceeded(
     *, customer: AbstractBaseUser | int, sale_id: int, units: int, now: datetime
 ) -> int | None:
     """THE cap rule: the cap, if `units` more would give the customer more live held units on
-    the sale than MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT; None if within it, or exempt (staff
+    the sale than MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE; None if within it, or exempt (staff
     and travel agents hold for many people).  The caller holds the customer's advisory lock,
     so two of their holds (or a hold and an offer) count one after the other."""
-    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
+    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
     customer_id = customer if isinstance(customer, int) else customer.pk
     held = Booking.objects.filter(
         customer_id=customer_id, sale_id=sale_id, status=BookingStatus.HELD, expires_at__gt=now
@@ -143,14 +143,14 @@ def hold_cap_of(customer: AbstractBaseUser) -> int | None:
     travel agents hold for many people)."""
     if acts_for_customers(customer):
         return None
-    return settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT"]
+    return settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
 
 
 def check_hold_cap(*, customer: AbstractBaseUser, sale_id: int, units: int, now: datetime) -> None:
     """Refuse a hold that would give `customer` more than the cap of live held units on the
-    flight.  Called first in the hold's transaction: the per customer and flight advisory lock
-    is the first lock a hold takes (before seats and the fare row, so no cycle can form with
-    them; only the same customer's holds on the same flight ever wait for it), and it makes two
+    sale.  Called first in the hold's transaction: the per customer and sale advisory lock is
+    the first lock a hold takes (before seats and the fare row, so no cycle can form with
+    them; only the same customer's holds on the same sale ever wait for it), and it makes two
     parallel holds by one customer count one after the other, so both cannot pass."""
     _lock_customer_on_sale(customer_id=customer.pk, sale_id=sale_id)
     cap = _hold_cap_exceeded(customer=customer, sale_id=sale_id, units=units, now=now)

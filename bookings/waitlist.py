@@ -10,7 +10,7 @@ order and each one whose party fits what is free gets an offer; a larger party k
 and is served as soon as enough units are free at once.  This never leaves a unit idle while
 someone who could use it waits, and it is applied the same way on every path.
 
-An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT), by
+An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE), by
 the hold path's own rule (`holding.may_offer_within_hold_cap`): an entry whose offer would
 take its customer over the cap, or whose customer is holding on the sale at this very moment,
 is skipped like a party that does not fit: it keeps its place, the units go to the next entry,

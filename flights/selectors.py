@@ -26,7 +26,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings.errors import FlightNotFound
+from bookings.errors import SaleNotFound
 from bookings.live import CachedJson, current_version, version_key
 from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q
@@ -54,7 +54,7 @@ def sale_of_flight(flight_id: int) -> int:
     """`sale_id_of_flight` for front doors: a missing flight is a 404 problem."""
     sale_id = sale_id_of_flight(flight_id)
     if sale_id is None:
-        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+        raise SaleNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
     return sale_id
 
 

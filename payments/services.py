@@ -28,7 +28,7 @@ from bookings.errors import (
     HoldExpired,
     InvalidBookingState,
     PassengerNamesMissing,
-    SaleNotBookable,
+    SaleClosed,
 )
 from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus, Sale
@@ -135,7 +135,7 @@ def _record_payment(
         seller = catalogue.for_sale(sale)
         if not seller.is_open(sale, now=now):
             # Nothing is charged: the seats could never be used.
-            raise SaleNotBookable(str(seller.texts.not_charged), texts=seller.texts)
+            raise SaleClosed(str(seller.texts.not_charged), texts=seller.texts)
         # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
         # waitlist offer or a seatless hold arrives without names.  Nothing is written.
         check_passengers_named(booking_id=booking.pk)

@@ -23,7 +23,7 @@ from tests.factories import UserFactory
 
 @pytest.fixture(autouse=True)
 def cap_of_four(settings):
-    settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": 4}
+    settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE": 4}
 
 
 def hold(customer, flight, seats):

@@ -7,10 +7,10 @@ from django.utils import timezone
 from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import (
     FareClassNotFound,
-    FlightNotBookable,
-    FlightNotFound,
     HoldExpired,
     InvalidBookingState,
+    SaleClosed,
+    SaleNotFound,
     SeatNotFound,
     SeatUnavailable,
     SeatWrongCabin,
@@ -93,7 +93,7 @@ def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, f
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"sale_id": 999_999}, FlightNotFound),
+        ({"sale_id": 999_999}, SaleNotFound),
         ({"fare_class": "FIRST"}, FareClassNotFound),
         ({"seat_numbers": ["99Z"]}, SeatNotFound),
         ({"seat_numbers": ["45A"]}, SeatNotFound),
@@ -119,11 +119,11 @@ def test_bad_hold_requests_are_refused_and_change_nothing(customer, flight, kwar
 
 def test_departed_flight_cannot_be_held(customer):
     flight = FlightFactory(departure_at=timezone.now() - timedelta(hours=1))
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seats(
             customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert not Booking.objects.exists()
 
@@ -131,7 +131,7 @@ def test_departed_flight_cannot_be_held(customer):
 def test_cancelled_flight_cannot_be_held(customer, flight):
     flight.status = FlightStatus.CANCELLED
     flight.save(update_fields=["status"])
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seats(
             customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
