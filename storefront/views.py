@@ -231,7 +231,7 @@ def _with_sale(bookings):
     """Bookings with their sale and its catalogue item (a flight with its airports, an
     event), so the pages name them without a query per booking."""
     return bookings.select_related(
-        "sale__flight__origin", "sale__flight__destination", *catalogue.owner_paths("sale__")
+        *catalogue.owner_paths("sale__"), *catalogue.detail_paths("sale__")
     )
 
 

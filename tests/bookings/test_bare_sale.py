@@ -51,6 +51,7 @@ class ConcertHall:
     """A stand-in catalogue: a sale is open unless its id is in `closed`."""
 
     owner: str | None = None  # its rule needs no row of its own
+    owner_details: tuple[str, ...] = ()
     allows_overbooking: bool = False
     class_codes: tuple[str, ...] | None = None
     default_class: str | None = None
