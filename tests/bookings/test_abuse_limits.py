@@ -14,9 +14,11 @@ from django.utils import timezone
 from bookings import holding
 from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import HoldLimitReached
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory
 from flights.services import check_inventory
+from tests.bookings.confirming import confirm
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory
 
@@ -53,11 +55,15 @@ def test_the_cap_counts_live_held_units_of_one_customer_on_one_flight(
 
 @pytest.mark.django_db
 def test_expired_cancelled_and_paid_holds_do_not_count(customer, flight):
-    first = hold(customer, flight, ["10A", "10B", "10C", "10D"])
-    Booking.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    second = hold(customer, flight, ["11A", "11B", "11C", "11D"])
-    Booking.objects.filter(pk=second.pk).update(status=BookingStatus.CONFIRMED)
-    hold(customer, flight, ["12A", "12B", "12C", "12D"])
+    lapsed = hold(customer, flight, ["10A", "10B", "10C", "10D"])
+    Booking.objects.filter(pk=lapsed.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    given_up = hold(customer, flight, ["11A", "11B", "11C", "11D"])
+    cancel_hold(customer=customer, booking_id=given_up.pk)
+    paid = confirm(hold(customer, flight, ["12A", "12B", "12C", "12D"]))
+    assert paid.status == BookingStatus.CONFIRMED
+    hold(customer, flight, ["13A", "13B", "13C", "13D"])
+    assert Booking.objects.get(pk=given_up.pk).status == BookingStatus.CANCELLED
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db
