@@ -366,7 +366,7 @@ SEATKEEPER = {
     # Live held units one customer may have on one flight (staff and agents exempt): one
     # account must not hold a whole flight, again every HOLD_TTL.
     # The flight-era name, MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT, is still read as an alias
-    # (README.md, "Configuration").
+    # (README.md, the settings table of "Running it").
     "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE": env.int(
         "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE",
         default=env.int("MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", default=9),

@@ -1,5 +1,5 @@
 """Settings renamed sale-neutral (issue 25) still read their flight-era name as an alias, as
-README.md ("Configuration") documents; the new name wins when both are set."""
+README.md's settings table documents; the new name wins when both are set."""
 
 from __future__ import annotations
 
