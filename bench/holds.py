@@ -241,8 +241,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connections
 
+    from bookings.customer_holds import hold_seatless, hold_seats
     from bookings.errors import SoldOut
-    from bookings.services import hold_seatless, hold_seats
     from flights.demo import AIRPORTS
     from flights.models import Airport, FareInventory
     from flights.services import check_inventory, create_flight, set_fare_limits

@@ -6,7 +6,7 @@
 Issue 14: the Russian article holds seats optimistically: read the seats and their `version`
 without a lock, then `UPDATE seat SET status=HELD, version=version+1 WHERE id=? AND
 version=? AND status=AVAILABLE` per seat, all or nothing, and retry (or answer 409) when a
-competitor changed a seat in between.  Seatkeeper's one hold path (`bookings.services.
+competitor changed a seat in between.  Seatkeeper's one hold path (`bookings.customer_holds.
 hold_seats`) is pessimistic: it locks the seat rows FOR UPDATE in the one lock order
 (docs/architecture.md) first.
 Both end with the same conditional F() update of the inventory row (the category's counter).
@@ -47,7 +47,7 @@ os.environ.setdefault(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_optimistic"
 )
 # One worker holds many pairs (spread): the per-customer cap is not what is measured.
-os.environ.setdefault("MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", "100000")
+os.environ.setdefault("MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE", "100000")
 
 from bench.holds import configure_filters, ensure_database, run
 
@@ -77,14 +77,14 @@ def hold_seats_optimistic(
     from django.db.models import OuterRef, Subquery
     from django.utils import timezone
 
-    from bookings import catalogue, services
+    from bookings import catalogue, customer_holds, holding, passengers
     from bookings.errors import SeatNotFound, SeatUnavailable, SeatWrongCabin, SoldOut
     from bookings.live import announce_seats_on_commit
     from bookings.models import Inventory, Seat, SeatStatus
 
     tally = tally if tally is not None else Counter()
-    seat_nos = sorted(services._normalise_seat_numbers(seat_numbers))
-    names = services._passenger_names(None, len(seat_nos))
+    seat_nos = sorted(customer_holds.normalise_seat_numbers(seat_numbers))
+    names = passengers.clean_passenger_names(None, len(seat_nos))
     fare = Inventory.objects.filter(sale_id=OuterRef("sale_id"), fare_class=fare_class)
     for attempt in range(max_retries + 1):
         now = timezone.now()
@@ -101,7 +101,7 @@ def hold_seats_optimistic(
         )
         if len(seats) != len(seat_nos):
             raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats})
-        services.check_sale_open(seats[0].sale, now)
+        holding.check_sale_open(seats[0].sale, now)
         wrong = [s.seat_no for s in seats if s.fare_class != fare_class]
         if wrong:
             raise SeatWrongCabin(wrong, fare_class)
@@ -111,7 +111,7 @@ def hold_seats_optimistic(
         if attempt:
             tally["retries"] += 1
         with transaction.atomic():
-            services._check_hold_cap(customer=customer, sale_id=sale_id, units=len(seats), now=now)
+            holding.check_hold_cap(customer=customer, sale_id=sale_id, units=len(seats), now=now)
             won = True
             with connection.cursor() as cursor:
                 for seat in seats:  # the one seat order: no cycle between two pairs
@@ -124,7 +124,7 @@ def hold_seats_optimistic(
                         won = False
                         break
             if won:
-                booking = services.create_held_booking(
+                booking = holding.create_held_booking(
                     customer_id=customer.pk,
                     sale_id=sale_id,
                     fare_class=fare_class,
@@ -133,10 +133,10 @@ def hold_seats_optimistic(
                     names=names,
                     amount=seats[0].fare_price * len(seats) + sum(s.surcharge for s in seats),
                     currency=seats[0].fare_currency,
-                    expires_at=now + services.hold_ttl(),
+                    expires_at=now + holding.hold_ttl(),
                     now=now,
                 )
-                if not services._reserve_units(
+                if not holding.reserve_units(
                     sale_id=sale_id, fare_class=fare_class, units=len(seats)
                 ):
                     raise SoldOut(fare_class)
@@ -227,7 +227,7 @@ def main() -> None:
     from django.db import connection, connections
 
     from bookings import availability
-    from bookings.services import hold_seats
+    from bookings.customer_holds import hold_seats
     from kernel.locking import lock_errors_as_too_busy
     from kernel.metrics import counts_holds
 

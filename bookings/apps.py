@@ -6,4 +6,4 @@ class BookingsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers bookings' outbox consumers (tickets, e-mails) with the relay.
-        from bookings import handlers  # noqa: F401
+        from bookings import outbox_handlers  # noqa: F401

@@ -44,71 +44,12 @@ from django.db.models import F
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from bookings import availability_scripts as scripts
 from bookings import catalogue
 from bookings.errors import SeatUnavailable, SoldOut
 from bookings.models import Inventory
 
 logger = logging.getLogger(__name__)
-
-# A counter is a hash: n = units left that nobody has taken, pending = units taken by holds
-# still running in PostgreSQL, at = when it was last rebuilt (ms).  It refuses only when n is
-# short *and* nothing is pending: a pending hold may yet fail and give its units back, so
-# while one runs a short counter lets the request through to PostgreSQL instead.
-#
-# KEYS[1] counter; ARGV[1] units -> {1, at} taken | {0, at, pending} short | {-1} missing
-_TAKE = """
-local n = redis.call('HGET', KEYS[1], 'n')
-if not n then return {-1} end
-local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0')
-local units = tonumber(ARGV[1])
-if tonumber(n) < units then
-  return {0, at, tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')}
-end
-redis.call('HINCRBY', KEYS[1], 'n', -units)
-redis.call('HINCRBY', KEYS[1], 'pending', units)
-return {1, at}
-"""
-# KEYS[1] counter; ARGV units, dn (0/1: give n back), dpending (0/1: no longer pending), take
-# (0/1: a hold let through untracked has won: n goes down, floored at 0).  Never creates the
-# counter: HINCRBY on a missing key would start it at the returned units, far below the truth.
-_SETTLE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local units = tonumber(ARGV[1])
-if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'n', units) end
-if ARGV[3] == '1' then
-  local pending = tonumber(redis.call('HGET', KEYS[1], 'pending') or '0')
-  redis.call('HSET', KEYS[1], 'pending', math.max(pending - units, 0))
-end
-if ARGV[4] == '1' then
-  local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
-  redis.call('HSET', KEYS[1], 'n', math.max(n - units, 0))
-end
-return 1
-"""
-# ARGV: n, at, ttl seconds, overwrite (1/0).  A rebuild after a miss does not overwrite: of
-# several processes rebuilding at once, the first wins and later takes are kept.
-_SEED = """
-if ARGV[4] == '0' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'n', ARGV[1], 'at', ARGV[2], 'pending', 0)
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
-return 1
-"""
-# KEYS seat gates; ARGV token, ttl ms.  All or none; returns the 1-based indexes already taken.
-_GATE = """
-local taken = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 then table.insert(taken, i) end
-end
-if #taken > 0 then return taken end
-for _, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', tonumber(ARGV[2])) end
-return taken
-"""
-_UNGATE = """
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
-end
-return 1
-"""
 
 COUNTER_KEY_TTL_SECONDS = 3 * 24 * 3600
 
@@ -202,7 +143,7 @@ def _enter_gate(sale_id: int, seat_nos: Sequence[str]) -> str | None:
     # Never longer than a hold lives: a gate must not outlast the hold it stands for.
     seconds = min(_config()["SEAT_GATE_SECONDS"], settings.SEATKEEPER["HOLD_TTL"].total_seconds())
     ttl_ms = max(int(seconds * 1000), 1)
-    taken = _run(_GATE, keys, [token, ttl_ms])
+    taken = _run(scripts.GATE, keys, [token, ttl_ms])
     if taken is None:
         return None
     if taken:
@@ -211,7 +152,7 @@ def _enter_gate(sale_id: int, seat_nos: Sequence[str]) -> str | None:
 
 
 def _leave_gate(sale_id: int, seat_nos: Sequence[str], token: str) -> None:
-    _run(_UNGATE, [gate_key(sale_id, s) for s in seat_nos], [token])
+    _run(scripts.UNGATE, [gate_key(sale_id, s) for s in seat_nos], [token])
 
 
 def release_seats(*, sale_id: int, seat_nos: Iterable[str]) -> None:
@@ -248,7 +189,7 @@ def seed_counter(*, sale_id: int, fare_class: str, available: int, overwrite: bo
     """Set the counter to `available` (a figure just read from, or written to, PostgreSQL)."""
     if counter_enabled():
         _run(
-            _SEED,
+            scripts.SEED,
             [counter_key(sale_id, fare_class)],
             [available, _now_ms(), COUNTER_KEY_TTL_SECONDS, int(overwrite)],
         )
@@ -325,7 +266,7 @@ def _settle(
     take: bool = False,
 ) -> None:
     _run(
-        _SETTLE,
+        scripts.SETTLE,
         [counter_key(sale_id, fare_class)],
         [units, int(give), int(pending), int(take)],
     )
@@ -339,13 +280,13 @@ class Take:
 
 def _take(sale_id: int, fare_class: str, units: int) -> str:
     key = counter_key(sale_id, fare_class)
-    result = _run(_TAKE, [key], [units])
+    result = _run(scripts.TAKE, [key], [units])
     if result is None:
         return Take.THROUGH
     if int(result[0]) == -1:  # missing (Redis restarted empty, sale created while it was down)
         if rebuild_counter(sale_id=sale_id, fare_class=fare_class, overwrite=False) is None:
             return Take.THROUGH  # no such fare class: let the hold report it
-        result = _run(_TAKE, [key], [units])
+        result = _run(scripts.TAKE, [key], [units])
         if result is None or int(result[0]) == -1:
             return Take.THROUGH
     if int(result[0]) == 1:
@@ -360,7 +301,7 @@ def _take(sale_id: int, fare_class: str, units: int) -> str:
     if not _claim_rebuild(key):
         return Take.THROUGH
     rebuild_counter(sale_id=sale_id, fare_class=fare_class)
-    result = _run(_TAKE, [key], [units])
+    result = _run(scripts.TAKE, [key], [units])
     if result is None or int(result[0]) == -1:
         return Take.THROUGH
     return Take.TAKEN if int(result[0]) == 1 else Take.REFUSED

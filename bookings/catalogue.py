@@ -104,9 +104,12 @@ class Catalogue(Protocol):
     #: reaches it through select_related("sale__<owner>") so the rule costs no extra query.
     #: None if the catalogue's rule needs no row of its own.
     owner: str | None
+    #: select_related() paths below the owner item that its ticket face and descriptions read
+    #: ("origin", "destination" of a flight), so pages listing tickets name no catalogue model.
+    owner_details: tuple[str, ...]
     #: Whether seatless units beyond the seats (overbooking) may be sold.
     allows_overbooking: bool
-    #: Admin search lookups from a Sale to its item ("flight__code", "=flight__id").
+    #: Admin search lookups from a Sale into its item ("<owner>__code", "=<owner>__id").
     search_fields: tuple[str, ...]
     #: What its seat numbers look like ("12A"; "B-12-7"): malformed ones are refused unread.
     seat_no_pattern: re.Pattern[str]
@@ -118,7 +121,7 @@ class Catalogue(Protocol):
     default_class: str | None
     #: How the engine's errors name this catalogue's sales.
     texts: SaleTexts
-    #: The 404 problem for an id of ours that sells nothing (FlightNotFound, EventNotFound).
+    #: The 404 problem for an id of ours that sells nothing (SaleNotFound, EventNotFound).
     not_found_error: type[DomainError]
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
@@ -214,6 +217,18 @@ def texts_of_sale(sale_id: int) -> SaleTexts | None:
 def owner_paths(prefix: str = "") -> list[str]:
     """select_related() paths from `prefix` (ending at a Sale) to every catalogue item."""
     return [f"{prefix}{c.owner}" for c in _registry.values() if c.owner]
+
+
+def detail_paths(prefix: str = "") -> list[str]:
+    """select_related() paths from `prefix` (ending at a Sale) through each catalogue item to
+    what its catalogue reads to describe the sale (`owner_details`): the engine's reads of
+    tickets and waitlist entries name no catalogue model this way."""
+    return [
+        f"{prefix}{c.owner}__{detail}"
+        for c in _registry.values()
+        if c.owner
+        for detail in c.owner_details
+    ]
 
 
 def known_class_codes() -> set[str] | None:

@@ -27,7 +27,10 @@ def _catalogue_type(error: DomainError, texts: SaleTexts | None) -> None:
         error.code = texts.problem_type(type(error).code)
 
 
-class FlightNotFound(DomainError):
+class SaleNotFound(DomainError):
+    """No such sale (or no such catalogue item, e.g. a flight id): its `type` slug and title
+    are the ones clients have known since flights were the only sale."""
+
     status = 404
     code = "flight-not-found"
     title = _("Flight not found")
@@ -100,7 +103,7 @@ class SeatsRequired(DomainError):
         )
 
 
-class SaleNotBookable(DomainError):
+class SaleClosed(DomainError):
     """The sale is closed (the flight departed, the event started or was cancelled)."""
 
     status = 409
@@ -114,9 +117,6 @@ class SaleNotBookable(DomainError):
             self.title = texts.not_bookable_title
         _catalogue_type(self, texts)
         super().__init__(detail, **extra)
-
-
-FlightNotBookable = SaleNotBookable  # its name before events were sold
 
 
 class SeatUnavailable(DomainError):

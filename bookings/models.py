@@ -1,8 +1,10 @@
+from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -201,6 +203,11 @@ class Booking(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
+
+    def hold_lapsed(self, now: datetime | None = None) -> bool:
+        """THE rule "this hold has lapsed": still HELD, but past its deadline, whether or not
+        the sweep has marked it EXPIRED yet."""
+        return self.status == BookingStatus.HELD and self.expires_at <= (now or timezone.now())
 
 
 class Passenger(models.Model):

@@ -139,7 +139,7 @@ def tickets_for_booking(
         raise BookingNotFound()
     return (
         Ticket.objects.filter(booking_id=booking_id)
-        .select_related("sale__flight__origin", "sale__flight__destination")
+        .select_related("sale", *catalogue.detail_paths("sale__"))
         .order_by("id")
     )
 
@@ -149,9 +149,7 @@ def access_ticket(
 ) -> Ticket:
     """The ticket if `user` may see its booking, else TicketNotFound."""
     ticket = (
-        Ticket.objects.select_related(
-            "booking", "sale__flight__origin", "sale__flight__destination"
-        )
+        Ticket.objects.select_related("booking", "sale", *catalogue.detail_paths("sale__"))
         .filter(pk=ticket_id, booking_id=booking_id, booking__in=_visible_bookings(user))
         .first()
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from bookings import notifications, services
+from bookings import lifecycle, notifications
 
 
 @shared_task(name="bookings.expire_holds", ignore_result=True)
 def expire_holds() -> int:
-    return services.expire_holds()
+    return lifecycle.expire_holds()
 
 
 @shared_task(

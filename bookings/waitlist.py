@@ -10,8 +10,8 @@ order and each one whose party fits what is free gets an offer; a larger party k
 and is served as soon as enough units are free at once.  This never leaves a unit idle while
 someone who could use it waits, and it is applied the same way on every path.
 
-An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT), by
-the hold path's own rule (`services.may_offer_within_hold_cap`): an entry whose offer would
+An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE), by
+the hold path's own rule (`holding.may_offer_within_hold_cap`): an entry whose offer would
 take its customer over the cap, or whose customer is holding on the sale at this very moment,
 is skipped like a party that does not fit: it keeps its place, the units go to the next entry,
 and it is offered again at the next release.  A party larger than the cap cannot join.
@@ -27,11 +27,9 @@ from typing import Protocol
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from bookings import catalogue
-from bookings import services as engine
+from bookings import catalogue, holding
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -49,7 +47,6 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
-from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
@@ -97,9 +94,8 @@ def join_waitlist(
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
-    if not 1 <= party_size <= settings.SEATKEEPER["MAX_PASSENGERS"]:
-        raise InvalidRequest("A waiting party has 1 to 9 passengers.", field="partySize")
-    cap = engine.hold_cap_of(customer)
+    holding.check_party_size(party_size, field="partySize")
+    cap = holding.hold_cap_of(customer)
     if cap is not None and party_size > cap:  # its offer could never be made
         raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
     now = timezone.now()
@@ -109,8 +105,8 @@ def join_waitlist(
         .first()
     )
     if inventory is None:
-        engine.raise_missing_sale_or_class(sale_id, fare_class)
-    engine.check_sale_open(inventory.sale, now)
+        holding.raise_missing_sale_or_class(sale_id, fare_class)
+    holding.check_sale_open(inventory.sale, now)
     # Once the sale and class are known to be real and open: a refusal here is about who asks.
     _check_may_join(customer=customer, sale_id=sale_id, now=now)
     if require_sold_out and inventory.available >= party_size:
@@ -184,7 +180,7 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
             break
         if entry.party_size > free:
             continue  # first fit: a larger party keeps its place for a bigger release
-        if not engine.may_offer_within_hold_cap(
+        if not holding.may_offer_within_hold_cap(
             customer_id=entry.customer_id, sale_id=sale_id, units=entry.party_size, now=now
         ):
             continue  # over the hold cap (or holding right now): keeps its place, next entry
@@ -201,12 +197,12 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -
     seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
     if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
         return None  # its free seats are being locked by someone right now: a later release
-    if not Inventory.objects.filter(
-        pk=inventory.pk, held__lte=F("capacity") + F("overbook_limit") - F("sold") - n
-    ).update(held=F("held") + n):
+    if not holding.reserve_units(
+        sale_id=inventory.sale_id, fare_class=inventory.fare_class, units=n
+    ):
         return None
     expires_at = now + offer_ttl()
-    booking = engine.create_held_booking(
+    booking = holding.create_held_booking(
         customer_id=entry.customer_id,
         sale_id=inventory.sale_id,
         fare_class=inventory.fare_class,

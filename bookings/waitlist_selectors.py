@@ -1,5 +1,6 @@
 """The waitlist's reads: a customer's place in line, their live entries."""
 
+from bookings import catalogue
 from bookings.models import ACTIVE_WAITLIST_STATUSES, WaitlistEntry, WaitlistStatus
 
 
@@ -35,7 +36,7 @@ def waitlist_of(*, customer) -> list[WaitlistEntry]:
     """The customer's live entries (waiting or offered), each with `position` set."""
     entries = list(
         WaitlistEntry.objects.filter(customer=customer, status__in=ACTIVE_WAITLIST_STATUSES)
-        .select_related("sale__flight__origin", "sale__flight__destination", "offer")
+        .select_related("sale", *catalogue.detail_paths("sale__"), "offer")
         .order_by("joined_at", "id")
     )
     for entry in entries:

@@ -391,11 +391,14 @@ SEATKEEPER = {
     "MAX_PASSENGERS": 9,
     # Live held units one customer may have on one flight (staff and agents exempt): one
     # account must not hold a whole flight, again every HOLD_TTL.
-    "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": env.int(
-        "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", default=9
+    # The flight-era name, MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT, is still read as an alias
+    # (README.md, the settings table of "Running it").
+    "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE": env.int(
+        "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE",
+        default=env.int("MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT", default=9),
     ),
     "EXPIRE_BATCH_SIZE": 500,
-    # False: a customer's hold commits without waiting for the WAL flush (bookings.services
+    # False: a customer's hold commits without waiting for the WAL flush (bookings.holding
     # _lock_customer_on_sale says why that is safe); payments, sales and refunds always wait.
     "HOLD_SYNCHRONOUS_COMMIT": env.bool("HOLD_SYNCHRONOUS_COMMIT", default=False),
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),

@@ -25,6 +25,7 @@ from events.sale_plan import SEAT_NO_PATTERN, is_standing_class, standing_sectio
 
 class EventCatalogue:
     owner = "event"
+    owner_details = ()  # its ticket face reads the event when it needs it
     allows_overbooking = False
     class_codes = None  # price categories are chosen per event
     default_class = None

@@ -5,7 +5,7 @@ from django.core.validators import MaxValueValidator
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from bookings.services import is_printable_name
+from bookings.passengers import is_printable_name
 from events.models import EventCategory
 from events.picker import max_tickets
 from events.selectors import event_cities

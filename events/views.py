@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings import services, waitlist, waitlist_selectors
+from bookings import customer_holds, waitlist, waitlist_selectors
 from bookings.models import Booking
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
@@ -162,7 +162,7 @@ def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
             )
             return None
         asked = {"event": event.pk, "category": category, "seats": seats, "name": name}
-        return asked, lambda: services.hold_seats(
+        return asked, lambda: customer_holds.hold_seats(
             customer=request.user,
             sale_id=event.sale_id,
             fare_class=category,
@@ -182,7 +182,7 @@ def hold_standing(request: HttpRequest, event_id: int) -> HttpResponse:
     def order(event: Event, form: StandingHoldForm) -> HoldOrder:
         area, quantity, name = (form.cleaned_data[k] for k in ("area", "quantity", "name"))
         asked = {"event": event.pk, "area": area, "quantity": quantity, "name": name}
-        return asked, lambda: services.hold_seatless(
+        return asked, lambda: customer_holds.hold_seatless(
             customer=request.user,
             sale_id=event.sale_id,
             fare_class=area,

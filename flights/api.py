@@ -14,7 +14,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings.errors import FlightNotFound
+from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
 from kernel.web.openapi import problems
@@ -120,7 +120,7 @@ class FlightDetailApi(PublicReadApi):
     def get(self, request, flight_id: int):
         flight = selectors.flight_detail(flight_id=flight_id)
         if flight is None:
-            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+            raise SaleNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
         return Response(FlightSerializer(flight).data)
 
 
@@ -145,5 +145,5 @@ class SeatMapApi(PublicReadApi):
             known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
         )
         if found is None:
-            raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+            raise SaleNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
         return cached_json_response(request, body=found.body, etag=found.etag)

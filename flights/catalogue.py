@@ -10,7 +10,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
-from bookings.errors import FlightNotFound
+from bookings.errors import SaleNotFound
 from bookings.models import Sale, Ticket
 from flights import tickets
 from flights.models import FareClass, FlightStatus
@@ -29,12 +29,13 @@ FLIGHT_PROBLEM_TYPES = (
 
 class FlightCatalogue:
     owner = "flight"
+    owner_details = ("origin", "destination")
     allows_overbooking = True
     class_codes = tuple(FareClass.values)
     default_class = FareClass.ECONOMY.value
     search_fields = ("flight__code", "=flight__id")
     seat_no_pattern = re.compile(r"[1-9][0-9]?[A-K]")
-    not_found_error = FlightNotFound
+    not_found_error = SaleNotFound
     texts = SaleTexts(
         not_found=_("There is no flight %(id)s."),
         not_bookable_title=_("This flight can no longer be booked"),

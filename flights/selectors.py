@@ -2,7 +2,7 @@
 
 This is the article's trade-off: the seat map may be a few seconds old, so a customer can see
 a "free" seat and then be refused when holding it.  That is fine because holds never read
-these caches: `bookings.services` always locks and checks the rows in PostgreSQL.
+these caches: `bookings.customer_holds` always locks and checks the rows in PostgreSQL.
 
 Cached values are plain data or final bytes, never model instances.  The hot reads (the seat
 map and flight search) are cached as the finished JSON body with its ETag, so a warm read is
@@ -26,7 +26,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings.errors import FlightNotFound
+from bookings.errors import SaleNotFound
 from bookings.live import CachedJson, current_version, version_key
 from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q
@@ -55,7 +55,7 @@ def sale_of_flight(flight_id: int) -> int:
     """`sale_id_of_flight` for front doors: a missing flight is a 404 problem."""
     sale_id = sale_id_of_flight(flight_id)
     if sale_id is None:
-        raise FlightNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
+        raise SaleNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})
     return sale_id
 
 
@@ -186,7 +186,7 @@ def seat_map_json(
 ) -> CachedJson | None:
     """The seat map as finished JSON bytes; None if there is no such flight.
 
-    The entry is tied to the flight's live-seat-map version (`flights.live`, bumped after
+    The entry is tied to the flight's live-seat-map version (`bookings.live`, bumped after
     every committed seat change): a reader that finds a different version rebuilds, so a seat
     change is visible at once, and the ETag changes with it.  SEAT_MAP_SECONDS still bounds
     the staleness of what no version covers (seatless units sold, holds lapsing without a

@@ -4,9 +4,11 @@ A consumer is a function of one outbox event, registered under a stable name (th
 stored in each receipt, so renaming a consumer makes it see old events again).  Apps register
 theirs in `AppConfig.ready()` by importing the module that holds them:
 
-    @register_consumer("seats.released", name="waitlist.offer_seats")
-    def offer_released_seats(event: OutboxEvent) -> None:
-        waitlist.services.offer_seats(flight_id=event.payload["flightId"], ...)
+    @register_consumer("booking.cancelled", name="tickets.revoke")
+    def revoke_tickets(event: OutboxEvent) -> None:
+        tickets.revoke_tickets(booking_id=event.payload["bookingId"])
+
+(bookings/outbox_handlers.py, as it is.)
 
 The relay runs each consumer in its own savepoint together with its receipt
 (kernel.ProcessedEvent), so a consumer needs no idempotency of its own against redelivery;

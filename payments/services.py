@@ -28,11 +28,11 @@ from bookings.errors import (
     HoldExpired,
     InvalidBookingState,
     PassengerNamesMissing,
-    SaleNotBookable,
+    SaleClosed,
 )
+from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus, Sale
 from bookings.selectors import check_passengers_named
-from bookings.services import close_bookings, sell_held_booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, replay
 from kernel.locking import lock_errors_as_too_busy
 from kernel.outbox import emit_event
@@ -135,7 +135,7 @@ def _record_payment(
         seller = catalogue.for_sale(sale)
         if not seller.is_open(sale, now=now):
             # Nothing is charged: the seats could never be used.
-            raise SaleNotBookable(str(seller.texts.not_charged), texts=seller.texts)
+            raise SaleClosed(str(seller.texts.not_charged), texts=seller.texts)
         # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
         # waitlist offer or a seatless hold arrives without names.  Nothing is written.
         check_passengers_named(booking_id=booking.pk)

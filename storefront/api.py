@@ -1,7 +1,8 @@
 """Bookings over REST: hold seats, list and read your bookings, cancel.
 
-Thin on purpose: input serializers check shapes and types, `bookings.services` decides, domain
-errors become problem details in `config.api.exceptions`.
+Thin on purpose: input serializers check shapes and types, the engine
+(`bookings.customer_holds`, `bookings.passengers`) decides, domain errors become problem
+details in `config.api.exceptions`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import catalogue, selectors, services
+from bookings import catalogue, customer_holds, passengers, selectors
 from bookings.models import Booking, BookingStatus, SaleKind
 from bookings.ticket_codes import is_plausible_code
 from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
@@ -323,8 +324,8 @@ class BookingListCreateApi(GenericAPIView):
 
         def hold() -> Booking:
             if "seats" in data:
-                return services.hold_seats(seat_numbers=data["seats"], **common)
-            return services.hold_seatless(passengers=data["passengers"], **common)
+                return customer_holds.hold_seats(seat_numbers=data["seats"], **common)
+            return customer_holds.hold_seatless(passengers=data["passengers"], **common)
 
         def answer(booking: Booking) -> tuple[int, dict[str, Any]]:
             booking = selectors.booking_just_written(booking=booking)
@@ -436,7 +437,7 @@ class BookingPassengersApi(APIView):
     def put(self, request, booking_id: int):
         data = self.PassengerNamesInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        services.name_passengers(
+        passengers.name_passengers(
             customer=request.user,
             booking_id=booking_id,
             names=data.validated_data["passenger_names"],

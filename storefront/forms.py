@@ -4,7 +4,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from bookings import catalogue
-from bookings.services import is_printable_name
+from bookings.passengers import is_printable_name
 from kernel.idempotency import MAX_KEY_LENGTH
 
 

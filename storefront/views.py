@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from bookings import catalogue, selectors, services, waitlist_selectors
+from bookings import catalogue, customer_holds, lifecycle, passengers, selectors, waitlist_selectors
 from bookings.models import Booking, BookingStatus, SaleKind, Ticket
 from bookings.templatetags.sales import seat_label
 from bookings.ticket_codes import is_plausible_code
@@ -121,7 +121,7 @@ def _hold_once(request: HttpRequest, flight_id: int, form: HoldForm) -> int:
             "seats": form.seats,
             "names": form.names,
         },
-        hold=lambda: services.hold_seats(
+        hold=lambda: customer_holds.hold_seats(
             customer=request.user,
             sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
@@ -181,7 +181,7 @@ def decline_reason_text(code: str) -> str:
 def _page_state(booking: Booking, now) -> dict:
     """What the booking page shows, and a fingerprint of it the page polls for changes while
     something is under way elsewhere (the payment webhook, the ticket worker, a refund)."""
-    lapsed = booking.status == BookingStatus.HELD and booking.expires_at <= now
+    lapsed = booking.hold_lapsed(now)
     holding = booking.status == BookingStatus.HELD and not lapsed
     payment = payment_selectors.latest_payment(booking_id=booking.pk)
     paying = holding and payment is not None and payment.status in IN_FLIGHT_PAYMENT_STATUSES
@@ -231,7 +231,7 @@ def _with_sale(bookings):
     """Bookings with their sale and its catalogue item (a flight with its airports, an
     event), so the pages name them without a query per booking."""
     return bookings.select_related(
-        "sale__flight__origin", "sale__flight__destination", *catalogue.owner_paths("sale__")
+        *catalogue.owner_paths("sale__"), *catalogue.detail_paths("sale__")
     )
 
 
@@ -278,7 +278,7 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
     )
     now = timezone.now()
     for b in bookings:
-        b.lapsed = b.status == BookingStatus.HELD and b.expires_at <= now
+        b.lapsed = b.hold_lapsed(now)
         if b.sale.kind == SaleKind.FLIGHT:
             b.departure_local = local_time(
                 b.sale.flight.departure_at, b.sale.flight.origin.time_zone
@@ -299,7 +299,7 @@ def my_bookings(request: HttpRequest) -> HttpResponse:
 @login_required
 def hold_cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
     try:
-        booking = services.cancel_hold(customer=request.user, booking_id=booking_id)
+        booking = lifecycle.cancel_hold(customer=request.user, booking_id=booking_id)
     except DomainError as error:
         show_domain_error(request, error)
     else:
@@ -319,7 +319,7 @@ def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page's names form: a waitlist offer or a seatless hold is named before paying."""
     names = [n.strip() for n in request.POST.getlist("names")]
     try:
-        services.name_passengers(customer=request.user, booking_id=booking_id, names=names)
+        passengers.name_passengers(customer=request.user, booking_id=booking_id, names=names)
     except DomainError as error:
         show_domain_error(request, error)
     else:

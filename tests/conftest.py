@@ -26,7 +26,7 @@ def pytest_configure(config):
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
     # The Redis hold filters answer some refusals before PostgreSQL does, and tests that fake
     # an expiry by editing rows would meet a still-closed seat gate: they are off unless a test
-    # asks for them (tests/flights/test_hold_filters.py), or HOLD_FILTERS_IN_TESTS=1 runs the
+    # asks for them (tests/bookings/test_hold_filters.py), or HOLD_FILTERS_IN_TESTS=1 runs the
     # suite with them on (the concurrency tests must then stay green too).
     if os.environ.get("HOLD_FILTERS_IN_TESTS") == "1":
         return

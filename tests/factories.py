@@ -9,8 +9,9 @@ import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking
-from bookings.services import hold_seats, name_passengers
+from bookings.passengers import name_passengers
 from flights.models import Airport, FareClass, Flight
 from flights.services import CabinLayout, CabinSection, a320_layout, create_flight
 

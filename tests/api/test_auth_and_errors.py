@@ -7,8 +7,8 @@ from rest_framework.test import APIClient
 
 from bookings.errors import (
     BookingNotFound,
-    FlightNotBookable,
     HoldExpired,
+    SaleClosed,
     SeatUnavailable,
     SoldOut,
 )
@@ -152,7 +152,7 @@ def test_pages_keep_html_404(client):
         BookingNotFound(),
         SeatUnavailable(["12A"]),
         SoldOut("ECONOMY"),
-        FlightNotBookable("gone"),
+        SaleClosed("gone"),
         HoldExpired(),
         TooBusy(),
     ],

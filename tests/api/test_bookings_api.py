@@ -5,8 +5,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus, Sale
-from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import check_inventory
 from tests.api.conftest import client_for, problem
@@ -285,7 +285,7 @@ def test_cancel_twice_is_409(api, customer, flight):
 
 
 def test_cancel_of_an_expired_hold_is_410(api, customer, flight):
-    from bookings.services import expire_holds
+    from bookings.lifecycle import expire_holds
 
     booking = hold(customer, flight, ["7C"])
     expire_holds(now=timezone.now() + timedelta(hours=1))

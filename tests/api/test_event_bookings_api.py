@@ -9,9 +9,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.inventory import set_fare_limits
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
-from bookings.services import cancel_hold, hold_seatless, hold_seats
 from events.services import put_event_on_sale
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.events.factories import EventFactory

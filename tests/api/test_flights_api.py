@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from flights.models import Seat
 from tests.api.conftest import client_for, problem
 from tests.factories import AirportFactory, FlightFactory, economy_only_layout

@@ -5,8 +5,8 @@ bad input is a 4xx problem and changes nothing."""
 import pytest
 from django.urls import reverse
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.models import Booking
-from bookings.services import hold_seatless, hold_seats
 from tests.api.conftest import client_for
 from tests.factories import UserFactory
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import Flight
 from kernel.errors import TooBusy
 from payments.gateways.sandbox import SIGNATURE_HEADER, signature_header

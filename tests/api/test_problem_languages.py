@@ -2,7 +2,7 @@
 
 import pytest
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from tests.api.conftest import GOOD_CARD, client_for
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory

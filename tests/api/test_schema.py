@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from kernel.outbox import relay_outbox
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.events.factories import EventFactory

@@ -8,8 +8,8 @@ import zxingcpp
 from django.utils import timezone
 from PIL import Image
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Ticket
-from bookings.services import hold_seats
 from bookings.ticket_render import qr_svg
 from kernel.outbox import relay_outbox
 from tests.api.conftest import client_for, problem

@@ -6,8 +6,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus
-from bookings.services import close_bookings, hold_seats, sell_held_booking
 from kernel.outbox import emit_event
 
 

@@ -11,19 +11,21 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
-from bookings import services as booking_services
+from bookings import holding
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import HoldLimitReached
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seatless, hold_seats
 from flights.models import FareInventory
 from flights.services import check_inventory
+from tests.bookings.confirming import confirm
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory
 
 
 @pytest.fixture(autouse=True)
 def cap_of_four(settings):
-    settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": 4}
+    settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE": 4}
 
 
 def hold(customer, flight, seats):
@@ -53,11 +55,15 @@ def test_the_cap_counts_live_held_units_of_one_customer_on_one_flight(
 
 @pytest.mark.django_db
 def test_expired_cancelled_and_paid_holds_do_not_count(customer, flight):
-    first = hold(customer, flight, ["10A", "10B", "10C", "10D"])
-    Booking.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    second = hold(customer, flight, ["11A", "11B", "11C", "11D"])
-    Booking.objects.filter(pk=second.pk).update(status=BookingStatus.CONFIRMED)
-    hold(customer, flight, ["12A", "12B", "12C", "12D"])
+    lapsed = hold(customer, flight, ["10A", "10B", "10C", "10D"])
+    Booking.objects.filter(pk=lapsed.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    given_up = hold(customer, flight, ["11A", "11B", "11C", "11D"])
+    cancel_hold(customer=customer, booking_id=given_up.pk)
+    paid = confirm(hold(customer, flight, ["12A", "12B", "12C", "12D"]))
+    assert paid.status == BookingStatus.CONFIRMED
+    hold(customer, flight, ["13A", "13B", "13C", "13D"])
+    assert Booking.objects.get(pk=given_up.pk).status == BookingStatus.CANCELLED
+    assert check_inventory(sale_id=flight.sale_id) == []
 
 
 @pytest.mark.django_db
@@ -95,13 +101,13 @@ def two_cabins_at_once(customer, flight):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.concurrency
 def test_parallel_holds_by_one_customer_cannot_both_pass_the_cap(flight, monkeypatch):
-    real_lock = booking_services._lock_customer_on_sale
+    real_lock = holding._lock_customer_on_sale
 
     def slow_lock(**kwargs):
         time.sleep(0.2)  # the same widened window as the control below
         real_lock(**kwargs)
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", slow_lock)
+    monkeypatch.setattr(holding, "_lock_customer_on_sale", slow_lock)
     customer = UserFactory()
     outcomes = two_cabins_at_once(customer, flight)
     assert len(outcomes.results) == 1, outcomes.errors
@@ -120,7 +126,7 @@ def test_control_without_the_lock_the_race_lets_the_cap_be_exceeded(flight, monk
     def no_lock(**_):
         time.sleep(0.2)  # widen the window between counting and inserting
 
-    monkeypatch.setattr(booking_services, "_lock_customer_on_sale", no_lock)
+    monkeypatch.setattr(holding, "_lock_customer_on_sale", no_lock)
     outcomes = two_cabins_at_once(UserFactory(), flight)
     assert len(outcomes.results) == 2, outcomes.errors
 

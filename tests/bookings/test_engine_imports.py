@@ -1,7 +1,8 @@
 """The sale engine (bookings/) never imports a catalogue: flights (and events) register with
-it through bookings.catalogue instead.  Until the import-linter contract of tests/project
-covers it, this test reads every module of bookings/ and fails on any `flights` import that is
-not in the list below, which only ever shrinks."""
+it through bookings.catalogue instead.  The import-linter contract (pyproject.toml, proved by
+tests/project/test_import_contract.py) forbids that too; this test says it of the engine in
+one place, reading every module of bookings/ and failing on any `flights` or `events` import
+that is not in the list below, which only ever shrinks."""
 
 from __future__ import annotations
 

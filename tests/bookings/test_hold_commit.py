@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection, transaction
 
-from bookings.services import hold_seatless, hold_seats
+from bookings.customer_holds import hold_seatless, hold_seats
 
 
 @pytest.fixture(autouse=True)

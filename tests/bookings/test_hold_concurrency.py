@@ -1,23 +1,28 @@
-"""Holds under real contention: threads with their own PostgreSQL connections.
+"""Holds under real contention, for every catalogue's sale (a flight's and an event's): threads
+with their own PostgreSQL connections, through the engine's one hold path.
 
 Each scenario ends with `check_inventory`; the control test shows that the same load really
 double-sells a seat when the guard is removed, so these tests are able to fail.
 """
 
+from __future__ import annotations
+
 import threading
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.audit import check_inventory
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import SeatUnavailable, SoldOut
-from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds, hold_seatless, hold_seats
-from flights.models import FareInventory, Seat, SeatStatus
-from flights.services import check_inventory
+from bookings.lifecycle import expire_holds
+from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
 from tests.concurrency import run_concurrently
+from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
@@ -27,21 +32,130 @@ def customers(n):
     return [UserFactory() for _ in range(n)]
 
 
-def test_200_threads_one_seat_exactly_one_wins(flight):
+@dataclass(frozen=True)
+class SaleCase:
+    """A sale of one catalogue, and where on it the scenarios below contend."""
+
+    sale_id: int
+    seat_class: str  # a class sold by seat
+    seat: str  # one seat of it
+    crossed_pairs: list[list[str]]  # adjacent seat pairs of it, taken in turn
+    rounds: int  # of the crossed-pairs scenario
+    stale_class: str  # a class whose expired hold of `stale_seats` is taken over
+    stale_seats: list[str]
+    seatless_class: str  # a class sold by count (flights: any cabin; events: standing)
+
+
+@pytest.fixture(params=["flight", "event"])
+def sale(request) -> SaleCase:
+    if request.param == "flight":
+        flight = request.getfixturevalue("flight")
+        return SaleCase(
+            sale_id=flight.sale_id,
+            seat_class="ECONOMY",
+            seat="12A",
+            crossed_pairs=[[f"{row}A", f"{row}B"] for row in range(4, 32)],
+            rounds=100,
+            stale_class="ECONOMY",
+            stale_seats=["12A", "12B"],
+            seatless_class="ECONOMY",
+        )
+    event = EventFactory()
+    return SaleCase(
+        sale_id=event.sale_id,
+        seat_class="A",
+        seat="1-1-1",
+        crossed_pairs=[[f"1-{row}-{n}", f"1-{row}-{n + 1}"] for row in (1, 2) for n in (1, 3, 5)],
+        rounds=30,
+        stale_class="B",
+        stale_seats=["2-A-1", "2-A-2"],
+        seatless_class="GA-3",
+    )
+
+
+def test_200_customers_on_one_seat_exactly_one_wins(sale):
     people = customers(200)
     outcomes = run_concurrently(
         [
             lambda c=c: hold_seats(
-                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+                customer=c,
+                sale_id=sale.sale_id,
+                fare_class=sale.seat_class,
+                seat_numbers=[sale.seat],
             )
             for c in people
         ]
     )
     assert len(outcomes.results) == 1
     assert outcomes.error_kinds == {"SeatUnavailable": 199}, outcomes.errors[:3]
-    seat = Seat.objects.get(sale=flight.sale, seat_no="12A")
+    seat = Seat.objects.get(sale_id=sale.sale_id, seat_no=sale.seat)
     assert seat.status == SeatStatus.HELD and seat.booking_id == outcomes.results[0].pk
-    assert check_inventory(sale_id=flight.sale_id) == []
+    assert Inventory.objects.get(sale_id=sale.sale_id, fare_class=sale.seat_class).held == 1
+    assert check_inventory(sale_id=sale.sale_id) == []
+
+
+def test_crossed_seat_pairs_never_deadlock_and_never_sell_twice(sale):
+    alice, bob = customers(2)
+    for round_no in range(sale.rounds):
+        pair = sale.crossed_pairs[round_no % len(sale.crossed_pairs)]
+        outcomes = run_concurrently(
+            [
+                lambda pair=pair: hold_seats(
+                    customer=alice,
+                    sale_id=sale.sale_id,
+                    fare_class=sale.seat_class,
+                    seat_numbers=pair,
+                ),
+                lambda pair=pair: hold_seats(
+                    customer=bob,
+                    sale_id=sale.sale_id,
+                    fare_class=sale.seat_class,
+                    seat_numbers=pair[::-1],
+                ),
+            ]
+        )
+        assert len(outcomes.results) == 1, (round_no, outcomes.errors)
+        assert outcomes.error_kinds == {"SeatUnavailable": 1}, (round_no, outcomes.errors)
+        winner = outcomes.results[0]
+        assert set(Seat.objects.filter(booking=winner).values_list("seat_no", flat=True)) == set(
+            pair
+        )
+        Booking.objects.filter(pk=winner.pk).update(
+            expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        expire_holds()
+    assert check_inventory(sale_id=sale.sale_id) == []
+
+
+def test_many_customers_take_over_one_expired_hold_exactly_once(sale):
+    stale = hold_seats(
+        customer=UserFactory(),
+        sale_id=sale.sale_id,
+        fare_class=sale.stale_class,
+        seat_numbers=sale.stale_seats,
+    )
+    past = timezone.now() - timedelta(seconds=1)
+    Booking.objects.filter(pk=stale.pk).update(expires_at=past)
+    Seat.objects.filter(booking=stale).update(held_until=past)
+
+    taken, left = sale.stale_seats
+    outcomes = run_concurrently(
+        [
+            lambda c=c: hold_seats(
+                customer=c, sale_id=sale.sale_id, fare_class=sale.stale_class, seat_numbers=[taken]
+            )
+            for c in customers(50)
+        ]
+    )
+    assert len(outcomes.results) == 1
+    assert outcomes.error_kinds == {"SeatUnavailable": 49}
+    assert Booking.objects.get(pk=stale.pk).status == BookingStatus.EXPIRED
+    assert Seat.objects.get(sale_id=sale.sale_id, seat_no=left).status == SeatStatus.AVAILABLE
+    assert Inventory.objects.get(sale_id=sale.sale_id, fare_class=sale.stale_class).held == 1
+    assert check_inventory(sale_id=sale.sale_id) == []
+
+
+# --- seatless holds: a flight's overbooking margin, an event's standing area ------------------
 
 
 def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
@@ -61,63 +175,30 @@ def test_500_seatless_holds_sell_exactly_capacity_plus_overbook():
     # past the lock timeout, the polite 503 "too busy" (never a sale, never another error).
     assert set(outcomes.error_kinds) <= {"SoldOut", "TooBusy"}
     assert sum(outcomes.error_kinds.values()) == 317
-    inventory = FareInventory.objects.get(sale=flight.sale)
+    inventory = Inventory.objects.get(sale=flight.sale)
     assert (inventory.held, inventory.capacity + inventory.overbook_limit) == (183, 183)
     assert check_inventory(sale_id=flight.sale_id) == []
 
 
-def test_crossed_seat_pairs_never_deadlock(flight):
-    alice, bob = customers(2)
-    for round_no in range(100):
-        row = 4 + round_no % 28
-        pair = [f"{row}A", f"{row}B"]
-        outcomes = run_concurrently(
-            [
-                lambda pair=pair: hold_seats(
-                    customer=alice, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=pair
-                ),
-                lambda pair=pair: hold_seats(
-                    customer=bob,
-                    sale_id=flight.sale_id,
-                    fare_class="ECONOMY",
-                    seat_numbers=pair[::-1],
-                ),
-            ]
-        )
-        assert len(outcomes.results) == 1, (round_no, outcomes.errors)
-        assert outcomes.error_kinds == {"SeatUnavailable": 1}, (round_no, outcomes.errors)
-        Booking.objects.filter(pk=outcomes.results[0].pk).update(
-            expires_at=timezone.now() - timedelta(seconds=1)
-        )
-        expire_holds()
-    assert check_inventory(sale_id=flight.sale_id) == []
-
-
-def test_many_threads_take_over_one_expired_hold_exactly_once(flight):
-    stale = hold_seats(
-        customer=UserFactory(),
-        sale_id=flight.sale_id,
-        fare_class="ECONOMY",
-        seat_numbers=["12A", "12B"],
-    )
-    past = timezone.now() - timedelta(seconds=1)
-    Booking.objects.filter(pk=stale.pk).update(expires_at=past)
-    Seat.objects.filter(booking=stale).update(held_until=past)
-
-    people = customers(50)
+def test_a_standing_area_of_50_is_oversold_by_nobody():
+    event = EventFactory()
+    people = customers(60)  # 60 parties of 2 for 50 places
     outcomes = run_concurrently(
         [
-            lambda c=c: hold_seats(
-                customer=c, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+            lambda c=c: hold_seatless(
+                customer=c, sale_id=event.sale_id, fare_class="GA-3", passengers=2
             )
             for c in people
         ]
     )
-    assert len(outcomes.results) == 1
-    assert outcomes.error_kinds == {"SeatUnavailable": 49}
-    assert Booking.objects.get(pk=stale.pk).status == BookingStatus.EXPIRED
-    assert FareInventory.objects.get(sale=flight.sale, fare_class="ECONOMY").held == 1
-    assert check_inventory(sale_id=flight.sale_id) == []
+    assert len(outcomes.results) == 25
+    assert outcomes.error_kinds == {"SoldOut": 35}, outcomes.errors[:3]
+    area = Inventory.objects.get(sale=event.sale, fare_class="GA-3")
+    assert (area.held, area.sold, area.capacity, area.overbook_limit) == (50, 0, 50, 0)
+    assert check_inventory(sale_id=event.sale_id) == []
+
+
+# --- the expiry sweep and the hot fare row ------------------------------------------------------
 
 
 def test_sweep_racing_itself_and_live_holds(flight):
@@ -163,45 +244,48 @@ def naive_hold(customer, sale_id, seat_no):
         if seat.status != SeatStatus.AVAILABLE:
             raise SeatUnavailable([seat_no])
         time.sleep(0.005)  # the gap every real request has between its read and its write
+        now = timezone.now()
         booking = Booking.objects.create(
             customer=customer,
             sale_id=sale_id,
-            fare_class="ECONOMY",
+            fare_class=seat.fare_class,
             seat_count=1,
             amount=100,
             currency="EUR",
-            expires_at=timezone.now() + timedelta(minutes=10),
-            created_at=timezone.now(),
-            updated_at=timezone.now(),
+            expires_at=now + timedelta(minutes=10),
+            created_at=now,
+            updated_at=now,
         )
         seat.status, seat.booking, seat.held_until = SeatStatus.HELD, booking, booking.expires_at
         seat.save()
         return booking
 
 
-def test_control_naive_read_then_write_double_sells(flight):
-    people = customers(200)
-    outcomes = run_concurrently([lambda c=c: naive_hold(c, flight.sale_id, "12A") for c in people])
+def test_control_naive_read_then_write_double_sells(sale):
+    outcomes = run_concurrently(
+        [lambda c=c: naive_hold(c, sale.sale_id, sale.seat) for c in customers(200)]
+    )
     # Without the guard, several customers "win" the same seat: the real tests can fail.
     assert len(outcomes.results) > 1
 
 
 @pytest.mark.parametrize("kind", ["seats", "seatless"])
-def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind):
+def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(sale, kind):
     """The hot fare-inventory row lock is the hold's last step: while another transaction
     keeps that row locked, a hold waits with its booking and passengers already written (so
     once it gets the lock, only the UPDATE and COMMIT remain), and then completes."""
     from django.db import connection, connections
 
     customer = UserFactory()
+    fare_class = sale.seat_class if kind == "seats" else sale.seatless_class
     locked, release = threading.Event(), threading.Event()
     outcome: dict = {}
 
     def blocker():
         try:
             with transaction.atomic():
-                FareInventory.objects.select_for_update().get(
-                    sale=flight.sale, fare_class="ECONOMY"
+                Inventory.objects.select_for_update().get(
+                    sale_id=sale.sale_id, fare_class=fare_class
                 )
                 locked.set()
                 release.wait(30)
@@ -213,13 +297,13 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
             if kind == "seats":
                 outcome["booking"] = hold_seats(
                     customer=customer,
-                    sale_id=flight.sale_id,
-                    fare_class="ECONOMY",
-                    seat_numbers=["12A", "12B"],
+                    sale_id=sale.sale_id,
+                    fare_class=fare_class,
+                    seat_numbers=sale.crossed_pairs[0],
                 )
             else:
                 outcome["booking"] = hold_seatless(
-                    customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+                    customer=customer, sale_id=sale.sale_id, fare_class=fare_class, passengers=2
                 )
         except Exception as exc:  # reported below
             outcome["error"] = exc
@@ -258,4 +342,4 @@ def test_a_hold_queues_for_the_fare_row_only_after_its_other_writes(flight, kind
     assert {"bookings_booking", "bookings_passenger"} <= set(written), written
     assert "error" not in outcome, outcome
     assert outcome["booking"].status == BookingStatus.HELD
-    assert check_inventory(sale_id=flight.sale_id) == []
+    assert check_inventory(sale_id=sale.sale_id) == []

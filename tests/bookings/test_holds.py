@@ -4,19 +4,20 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import (
     FareClassNotFound,
-    FlightNotBookable,
-    FlightNotFound,
     HoldExpired,
     InvalidBookingState,
+    SaleClosed,
+    SaleNotFound,
     SeatNotFound,
     SeatUnavailable,
     SeatWrongCabin,
     SoldOut,
 )
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, Passenger
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareClass, FareInventory, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.errors import InvalidRequest
@@ -92,7 +93,7 @@ def test_hold_of_free_and_taken_seat_changes_nothing(customer, other_customer, f
 @pytest.mark.parametrize(
     ("kwargs", "error"),
     [
-        ({"sale_id": 999_999}, FlightNotFound),
+        ({"sale_id": 999_999}, SaleNotFound),
         ({"fare_class": "FIRST"}, FareClassNotFound),
         ({"seat_numbers": ["99Z"]}, SeatNotFound),
         ({"seat_numbers": ["45A"]}, SeatNotFound),
@@ -118,11 +119,11 @@ def test_bad_hold_requests_are_refused_and_change_nothing(customer, flight, kwar
 
 def test_departed_flight_cannot_be_held(customer):
     flight = FlightFactory(departure_at=timezone.now() - timedelta(hours=1))
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seats(
             customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1)
     assert not Booking.objects.exists()
 
@@ -130,7 +131,7 @@ def test_departed_flight_cannot_be_held(customer):
 def test_cancelled_flight_cannot_be_held(customer, flight):
     flight.status = FlightStatus.CANCELLED
     flight.save(update_fields=["status"])
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seats(
             customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )
@@ -276,6 +277,17 @@ def statements(captured) -> list[str]:
     return [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
 
 
+def test_a_hold_lapses_at_its_deadline_and_only_while_held(customer, flight):
+    booking = hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
+    )
+    assert not booking.hold_lapsed()
+    assert not booking.hold_lapsed(booking.expires_at - timedelta(seconds=1))
+    assert booking.hold_lapsed(booking.expires_at)
+    booking.status = BookingStatus.CONFIRMED  # a sold booking's deadline means nothing
+    assert not booking.hold_lapsed(booking.expires_at + timedelta(days=1))
+
+
 def test_hold_path_query_budget(customer, flight):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -350,7 +362,7 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
 
 
 def test_seatless_passenger_gets_a_seat_later(customer, flight):
-    from bookings.services import assign_seat
+    from bookings.passengers import assign_seat
 
     booking = hold_seatless(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2

@@ -6,9 +6,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import expire_holds
 from bookings.models import Notification, NotificationKind, Ticket, TicketStatus
 from bookings.notifications import dispatch_notification
-from bookings.services import expire_holds, hold_seats
 from kernel.events import register_consumer, unregister_consumer
 from kernel.models import OutboxEvent, ProcessedEvent
 from kernel.outbox import kick_relay, redeliver_event, relay_outbox

@@ -21,9 +21,10 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from bookings import services as booking_services
+from bookings import lifecycle
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds, hold_seats
 from flights.models import Seat
 from flights.services import check_inventory
 from kernel.errors import TooBusy
@@ -256,7 +257,7 @@ def always_deadlocks(monkeypatch):
         calls.append(1)
         raise deadlock()
 
-    monkeypatch.setattr(booking_services, "close_bookings", close_bookings)
+    monkeypatch.setattr(lifecycle, "close_bookings", close_bookings)
     # Cancelling through the API enters at payments.services.cancel_booking, which calls the
     # engine's close_bookings itself.
     monkeypatch.setattr(payment_services, "close_bookings", close_bookings)
@@ -285,5 +286,5 @@ def test_a_repeated_deadlock_is_a_message_on_the_page(client, customer, flight, 
 def test_inside_a_callers_transaction_there_is_no_retry(customer, flight, always_deadlocks):
     booking = held_9a_10a(customer, flight, expired=False)
     with pytest.raises(TooBusy), transaction.atomic():
-        booking_services.cancel_hold(customer=customer, booking_id=booking.pk)
+        lifecycle.cancel_hold(customer=customer, booking_id=booking.pk)
     assert len(always_deadlocks) == 1

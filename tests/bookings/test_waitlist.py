@@ -3,17 +3,18 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import (
     AlreadyWaiting,
-    FlightNotBookable,
     HoldLimitReached,
     NotSoldOut,
     NotWaiting,
+    SaleClosed,
     SeatUnavailable,
     SoldOut,
 )
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, WaitlistStatus
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from bookings.waitlist import close_departed_waitlists, join_waitlist, leave_waitlist
 from bookings.waitlist_selectors import waitlist_position
 from flights.models import FareInventory, Seat, SeatStatus
@@ -220,7 +221,7 @@ def test_departed_flights_close_their_waitlists():
     assert close_departed_waitlists() == 1
     entry.refresh_from_db()
     assert entry.status == WaitlistStatus.CLOSED
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         join_waitlist(
             customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", party_size=1
         )
@@ -242,7 +243,7 @@ def expire_together(bookings):
 @pytest.fixture
 def hold_cap(settings):
     def set_cap(cap: int) -> None:
-        settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_FLIGHT": cap}
+        settings.SEATKEEPER = {**settings.SEATKEEPER, "MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE": cap}
 
     return set_cap
 

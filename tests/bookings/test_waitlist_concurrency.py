@@ -2,8 +2,9 @@ import random
 
 import pytest
 
+from bookings.customer_holds import hold_seatless, hold_seats
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from bookings.waitlist import join_waitlist
 from flights.models import FareInventory, Seat
 from flights.services import check_inventory

@@ -15,9 +15,9 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.errors import AlreadyWaiting
 from bookings.models import WaitlistEntry, WaitlistStatus
-from bookings.services import hold_seats
 from bookings.waitlist import join_waitlist
 from bookings.waitlist_selectors import waitlist_position
 from tests.bookings.test_sale_migration import latest, migrate

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus, WaitlistEntry
-from bookings.services import hold_seatless, hold_seats
 from events.demo import load_event_demo
 from events.models import Event
 from tests.events.factories import EventFactory

@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from events.models import Event, EventStatus
 from events.services import cancel_event
 from events.tasks import finish_events

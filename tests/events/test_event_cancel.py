@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.models import (
     Booking,
     BookingStatus,
@@ -15,7 +16,6 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
-from bookings.services import hold_seatless, hold_seats
 from bookings.waitlist import join_waitlist
 from events.services import cancel_event
 from kernel.models import OutboxEvent

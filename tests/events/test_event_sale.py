@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from bookings import catalogue
-from bookings.errors import FlightNotBookable, SeatNotFound, SoldOut
+from bookings.customer_holds import hold_seatless, hold_seats
+from bookings.errors import SaleClosed, SeatNotFound, SoldOut
 from bookings.models import BookingStatus, Inventory, SaleKind, Seat, SeatStatus
-from bookings.services import hold_seatless, hold_seats
 from events.models import EventStatus, VenueSeat
 from events.services import cancel_event, open_missing_sale
 from tests.events.factories import EventFactory
@@ -96,14 +96,14 @@ def test_engine_errors_speak_of_the_event_not_a_flight(customer):
 
 def test_nothing_is_held_before_the_on_sale_time_or_once_cancelled(customer):
     soon = EventFactory(on_sale_at=timezone.now() + timedelta(hours=2))
-    with pytest.raises(FlightNotBookable) as early:
+    with pytest.raises(SaleClosed) as early:
         hold_seats(customer=customer, sale_id=soon.sale_id, fare_class="A", seat_numbers=["1-1-1"])
     assert "not on sale yet" in early.value.detail
     assert "flight" not in str(early.value.title).lower()
 
     event = EventFactory()
     cancel_event(event_id=event.pk)
-    with pytest.raises(FlightNotBookable) as cancelled:
+    with pytest.raises(SaleClosed) as cancelled:
         hold_seatless(customer=customer, sale_id=event.sale_id, fare_class="GA-3", passengers=1)
     assert "cancelled" in cancelled.value.detail
 

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.models import Inventory, Seat, SeatStatus
-from bookings.services import hold_seatless, hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 

@@ -15,9 +15,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from bookings import ticket_render
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.models import Notification, Ticket, TicketStatus
 from bookings.notifications import send_notification
-from bookings.services import hold_seatless, hold_seats
 from bookings.tickets import ScanOutcome, scan_ticket
 from kernel.outbox import relay_outbox
 from tests.bookings.confirming import cancel_confirmed, confirm, emit_refund, hold_and_confirm

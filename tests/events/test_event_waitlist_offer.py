@@ -3,8 +3,9 @@ the first waiting party, side by side in one row of one section when they can be
 
 import pytest
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
-from bookings.services import cancel_hold, hold_seats
 from bookings.waitlist import join_waitlist
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory

@@ -11,8 +11,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from bookings.audit import check_inventory
+from bookings.customer_holds import hold_seatless
+from bookings.holding import create_held_booking
 from bookings.models import Booking, Inventory, Seat, SeatStatus
-from bookings.services import create_held_booking, hold_seatless
 from kernel.errors import DomainError
 from tests.api.conftest import client_for, problem
 from tests.events.factories import EventFactory

@@ -28,9 +28,9 @@ from django.db import connections
 from django.utils import timezone
 
 from bench.stack import app_env, start_worker, stop, wait_for_log
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus, Notification, NotificationStatus, Ticket
 from bookings.notifications import redispatch_stale_notifications
-from bookings.services import expire_holds
 from config.celery import app
 from flights.models import Seat, SeatStatus
 from flights.services import check_inventory

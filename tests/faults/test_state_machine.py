@@ -29,8 +29,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from bookings.customer_holds import hold_seatless, hold_seats
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus, Passenger
-from bookings.services import expire_holds, hold_seatless, hold_seats
 from bookings.waitlist import join_waitlist
 from flights.models import FareInventory, Seat
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat

@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from bookings.services import hold_seatless, hold_seats
+from bookings.customer_holds import hold_seatless, hold_seats
 from flights.demo import load_demo
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat

@@ -7,9 +7,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.live import current_version
 from bookings.models import Booking
-from bookings.services import cancel_hold, expire_holds, hold_seats
 from flights.models import Seat
 from flights.selectors import seat_map_snapshot
 from tests.live import SeatMapListener

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from config.logs import JsonFormatter, RequestIdFilter
 from config.request_id import HEADER
 from partners.models import DeliveryStatus, WebhookDelivery

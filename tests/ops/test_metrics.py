@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from bookings.customer_holds import hold_seatless
 from bookings.errors import SoldOut
 from bookings.models import Booking
-from bookings.services import hold_seatless
 from kernel import metrics as kernel_metrics
 from kernel.models import OutboxEvent
 from tests.api.conftest import client_for

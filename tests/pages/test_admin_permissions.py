@@ -27,8 +27,8 @@ from django_celery_beat.models import (
 )
 from rest_framework.authtoken.models import Token
 
+from bookings.customer_holds import hold_seats
 from bookings.models import WaitlistEntry, WaitlistStatus
-from bookings.services import hold_seats
 from flights.models import Flight, FlightStatus
 from partners.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from payments.models import (

@@ -8,8 +8,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, Passenger, Ticket, TicketStatus
-from bookings.services import hold_seats
 from bookings.ticket_codes import verify_ticket_code
 from flights.models import FareInventory
 from kernel.errors import InvalidRequest

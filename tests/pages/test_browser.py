@@ -19,8 +19,9 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds, hold_seats
 from flights.models import Seat, SeatStatus
 from flights.services import check_inventory
 from tests.factories import FlightFactory, UserFactory

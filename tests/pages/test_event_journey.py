@@ -13,8 +13,8 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import expect
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus, Seat, SeatStatus, Ticket
-from bookings.services import hold_seats
 from payments.models import Payment, PaymentStatus, Refund, RefundStatus
 from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import UserFactory

@@ -16,7 +16,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 from waitroom.room import protect_sale

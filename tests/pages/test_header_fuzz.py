@@ -20,7 +20,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, UserFactory
 from tests.waitroom.room_helpers import no_limits, room_redis  # noqa: F401  (fixture)

@@ -19,7 +19,7 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from bookings.waitlist import join_waitlist
 from flights.models import Seat
 from kernel.outbox import relay_outbox

@@ -11,8 +11,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus, Ticket
-from bookings.services import hold_seats
 from bookings.tickets import issue_tickets
 from flights.models import Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory

@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.models import Payment, Refund, RefundReason

@@ -12,8 +12,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking
-from bookings.services import hold_seats
 from payments.models import Payment, PaymentStatus
 from tests.factories import FlightFactory, StaffFactory, UserFactory
 from tests.pages.axe import assert_no_serious_axe_violations

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from tests.factories import AirportFactory, FlightFactory, UserFactory
@@ -339,7 +339,7 @@ def test_cancel_hold_frees_the_seats(client, customer, flight):
 
 
 def test_cancelling_an_expired_hold_says_hold_expired(client, customer, flight):
-    from bookings.services import expire_holds
+    from bookings.lifecycle import expire_holds
 
     booking = hold_seats(
         customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["5A"]

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from bookings.services import cancel_hold
+from bookings.lifecycle import cancel_hold
 from bookings.waitlist import join_waitlist
 from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import UserFactory

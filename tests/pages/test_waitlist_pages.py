@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
-from bookings.services import cancel_hold, hold_seats
 from bookings.waitlist import join_waitlist
 from flights.models import Seat
 from flights.services import check_inventory

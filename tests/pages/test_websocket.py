@@ -7,8 +7,9 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold
 from bookings.live import current_version
-from bookings.services import cancel_hold, hold_seats
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

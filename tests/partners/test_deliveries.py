@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bookings.services import cancel_hold, hold_seats
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold
 from kernel.models import OutboxEvent
 from kernel.outbox import redeliver_event, relay_outbox
 from partners import services

@@ -3,8 +3,8 @@ engine's `saleId` stays, and `flightId` or `eventId` is beside it."""
 
 import pytest
 
+from bookings.customer_holds import hold_seatless
 from bookings.models import Inventory
-from bookings.services import hold_seatless
 from kernel.outbox import relay_outbox
 from partners.models import WebhookDelivery
 from partners.services import create_endpoint, delivery_body

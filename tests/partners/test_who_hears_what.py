@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.models import Permission
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from kernel.outbox import relay_outbox
 from partners.models import WebhookDelivery
 from partners.services import create_endpoint

@@ -8,7 +8,8 @@ import time
 import pytest
 from celery.contrib.testing.worker import start_worker
 
-from bookings.services import cancel_hold, hold_seats
+from bookings.customer_holds import hold_seats
+from bookings.lifecycle import cancel_hold
 from config.celery import app
 from partners.models import DeliveryStatus, WebhookDelivery
 from partners.services import create_endpoint

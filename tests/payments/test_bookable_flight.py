@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Booking, BookingStatus
-from bookings.services import hold_seats
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q, is_bookable
 from flights.services import check_inventory
@@ -150,9 +150,9 @@ def test_one_rule_in_both_forms(flight):
 
 def test_holding_on_a_closed_flight_is_refused_by_the_same_rule(customer, flight):
     cancelled(flight)
-    from bookings.errors import FlightNotBookable
+    from bookings.errors import SaleClosed
 
-    with pytest.raises(FlightNotBookable):
+    with pytest.raises(SaleClosed):
         hold_seats(
             customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
         )

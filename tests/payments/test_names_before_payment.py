@@ -10,8 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless, hold_seats
+from bookings.lifecycle import cancel_hold
 from bookings.models import Booking, BookingStatus, Ticket
-from bookings.services import cancel_hold, hold_seatless, hold_seats
 from bookings.waitlist import join_waitlist
 from kernel.outbox import relay_outbox
 from payments.models import (

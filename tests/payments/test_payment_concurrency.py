@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.models import OutboxEvent

@@ -13,8 +13,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.models import Seat
-from bookings.services import hold_seats
 from events.services import AssignmentSpec, PriceCategorySpec
 from payments.models import Payment, RefundPolicy
 from payments.selectors import quote_for

@@ -10,8 +10,8 @@ from django.db import connections, transaction
 from django.test import Client
 from django.utils import timezone
 
+from bookings.lifecycle import expire_holds
 from bookings.models import Booking, BookingStatus
-from bookings.services import expire_holds
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.models import OutboxEvent

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from bookings import availability
-from bookings.services import hold_seatless, hold_seats
+from bookings.customer_holds import hold_seatless, hold_seats
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from flights.tasks import rebuild_hold_counters

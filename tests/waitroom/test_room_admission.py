@@ -9,8 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seatless
 from bookings.errors import SoldOut
-from bookings.services import cancel_hold, hold_seatless
+from bookings.lifecycle import cancel_hold
 from flights.services import check_inventory
 from tests.waitroom.room_helpers import (
     make_customers,

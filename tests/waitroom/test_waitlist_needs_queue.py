@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from bookings import services, waitlist
+from bookings import customer_holds, lifecycle, waitlist
 from bookings.models import Booking, WaitlistEntry, WaitlistStatus
 from events.services import AssignmentSpec, PriceCategorySpec
 from tests.api.conftest import client_for
@@ -112,7 +112,7 @@ def test_people_in_the_queue_may_wait_and_get_the_freed_seats(sold_out_event):
 
     # The shopper gives up: the freed seats go to the waitlist, to people who queued.
     booking = Booking.objects.get(customer=shopper)
-    services.cancel_hold(booking_id=booking.pk, customer=shopper)
+    lifecycle.cancel_hold(booking_id=booking.pk, customer=shopper)
     offered = WaitlistEntry.objects.filter(sale_id=event.sale_id, status=WaitlistStatus.OFFERED)
     assert {e.customer_id for e in offered} == {admitted_too.pk, unlikely.pk}
     assert not Booking.objects.filter(customer=bot).exists()
@@ -127,7 +127,7 @@ def test_control_without_the_hook_the_bot_skips_the_queue(sold_out_event, monkey
 
     joined = join_event_waitlist(bot, event)
     assert joined.status_code == 201 and joined.json()["status"] == "WAITING"
-    services.cancel_hold(booking_id=Booking.objects.get(customer=shopper).pk, customer=shopper)
+    lifecycle.cancel_hold(booking_id=Booking.objects.get(customer=shopper).pk, customer=shopper)
     assert Booking.objects.filter(customer=bot, status="HELD").exists()
     assert not QueueEntry.objects.filter(customer=bot).exists()
     assert not Admission.objects.filter(customer=bot).exists()
@@ -138,7 +138,7 @@ def test_a_bot_cannot_wait_for_a_protected_flight_by_api_or_form(room_redis, set
     flight = small_flight(rows=1, overbook=0)
     sale = protect(flight)
     insider, bot = make_customers(2)
-    services.hold_seatless(
+    customer_holds.hold_seatless(
         customer=insider, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=6
     )
 
@@ -161,7 +161,7 @@ def test_a_bot_cannot_wait_for_a_protected_flight_by_api_or_form(room_redis, set
 def test_unprotected_sales_keep_an_open_waitlist(room_redis, customer):
     flight = small_flight(rows=1, overbook=0)
     other = make_customers(1)[0]
-    services.hold_seatless(
+    customer_holds.hold_seatless(
         customer=other, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=6
     )
     joined = client_for(customer).post(

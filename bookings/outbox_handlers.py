@@ -1,5 +1,5 @@
 """Bookings' own outbox consumers: tickets and e-mails (waitlist offers among them).  Thin:
-event in, service call."""
+event in, service call.  (The websocket of live seat maps is bookings.consumers.)"""
 
 from __future__ import annotations
 

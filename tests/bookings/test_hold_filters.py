@@ -13,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from bookings import availability
+from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.errors import SeatNotFound, SeatUnavailable, SoldOut
+from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking
-from bookings.services import cancel_hold, expire_holds, hold_seatless, hold_seats
 from flights.models import FareInventory
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from flights.tasks import rebuild_hold_counters

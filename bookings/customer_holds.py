@@ -1,0 +1,281 @@
+"""A customer's holds: the only code that moves fare inventory and seats out of AVAILABLE at a
+customer's request (a waitlist offer is the other hold path, bookings.waitlist).
+
+Locks follow the one lock order in docs/architecture.md ("Lock order"); the takeover of an
+expired hold, which needs a booking lock while holding seat locks, only *tries* it with
+SKIP LOCKED, so it can never close a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from bookings import availability, catalogue, lifecycle, waitlist
+from bookings.errors import (
+    FareClassNotFound,
+    SeatBlocked,
+    SeatNotFound,
+    SeatsRequired,
+    SeatUnavailable,
+    SeatWrongCabin,
+    SoldOut,
+)
+from bookings.holding import (
+    check_hold_cap,
+    check_party_size,
+    check_sale_open,
+    create_held_booking,
+    hold_ttl,
+    raise_missing_sale_or_class,
+    reserve_units,
+)
+from bookings.live import announce_seats_on_commit
+from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
+from bookings.passengers import clean_passenger_names
+from kernel.errors import InvalidRequest
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+from kernel.metrics import counts_holds
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _check_fare_class(fare_class: str) -> str:
+    known = catalogue.known_class_codes()
+    if known is not None and fare_class not in known:
+        raise FareClassNotFound(
+            gettext("Unknown fare class %(class)r; expected one of %(values)s.")
+            % {"class": fare_class, "values": ", ".join(sorted(known))}
+        )
+    return fare_class
+
+
+def normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
+    normalised = [str(s).strip().upper() for s in seat_numbers]
+    check_party_size(len(normalised))
+    malformed = [s for s in normalised if not catalogue.is_seat_no(s)]
+    if malformed:
+        raise SeatNotFound(
+            malformed,
+            detail=gettext("Not a seat number: %(seats)s.") % {"seats": ", ".join(malformed)},
+        )
+    duplicates = sorted({s for s in normalised if normalised.count(s) > 1})
+    if duplicates:
+        raise InvalidRequest(
+            gettext("Seat %(duplicates)s is listed more than once.")
+            % {"duplicates": ", ".join(duplicates)},
+            field="seats",
+            seats=duplicates,
+        )
+    # Sorted as the lock order (docs/architecture.md) says: this is what makes {12A,12B}
+    # racing {12B,12A} end in a clean loser instead of a deadlock.
+    return sorted(normalised)
+
+
+# --- holding seats -----------------------------------------------------------------------------
+
+
+@counts_holds
+@lock_errors_as_too_busy
+def hold_seats(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    seat_numbers: Sequence[str],
+    passenger_names: Sequence[str] | None = None,
+) -> Booking:
+    """Hold all of `seat_numbers` for `customer` for the hold TTL, or none of them."""
+    seat_nos = normalise_seat_numbers(seat_numbers)
+    names = clean_passenger_names(passenger_names, len(seat_nos))
+    _check_fare_class(fare_class)
+    now = timezone.now()
+    with (
+        availability.hold_admission(
+            sale_id=sale_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+        ),
+        transaction.atomic(),
+    ):
+        check_hold_cap(customer=customer, sale_id=sale_id, units=len(seat_nos), now=now)
+        seats = _lock_requested_seats(sale_id=sale_id, fare_class=fare_class, seat_nos=seat_nos)
+        check_sale_open(seats[0].sale, now)
+        if seats[0].fare_price is None:
+            raise_missing_sale_or_class(sale_id, fare_class)
+        _check_seats_free(seats, fare_class=fare_class, now=now, seat_nos=seat_nos)
+
+        # The hot fare-inventory row is reserved last (see holding.reserve_units); everything
+        # written before it is rolled back if it finds the fare class sold out.  (Only a
+        # takeover above, rare, has already locked that row to give back the expired units.)
+        booking = create_held_booking(
+            customer_id=customer.pk,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=len(seats),
+            seats=seats,
+            names=names,
+            amount=seats[0].fare_price * len(seats) + sum((s.surcharge for s in seats), Decimal(0)),
+            currency=seats[0].fare_currency,
+            expires_at=now + hold_ttl(),
+            now=now,
+        )
+        if not reserve_units(sale_id=sale_id, fare_class=fare_class, units=len(seats)):
+            raise SoldOut(fare_class, texts=catalogue.for_sale(seats[0].sale).texts)
+        announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
+    booking.sale = seats[0].sale  # read with its catalogue item above: the answer needs both
+    return booking
+
+
+def _lock_requested_seats(*, sale_id: int, fare_class: str, seat_nos: list[str]) -> list[Seat]:
+    """The requested seats, row-locked in the lock order (docs/architecture.md), each with
+    its sale (and catalogue item) and the fare class's price; SeatNotFound (or a missing
+    sale) if any is not there."""
+    fare = Inventory.objects.filter(sale_id=OuterRef("sale_id"), fare_class=fare_class)
+    seats = list(
+        lock_seats(
+            Seat.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+            .filter(sale_id=sale_id, seat_no__in=seat_nos)
+            .annotate(
+                fare_price=Subquery(fare.values("price")[:1]),
+                fare_currency=Subquery(fare.values("currency")[:1]),
+            )
+        )
+    )
+    if len(seats) != len(seat_nos):
+        texts = catalogue.texts_of_sale(sale_id)
+        if texts is None:
+            raise_missing_sale_or_class(sale_id, fare_class)
+        raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats}, texts=texts)
+    return seats
+
+
+def _check_seats_free(
+    seats: list[Seat], *, fare_class: str, now: datetime, seat_nos: list[str]
+) -> None:
+    """Refuse seats of another class, blocked or taken ones; take over the expired holds of
+    the others (they are free to anyone once their hold has lapsed)."""
+    texts = catalogue.for_sale(seats[0].sale).texts
+    wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
+    if wrong_cabin:
+        raise SeatWrongCabin(wrong_cabin, fare_class, texts=texts)
+    stale_booking_ids = {
+        s.booking_id for s in seats if s.status == SeatStatus.HELD and s.held_until <= now
+    }
+    taken = [
+        s.seat_no
+        for s in seats
+        if s.status != SeatStatus.AVAILABLE and s.booking_id not in stale_booking_ids
+    ]
+    blocked = [s.seat_no for s in seats if s.status == SeatStatus.BLOCKED]
+    if blocked:  # first: taken seats may come free again, a blocked one does not
+        raise SeatBlocked(blocked, texts=texts)
+    if taken:
+        raise SeatUnavailable(taken)
+    if stale_booking_ids:
+        _take_over_expired_holds(stale_booking_ids, now=now, seat_nos=seat_nos)
+
+
+def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: list[str]) -> None:
+    # We already hold seat locks; waiting for a booking lock here could close a cycle with
+    # the sweep or a late payment, which take the booking first (lock order,
+    # docs/architecture.md).  So only try: if another transaction is closing that booking
+    # right now, report the seat as taken for the moment.
+    lockable = list(
+        Booking.objects.select_for_update(skip_locked=True)
+        .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
+        .only("id", "sale_id", "fare_class", "seat_count")
+        .order_by("id")
+    )
+    if len(lockable) != len(booking_ids):
+        raise SeatUnavailable(seat_nos)
+    # The stale bookings may own seats we did not ask for, some of them before ours in the
+    # lock order: try those too rather than wait for them out of order.
+    their_seats = Seat.objects.filter(booking_id__in=booking_ids)
+    if len(lock_seats(their_seats, skip_locked=True)) != their_seats.count():
+        raise SeatUnavailable(seat_nos)
+    # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
+    if any(waitlist.has_waiting(sale_id=b.sale_id, fare_class=b.fare_class) for b in lockable):
+        raise SeatUnavailable(seat_nos)
+    lifecycle.close_bookings(
+        lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+    )
+
+
+# --- holding units without seats ---------------------------------------------------------------
+
+
+@counts_holds
+@lock_errors_as_too_busy
+def hold_seatless(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    passengers: int,
+    passenger_names: Sequence[str] | None = None,
+) -> Booking:
+    """Hold `passengers` units of a fare class without seats (seats are assigned later).
+
+    This is how the intentional overbooking margin is sold: the fare inventory allows
+    `capacity + overbook_limit` units, only `capacity` of which have a physical seat.
+    """
+    check_party_size(passengers)
+    names = clean_passenger_names(passenger_names, passengers)
+    _check_fare_class(fare_class)
+    now = timezone.now()
+    # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
+    with availability.hold_admission(sale_id=sale_id, fare_class=fare_class, units=passengers):
+        return _hold_units(
+            customer=customer,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            passengers=passengers,
+            names=names,
+            now=now,
+        )
+
+
+def _hold_units(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+) -> Booking:
+    with transaction.atomic():
+        check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
+        # A plain read (no row lock): the price and the sale's state, see reserve_units.
+        inventory = (
+            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+            .filter(sale_id=sale_id, fare_class=fare_class)
+            .first()
+        )
+        if inventory is None:
+            raise_missing_sale_or_class(sale_id, fare_class)
+        check_sale_open(inventory.sale, now)
+        if not catalogue.sells_seatless(inventory.sale, fare_class):
+            raise SeatsRequired(fare_class)
+        booking = create_held_booking(
+            customer_id=customer.pk,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=passengers,
+            names=names,
+            amount=inventory.price * passengers,
+            currency=inventory.currency,
+            expires_at=now + hold_ttl(),
+            now=now,
+        )
+        # Last: the hot row stays locked only for this UPDATE and the COMMIT.
+        if not reserve_units(sale_id=sale_id, fare_class=fare_class, units=passengers):
+            raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
+    booking.sale = inventory.sale  # read with its catalogue item above: the answer needs both
+    return booking

@@ -1,0 +1,245 @@
+"""How a booking ends or is sold: a hold expires, is given up or is paid for, a confirmed
+booking is cancelled (payments.cancellation calls `close_bookings`).  Every path that returns
+units calls `close_bookings`, which offers them to the waitlist in the same transaction.
+
+Locks follow the one lock order in docs/architecture.md ("Lock order").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from functools import partial
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from bookings import availability, waitlist
+from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
+from bookings.live import announce_seats_on_commit
+from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
+from kernel import metrics
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+from kernel.models import OutboxEvent
+from kernel.outbox import emit_event, emit_events
+
+
+def close_bookings(
+    bookings: Iterable[Booking],
+    *,
+    from_status: BookingStatus,
+    to_status: BookingStatus,
+    now: datetime,
+) -> list[Booking]:
+    """Move locked `bookings` from `from_status` to `to_status` and give their units back.
+
+    The caller holds the booking row locks.  HELD bookings return `held` units, CONFIRMED
+    ones return `sold` units; counters move by the booking's seat count (not by the seats
+    still attached to it), so a seat taken over earlier never makes a counter drift.
+    Returns the bookings that made the transition.
+    """
+    bookings = list(bookings)
+    if not bookings:
+        return []
+    ids = [b.pk for b in bookings]
+    _move_bookings(ids, from_status=from_status, to_status=to_status, now=now)
+    released = _release_seats(bookings)
+    Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
+    units = _give_units_back(
+        bookings, counter="held" if from_status == BookingStatus.HELD else "sold"
+    )
+    if from_status == BookingStatus.HELD:
+        waitlist.close_offers(booking_ids=ids, now=now)
+    # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
+    for sale_id, fare_class in sorted(units):
+        waitlist.offer_freed_units(sale_id=sale_id, fare_class=fare_class, now=now)
+    for b in bookings:
+        b.status = to_status
+    _emit_closed(bookings, to_status=to_status, released=released)
+    return bookings
+
+
+def _move_bookings(
+    ids: list[int], *, from_status: BookingStatus, to_status: BookingStatus, now: datetime
+) -> None:
+    won = Booking.objects.filter(pk__in=ids, status=from_status).update(
+        status=to_status, closed_at=now, updated_at=now
+    )
+    if won != len(ids):  # the caller's locks make this impossible; refuse to half-apply
+        raise InvalidBookingState(
+            gettext("%(count)s booking(s) changed state concurrently.") % {"count": len(ids) - won}
+        )
+
+
+def _release_seats(bookings: list[Booking]) -> dict[int, list[str]]:
+    """Free the bookings' seats; returns the seat numbers each booking released."""
+    ids = [b.pk for b in bookings]
+    released = defaultdict(list)
+    # Lock before updating, in the global seat order: an UPDATE alone would lock them in
+    # physical order and deadlock against a hold locking the same seats (issue 11, item 4).
+    for booking_id, seat_no in lock_seats(Seat.objects.filter(booking_id__in=ids)).values_list(
+        "booking_id", "seat_no"
+    ):
+        released[booking_id].append(seat_no)
+    Seat.objects.filter(booking_id__in=ids).update(
+        status=SeatStatus.AVAILABLE, booking=None, held_until=None
+    )
+    by_sale: dict[int, list[str]] = defaultdict(list)
+    for b in bookings:
+        by_sale[b.sale_id].extend(released[b.pk])
+    for sale_id, seat_nos in sorted(by_sale.items()):
+        announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.AVAILABLE)
+        availability.release_seats(sale_id=sale_id, seat_nos=seat_nos)
+    return released
+
+
+def _give_units_back(bookings: list[Booking], *, counter: str) -> dict[tuple[int, str], int]:
+    """Return the bookings' units to the `counter` ("held" or "sold") they were taken from;
+    returns the units given back per (sale, class)."""
+    units: dict[tuple[int, str], int] = defaultdict(int)
+    for b in bookings:
+        units[(b.sale_id, b.fare_class)] += b.seat_count
+    for (sale_id, fare_class), n in sorted(units.items()):
+        Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class).update(
+            **{counter: F(counter) - n}
+        )
+        availability.give_back(sale_id=sale_id, fare_class=fare_class, units=n)
+    return units
+
+
+def _emit_closed(
+    bookings: list[Booking], *, to_status: BookingStatus, released: dict[int, list[str]]
+) -> None:
+    """`booking.<status>` for each booking, and `seats.released` for each that gave any back."""
+    event_type = f"booking.{to_status.lower()}"
+    events = []
+    for b in bookings:
+        payload = {
+            "bookingId": b.pk,
+            "saleId": b.sale_id,
+            "fareClass": b.fare_class,
+            "seatCount": b.seat_count,
+            "seats": sorted(released[b.pk]),
+        }
+        events.append(
+            OutboxEvent(
+                aggregate_type="booking",
+                aggregate_id=str(b.pk),
+                event_type=event_type,
+                payload=payload,
+            )
+        )
+        if released[b.pk] or b.seat_count:
+            events.append(
+                OutboxEvent(
+                    aggregate_type="booking",
+                    aggregate_id=str(b.pk),
+                    event_type="seats.released",
+                    payload=payload,
+                )
+            )
+    emit_events(events)
+
+
+@lock_errors_as_too_busy
+def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) -> int:
+    """Expire every HELD booking past its deadline; returns how many this call expired.
+
+    Batches claim rows with SKIP LOCKED, so two sweeps (or a sweep and a late payment) never
+    wait on each other and never expire the same booking twice.
+    """
+    batch_size = batch_size or settings.SEATKEEPER["EXPIRE_BATCH_SIZE"]
+    expired = 0
+    while True:
+        moment = now or timezone.now()
+        with transaction.atomic():
+            batch = list(
+                Booking.objects.select_for_update(skip_locked=True)
+                .filter(status=BookingStatus.HELD, expires_at__lte=moment)
+                .only("id", "sale_id", "fare_class", "seat_count")
+                .order_by("id")[:batch_size]
+            )
+            close_bookings(
+                batch, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=moment
+            )
+        expired += len(batch)
+        if len(batch) < batch_size:
+            return expired
+
+
+@lock_errors_as_too_busy
+def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
+    """The customer gives up a HELD booking; its seats are free again at once."""
+    now = timezone.now()
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update().filter(pk=booking_id, customer=customer).first()
+        )
+        if booking is None:
+            raise BookingNotFound()
+        if booking.status == BookingStatus.EXPIRED:
+            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
+        if booking.status != BookingStatus.HELD:
+            raise InvalidBookingState(
+                gettext("A %(status)s booking cannot be given up as a hold.")
+                % {"status": str(booking.get_status_display()).lower()}
+            )
+        close_bookings(
+            [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now
+        )
+    return booking
+
+
+def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None = None) -> list[str]:
+    """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
+    `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
+    the outbox — all in the caller's transaction.  Returns the seat numbers sold.
+
+    `payment` (paymentId, amount, currency) travels in the event for its consumers.
+    """
+    won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
+        status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
+    )
+    if not won:  # the caller's booking lock makes this impossible
+        raise InvalidBookingState(gettext("The booking changed state concurrently."))
+    seat_nos = list(
+        lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
+    )
+    Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
+        status=SeatStatus.SOLD, held_until=None
+    )
+    Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
+        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
+    )
+    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
+    booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
+    # Who travels where: systems that read the event log (check-in) mirror it from here.
+    passengers = [
+        {"passengerId": pk, "fullName": name, "seat": seat_no}
+        for pk, name, seat_no in Passenger.objects.filter(booking_id=booking.pk)
+        .order_by("id")
+        .values_list("pk", "full_name", "seat__seat_no")
+    ]
+    emit_event(
+        aggregate_type="booking",
+        aggregate_id=booking.pk,
+        event_type="booking.confirmed",
+        payload={
+            "bookingId": booking.pk,
+            "saleId": booking.sale_id,
+            "fareClass": booking.fare_class,
+            "seatCount": booking.seat_count,
+            "seats": seat_nos,
+            "passengers": passengers,
+            **(payment or {}),
+        },
+    )
+    announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
+    # Counted once committed: a sale rolled back by the caller never happened.
+    transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
+    return seat_nos
