@@ -12,18 +12,27 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from flights.models import Airport, Flight
+from flights.models import Airport, Carrier, Flight
 from flights.services import a320_layout, create_flight
 
+# code, name, city, country, time zone, latitude, longitude (EU 261 needs country and distance)
 AIRPORTS = [
-    ("SGN", "Tan Son Nhat International", "Ho Chi Minh City", "VN", "Asia/Ho_Chi_Minh"),
-    ("HAN", "Noi Bai International", "Hanoi", "VN", "Asia/Ho_Chi_Minh"),
-    ("DAD", "Da Nang International", "Da Nang", "VN", "Asia/Ho_Chi_Minh"),
-    ("FRA", "Frankfurt am Main", "Frankfurt", "DE", "Europe/Berlin"),
-    ("MUC", "Munich Franz Josef Strauss", "Munich", "DE", "Europe/Berlin"),
-    ("BER", "Berlin Brandenburg", "Berlin", "DE", "Europe/Berlin"),
-    ("SVO", "Sheremetyevo International", "Moscow", "RU", "Europe/Moscow"),
-    ("LED", "Pulkovo", "Saint Petersburg", "RU", "Europe/Moscow"),
+    ("SGN", "Tan Son Nhat International", "Ho Chi Minh City", "VN", "Asia/Ho_Chi_Minh",
+     "10.81880", "106.65190"),
+    ("HAN", "Noi Bai International", "Hanoi", "VN", "Asia/Ho_Chi_Minh", "21.22120", "105.80720"),
+    ("DAD", "Da Nang International", "Da Nang", "VN", "Asia/Ho_Chi_Minh", "16.04390", "108.19940"),
+    ("FRA", "Frankfurt am Main", "Frankfurt", "DE", "Europe/Berlin", "50.03330", "8.57056"),
+    ("MUC", "Munich Franz Josef Strauss", "Munich", "DE", "Europe/Berlin", "48.35380", "11.78610"),
+    ("BER", "Berlin Brandenburg", "Berlin", "DE", "Europe/Berlin", "52.36670", "13.50330"),
+    ("SVO", "Sheremetyevo International", "Moscow", "RU", "Europe/Moscow", "55.97260", "37.41460"),
+    ("LED", "Pulkovo", "Saint Petersburg", "RU", "Europe/Moscow", "59.80030", "30.26250"),
+]  # fmt: skip
+
+# IATA designator, name, EU carrier (an operating licence of a Member State: EU 261 Art. 2(c))
+CARRIERS = [
+    ("VN", "Vietnam Airlines", False),
+    ("LH", "Lufthansa", True),
+    ("SU", "Aeroflot", False),
 ]
 
 # code, origin, destination, local departure, duration, economy price, business price, currency
@@ -51,10 +60,20 @@ class DemoResult:
 
 def load_demo(*, days: int = 30, password: str | None = None) -> DemoResult:
     """Idempotent: existing airports and flights are kept; demo users get a fresh password."""
-    for code, name, city, country, tz in AIRPORTS:
+    for code, name, city, country, tz, latitude, longitude in AIRPORTS:
         Airport.objects.update_or_create(
-            code=code, defaults={"name": name, "city": city, "country": country, "time_zone": tz}
+            code=code,
+            defaults={
+                "name": name,
+                "city": city,
+                "country": country,
+                "time_zone": tz,
+                "latitude": Decimal(latitude),
+                "longitude": Decimal(longitude),
+            },
         )
+    for code, name, is_eu in CARRIERS:
+        Carrier.objects.update_or_create(code=code, defaults={"name": name, "is_eu_carrier": is_eu})
     airports = {a.code: a for a in Airport.objects.all()}
     # One transaction for the whole schedule: on SQLite a commit per flight costs an fsync each.
     with transaction.atomic():

@@ -17,6 +17,10 @@ class Airport(models.Model):
     city = models.CharField(max_length=80)
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2")
     time_zone = models.CharField(max_length=64, help_text="IANA time zone, e.g. Asia/Ho_Chi_Minh")
+    # Degrees (WGS 84).  EU 261 compensation is banded by the great-circle distance between
+    # two airports (flights.geo); an airport without coordinates has no distance.
+    latitude = models.DecimalField(max_digits=8, decimal_places=5, null=True, blank=True)
+    longitude = models.DecimalField(max_digits=8, decimal_places=5, null=True, blank=True)
 
     class Meta:
         ordering = ["code"]
@@ -24,10 +28,44 @@ class Airport(models.Model):
             models.CheckConstraint(
                 condition=Q(code__regex=r"^[A-Z]{3}$"), name="airport_code_is_iata"
             ),
+            models.CheckConstraint(
+                condition=(
+                    Q(latitude__isnull=True, longitude__isnull=True)
+                    | Q(
+                        latitude__gte=-90, latitude__lte=90, longitude__gte=-180, longitude__lte=180
+                    )
+                ),
+                name="airport_coordinates_both_and_in_range",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.code} ({self.city})"
+
+
+class Carrier(models.Model):
+    """An airline, known by the two-character IATA designator that starts its flight numbers.
+
+    `is_eu_carrier` is Regulation (EC) No 261/2004 Art. 2(c): a "Community carrier" holds an
+    operating licence granted by a Member State.  It decides whether a flight *arriving* in
+    the EU from outside is covered (Art. 3(1)(b); flights.eu261)."""
+
+    code = models.CharField("IATA designator", max_length=2, primary_key=True)
+    name = models.CharField(max_length=120)
+    is_eu_carrier = models.BooleanField(
+        "EU carrier", default=False, help_text="Holds an operating licence of an EU Member State."
+    )
+
+    class Meta:
+        ordering = ["code"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(code__regex=r"^[A-Z0-9]{2}$"), name="carrier_code_is_iata"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.name})"
 
 
 class FlightStatus(models.TextChoices):
@@ -39,6 +77,14 @@ class FlightStatus(models.TextChoices):
 class Flight(models.Model):
     sale = models.OneToOneField(Sale, on_delete=models.PROTECT, related_name="flight")
     code = models.CharField(max_length=10, help_text="Marketing flight number, e.g. VN213")
+    carrier = models.ForeignKey(
+        Carrier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="flights",
+        help_text="Operating carrier; empty: unknown, treated as a non-EU carrier (EU 261).",
+    )
     origin = models.ForeignKey(Airport, on_delete=models.PROTECT, related_name="departures")
     destination = models.ForeignKey(Airport, on_delete=models.PROTECT, related_name="arrivals")
     departure_at = models.DateTimeField()
@@ -95,6 +141,7 @@ class Seat(EngineSeat):
 
 __all__ = [
     "Airport",
+    "Carrier",
     "FareClass",
     "FareInventory",
     "Flight",
