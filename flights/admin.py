@@ -10,7 +10,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
-from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
+from flights.admin_departure import CLOSE_GATE, close_gates
+from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
 from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
@@ -19,8 +20,15 @@ from payments.currency import NotChargeable, check_chargeable
 
 @admin.register(Airport)
 class AirportAdmin(admin.ModelAdmin):
-    list_display = ["code", "name", "city", "country", "time_zone"]
+    list_display = ["code", "name", "city", "country", "latitude", "longitude", "time_zone"]
     search_fields = ["code", "name", "city"]
+
+
+@admin.register(Carrier)
+class CarrierAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "is_eu_carrier"]
+    list_filter = ["is_eu_carrier"]
+    search_fields = ["code", "name"]
 
 
 class FareInventoryForm(forms.ModelForm):
@@ -116,9 +124,9 @@ class FlightAdmin(admin.ModelAdmin):
     search_fields = ["code", "id"]
     date_hierarchy = "departure_at"
     inlines = [FareInventoryInline]
-    readonly_fields = ["seat_map"]
+    readonly_fields = ["seat_map", "gate_closed_at", "gate_settled_at"]
     exclude = ["sale"]
-    actions = ["mark_departed"]
+    actions = ["mark_departed", "close_gates"]
 
     def get_queryset(self, request):
         return (
@@ -271,6 +279,16 @@ class FlightAdmin(admin.ModelAdmin):
                 continue
             apply_fare_limits(self, request, inventory.pk, inline_form.cleaned_data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    @admin.action(
+        description="Close the gate of selected flights (no-shows, seats to standby)",
+        permissions=["close_gate"],
+    )
+    def close_gates(self, request, queryset):
+        return close_gates(self, request, queryset)
+
+    def has_close_gate_permission(self, request):
+        return request.user.has_perm(CLOSE_GATE)
 
     @admin.action(description="Mark selected flights as departed", permissions=["change"])
     def mark_departed(self, request, queryset):

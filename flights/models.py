@@ -31,8 +31,14 @@ class Airport(models.Model):
             models.CheckConstraint(
                 condition=(
                     Q(latitude__isnull=True, longitude__isnull=True)
+                    # Spelled out: a CHECK that meets one NULL is unknown, and unknown passes.
                     | Q(
-                        latitude__gte=-90, latitude__lte=90, longitude__gte=-180, longitude__lte=180
+                        latitude__isnull=False,
+                        longitude__isnull=False,
+                        latitude__gte=-90,
+                        latitude__lte=90,
+                        longitude__gte=-180,
+                        longitude__lte=180,
                     )
                 ),
                 name="airport_coordinates_both_and_in_range",
@@ -100,9 +106,23 @@ class Flight(models.Model):
         blank=True,
         help_text="Row numbers of the emergency exit rows (from the cabin layout).",
     )
+    gate_closes_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the gate closes; empty: 20 minutes before departure (flights.rules).",
+    )
+    gate_closed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When gate close began (no-shows, standby)."
+    )
+    gate_settled_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When every no-show was settled and the departure counts recorded.",
+    )
 
     class Meta:
         ordering = ["departure_at", "code"]
+        permissions = [("close_gate", "Can close the gate (no-shows, seats to standby)")]
         indexes = [models.Index(fields=["origin", "destination", "departure_at"])]
         constraints = [
             models.UniqueConstraint(
@@ -116,11 +136,83 @@ class Flight(models.Model):
             ),
             # A flight's id is its sale's id (docs/architecture.md, "The generic sale").
             models.CheckConstraint(condition=Q(id=F("sale")), name="flight_id_is_its_sale_id"),
+            models.CheckConstraint(
+                condition=Q(gate_settled_at__isnull=True) | Q(gate_closed_at__isnull=False),
+                name="flight_gate_settled_after_closed",
+            ),
         ]
 
     def __str__(self) -> str:
         route = f"{self.origin_id}→{self.destination_id}"
         return f"{self.code} {route} {self.departure_at:%Y-%m-%d %H:%M}Z"
+
+
+class NoShow(models.Model):
+    """A ticket not boarded at gate close: voided, its seat passed to standby if anyone was
+    waiting.  One per ticket (the database refuses a second); the overbooking forecast counts
+    these (flights.show_up_model)."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="no_shows")
+    ticket = models.OneToOneField(
+        "bookings.Ticket", on_delete=models.PROTECT, related_name="no_show"
+    )
+    fare_class = models.CharField(max_length=10)
+    seat_no = models.CharField(max_length=16, blank=True, help_text="Blank: a seatless unit.")
+    seat_given_to = models.OneToOneField(
+        "bookings.Ticket",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="standby_seat_from",
+        help_text="The standby passenger's ticket that took the seat.",
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["flight_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(seat_given_to__isnull=True) | ~Q(seat_no=""),
+                name="noshow_seat_given_only_if_it_had_one",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"No-show {self.ticket_id} on {self.flight_id} {self.seat_no or '-'}"
+
+
+class CabinDeparture(models.Model):
+    """What gate close measured for one fare class of one flight: the data behind the
+    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows
+    (volunteers and passengers denied boarding count as shows, or the forecast would learn
+    from its own denials)."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="cabin_departures")
+    fare_class = models.CharField(max_length=10)
+    capacity = models.PositiveIntegerField(help_text="Physical seats of the class.")
+    overbook_limit = models.PositiveIntegerField(help_text="The limit this flight sold under.")
+    sold = models.PositiveIntegerField()
+    boarded = models.PositiveIntegerField()
+    no_shows = models.PositiveIntegerField()
+    standby_seated = models.PositiveIntegerField(default=0)
+    unseated = models.PositiveIntegerField(
+        default=0, help_text="Reported at the gate with a seatless unit and found no seat."
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["flight_id", "fare_class"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flight", "fare_class"], name="cabin_departure_once_per_class"
+            ),
+            models.CheckConstraint(
+                condition=Q(no_shows__lte=F("sold")), name="cabin_departure_no_shows_of_sold"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flight_id} {self.fare_class}: {self.no_shows}/{self.sold} no-shows"
 
 
 class FareInventory(Inventory):
@@ -141,11 +233,13 @@ class Seat(EngineSeat):
 
 __all__ = [
     "Airport",
+    "CabinDeparture",
     "Carrier",
     "FareClass",
     "FareInventory",
     "Flight",
     "FlightStatus",
+    "NoShow",
     "Seat",
     "SeatStatus",
 ]

@@ -85,11 +85,11 @@ class Migration(migrations.Migration):
                 condition=models.Q(
                     models.Q(("latitude__isnull", True), ("longitude__isnull", True)),
                     models.Q(
-                        ("latitude__isnull", False),
-                        ("longitude__isnull", False),
                         ("latitude__gte", -90),
+                        ("latitude__isnull", False),
                         ("latitude__lte", 90),
                         ("longitude__gte", -180),
+                        ("longitude__isnull", False),
                         ("longitude__lte", 180),
                     ),
                     _connector="OR",
