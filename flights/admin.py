@@ -11,7 +11,9 @@ from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
 from flights.admin_departure import CLOSE_GATE, close_gates
+from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
+from flights.overbooking import suggest_overbook_limit
 from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
@@ -355,24 +357,41 @@ class FareInventoryAdmin(admin.ModelAdmin):
         "sold",
         "held",
         "left",
+        "suggested",
         "price",
         "currency",
     ]
     list_filter = ["fare_class", "sale__flight__origin", "sale__flight__destination"]
     search_fields = ["sale__flight__code", "=sale__flight__id"]
     list_select_related = ["sale__flight"]
-    readonly_fields = ["flight", "fare_class", "sold", "held"]
+    readonly_fields = ["flight", "fare_class", "sold", "held", "overbook_suggestion"]
     fields = [
         "flight",
         "fare_class",
         "capacity",
         "overbook_limit",
+        "overbook_suggestion",
         "price",
         "currency",
         "sold",
         "held",
     ]
     form = FareInventoryForm
+    actions = ["accept_suggestions"]
+
+    @admin.display(description="suggested overbook limit (from measured no-shows)")
+    def overbook_suggestion(self, obj):
+        return suggestion_html(suggest_overbook_limit(inventory=obj)) if obj.pk else "—"
+
+    @admin.action(
+        description="Accept the suggested overbook limit of selected fare classes",
+        permissions=["accept_suggestion"],
+    )
+    def accept_suggestions(self, request, queryset):
+        return accept_suggestions(self, request, queryset)
+
+    def has_accept_suggestion_permission(self, request):
+        return request.user.has_perm(ACCEPT_SUGGESTION)
 
     @admin.display(
         description="left", ordering=F("capacity") + F("overbook_limit") - F("sold") - F("held")
@@ -383,6 +402,11 @@ class FareInventoryAdmin(admin.ModelAdmin):
     @admin.display(description="flight", ordering="sale__flight__departure_at")
     def flight(self, obj):
         return obj.sale.flight
+
+    @admin.display(description="suggested limit")
+    def suggested(self, obj):
+        suggestion = suggest_overbook_limit(inventory=obj)
+        return "—" if suggestion.suggested_limit is None else suggestion.suggested_limit
 
     def has_add_permission(self, request):
         return False

@@ -222,6 +222,12 @@ class FareInventory(Inventory):
         proxy = True
         verbose_name = "fare inventory"
         verbose_name_plural = "fare inventories"
+        permissions = [
+            (
+                "accept_overbook_suggestion",
+                "Can set an overbook limit to the one suggested from measured no-shows",
+            )
+        ]
 
 
 class Seat(EngineSeat):
