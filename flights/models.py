@@ -111,6 +111,12 @@ class Flight(models.Model):
         blank=True,
         help_text="When the gate closes; empty: 20 minutes before departure (flights.rules).",
     )
+    online_checkin_opens_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty: 24 hours before departure (flights.rules)."
+    )
+    online_checkin_closes_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty: 45 minutes before departure (flights.rules)."
+    )
     gate_closed_at = models.DateTimeField(
         null=True, blank=True, help_text="When gate close began (no-shows, standby)."
     )
@@ -181,6 +187,25 @@ class NoShow(models.Model):
         return f"No-show {self.ticket_id} on {self.flight_id} {self.seat_no or '-'}"
 
 
+class OnlineCheckIn(models.Model):
+    """A passenger checked in online (flights.online_checkin), once."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="online_checkins")
+    passenger = models.OneToOneField(
+        "bookings.Passenger", on_delete=models.CASCADE, related_name="online_checkin"
+    )
+    checked_in_at = models.DateTimeField()
+    exit_row_confirmed = models.BooleanField(
+        default=False, help_text="Confirmed the exit-row conditions (able and willing to help)."
+    )
+
+    class Meta:
+        ordering = ["flight_id", "checked_in_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Online check-in of passenger {self.passenger_id} on {self.flight_id}"
+
+
 class CabinDeparture(models.Model):
     """What gate close measured for one fare class of one flight: the data behind the
     overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows
@@ -246,6 +271,7 @@ __all__ = [
     "Flight",
     "FlightStatus",
     "NoShow",
+    "OnlineCheckIn",
     "Seat",
     "SeatStatus",
 ]

@@ -47,3 +47,26 @@ def gate_close_due_q(*, now: datetime) -> Q:
     return Q(gate_closes_at__lte=now) | Q(
         gate_closes_at__isnull=True, departure_at__lte=now + GATE_CLOSE_BEFORE_DEPARTURE
     )
+
+
+# Online check-in (not the gate's boarding scan): its window unless the flight sets its own.
+ONLINE_CHECKIN_OPENS_BEFORE = timedelta(hours=24)
+ONLINE_CHECKIN_CLOSES_BEFORE = timedelta(minutes=45)
+
+
+def online_checkin_window(flight: Flight) -> tuple[datetime, datetime]:
+    """When online check-in opens and when it closes (the cut-off)."""
+    opens = flight.online_checkin_opens_at or flight.departure_at - ONLINE_CHECKIN_OPENS_BEFORE
+    closes = flight.online_checkin_closes_at or flight.departure_at - ONLINE_CHECKIN_CLOSES_BEFORE
+    return opens, closes
+
+
+def is_online_checkin_open(flight: Flight, *, now: datetime) -> bool:
+    """Open from its opening time up to (not including) the cut-off, on a scheduled flight
+    whose gate has not closed."""
+    opens, closes = online_checkin_window(flight)
+    return (
+        flight.status == FlightStatus.SCHEDULED
+        and flight.gate_closed_at is None
+        and opens <= now < closes
+    )
