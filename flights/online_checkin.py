@@ -58,9 +58,9 @@ def check_in_online(
     booking = Booking.objects.filter(
         pk=booking_id, customer=customer, status=BookingStatus.CONFIRMED
     ).first()
-    if booking is None:
+    flight = Flight.objects.filter(sale_id=booking.sale_id).first() if booking else None
+    if flight is None:  # none of theirs, or not a flight (an event has no check-in)
         raise BookingNotFound()
-    flight = Flight.objects.get(sale_id=booking.sale_id)
     if not is_online_checkin_open(flight, now=now):
         opens, closes = online_checkin_window(flight)
         raise OnlineCheckInClosed(

@@ -205,3 +205,56 @@ def test_control_claiming_the_seat_without_the_condition_seats_two_in_it():
     outcomes = run_concurrently([naive(t) for t in tickets])
 
     assert len(outcomes.results) == 2, "both were told they have seat 3C"
+
+
+# --- the API -------------------------------------------------------------------------------
+
+
+def api_check_in(client, booking, body):
+    return client.post(
+        f"/api/bookings/{booking.pk}/online-check-in", body, content_type="application/json"
+    )
+
+
+@pytest.mark.django_db
+def test_the_api_checks_in_with_a_chosen_seat_and_answers_problems():
+    from rest_framework.test import APIClient
+
+    flight = soon()
+    (ticket,) = seated(flight, "1A")
+    seated(flight, "1B")
+    booking = booking_of(ticket)
+    client = APIClient()
+    client.force_authenticate(booking.customer)
+    pid = ticket.passenger_id
+
+    taken = api_check_in(client, booking, {"seats": [{"passengerId": pid, "seatNo": "1B"}]})
+    bad = api_check_in(client, booking, {"seats": [{"passengerId": pid, "seatNo": "XYZ"}]})
+    done = api_check_in(client, booking, {"seats": [{"passengerId": pid, "seatNo": "3d"}]})
+
+    assert taken.status_code == 409 and taken["Content-Type"] == "application/problem+json"
+    assert bad.status_code == 400
+    assert done.status_code == 200
+    assert done.json() == {
+        "bookingId": booking.pk,
+        "passengers": [{"passengerId": pid, "seatNo": "3D"}],
+    }
+    other = APIClient()
+    other.force_authenticate(UserFactory())
+    assert api_check_in(other, booking, {}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_api_says_when_check_in_is_closed():
+    from rest_framework.test import APIClient
+
+    flight = small_flight()  # leaves in 20 days
+    (ticket,) = seated(flight, "1A")
+    booking = booking_of(ticket)
+    client = APIClient()
+    client.force_authenticate(booking.customer)
+
+    response = api_check_in(client, booking, {})
+
+    assert response.status_code == 409
+    assert response.json()["type"].endswith("online-check-in-closed")
