@@ -10,7 +10,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
-from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
+from flights.admin_departure import CLOSE_GATE, close_gates
+from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
+from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
+from flights.overbooking import suggest_overbook_limit
 from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
@@ -20,8 +23,15 @@ from payments.currency import NotChargeable, check_chargeable
 
 @admin.register(Airport)
 class AirportAdmin(admin.ModelAdmin):
-    list_display = ["code", "name", "city", "country", "time_zone"]
+    list_display = ["code", "name", "city", "country", "latitude", "longitude", "time_zone"]
     search_fields = ["code", "name", "city"]
+
+
+@admin.register(Carrier)
+class CarrierAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "is_eu_carrier"]
+    list_filter = ["is_eu_carrier"]
+    search_fields = ["code", "name"]
 
 
 class FareInventoryForm(forms.ModelForm):
@@ -117,9 +127,9 @@ class FlightAdmin(ChangeListFromReplica, admin.ModelAdmin):
     search_fields = ["code", "id"]
     date_hierarchy = "departure_at"
     inlines = [FareInventoryInline]
-    readonly_fields = ["seat_map"]
+    readonly_fields = ["seat_map", "gate_closed_at", "gate_settled_at"]
     exclude = ["sale"]
-    actions = ["mark_departed"]
+    actions = ["mark_departed", "close_gates"]
 
     def get_queryset(self, request):
         return (
@@ -273,6 +283,16 @@ class FlightAdmin(ChangeListFromReplica, admin.ModelAdmin):
             apply_fare_limits(self, request, inventory.pk, inline_form.cleaned_data)
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
+    @admin.action(
+        description="Close the gate of selected flights (no-shows, seats to standby)",
+        permissions=["close_gate"],
+    )
+    def close_gates(self, request, queryset):
+        return close_gates(self, request, queryset)
+
+    def has_close_gate_permission(self, request):
+        return request.user.has_perm(CLOSE_GATE)
+
     @admin.action(description="Mark selected flights as departed", permissions=["change"])
     def mark_departed(self, request, queryset):
         updated = queryset.filter(status="SCHEDULED").update(status="DEPARTED")
@@ -338,24 +358,41 @@ class FareInventoryAdmin(admin.ModelAdmin):
         "sold",
         "held",
         "left",
+        "suggested",
         "price",
         "currency",
     ]
     list_filter = ["fare_class", "sale__flight__origin", "sale__flight__destination"]
     search_fields = ["sale__flight__code", "=sale__flight__id"]
     list_select_related = ["sale__flight"]
-    readonly_fields = ["flight", "fare_class", "sold", "held"]
+    readonly_fields = ["flight", "fare_class", "sold", "held", "overbook_suggestion"]
     fields = [
         "flight",
         "fare_class",
         "capacity",
         "overbook_limit",
+        "overbook_suggestion",
         "price",
         "currency",
         "sold",
         "held",
     ]
     form = FareInventoryForm
+    actions = ["accept_suggestions"]
+
+    @admin.display(description="suggested overbook limit (from measured no-shows)")
+    def overbook_suggestion(self, obj):
+        return suggestion_html(suggest_overbook_limit(inventory=obj)) if obj.pk else "—"
+
+    @admin.action(
+        description="Accept the suggested overbook limit of selected fare classes",
+        permissions=["accept_suggestion"],
+    )
+    def accept_suggestions(self, request, queryset):
+        return accept_suggestions(self, request, queryset)
+
+    def has_accept_suggestion_permission(self, request):
+        return request.user.has_perm(ACCEPT_SUGGESTION)
 
     @admin.display(
         description="left", ordering=F("capacity") + F("overbook_limit") - F("sold") - F("held")
@@ -366,6 +403,11 @@ class FareInventoryAdmin(admin.ModelAdmin):
     @admin.display(description="flight", ordering="sale__flight__departure_at")
     def flight(self, obj):
         return obj.sale.flight
+
+    @admin.display(description="suggested limit")
+    def suggested(self, obj):
+        suggestion = suggest_overbook_limit(inventory=obj)
+        return "—" if suggestion.suggested_limit is None else suggestion.suggested_limit
 
     def has_add_permission(self, request):
         return False

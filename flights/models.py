@@ -17,6 +17,10 @@ class Airport(models.Model):
     city = models.CharField(max_length=80)
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2")
     time_zone = models.CharField(max_length=64, help_text="IANA time zone, e.g. Asia/Ho_Chi_Minh")
+    # Degrees (WGS 84).  EU 261 compensation is banded by the great-circle distance between
+    # two airports (flights.geo); an airport without coordinates has no distance.
+    latitude = models.DecimalField(max_digits=8, decimal_places=5, null=True, blank=True)
+    longitude = models.DecimalField(max_digits=8, decimal_places=5, null=True, blank=True)
 
     class Meta:
         ordering = ["code"]
@@ -24,10 +28,50 @@ class Airport(models.Model):
             models.CheckConstraint(
                 condition=Q(code__regex=r"^[A-Z]{3}$"), name="airport_code_is_iata"
             ),
+            models.CheckConstraint(
+                condition=(
+                    Q(latitude__isnull=True, longitude__isnull=True)
+                    # Spelled out: a CHECK that meets one NULL is unknown, and unknown passes.
+                    | Q(
+                        latitude__isnull=False,
+                        longitude__isnull=False,
+                        latitude__gte=-90,
+                        latitude__lte=90,
+                        longitude__gte=-180,
+                        longitude__lte=180,
+                    )
+                ),
+                name="airport_coordinates_both_and_in_range",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.code} ({self.city})"
+
+
+class Carrier(models.Model):
+    """An airline, known by the two-character IATA designator that starts its flight numbers.
+
+    `is_eu_carrier` is Regulation (EC) No 261/2004 Art. 2(c): a "Community carrier" holds an
+    operating licence granted by a Member State.  It decides whether a flight *arriving* in
+    the EU from outside is covered (Art. 3(1)(b); flights.eu261)."""
+
+    code = models.CharField("IATA designator", max_length=2, primary_key=True)
+    name = models.CharField(max_length=120)
+    is_eu_carrier = models.BooleanField(
+        "EU carrier", default=False, help_text="Holds an operating licence of an EU Member State."
+    )
+
+    class Meta:
+        ordering = ["code"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(code__regex=r"^[A-Z0-9]{2}$"), name="carrier_code_is_iata"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.name})"
 
 
 class FlightStatus(models.TextChoices):
@@ -39,6 +83,14 @@ class FlightStatus(models.TextChoices):
 class Flight(models.Model):
     sale = models.OneToOneField(Sale, on_delete=models.PROTECT, related_name="flight")
     code = models.CharField(max_length=10, help_text="Marketing flight number, e.g. VN213")
+    carrier = models.ForeignKey(
+        Carrier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="flights",
+        help_text="Operating carrier; empty: unknown, treated as a non-EU carrier (EU 261).",
+    )
     origin = models.ForeignKey(Airport, on_delete=models.PROTECT, related_name="departures")
     destination = models.ForeignKey(Airport, on_delete=models.PROTECT, related_name="arrivals")
     departure_at = models.DateTimeField()
@@ -54,9 +106,29 @@ class Flight(models.Model):
         blank=True,
         help_text="Row numbers of the emergency exit rows (from the cabin layout).",
     )
+    gate_closes_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the gate closes; empty: 20 minutes before departure (flights.rules).",
+    )
+    online_checkin_opens_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty: 24 hours before departure (flights.rules)."
+    )
+    online_checkin_closes_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty: 45 minutes before departure (flights.rules)."
+    )
+    gate_closed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When gate close began (no-shows, standby)."
+    )
+    gate_settled_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When every no-show was settled and the departure counts recorded.",
+    )
 
     class Meta:
         ordering = ["departure_at", "code"]
+        permissions = [("close_gate", "Can close the gate (no-shows, seats to standby)")]
         indexes = [models.Index(fields=["origin", "destination", "departure_at"])]
         constraints = [
             models.UniqueConstraint(
@@ -70,11 +142,102 @@ class Flight(models.Model):
             ),
             # A flight's id is its sale's id (docs/architecture.md, "The generic sale").
             models.CheckConstraint(condition=Q(id=F("sale")), name="flight_id_is_its_sale_id"),
+            models.CheckConstraint(
+                condition=Q(gate_settled_at__isnull=True) | Q(gate_closed_at__isnull=False),
+                name="flight_gate_settled_after_closed",
+            ),
         ]
 
     def __str__(self) -> str:
         route = f"{self.origin_id}→{self.destination_id}"
         return f"{self.code} {route} {self.departure_at:%Y-%m-%d %H:%M}Z"
+
+
+class NoShow(models.Model):
+    """A ticket not boarded at gate close: voided, its seat passed to standby if anyone was
+    waiting.  One per ticket (the database refuses a second); the overbooking forecast counts
+    these (flights.show_up_model)."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="no_shows")
+    ticket = models.OneToOneField(
+        "bookings.Ticket", on_delete=models.PROTECT, related_name="no_show"
+    )
+    fare_class = models.CharField(max_length=10)
+    seat_no = models.CharField(max_length=16, blank=True, help_text="Blank: a seatless unit.")
+    seat_given_to = models.OneToOneField(
+        "bookings.Ticket",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="standby_seat_from",
+        help_text="The standby passenger's ticket that took the seat.",
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["flight_id", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(seat_given_to__isnull=True) | ~Q(seat_no=""),
+                name="noshow_seat_given_only_if_it_had_one",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"No-show {self.ticket_id} on {self.flight_id} {self.seat_no or '-'}"
+
+
+class OnlineCheckIn(models.Model):
+    """A passenger checked in online (flights.online_checkin), once."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="online_checkins")
+    passenger = models.OneToOneField(
+        "bookings.Passenger", on_delete=models.CASCADE, related_name="online_checkin"
+    )
+    checked_in_at = models.DateTimeField()
+    exit_row_confirmed = models.BooleanField(
+        default=False, help_text="Confirmed the exit-row conditions (able and willing to help)."
+    )
+
+    class Meta:
+        ordering = ["flight_id", "checked_in_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Online check-in of passenger {self.passenger_id} on {self.flight_id}"
+
+
+class CabinDeparture(models.Model):
+    """What gate close measured for one fare class of one flight: the data behind the
+    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows
+    (volunteers and passengers denied boarding count as shows, or the forecast would learn
+    from its own denials)."""
+
+    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="cabin_departures")
+    fare_class = models.CharField(max_length=10)
+    capacity = models.PositiveIntegerField(help_text="Physical seats of the class.")
+    overbook_limit = models.PositiveIntegerField(help_text="The limit this flight sold under.")
+    sold = models.PositiveIntegerField()
+    boarded = models.PositiveIntegerField()
+    no_shows = models.PositiveIntegerField()
+    standby_seated = models.PositiveIntegerField(default=0)
+    unseated = models.PositiveIntegerField(
+        default=0, help_text="Reported at the gate with a seatless unit and found no seat."
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["flight_id", "fare_class"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["flight", "fare_class"], name="cabin_departure_once_per_class"
+            ),
+            models.CheckConstraint(
+                condition=Q(no_shows__lte=F("sold")), name="cabin_departure_no_shows_of_sold"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flight_id} {self.fare_class}: {self.no_shows}/{self.sold} no-shows"
 
 
 class FareInventory(Inventory):
@@ -84,6 +247,12 @@ class FareInventory(Inventory):
         proxy = True
         verbose_name = "fare inventory"
         verbose_name_plural = "fare inventories"
+        permissions = [
+            (
+                "accept_overbook_suggestion",
+                "Can set an overbook limit to the one suggested from measured no-shows",
+            )
+        ]
 
 
 class Seat(EngineSeat):
@@ -95,10 +264,14 @@ class Seat(EngineSeat):
 
 __all__ = [
     "Airport",
+    "CabinDeparture",
+    "Carrier",
     "FareClass",
     "FareInventory",
     "Flight",
     "FlightStatus",
+    "NoShow",
+    "OnlineCheckIn",
     "Seat",
     "SeatStatus",
 ]

@@ -1,11 +1,11 @@
-"""The catalogue's one rule about selling: is this flight still bookable?
+"""The catalogue's rules of time: is this flight still bookable, and when does its gate close?
 
 Holding, paying, confirming, the seat picker, the waitlist and search all ask this one
 function (or its queryset form), so "departed or cancelled" can never mean two things."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import Q
 
@@ -13,10 +13,60 @@ from flights.models import Flight, FlightStatus
 
 
 def is_bookable(flight: Flight, *, now: datetime) -> bool:
-    """Scheduled (not cancelled, not marked departed) and leaving after `now`."""
-    return flight.status == FlightStatus.SCHEDULED and flight.departure_at > now
+    """Scheduled (not cancelled, not marked departed), leaving after `now`, gate not closed
+    (gate close settles every ticket sold: a sale after it would be nobody's to settle)."""
+    return (
+        flight.status == FlightStatus.SCHEDULED
+        and flight.departure_at > now
+        and flight.gate_closed_at is None
+    )
 
 
 def bookable_q(*, now: datetime, prefix: str = "") -> Q:
     """`is_bookable` as a filter; `prefix` reaches the flight through a relation ("flight__")."""
-    return Q(**{f"{prefix}status": FlightStatus.SCHEDULED, f"{prefix}departure_at__gt": now})
+    return Q(
+        **{
+            f"{prefix}status": FlightStatus.SCHEDULED,
+            f"{prefix}departure_at__gt": now,
+            f"{prefix}gate_closed_at__isnull": True,
+        }
+    )
+
+
+# When a flight's gate closes unless staff set its own time (Flight.gate_closes_at).
+GATE_CLOSE_BEFORE_DEPARTURE = timedelta(minutes=20)
+
+
+def gate_closes_at(flight: Flight) -> datetime:
+    """The moment gate close is due: the flight's own time, or 20 minutes before departure."""
+    return flight.gate_closes_at or flight.departure_at - GATE_CLOSE_BEFORE_DEPARTURE
+
+
+def gate_close_due_q(*, now: datetime) -> Q:
+    """`gate_closes_at(flight) <= now` as a filter on flights."""
+    return Q(gate_closes_at__lte=now) | Q(
+        gate_closes_at__isnull=True, departure_at__lte=now + GATE_CLOSE_BEFORE_DEPARTURE
+    )
+
+
+# Online check-in (not the gate's boarding scan): its window unless the flight sets its own.
+ONLINE_CHECKIN_OPENS_BEFORE = timedelta(hours=24)
+ONLINE_CHECKIN_CLOSES_BEFORE = timedelta(minutes=45)
+
+
+def online_checkin_window(flight: Flight) -> tuple[datetime, datetime]:
+    """When online check-in opens and when it closes (the cut-off)."""
+    opens = flight.online_checkin_opens_at or flight.departure_at - ONLINE_CHECKIN_OPENS_BEFORE
+    closes = flight.online_checkin_closes_at or flight.departure_at - ONLINE_CHECKIN_CLOSES_BEFORE
+    return opens, closes
+
+
+def is_online_checkin_open(flight: Flight, *, now: datetime) -> bool:
+    """Open from its opening time up to (not including) the cut-off, on a scheduled flight
+    whose gate has not closed."""
+    opens, closes = online_checkin_window(flight)
+    return (
+        flight.status == FlightStatus.SCHEDULED
+        and flight.gate_closed_at is None
+        and opens <= now < closes
+    )

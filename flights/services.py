@@ -20,7 +20,7 @@ from bookings.inventory import (
     unblock_seat,
 )
 from bookings.models import Sale, SaleKind
-from flights.models import Airport, FareClass, Flight
+from flights.models import Airport, Carrier, FareClass, Flight
 from kernel.errors import InvalidRequest
 from payments.currency import NotChargeable, check_chargeable
 
@@ -117,6 +117,7 @@ def create_flight(
     departure_at: datetime,
     arrival_at: datetime,
     layout: CabinLayout | None = None,
+    carrier: Carrier | None = None,
 ) -> Flight:
     """Schedule a flight with its sale: fare inventory and every seat of its cabin.
 
@@ -127,6 +128,8 @@ def create_flight(
     to its sale through `flight.sale_id` / `selectors.sale_id_of_flight`, never by assuming.
     """
     layout = layout or a320_layout()
+    # A flight number starts with its carrier's designator ("LH190"): the carrier by default.
+    carrier = carrier or Carrier.objects.filter(code=code[:2].upper()).first()
     if origin.pk == destination.pk:
         raise InvalidRequest("A flight needs two different airports.")
     if arrival_at <= departure_at:
@@ -161,6 +164,7 @@ def create_flight(
             id=sale.pk,
             sale=sale,
             code=code,
+            carrier=carrier,
             origin=origin,
             destination=destination,
             departure_at=departure_at,

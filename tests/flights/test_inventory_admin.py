@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from bookings.customer_holds import hold_seatless, hold_seats
-from flights.demo import load_demo
+from flights.demo import HISTORY_DAYS, load_demo
 from flights.models import FareInventory, Flight, Seat, SeatStatus
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from kernel.errors import InvalidRequest
@@ -128,7 +128,9 @@ def test_demo_data_loads_twice_without_duplicates():
     first = load_demo(days=2, password="pw-for-test-1")
     second = load_demo(days=2, password="pw-for-test-2")
     assert first.flights_created == 20 and second.flights_created == 0
-    assert Flight.objects.count() == 20
+    # 20 to come, and the departed week behind them (flights.demo.HISTORY_DAYS x 10 routes).
+    assert Flight.objects.filter(status="SCHEDULED").count() == 20
+    assert Flight.objects.count() == 20 + 10 * HISTORY_DAYS
     flight = Flight.objects.first()
     assert flight.sale.seats.count() == 180
     assert {i.fare_class: i.capacity for i in flight.sale.inventories.all()} == {

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.db import connections, transaction
 from django.test.utils import CaptureQueriesContext
 
-from bookings.services import hold_seats
+from bookings.customer_holds import hold_seats
 from events.selectors import search_events
 from flights.models import Flight
 from flights.selectors import seat_map_json

@@ -166,7 +166,7 @@ import json
 from django.utils import timezone
 from flights.models import Flight
 from waitroom.room import protect_flight
-flight = Flight.objects.filter(code="VN213").order_by("departure_at").first()
+flight = Flight.objects.filter(code="VN213", status="SCHEDULED").order_by("departure_at").first()
 room = protect_flight(
     flight_id=flight.pk, opens_at=timezone.now(), admit_per_minute=120, max_inside=10
 )

@@ -1,0 +1,182 @@
+"""Seat changes of sold bookings: a passenger moves to a free seat, or seatless passengers are
+given seats that keep a party together.  Counters never move (the units are sold already);
+only seats change hands, each claimed by a conditional UPDATE (AVAILABLE -> SOLD), so two
+passengers choosing the same seat at once cannot both get it.
+
+Locks: the booking, then the seats in the global seat order (docs/architecture.md, "Lock
+order"); `assign_seat` (a seatless passenger's first seat) takes the same two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from itertools import pairwise
+
+from django.db import transaction
+from django.utils.translation import gettext
+
+from bookings import availability, catalogue
+from bookings.errors import (
+    BookingNotFound,
+    SeatBlocked,
+    SeatNotFound,
+    SeatUnavailable,
+    SeatWrongCabin,
+)
+from bookings.live import announce_seats_on_commit
+from bookings.models import Booking, BookingStatus, Passenger, Seat, SeatStatus, Ticket
+from bookings.passengers import assign_seat
+from kernel.errors import InvalidRequest
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+
+
+@lock_errors_as_too_busy
+def move_passenger(*, booking_id: int, passenger_id: int, seat_no: str) -> str:
+    """Seat a live passenger of a CONFIRMED booking in `seat_no` (free, same class); their old
+    seat, if any, is free again in the same transaction.  Returns the seat number."""
+    seat_no = seat_no.strip().upper()
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update()
+            .filter(pk=booking_id, status=BookingStatus.CONFIRMED)
+            .first()
+        )
+        if booking is None:
+            raise BookingNotFound(gettext("No confirmed booking with that id."))
+        passenger = booking.passengers.filter(pk=passenger_id, is_live=True).first()
+        if passenger is None:
+            raise InvalidRequest(gettext("That passenger is not on this booking."), field="seat")
+        if passenger.seat_id is None:
+            assign_seat(booking_id=booking.pk, passenger_id=passenger.pk, seat_no=seat_no)
+            _copy_seat_to_ticket(passenger.pk, seat_no)
+            return seat_no
+        seats = {
+            s.seat_no: s
+            for s in lock_seats(
+                Seat.objects.filter(sale_id=booking.sale_id, seat_no__in=[seat_no])
+                | Seat.objects.filter(pk=passenger.seat_id)
+            )
+        }
+        old = next(s for s in seats.values() if s.pk == passenger.seat_id)
+        if old.seat_no == seat_no:
+            return seat_no
+        new = seats.get(seat_no)
+        _check_seat(new, seat_no, booking)
+        claimed = Seat.objects.filter(pk=new.pk, status=SeatStatus.AVAILABLE).update(
+            status=SeatStatus.SOLD, booking=booking, held_until=None
+        )
+        if not claimed:
+            raise SeatUnavailable([seat_no])
+        # The old seat lets go first: one live passenger per seat is a UNIQUE constraint.
+        Passenger.objects.filter(pk=passenger.pk).update(seat=None)
+        Seat.objects.filter(pk=old.pk, booking=booking).update(
+            status=SeatStatus.AVAILABLE, booking=None, held_until=None
+        )
+        Passenger.objects.filter(pk=passenger.pk).update(seat=new)
+        _copy_seat_to_ticket(passenger.pk, seat_no)
+        announce_seats_on_commit(sale_id=booking.sale_id, seats=[seat_no], status=SeatStatus.SOLD)
+        announce_seats_on_commit(
+            sale_id=booking.sale_id, seats=[old.seat_no], status=SeatStatus.AVAILABLE
+        )
+        availability.release_seats(sale_id=booking.sale_id, seat_nos=[old.seat_no])
+    return seat_no
+
+
+def _check_seat(seat: Seat | None, seat_no: str, booking: Booking) -> None:
+    texts = catalogue.texts_of_sale(booking.sale_id)
+    if seat is None:
+        raise SeatNotFound([seat_no], texts=texts)
+    if seat.fare_class != booking.fare_class:
+        raise SeatWrongCabin([seat_no], booking.fare_class, texts=texts)
+    if seat.status == SeatStatus.BLOCKED:
+        raise SeatBlocked([seat_no], texts=texts)
+
+
+def _copy_seat_to_ticket(passenger_id: int, seat_no: str) -> None:
+    """The ticket names the seat (its signed code keeps what it said at issue: the gate checks
+    the ticket row, not the seat printed in the code)."""
+    Ticket.objects.filter(passenger_id=passenger_id).update(seat_no=seat_no)
+
+
+def seats_together(
+    free: Sequence[Seat], count: int, *, near_rows: Collection[int] = ()
+) -> list[Seat]:
+    """`count` seats from `free` that keep a party together: the row nearest the party's
+    seated members (or the front) with `count` free seats side by side, else the row with the
+    most free seats, then the next rows.  Pure: the caller claims them."""
+    by_row: dict[int, list[Seat]] = {}
+    for seat in sorted(free, key=lambda s: (s.row, s.letter)):
+        by_row.setdefault(seat.row, []).append(seat)
+
+    def distance(row: int) -> tuple[int, int]:
+        return (min((abs(row - r) for r in near_rows), default=0), row)
+
+    rows = sorted(by_row, key=distance)
+    for row in rows:  # side by side: consecutive letters of one row
+        seats = by_row[row]
+        for start in range(len(seats) - count + 1):
+            run = seats[start : start + count]
+            if all(ord(b.letter) - ord(a.letter) == 1 for a, b in pairwise(run)):
+                return run
+    for row in rows:  # one row, not side by side
+        if len(by_row[row]) >= count:
+            return by_row[row][:count]
+    chosen: list[Seat] = []
+    for row in rows:  # the nearest rows
+        chosen.extend(by_row[row][: count - len(chosen)])
+        if len(chosen) == count:
+            return chosen
+    return chosen
+
+
+@lock_errors_as_too_busy
+def seat_party(
+    *, booking_id: int, passenger_ids: Sequence[int], avoid_rows: Collection[int]
+) -> dict[int, str]:
+    """Give the booking's seatless passengers among `passenger_ids` seats together (not in
+    `avoid_rows`: the exit rows, for passengers who have not confirmed the exit-row
+    conditions).  Returns passenger id -> seat; a passenger left out found no free seat (the
+    cabin is full: they get one at the gate, from a no-show)."""
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update()
+            .filter(pk=booking_id, status=BookingStatus.CONFIRMED)
+            .first()
+        )
+        if booking is None:
+            raise BookingNotFound(gettext("No confirmed booking with that id."))
+        passengers = list(
+            booking.passengers.filter(pk__in=passenger_ids, is_live=True, seat__isnull=True)
+        )
+        if not passengers:
+            return {}
+        near = set(
+            booking.passengers.filter(is_live=True, seat__isnull=False).values_list(
+                "seat__row", flat=True
+            )
+        )
+        free = list(
+            Seat.objects.filter(
+                sale_id=booking.sale_id,
+                fare_class=booking.fare_class,
+                status=SeatStatus.AVAILABLE,
+            ).exclude(row__in=list(avoid_rows))
+        )
+        given: dict[int, str] = {}
+        for passenger, seat in zip(
+            passengers, seats_together(free, len(passengers), near_rows=near), strict=False
+        ):
+            try:
+                with transaction.atomic():  # a seat taken meanwhile costs only that passenger
+                    assign_seat(
+                        booking_id=booking.pk, passenger_id=passenger.pk, seat_no=seat.seat_no
+                    )
+            except SeatUnavailable:
+                continue
+            _copy_seat_to_ticket(passenger.pk, seat.seat_no)
+            given[passenger.pk] = seat.seat_no
+        if given:
+            announce_seats_on_commit(
+                sale_id=booking.sale_id, seats=sorted(given.values()), status=SeatStatus.SOLD
+            )
+    return given

@@ -1,0 +1,112 @@
+"""Online check-in (not the gate's boarding scan, which is bookings.tickets.scan_ticket): the
+customer checks the passengers of a confirmed booking in during the flight's window, naming
+seats or letting them be assigned.  Rules (docs/departure.md):
+
+- open from `online_checkin_window` (default 24 h before departure) up to its cut-off
+  (default 45 min before), on a scheduled flight whose gate has not closed;
+- a chosen seat must be free and of the booking's class; an exit-row seat only for a customer
+  who confirms the exit-row conditions;
+- passengers without a chosen seat who have none are seated together (row adjacency of the
+  cabin), outside the exit rows unless confirmed; if the cabin is full they stay seatless and
+  get a seat at the gate, from a no-show (flights.departure);
+- every passenger of the booking is recorded as checked in, once.
+
+All of it is one transaction: a seat lost to another passenger (SeatUnavailable) undoes the
+whole check-in, and the customer chooses again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from bookings.errors import BookingNotFound
+from bookings.models import Booking, BookingStatus, Passenger
+from bookings.seat_changes import move_passenger, seat_party
+from flights.models import Flight, OnlineCheckIn
+from flights.rules import is_online_checkin_open, online_checkin_window
+from kernel.errors import DomainError, InvalidRequest
+
+
+class OnlineCheckInClosed(DomainError):
+    status = 409
+    code = "online-check-in-closed"
+    title = "Online check-in is not open for this flight"
+
+
+@dataclass(frozen=True)
+class CheckInResult:
+    booking_id: int
+    seats: dict[int, str]  # passenger id -> seat ("" : seat at the gate)
+
+
+def check_in_online(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    seat_choices: Mapping[int, str] | None = None,
+    exit_row_confirmed: bool = False,
+    now: datetime | None = None,
+) -> CheckInResult:
+    now = now or timezone.now()
+    seat_choices = dict(seat_choices or {})
+    booking = Booking.objects.filter(
+        pk=booking_id, customer=customer, status=BookingStatus.CONFIRMED
+    ).first()
+    flight = Flight.objects.filter(sale_id=booking.sale_id).first() if booking else None
+    if flight is None:  # none of theirs, or not a flight (an event has no check-in)
+        raise BookingNotFound()
+    if not is_online_checkin_open(flight, now=now):
+        opens, closes = online_checkin_window(flight)
+        raise OnlineCheckInClosed(
+            f"Online check-in for {flight.code} is open from {opens:%Y-%m-%d %H:%M} "
+            f"to {closes:%Y-%m-%d %H:%M} UTC."
+        )
+    passenger_ids = set(
+        Passenger.objects.filter(booking=booking, is_live=True).values_list("pk", flat=True)
+    )
+    if not set(seat_choices) <= passenger_ids:
+        raise InvalidRequest("A seat was chosen for someone not on this booking.", field="seat")
+    exit_rows = set(flight.exit_rows or ())
+    for seat_no in seat_choices.values():
+        if not exit_row_confirmed and _row_of(seat_no) in exit_rows:
+            raise InvalidRequest(
+                f"Seat {seat_no} is in an exit row: confirm the exit-row conditions to take it.",
+                field="seat",
+            )
+    with transaction.atomic():
+        for passenger_id, seat_no in sorted(seat_choices.items()):
+            move_passenger(booking_id=booking.pk, passenger_id=passenger_id, seat_no=seat_no)
+        seat_party(
+            booking_id=booking.pk,
+            passenger_ids=sorted(passenger_ids - set(seat_choices)),
+            avoid_rows=() if exit_row_confirmed else exit_rows,
+        )
+        OnlineCheckIn.objects.bulk_create(
+            [
+                OnlineCheckIn(
+                    flight=flight,
+                    passenger_id=pk,
+                    checked_in_at=now,
+                    exit_row_confirmed=exit_row_confirmed,
+                )
+                for pk in sorted(passenger_ids)
+            ],
+            ignore_conflicts=True,  # checking in again (a seat change) keeps the first time
+        )
+        seats = dict(
+            Passenger.objects.filter(pk__in=passenger_ids).values_list("pk", "seat__seat_no")
+        )
+    return CheckInResult(
+        booking_id=booking.pk, seats={pk: seat or "" for pk, seat in seats.items()}
+    )
+
+
+def _row_of(seat_no: str) -> int | None:
+    digits = "".join(ch for ch in seat_no if ch.isdigit())
+    return int(digits) if digits else None
