@@ -2,7 +2,8 @@
 
 At gate close (the catalogue decides when: flights.departure) every ticket of the sale that
 has not been scanned at the gate is a no-show.  A passenger on standby is one with a seatless
-unit (the overbooking margin, bookings.customer_holds.hold_seatless) whose ticket *has* been scanned:
+unit (the overbooking margin, bookings.customer_holds.hold_seatless) whose ticket *has* been
+scanned:
 they reported at the gate and wait for a seat.  Each no-show is settled in one transaction:
 
 1. the no-show's booking is locked, then one standby passenger's booking is *tried* (SKIP

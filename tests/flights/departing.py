@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bookings.models import Booking, Ticket
 from bookings.customer_holds import hold_seatless
+from bookings.models import Booking, Ticket
 from bookings.tickets import issue_tickets, scan_ticket
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.factories import FlightFactory, UserFactory, economy_only_layout, passenger_names

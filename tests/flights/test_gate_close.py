@@ -8,9 +8,9 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.customer_holds import hold_seats
 from bookings.errors import SaleClosed
 from bookings.models import Passenger, Seat, SeatStatus, TicketStatus
-from bookings.customer_holds import hold_seats
 from bookings.tickets import ScanOutcome
 from flights.departure import close_due_gates, close_gate
 from flights.models import CabinDeparture, Flight, FlightStatus, NoShow
