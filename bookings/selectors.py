@@ -139,7 +139,7 @@ def tickets_for_booking(
         raise BookingNotFound()
     return (
         Ticket.objects.filter(booking_id=booking_id)
-        .select_related("sale__flight__origin", "sale__flight__destination")
+        .select_related("booking", "sale__flight__origin", "sale__flight__destination")
         .order_by("id")
     )
 
