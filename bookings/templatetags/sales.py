@@ -26,6 +26,13 @@ def ticket_face(ticket: Ticket) -> TicketFace:
 
 
 @register.filter
+def sold_by_count(booking: Booking) -> bool:
+    """`{% if booking|sold_by_count %}`: its class is sold without seats (a standing area;
+    a flight cabin's overbooking margin), as its catalogue says."""
+    return catalogue.sells_seatless(booking.sale, booking.fare_class)
+
+
+@register.filter
 def ticket_void(ticket: Ticket) -> bool:
     """`{% if ticket|ticket_void %}`: revoked, or its booking closed (bookings.tickets)."""
     return is_void(ticket)
