@@ -139,7 +139,7 @@ def tickets_for_booking(
         raise BookingNotFound()
     return (
         Ticket.objects.filter(booking_id=booking_id)
-        .select_related("sale", *catalogue.detail_paths("sale__"))
+        .select_related("booking", "sale", *catalogue.detail_paths("sale__"))
         .order_by("id")
     )
 

@@ -24,6 +24,7 @@ from reportlab.pdfgen import canvas
 
 from bookings import catalogue
 from bookings.models import Ticket
+from bookings.tickets import is_void
 from languages.formatting import format_when
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
@@ -76,20 +77,24 @@ def ticket_rows(ticket: Ticket) -> list[tuple[str, str]]:
     return catalogue.ticket_face(ticket).rows
 
 
-# Layout (A4, points): labels at LEFT, values from VALUE_X up to the QR code's left edge.
+# Layout (A4, points): labels at LEFT (wrapped to LABEL_WIDTH), values from VALUE_X up to the
+# QR code's left edge; the heading and the footer span the page between the margins.
 PAGE_WIDTH, PAGE_HEIGHT = A4
 LEFT, VALUE_X, QR_SIZE, MARGIN, GAP = 20 * mm, 48 * mm, 60 * mm, 20 * mm, 6 * mm
 VALUE_WIDTH = PAGE_WIDTH - MARGIN - QR_SIZE - GAP - VALUE_X
-VALUE_SIZE = 12
+LABEL_WIDTH = VALUE_X - LEFT - 2 * mm
+TEXT_WIDTH = PAGE_WIDTH - LEFT - MARGIN
+VALUE_SIZE, LABEL_SIZE, HEADING_SIZE, FOOTER_SIZE = 12, 10, 20, 9
+LINE = 5.5 * mm
 
 
-def _wrap(text: str, font: str) -> list[str]:
-    """Lines of `text` at most VALUE_WIDTH wide: at spaces, and inside a word too long alone."""
+def _wrap(text: str, font: str, size: float = VALUE_SIZE, width: float = VALUE_WIDTH) -> list[str]:
+    """Lines of `text` at most `width` wide: at spaces, and inside a word too long alone."""
     lines = []
-    for line in simpleSplit(text, font, VALUE_SIZE, VALUE_WIDTH) or [""]:
-        while stringWidth(line, font, VALUE_SIZE) > VALUE_WIDTH:
+    for line in simpleSplit(text, font, size, width) or [""]:
+        while stringWidth(line, font, size) > width:
             cut = len(line) - 1
-            while cut > 1 and stringWidth(line[:cut], font, VALUE_SIZE) > VALUE_WIDTH:
+            while cut > 1 and stringWidth(line[:cut], font, size) > width:
                 cut -= 1
             lines.append(line[:cut])
             line = line[cut:]
@@ -107,40 +112,99 @@ def _layout(rows: list[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     return [(label, _wrap(value, bold)) for label, value in rows]
 
 
+def _fit_label(label: str, font: str) -> tuple[float, list[str]]:
+    """A label in the column left of the values: wrapped at spaces, in a smaller type if one
+    word is too wide ("Бронирование"); cut inside a word only when even that fails."""
+    for size in (LABEL_SIZE, 9, 8, 7):
+        lines = simpleSplit(label, font, size, LABEL_WIDTH) or [""]
+        if all(stringWidth(line, font, size) <= LABEL_WIDTH for line in lines):
+            return size, lines
+    return 7, _wrap(label, font, 7, LABEL_WIDTH)
+
+
+def void_words() -> tuple[str, str]:
+    """(the stamp, the sentence) a revoked ticket carries instead of "valid once"."""
+    return (
+        gettext("VOID"),
+        gettext("VOID: this ticket was cancelled and admits no one."),
+    )
+
+
 def ticket_pdf(ticket: Ticket) -> bytes:
     """A one-page ticket (a boarding pass, an entry ticket): who, what, when, which seat, and
-    the QR code."""
+    the QR code.  A void ticket (bookings.tickets.is_void) is stamped VOID and has no code."""
     face = catalogue.ticket_face(ticket)
+    void = is_void(ticket)
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=A4, pageCompression=0)
-    pdf.setTitle(face.title)
-    top = PAGE_HEIGHT - 30 * mm
+    pdf.setTitle(f"{void_words()[0]} · {face.title}" if void else face.title)
     regular, bold = _fonts()
-    pdf.setFont(bold, 20)
-    pdf.drawString(LEFT, top, "Seatkeeper · " + face.heading)
+    # Long headings ("Электронный билет / посадочный талон") wrap instead of running off.
+    y = PAGE_HEIGHT - 30 * mm
+    pdf.setFont(bold, HEADING_SIZE)
+    for line in _wrap("Seatkeeper · " + face.heading, bold, HEADING_SIZE, TEXT_WIDTH):
+        pdf.drawString(LEFT, y, line)
+        y -= 8 * mm
+    top = y + 8 * mm
     y = top - 15 * mm
     for label, lines in _layout(face.rows):
-        pdf.setFont(regular, 10)
-        pdf.drawString(LEFT, y, label)
+        label_size, label_lines = _fit_label(label, regular)
+        pdf.setFont(regular, label_size)
+        for n, label_line in enumerate(label_lines):
+            pdf.drawString(LEFT, y - n * 4 * mm, label_line)
         pdf.setFont(bold, VALUE_SIZE)
         for line in lines:
             pdf.drawString(VALUE_X, y, line)
-            y -= 5.5 * mm
-        y -= 3 * mm
-    pdf.drawImage(
-        ImageReader(io.BytesIO(qr_png(ticket.code))),
-        PAGE_WIDTH - MARGIN - QR_SIZE,
-        top - 10 * mm - QR_SIZE,
-        QR_SIZE,
-        QR_SIZE,
-    )
-    # Paper cannot rotate: say so under the code (the ticket page shows the live one).
-    pdf.setFont(regular, 8)
-    pdf.drawCentredString(
-        PAGE_WIDTH - MARGIN - QR_SIZE / 2, top - 14 * mm - QR_SIZE, static_code_caption()
-    )
-    pdf.setFont(regular, 8)
-    pdf.drawString(LEFT, y - 5 * mm, face.footer)
+            y -= LINE
+        y -= max(0, (len(label_lines) - len(lines)) * 4 * mm) + 3 * mm
+    code_box = (PAGE_WIDTH - MARGIN - QR_SIZE, top - 10 * mm - QR_SIZE)
+    if void:
+        _stamp_void(pdf, code_box)
+        footer = void_words()[1]
+    else:
+        _draw_code(pdf, ticket, code_box)
+        footer = face.footer
+    pdf.setFont(regular, FOOTER_SIZE)
+    for line in _wrap(footer, regular, FOOTER_SIZE, TEXT_WIDTH):
+        pdf.drawString(LEFT, y - 5 * mm, line)
+        y -= 4.5 * mm
     pdf.showPage()
     pdf.save()
     return buffer.getvalue()
+
+
+def _draw_code(pdf: canvas.Canvas, ticket: Ticket, box: tuple[float, float]) -> None:
+    regular, _ = _fonts()
+    x, y = box
+    pdf.drawImage(ImageReader(io.BytesIO(qr_png(ticket.code))), x, y, QR_SIZE, QR_SIZE)
+    # Paper cannot rotate: say so under the code (the ticket page shows the live one).
+    pdf.setFont(regular, 8)
+    pdf.drawCentredString(x + QR_SIZE / 2, y - 4 * mm, static_code_caption())
+
+
+def _stamp_void(pdf: canvas.Canvas, box: tuple[float, float]) -> None:
+    """Where the code was: a red box saying VOID (no code to copy), and a band across the
+    page, so a print of it is refused at a glance too."""
+    _, bold = _fonts()
+    stamp = void_words()[0]
+    x, y = box
+    pdf.setStrokeColorRGB(0.7, 0, 0)
+    pdf.setFillColorRGB(0.7, 0, 0)
+    pdf.setLineWidth(3)
+    pdf.rect(x, y, QR_SIZE, QR_SIZE)
+    size = 28
+    while size > 10 and stringWidth(stamp, bold, size) > QR_SIZE - 6 * mm:
+        size -= 1
+    pdf.setFont(bold, size)
+    pdf.drawCentredString(x + QR_SIZE / 2, y + QR_SIZE / 2 - size / 3, stamp)
+    pdf.saveState()
+    pdf.setFillColorRGB(0.85, 0.1, 0.1, alpha=0.25)
+    pdf.translate(PAGE_WIDTH / 2, PAGE_HEIGHT / 2)
+    pdf.rotate(35)
+    size = 90
+    while size > 20 and stringWidth(stamp, bold, size) > PAGE_WIDTH * 0.8:
+        size -= 2
+    pdf.setFont(bold, size)
+    pdf.drawCentredString(0, 0, stamp)
+    pdf.restoreState()
+    pdf.setFillColorRGB(0, 0, 0)

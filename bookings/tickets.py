@@ -79,6 +79,12 @@ def revoke_tickets(*, booking_id: int) -> int:
         )
 
 
+def is_void(ticket: Ticket) -> bool:
+    """Whether `ticket` admits no one any more: revoked, or its booking closed and the
+    revocation is still on its way through the outbox.  Its PDF and page say VOID."""
+    return ticket.status == TicketStatus.REVOKED or ticket.booking.status != BookingStatus.CONFIRMED
+
+
 # --- gate check-in -----------------------------------------------------------------------------
 
 

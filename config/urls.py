@@ -1,10 +1,18 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.api.auth import ObtainTokenApi
 from config.health import healthz, readyz
 from config.metrics import metrics_view
+
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Browsers (and the admin's pages, which link no icon) ask for /favicon.ico."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
 
 api_patterns = [
     path("auth/token", ObtainTokenApi.as_view(), name="api-token"),
@@ -22,6 +30,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", include(api_patterns)),
     # Sign-up, e-mail verification and our password-reset view, then Django's login, logout

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from events.colours import validate_category_colour
 from payments.currency import NotChargeable, check_chargeable
 
 
@@ -204,7 +205,11 @@ class PriceCategory(models.Model):
     price = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, default="EUR")
     colour = models.CharField(
-        max_length=7, default="#2563eb", help_text="Hex colour on the seat plan, e.g. #2563eb."
+        max_length=7,
+        default="#2563eb",
+        help_text="Hex colour on the seat plan, e.g. #2563eb; dark enough to stand out from "
+        "taken seats (contrast at least 3:1).",
+        validators=[validate_category_colour],
     )
 
     class Meta:

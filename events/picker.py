@@ -13,6 +13,7 @@ from django.utils.translation import gettext
 from bookings.live import current_version
 from bookings.models import SeatStatus
 from bookings.templatetags.sales import seat_words
+from events.colours import ink_for
 from events.models import Event, Section, SectionKind
 from events.sale_plan import is_standing_class
 from events.seat_map import seat_map
@@ -33,16 +34,6 @@ def seat_map_snapshot(*, event: Event) -> dict[str, Any]:
         "version": version,
         "seats": {s["seat_no"]: s["status"] for s in data["seats"]},
     }
-
-
-def ink_for(colour: str) -> str:
-    """Black or white text, whichever contrasts more with `colour` (#rrggbb), by WCAG."""
-    channels = []
-    for i in (1, 3, 5):
-        c = int(colour[i : i + 2], 16) / 255
-        channels.append(c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4)
-    luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
-    return "#ffffff" if 1.05 / (luminance + 0.05) >= (luminance + 0.05) / 0.05 else "#111827"
 
 
 def seat_picker(*, event: Event) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from bookings.models import Booking
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
 from events.models import Event, EventStatus
+from events.plan_drawing import presale_drawing
 from kernel.errors import DomainError
 from storefront.views import hold_once, holds_throttled, show_domain_error
 from waitroom.errors import WaitingRoomRequired
@@ -61,7 +62,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
         {
             "event": event,
             # The drawing without availability while the sale is not open.
-            "plan": None if buying else selectors.seat_plan(event=row),
+            "plan": None if buying else presale_drawing(event=row),
             "picker": buying,
             "queue_url": queue_url,
         },

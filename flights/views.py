@@ -12,6 +12,7 @@ from bookings.live import current_version
 from flights import selectors
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
+from flights.routes import is_route_flown
 from flights.rules import is_bookable
 from kernel import replica
 from languages.formatting import format_money
@@ -20,7 +21,7 @@ from languages.formatting import format_money
 @require_GET
 def search(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET or None)
-    offers, passengers = None, 1
+    offers, passengers, route_flown = None, 1, True
     if form.is_valid():
         data = form.cleaned_data
         passengers = data["passengers"]
@@ -28,10 +29,15 @@ def search(request: HttpRequest) -> HttpResponse:
             offers = selectors.search_flight_offers(
                 origin=data["origin"], destination=data["destination"], local_date=data["date"]
             )
+        route_flown = bool(offers) or is_route_flown(
+            origin=data["origin"], destination=data["destination"]
+        )
     elif form.is_bound:
         messages.error(request, _("Please correct the search.") + " " + _first_errors(form))
     return render(
-        request, "flights/search.html", {"form": form, "offers": offers, "passengers": passengers}
+        request,
+        "flights/search.html",
+        {"form": form, "offers": offers, "passengers": passengers, "route_flown": route_flown},
     )
 
 

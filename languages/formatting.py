@@ -7,7 +7,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from babel.dates import format_date, format_skeleton
-from babel.numbers import format_currency
+from babel.numbers import format_compact_currency, format_currency
 from django.utils import translation
 
 
@@ -21,6 +21,19 @@ def format_money(amount: Decimal | int | str, currency: str, language: str | Non
     """An amount in the active (or given) language, with the currency's own decimals."""
     value = amount if isinstance(amount, Decimal) else Decimal(str(amount))
     return format_currency(value, currency, locale=babel_locale(language))
+
+
+def format_money_short(
+    amount: Decimal | int | str, currency: str, language: str | None = None
+) -> str:
+    """A whole amount under 1,000 without decimals ("€15", "15 €"); any other as
+    format_money (the compact format would write 1,500 as "€2K")."""
+    value = amount if isinstance(amount, Decimal) else Decimal(str(amount))
+    if value != value.to_integral_value() or abs(value) >= 1000:
+        return format_money(value, currency, language)
+    return format_compact_currency(
+        value, currency, fraction_digits=0, locale=babel_locale(language)
+    )
 
 
 def format_day(value: date | datetime, language: str | None = None) -> str:

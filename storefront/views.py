@@ -187,7 +187,8 @@ def _page_state(booking: Booking, now) -> dict:
     paying = holding and payment is not None and payment.status in IN_FLIGHT_PAYMENT_STATUSES
     tickets = (
         list(selectors.tickets_for_booking(booking_id=booking.pk))
-        if booking.status == BookingStatus.CONFIRMED
+        # A cancelled booking's tickets stay listed, stamped VOID (their PDFs say so too).
+        if booking.status in (BookingStatus.CONFIRMED, BookingStatus.CANCELLED)
         else []
     )
     issuing = booking.status == BookingStatus.CONFIRMED and not tickets

@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from bookings import catalogue
 from bookings.catalogue import TicketFace
 from bookings.models import Booking, Sale, Seat, Ticket
+from bookings.tickets import is_void
 
 register = template.Library()
 
@@ -22,6 +23,19 @@ def class_label(code: str) -> str:
 def ticket_face(ticket: Ticket) -> TicketFace:
     """`{% with face=ticket|ticket_face %}`: what the ticket says, in its catalogue's words."""
     return catalogue.ticket_face(ticket)
+
+
+@register.filter
+def sold_by_count(booking: Booking) -> bool:
+    """`{% if booking|sold_by_count %}`: its class is sold without seats (a standing area;
+    a flight cabin's overbooking margin), as its catalogue says."""
+    return catalogue.sells_seatless(booking.sale, booking.fare_class)
+
+
+@register.filter
+def ticket_void(ticket: Ticket) -> bool:
+    """`{% if ticket|ticket_void %}`: revoked, or its booking closed (bookings.tickets)."""
+    return is_void(ticket)
 
 
 @register.simple_tag

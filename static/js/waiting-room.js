@@ -46,7 +46,7 @@
       else if (minutes(s.etaSeconds)) parts.push(interpolate(gettext("Estimated wait: %(wait)s."), { wait: minutes(s.etaSeconds) }, true));
       detail.textContent = parts.join(" ");
     } else if (s.status === "PREQUEUE") {
-      setLine(interpolate(gettext("You are in the pre-queue (%(count)s people so far)."),
+      setLine(interpolate(ngettext("You are in the pre-queue (%(count)s person so far).", "You are in the pre-queue (%(count)s people so far).", s.prequeue),
         { count: '<span id="queue-prequeue">' + Number(s.prequeue) + "</span>" }, true), "pre" + s.prequeue);
       detail.textContent = gettext("When the sale opens everyone in the pre-queue gets a random place.");
     } else if (s.status === "EXPIRED") {

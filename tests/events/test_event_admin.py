@@ -94,7 +94,7 @@ def _event_form(venue, **extra):
         "price_categories-1-name": "Standing",
         "price_categories-1-price": "20.00",
         "price_categories-1-currency": "EUR",
-        "price_categories-1-colour": "#00aa00",
+        "price_categories-1-colour": "#15803d",
         **extra,
     }
 

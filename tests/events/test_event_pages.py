@@ -77,9 +77,10 @@ def test_detail_page_draws_the_plan_with_category_colours_and_the_stage(client):
     # (tests/events/test_event_buying_pages.py).
     event = EventFactory(name="Symphony", on_sale_at=timezone.now() + timedelta(days=2))
     html = client.get(f"/events/{event.pk}/").content.decode()
-    assert 'class="venue-plan stage-top" aria-hidden="true"' in html
-    assert html.count('class="plan-seat') == 24 + 10 + 2  # seats, and two legend marks
-    assert html.count("background: #b91c1c") >= 12  # category A's seats and its swatches
+    # The seat picker's drawing (events/_seat_plan.html), as a picture: no checkboxes.
+    assert 'class="venue-plan pick-plan stage-top plan-preview" aria-hidden="true"' in html
+    assert html.count('class="seat-face"') == 24 + 10 and 'type="checkbox"' not in html
+    assert html.count("--cat: #b91c1c") == 12  # category A's seats
     assert "24 seats, 2 accessible" in html and "10 seats, 2 with a restricted view" in html
     assert "Standing · 50 · GA" in html
 

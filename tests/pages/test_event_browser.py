@@ -34,7 +34,7 @@ def test_find_an_event_by_city_and_read_it_on_a_phone(browser, asgi_server):
     expect(page.locator(".event-name")).to_have_text(["Cup final"])
     page.click("text=Cup final")
     expect(page.locator("h1")).to_have_text("Cup final")
-    expect(page.locator(".plan-seat")).to_have_count(24 + 10 + 2)
+    expect(page.locator(".plan-preview .seat-face")).to_have_count(24 + 10)
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     assert_no_serious_axe_violations(page)
     shot(page, "events-detail-phone")

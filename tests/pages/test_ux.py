@@ -96,7 +96,7 @@ def test_seat_map_marks_exit_rows_and_surcharges_in_the_legend(browser, asgi_ser
     expect(page.locator('.seat-row[data-row="12"]')).to_have_attribute(
         "aria-label", "Row 12, exit row, plus €15.00"
     )
-    expect(page.locator('.seat-row[data-row="12"] .row-extra')).to_have_text("+15")
+    expect(page.locator('.seat-row[data-row="12"] .row-extra')).to_have_text("+€15")
     expect(page.locator('.seat-row[data-row="14"] .row-extra')).to_have_text("")
     expect(page.locator('.seat-row[data-row="14"]')).not_to_have_class("exit-row")
 
