@@ -20,6 +20,8 @@ What it does, in one sitting:
      c  orders: seatless hold, then pay with the sandbox card -> CONFIRMED
      d  200 clients on one seat, all at once: exactly one winner
      e  seat map reads: cold (first read of a flight), warm (cached), 304 (If-None-Match)
+     o  (only when asked) open loop: seatless holds arriving at a fixed rate (Poisson) at 50 %
+        and 80 % of (a)'s measured requests/s, p50/p99/p99.9 for winners and losers
      w  (only when asked: --scenarios w) the flash sale through the waiting room, 2,000
         customers for 183 units (bench/waiting_room.py's sale, not a copy): pre-queue,
         websocket positions, admitted shoppers hold; run twice, with the Redis hold filters
@@ -28,7 +30,8 @@ What it does, in one sitting:
    group (psutil) and the oversell audit (check_inventory + live units <= capacity+overbook).
 4. pgbench with `bench/pgbench_hold.sql` (the article's hold: reserve on one hot
    fare-inventory row, insert the booking, claim a seat) at 32 clients and at the clients of
-   scenario a; prints the ratio of (a)'s holds/s to it.
+   scenario a, run alone before the stack starts (beside a --base-url stack otherwise);
+   prints the ratio of (a)'s holds/s to it.
 5. RSS of every web process after the runs; stops everything it started.
 
 The fixtures and the audit use *this* checkout's models, so `--checkout` must have the same
@@ -201,6 +204,51 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
                 )
                 records.append((t0, lat, status, status in (200, 304)))
 
+        async def open_loop() -> None:
+            """Arrivals at a fixed mean rate (Poisson), each a seatless hold that nobody
+            waits for before sending the next: latency as a customer feels it at that rate,
+            not as 100 clients that each wait for their answer (Little's law)."""
+            rng = random.Random(7)
+            tokens, flights = spec["tokens"], spec["flight_ids"]
+            pending = []
+
+            async def arrival(i: int) -> None:
+                body = {
+                    "flightId": flights[i % len(flights)],
+                    "fareClass": "ECONOMY",
+                    "passengers": 1,
+                    "passengerNames": [f"Buyer {i}"],
+                }
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "POST", "/api/bookings", json=body, headers=auth(tokens[i % len(tokens)])
+                )
+                records.append((t0, lat, status, status == 201))
+
+            await start_gate.wait()
+            next_at = time.perf_counter()
+            end = next_at + spec["seconds"]
+            i = 0
+            while next_at < end:
+                delay = next_at - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                pending.append(asyncio.create_task(arrival(i)))
+                i += 1
+                next_at += rng.expovariate(spec["rate"])
+            await asyncio.gather(*pending)
+
+        if kind == "open_loop":
+            tasks = [asyncio.create_task(open_loop())]
+            await asyncio.sleep(0.2)
+            started = time.perf_counter()
+            start_gate.set()
+            await asyncio.gather(*tasks)
+            elapsed = time.perf_counter() - started
+            return {
+                "elapsed": elapsed,
+                "records": [(t0 - started, lat, st, win) for t0, lat, st, win in records],
+            }
         client = {
             "seatless": seatless,
             "seats": seats,
@@ -245,6 +293,9 @@ def compose_services(checkout: Path) -> dict[str, tuple[list[str], dict[str, str
     import yaml
 
     services = yaml.safe_load((checkout / "docker-compose.yml").read_text())["services"]
+    # Behind nginx the compose file has several web nodes (web1, web2): the bench runs one.
+    if "web" not in services and "web1" in services:
+        services["web"] = services["web1"]
     out = {}
     for name in ("web", "ws", "worker", "beat"):
         if name not in services:
@@ -253,7 +304,11 @@ def compose_services(checkout: Path) -> dict[str, tuple[list[str], dict[str, str
         plain = {
             k: str(v)
             for k, v in env.items()
-            if "${" not in str(v) and not k.endswith("_URL") and "SECRET" not in k
+            if "${" not in str(v)
+            and not k.endswith("_URL")
+            and "SECRET" not in k
+            # The bench's DATABASE_URL is PostgreSQL itself, not compose's PgBouncer.
+            and k != "DB_PGBOUNCER"
         }
         out[name] = (list(services[name]["command"]), plain)
     return out
@@ -706,6 +761,68 @@ def scenario_reads(args, stack, base_url: str) -> dict[str, Any]:
     return results
 
 
+def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> dict[str, Any]:
+    """(o): seatless holds arriving at 50 % and 80 % (--open-loop-fractions) of the capacity
+    (a) measured in this run (its requests/s: losers cost too), or of --open-loop-capacity.
+    Each rate runs --open-loop-seconds over fresh flights sized so that about
+    --open-loop-oversubscribe arrivals come per unit: every flight sells out, winners'
+    percentiles pool several sales, and losers are measured too.  Prints p50/p99/p99.9 of
+    winners and of losers."""
+    capacity = args.open_loop_capacity or capacity
+    if not capacity:
+        raise SystemExit("(o) needs (a) first in --scenarios, or --open-loop-capacity")
+    results = {}
+    for fraction in (float(f) for f in args.open_loop_fractions.split(",")):
+        rate = capacity * fraction
+        arrivals = rate * args.open_loop_seconds
+        # About `oversubscribe` arrivals per unit: each flight sells out and the rest lose,
+        # so both winners' and losers' latencies are measured at this rate.
+        count = max(1, round(arrivals / (171 * args.open_loop_oversubscribe)))
+        flights = [new_flight("OL").pk for _ in range(count)]
+        customers = new_customers(args.clients)
+        spec = {
+            "base_url": base_url,
+            "kind": "open_loop",
+            "rate": rate,
+            "seconds": args.open_loop_seconds,
+            "flight_ids": flights,
+            "tokens": [t for _, t in customers],
+            "timeout": args.open_loop_seconds + 60,
+        }
+        print(
+            f"  {fraction:.0%} of {capacity:.1f} req/s = {rate:.1f} arrivals/s for "
+            f"{args.open_loop_seconds:.0f} s over {len(flights)} flights",
+            flush=True,
+        )
+
+        def run(spec=spec, fraction=fraction):
+            result = run_load(spec)
+            out = summarise(f"open-{fraction:.0%}", result, win_label="holds")
+            records = result["records"]
+            for label, picked in (("winners", True), ("losers", False)):
+                lat = [r[1] for r in records if r[3] is picked]
+                out[label] = {
+                    "count": len(lat),
+                    **{
+                        f"p{q}": pct(lat, v)
+                        for q, v in (("50", 0.5), ("99", 0.99), ("99.9", 0.999))
+                    },
+                }
+                print(
+                    f"  {label} {len(lat)}: p50 {ms(out[label]['p50'])} p99 "
+                    f"{ms(out[label]['p99'])} p99.9 {ms(out[label]['p99.9'])}",
+                    flush=True,
+                )
+            return out
+
+        out = measured(stack, run)
+        audits = [audit(f) for f in flights]
+        out["audit_ok"] = all(ok for ok, _ in audits)
+        print(f"  audit: {'OK' if out['audit_ok'] else 'FAILED'} on {len(flights)} flights")
+        results[f"{fraction:.2f}"] = out
+    return results
+
+
 def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
     """(w): bench/waiting_room.py's sale on this stack, with the Redis hold filters on and
     then off (a restart each, Redis flushed in between so no gate, counter or beat lock of the
@@ -747,6 +864,12 @@ def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
 
 
 # --- PostgreSQL's own ceiling ------------------------------------------------------------------
+
+
+def run_pgbench(args) -> dict[str, float | None]:
+    print("\nPostgreSQL's own ceiling: the article's hold on one hot row (pgbench)", flush=True)
+    seconds = 5 if args.quick else 10
+    return {str(c): pgbench(args.database_url, c, seconds) for c in sorted({32, args.clients})}
 
 
 def pgbench(database_url: str, clients: int, seconds: int) -> float | None:
@@ -854,6 +977,16 @@ def main() -> None:
     parser.add_argument(
         "--wr-arrive", type=float, default=600.0, help="(w) longest wait for the crowd to join"
     )
+    parser.add_argument(
+        "--open-loop-fractions", default="0.5,0.8", help="(o) arrival rates, of (a)'s capacity"
+    )
+    parser.add_argument("--open-loop-seconds", type=float, default=20.0, help="(o) per rate")
+    parser.add_argument(
+        "--open-loop-oversubscribe", type=float, default=2.0, help="(o) arrivals per unit"
+    )
+    parser.add_argument(
+        "--open-loop-capacity", type=float, help="(o) req/s to take fractions of, without (a)"
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     parser.add_argument("--load-spec", action="store_true", help=argparse.SUPPRESS)
@@ -912,6 +1045,10 @@ def main() -> None:
             [str(python), "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=checkout, env=env, check=True,
         )  # fmt: skip
+        # PostgreSQL's ceiling alone, before the stack starts: beside it, its figure swings
+        # with whatever the idle stack (beat, worker) does.
+        django_setup(args.database_url, args.redis_url, checkout)
+        pgbench_alone = None if args.no_pgbench else run_pgbench(args)
         stack = Stack(
             checkout=checkout,
             env=env,
@@ -927,8 +1064,11 @@ def main() -> None:
         # DJANGO_SECRET_KEY before running the bench.
         os.environ["DJANGO_SECRET_KEY"] = env["DJANGO_SECRET_KEY"]
     results: dict[str, Any] = {"checkout": str(checkout), "rev": git_rev(checkout)}
+    if stack:
+        results["pgbench"] = pgbench_alone
     try:
-        django_setup(args.database_url, args.redis_url, checkout)
+        if not stack:
+            django_setup(args.database_url, args.redis_url, checkout)
         wanted = args.scenarios.split(",")
         titles = {
             "a": "(a) seatless holds, 100 clients",
@@ -936,6 +1076,7 @@ def main() -> None:
             "c": "(c) orders: hold, pay with the sandbox card, CONFIRMED",
             "d": "(d) 200 clients on one seat",
             "e": "(e) seat map reads",
+            "o": "(o) open loop: seatless holds arriving at a fixed rate (Poisson)",
             "w": f"(w) waiting room: {args.wr_customers} customers, "
             f"{args.wr_rows * 6 + 3} units, Redis hold filters on and off",
         }
@@ -953,12 +1094,12 @@ def main() -> None:
                 results["e"] = scenario_reads(args, stack, base_url)
             elif key == "w":
                 results["w"] = scenario_waiting_room(args, stack, base_url)
+            elif key == "o":
+                capacity = results.get("a", {}).get("req_per_s")
+                results["o"] = scenario_open_loop(args, stack, base_url, capacity)
         if not args.no_pgbench:
-            print("\nPostgreSQL's own ceiling: the article's hold on one hot row (pgbench)")
-            seconds = 5 if args.quick else 10
-            results["pgbench"] = {
-                str(c): pgbench(args.database_url, c, seconds) for c in sorted({32, args.clients})
-            }
+            if base_url == args.base_url:  # a stack we did not start: measured beside it
+                results["pgbench"] = run_pgbench(args)
             if "a" in results:
                 for clients, tps in results["pgbench"].items():
                     if tps:

@@ -142,6 +142,32 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # failing half-way with "database is locked" on upgrade.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20}
 DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", default=None)}
+# A hot standby for reads that may lag (kernel/replica.py; docs/operations.md, "Read
+# replica"): search, seat-map rebuilds, admin lists.  Holds, payments, the waitlist and every
+# read inside a transaction stay on the primary.  Same options as the primary (and the same
+# pooler rules when DB_PGBOUNCER is set); a short connect timeout, so a replica that is down
+# costs one slow check per REPLICA_CHECK_SECONDS, not one per request.
+DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
+if DATABASE_REPLICA_URL and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _replica = env.db_url_config(DATABASE_REPLICA_URL)
+    DATABASES["replica"] = {
+        **DATABASES["default"],
+        **{key: _replica[key] for key in ("NAME", "USER", "PASSWORD", "HOST", "PORT")},
+        "OPTIONS": {**DATABASES["default"]["OPTIONS"], "connect_timeout": 2},
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASES["replica"]["OPTIONS"].pop("pool", None)  # few reads; no second pool
+    DATABASE_ROUTERS = ["kernel.replica.ReplicaRouter"]
+REPLICA = {
+    # Search and admin lists read from the replica while it lags by at most this.
+    "MAX_LAG_SECONDS": env.float("REPLICA_MAX_LAG_SECONDS", default=2.0),
+    # How often each process measures the lag (one query on each server).
+    "CHECK_SECONDS": env.float("REPLICA_CHECK_SECONDS", default=1.0),
+    # A seat-map rebuild waits this long for the replica to replay what the primary has,
+    # then reads the primary instead.  Holds commit asynchronously, and the WAL writer sends
+    # such commits on within wal_writer_delay (200 ms), so waiting less often means "primary".
+    "CATCH_UP_WAIT_SECONDS": env.float("REPLICA_CATCH_UP_WAIT_SECONDS", default=0.25),
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USES_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 

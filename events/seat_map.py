@@ -24,6 +24,7 @@ from events.models import Event, EventStatus, PriceCategory, VenueSeat
 from events.rules import is_open
 from events.sale_plan import standing_sections
 from events.selectors import category_places
+from kernel import replica
 
 
 def seat_map_json(
@@ -39,7 +40,8 @@ def seat_map_json(
     found = cache.get(key)  # (etag, body); None when missing or Redis is down
     if found is not None:
         return CachedJson(body=None if known(found[0]) else found[1], etag=found[0])
-    data = seat_map(event_id=event_id)
+    with replica.reads_caught_up():  # seats at least as new as `version` (kernel/replica.py)
+        data = seat_map(event_id=event_id)
     if data is None:
         return None
     body = render(data)

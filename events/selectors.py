@@ -23,6 +23,7 @@ from events.models import (
     VenueSeat,
 )
 from events.rules import is_open
+from kernel import replica
 
 MAX_RESULTS = 100
 # Days outside this range cannot hold an event, and their UTC bounds may not be representable.
@@ -136,12 +137,13 @@ def search_events(
             starts_at__lt=midnight + timedelta(days=1) + _WIDEST_OFFSET,
         )
     found = []
-    for event in events.order_by("starts_at", "name"):
-        if day is not None and local_time(event.starts_at, event.venue).date() != day:
-            continue
-        found.append(_event(event, now=now))
-        if len(found) == MAX_RESULTS:
-            break
+    with replica.reads_within_lag():  # what is shown, not what is decided
+        for event in events.order_by("starts_at", "name"):
+            if day is not None and local_time(event.starts_at, event.venue).date() != day:
+                continue
+            found.append(_event(event, now=now))
+            if len(found) == MAX_RESULTS:
+                break
     return found
 
 

@@ -14,6 +14,7 @@ from flights.models import Airport, FareInventory, Flight, Seat, SeatStatus
 from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
+from kernel.replica_admin import ChangeListFromReplica
 from payments.currency import NotChargeable, check_chargeable
 
 
@@ -103,7 +104,7 @@ class FareInventoryInline(admin.TabularInline):
 
 
 @admin.register(Flight)
-class FlightAdmin(admin.ModelAdmin):
+class FlightAdmin(ChangeListFromReplica, admin.ModelAdmin):
     list_display = [
         "code",
         "origin",

@@ -30,6 +30,7 @@ from bookings.errors import SaleNotFound
 from bookings.live import CachedJson, current_version, version_key
 from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.rules import bookable_q
+from kernel import replica
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
@@ -132,7 +133,8 @@ def search_flights_json(*, origin: str, destination: str, day: date, render: Ren
     entry = cache.get(key)
     if entry is not None:
         return CachedJson(body=entry[1], etag=entry[0])
-    found = search_flights(origin=origin, destination=destination, day=day)
+    with replica.reads_within_lag():  # a search may be FLIGHT_SEARCH_SECONDS stale anyway
+        found = search_flights(origin=origin, destination=destination, day=day)
     ids = [f["id"] for f in found]
     versions = (
         cache.get_many([version_key(sale_id_of_flight(i) or 0) for i in ids]) if ids else None
@@ -214,7 +216,8 @@ def seat_map_json(
             # versions for a moment; such a pair is a miss, never a wrong 304 later.
             if stored is not None and stored[0] == meta[1]:
                 return CachedJson(body=stored[1], etag=meta[1])
-    data = seat_map(flight_id=flight_id)
+    with replica.reads_caught_up():  # seats at least as new as `version` (kernel/replica.py)
+        data = seat_map(flight_id=flight_id)
     if data is None:
         return None
     etag = f'W/"{flight_id}.{version}.{_digest(data["fares"], data["seats"])}"'

@@ -13,6 +13,7 @@ from flights import selectors
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
 from flights.rules import is_bookable
+from kernel import replica
 from languages.formatting import format_money
 
 
@@ -23,9 +24,10 @@ def search(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         passengers = data["passengers"]
-        offers = selectors.search_flight_offers(
-            origin=data["origin"], destination=data["destination"], local_date=data["date"]
-        )
+        with replica.reads_within_lag():  # what is shown, not what is decided
+            offers = selectors.search_flight_offers(
+                origin=data["origin"], destination=data["destination"], local_date=data["date"]
+            )
     elif form.is_bound:
         messages.error(request, _("Please correct the search.") + " " + _first_errors(form))
     return render(

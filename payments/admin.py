@@ -4,6 +4,7 @@ services), and the editable refund policies."""
 from django.contrib import admin
 from django.utils import timezone
 
+from kernel.replica_admin import ChangeListFromReplica
 from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
 from payments.services import queue_refund
 
@@ -42,7 +43,7 @@ class RefundInline(admin.TabularInline):
 
 
 @admin.register(Payment)
-class PaymentAdmin(ReadOnlyAdmin):
+class PaymentAdmin(ChangeListFromReplica, ReadOnlyAdmin):
     list_display = [
         "id",
         "booking",
@@ -65,7 +66,7 @@ class PaymentAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Refund)
-class RefundAdmin(ReadOnlyAdmin):
+class RefundAdmin(ChangeListFromReplica, ReadOnlyAdmin):
     list_display = [
         "id",
         "payment",

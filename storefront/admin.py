@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from bookings import catalogue
 from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
+from kernel.replica_admin import ChangeListFromReplica
 from languages.formatting import format_money
 from payments.selectors import quote_refund
 from payments.services import cancel_booking, may_refund_goodwill
@@ -25,7 +26,7 @@ class PassengerInline(admin.TabularInline):
 
 
 @admin.register(Booking)
-class BookingAdmin(admin.ModelAdmin):
+class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
     """Read-only: bookings change state only through services (holds, payments, cancellation)."""
 
     list_display = [
