@@ -133,8 +133,9 @@ def hold_seats(
 
 
 def _lock_requested_seats(*, sale_id: int, fare_class: str, seat_nos: list[str]) -> list[Seat]:
-    """The requested seats, row-locked in the lock order, each with its sale (and catalogue
-    item) and the fare class's price; SeatNotFound (or a missing sale) if any is not there."""
+    """The requested seats, row-locked in the lock order (docs/architecture.md), each with its
+    sale (and catalogue item) and the fare class's price; SeatNotFound (or a missing sale) if
+    any is not there."""
     fare = Inventory.objects.filter(sale_id=OuterRef("sale_id"), fare_class=fare_class)
     seats = list(
         lock_seats(
