@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
-from django.db.models import F, Sum
 from django.utils.translation import gettext
 
 from bookings import catalogue
@@ -30,6 +29,27 @@ from bookings.errors import (
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Sale, Seat, SeatStatus
 from bookings.selectors import acts_for_customers
 from kernel.errors import InvalidRequest
+
+# The two statements every hold makes, written out once instead of compiled by the ORM on
+# every request: building them was a fifth of a hold's Python time (docs/performance.md,
+# "Issue 26: CPU per request").  Plain SQL that PostgreSQL and SQLite both run; the table and
+# column names are the models' (tests/bookings/test_hold_statements.py pins them to the ORM's
+# own statements' results).
+_LIVE_HELD_UNITS_SQL = (
+    f'SELECT SUM("seat_count") FROM "{Booking._meta.db_table}" '
+    'WHERE "customer_id" = %s AND "sale_id" = %s AND "status" = %s AND "expires_at" > %s'
+)
+_RESERVE_UNITS_SQL = (
+    f'UPDATE "{Inventory._meta.db_table}" SET "held" = "held" + %s '
+    'WHERE "sale_id" = %s AND "fare_class" = %s '
+    'AND "held" <= "capacity" + "overbook_limit" - "sold" - %s'
+)
+
+
+def _datetime_param(value: datetime):
+    """`value` as the backend stores a DateTimeField (SQLite keeps text, PostgreSQL
+    timestamptz), the way the ORM would have passed it."""
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def hold_ttl() -> timedelta:
@@ -127,9 +147,12 @@ def _hold_cap_exceeded(
     so two of their holds (or a hold and an offer) count one after the other."""
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
     customer_id = customer if isinstance(customer, int) else customer.pk
-    held = Booking.objects.filter(
-        customer_id=customer_id, sale_id=sale_id, status=BookingStatus.HELD, expires_at__gt=now
-    ).aggregate(units=Sum("seat_count"))["units"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LIVE_HELD_UNITS_SQL,
+            [customer_id, sale_id, BookingStatus.HELD, _datetime_param(now)],
+        )
+        held = cursor.fetchone()[0]
     if (held or 0) + units <= cap:
         return None
     # The permission is read only when it matters: two statements on the usual path.
@@ -187,13 +210,9 @@ def reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
     calls it inside the transaction that freed the units, which already holds this row's
     lock.
     """
-    return bool(
-        Inventory.objects.filter(
-            sale_id=sale_id,
-            fare_class=fare_class,
-            held__lte=F("capacity") + F("overbook_limit") - F("sold") - units,
-        ).update(held=F("held") + units)
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_RESERVE_UNITS_SQL, [units, sale_id, fare_class, units])
+        return cursor.rowcount == 1
 
 
 def create_held_booking(
