@@ -23,17 +23,10 @@ from django.utils import timezone
 from accounts.errors import EmailNotVerified
 from accounts.selectors import has_verified_email
 from bookings import catalogue
-from bookings.models import Sale as EngineSale
-from bookings.models import SaleKind as EngineSaleKind
+from bookings.models import Sale
 from waitroom import live, queue, room_selectors
-from waitroom.errors import SaleNotFound, TooManyJoins
-from waitroom.models import (
-    Admission,
-    ProtectedSale,
-    QueueEntry,
-    QueueStatus,
-    SaleKind,
-)
+from waitroom.errors import RoomNotFound, TooManyJoins
+from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 
 logger = logging.getLogger(__name__)
 
@@ -53,48 +46,24 @@ def _fifo_key() -> int:
         return FIFO_BASE + cursor.fetchone()[0]
 
 
-def protect_flight(
-    *,
-    flight_id: int,
-    opens_at: datetime,
-    admit_per_minute: int,
-    max_inside: int,
-    stay_seconds: int = 600,
-) -> ProtectedSale:
-    return protect_sale(
-        sale_id=catalogue.sale_id_for(EngineSaleKind.FLIGHT, flight_id),
-        kind=SaleKind.FLIGHT,
-        flight_id=flight_id,
-        opens_at=opens_at,
-        admit_per_minute=admit_per_minute,
-        max_inside=max_inside,
-        stay_seconds=stay_seconds,
-    )
-
-
-def protect_sale(
+def open_waiting_room(
     *,
     sale_id: int,
-    kind: str,
     opens_at: datetime,
     admit_per_minute: int,
     max_inside: int,
     stay_seconds: int = 600,
-    flight_id: int | None = None,
-) -> ProtectedSale:
-    """Put the engine's sale `sale_id` (a flight's, an event's) behind the waiting room: from
-    now on every hold on it needs an admission token (`waitroom.gate`)."""
+) -> WaitingRoom:
+    """Put the engine's sale `sale_id` (a flight's, an event's) behind a new waiting room:
+    from now on every hold on it needs an admission token (`waitroom.gate`)."""
     with transaction.atomic():
-        sale = ProtectedSale.objects.create(
-            kind=kind,
+        return WaitingRoom.objects.create(
             sale_id=sale_id,
-            flight_id=flight_id,
             opens_at=opens_at,
             admit_per_minute=admit_per_minute,
             max_inside=max_inside,
             stay_seconds=stay_seconds,
         )
-    return sale
 
 
 # --- joining --------------------------------------------------------------------------------
@@ -118,14 +87,14 @@ def _check_join_limits(*, customer_id: int, address: str | None) -> None:
 
 def join_queue(
     *,
-    sale_id: int,
+    room_id: int,
     customer: AbstractBaseUser,
     address: str | None = None,
     now: datetime | None = None,
 ) -> QueueEntry:
     """Take a place in the queue, or keep the one you have.
 
-    One row per account and sale (a UNIQUE constraint): joining again returns the same
+    One row per account and room (a UNIQUE constraint): joining again returns the same
     place.  Before the shuffle the entry goes into the pre-queue (no order key yet); after
     it, to the back of the FIFO queue.  An admission that ran out may queue again, at the
     back.  Redis is asked first (join limits, index), so with Redis down nothing is written
@@ -135,47 +104,47 @@ def join_queue(
     """
     now = now or timezone.now()
     _check_join_limits(customer_id=customer.pk, address=address)
-    sale = ProtectedSale.objects.filter(pk=sale_id).first()
-    if sale is None:
-        raise SaleNotFound(f"There is no waiting room {sale_id}.")
-    if sale.require_verified_email and not has_verified_email(customer):
+    room = WaitingRoom.objects.filter(pk=room_id).first()
+    if room is None:
+        raise RoomNotFound(f"There is no waiting room {room_id}.")
+    if room.require_verified_email and not has_verified_email(customer):
         raise EmailNotVerified()
-    queue.ensure_index(sale.pk)
-    entry = QueueEntry.objects.filter(sale=sale, customer=customer).first()
+    queue.ensure_index(room.pk)
+    entry = QueueEntry.objects.filter(room=room, customer=customer).first()
     if entry is None:
-        entry = _create_entry(sale=sale, customer=customer, address=address, now=now)
+        entry = _create_entry(room=room, customer=customer, address=address, now=now)
     elif entry.status == QueueStatus.ADMITTED and entry.admission_expires_at <= now:
-        entry = _queue_again(entry=entry, sale=sale, now=now)
+        entry = _queue_again(entry=entry, room=room, now=now)
     if entry.status == QueueStatus.WAITING:
         # Idempotent: re-indexing on every join also repairs an index write lost to a
         # Redis hiccup right after an earlier join committed.
         if entry.order_key is None:
-            queue.add_pre(sale.pk, entry.pk, entry.joined_at.timestamp())
+            queue.add_pre(room.pk, entry.pk, entry.joined_at.timestamp())
         else:
-            queue.add(sale.pk, [(entry.pk, entry.order_key)])
+            queue.add(room.pk, [(entry.pk, entry.order_key)])
     return entry
 
 
 def _create_entry(
-    *, sale: ProtectedSale, customer: AbstractBaseUser, address: str | None, now: datetime
+    *, room: WaitingRoom, customer: AbstractBaseUser, address: str | None, now: datetime
 ) -> QueueEntry:
     try:
         with transaction.atomic():
             return QueueEntry.objects.create(
-                sale=sale,
+                room=room,
                 customer=customer,
-                order_key=_fifo_key() if sale.shuffled_at else None,
+                order_key=_fifo_key() if room.shuffled_at else None,
                 joined_at=now,
                 joined_from=address,
             )
     except IntegrityError:
         # The same account joined twice at once: the other request's row is the place.
-        return QueueEntry.objects.get(sale=sale, customer=customer)
+        return QueueEntry.objects.get(room=room, customer=customer)
 
 
-def _queue_again(*, entry: QueueEntry, sale: ProtectedSale, now: datetime) -> QueueEntry:
+def _queue_again(*, entry: QueueEntry, room: WaitingRoom, now: datetime) -> QueueEntry:
     with transaction.atomic():
-        order_key = _fifo_key() if sale.shuffled_at else None
+        order_key = _fifo_key() if room.shuffled_at else None
         won = QueueEntry.objects.filter(
             pk=entry.pk, status=QueueStatus.ADMITTED, admission_expires_at__lte=now
         ).update(status=QueueStatus.WAITING, order_key=order_key, joined_at=now)
@@ -190,7 +159,7 @@ def _queue_again(*, entry: QueueEntry, sale: ProtectedSale, now: datetime) -> Qu
 
 @dataclass
 class TickResult:
-    sale_id: int
+    room_id: int
     skipped: str | None = None
     shuffled: int | None = None
     admitted: list[int] = field(default_factory=list)
@@ -199,31 +168,31 @@ class TickResult:
     units_left: int = 0
 
 
-def _shuffle(sale: ProtectedSale, now: datetime) -> int:
-    """Order the pre-queue by the published algorithm; runs once, under the sale lock."""
+def _shuffle(room: WaitingRoom, now: datetime) -> int:
+    """Order the pre-queue by the published algorithm; runs once, under the room lock."""
     rows = list(
         QueueEntry.objects.filter(
-            sale=sale, status=QueueStatus.WAITING, order_key__isnull=True
+            room=room, status=QueueStatus.WAITING, order_key__isnull=True
         ).values_list("id", "customer_id")
     )
     by_customer = {customer_id: entry_id for entry_id, customer_id in rows}
     order = room_selectors.shuffle_order(
-        seed=sale.seed, sale_id=sale.pk, customer_ids=list(by_customer)
+        seed=room.seed, room_id=room.pk, customer_ids=list(by_customer)
     )
     QueueEntry.objects.bulk_update(
         [QueueEntry(pk=by_customer[c], order_key=i) for i, c in enumerate(order, start=1)],
         ["order_key"],
         batch_size=1000,
     )
-    sale.shuffled_at, sale.shuffled_count = now, len(order)
+    room.shuffled_at, room.shuffled_count = now, len(order)
     return len(order)
 
 
-def _key_late_arrivals(sale: ProtectedSale) -> list[tuple[int, int]]:
+def _key_late_arrivals(room: WaitingRoom) -> list[tuple[int, int]]:
     """Entries that joined the pre-queue while the shuffle was being drawn go to the back,
     in join order."""
     late = list(
-        QueueEntry.objects.filter(sale=sale, status=QueueStatus.WAITING, order_key__isnull=True)
+        QueueEntry.objects.filter(room=room, status=QueueStatus.WAITING, order_key__isnull=True)
         .order_by("joined_at", "id")
         .values_list("id", flat=True)
     )
@@ -235,27 +204,27 @@ def _key_late_arrivals(sale: ProtectedSale) -> list[tuple[int, int]]:
     return keyed
 
 
-def _rate_budget(sale: ProtectedSale, now: datetime) -> tuple[int, datetime, float]:
+def _rate_budget(room: WaitingRoom, now: datetime) -> tuple[int, datetime, float]:
     """GCRA-style: the admission clock advances one interval per person admitted; credit
     older than max(BURST_SECONDS, one interval) lapses, so a pause or a quiet spell never
     builds up a burst."""
-    interval = 60 / sale.admit_per_minute
+    interval = 60 / room.admit_per_minute
     window = max(settings.WAITING_ROOM["BURST_SECONDS"], interval)
-    clock = sale.admission_clock or sale.opens_at
+    clock = room.admission_clock or room.opens_at
     start = max(clock, now - timedelta(seconds=window))
     budget = math.floor((now - start).total_seconds() / interval + 1e-9)
     return max(budget, 0), start, interval
 
 
 def admit_shoppers(
-    *, sale_id: int, now: datetime | None = None, broadcast: bool = True
+    *, room_id: int, now: datetime | None = None, broadcast: bool = True
 ) -> TickResult:
-    """One admission step for one sale (`run_admission_tick` runs ADMISSION_STEPS of them
+    """One admission step for one room (`run_admission_tick` runs ADMISSION_STEPS of them
     per tick, spread over it; tests and staff tools call it directly).
 
     Admits min(rate budget, free places inside, inventory horizon) people from the front of
     the queue.  The horizon is floor(HORIZON_FACTOR x units left) minus those still shopping
-    inside: nobody is let in who could only find it sold out.  Runs under the sale's row
+    inside: nobody is let in who could only find it sold out.  Runs under the room's row
     lock taken with SKIP LOCKED, so overlapping ticks never admit twice.  Needs no Redis:
     while it is down admission goes on (the index and the pages catch up afterwards).
 
@@ -267,50 +236,50 @@ def admit_shoppers(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        sale = ProtectedSale.objects.select_for_update(skip_locked=True).filter(pk=sale_id).first()
-        if sale is None:
-            return TickResult(sale_id, skipped="busy or gone")
-        if now < sale.opens_at:
-            return TickResult(sale_id, skipped="not open yet")
-        if not _engine_sale_open(sale, now):
+        room = WaitingRoom.objects.select_for_update(skip_locked=True).filter(pk=room_id).first()
+        if room is None:
+            return TickResult(room_id, skipped="busy or gone")
+        if now < room.opens_at:
+            return TickResult(room_id, skipped="not open yet")
+        if not _engine_sale_open(room, now):
             # Closed, over or called off: nobody is let in to a sale that sells nothing.
-            return TickResult(sale_id, skipped="sale closed")
-        result = TickResult(sale_id)
-        if sale.shuffled_at is None:
-            result.shuffled = _shuffle(sale, now)
-        late = _key_late_arrivals(sale)
-        inventory = room_selectors.inventory_of(sale=sale)
-        shopping = room_selectors.shopping_count(sale=sale, now=now)
+            return TickResult(room_id, skipped="sale closed")
+        result = TickResult(room_id)
+        if room.shuffled_at is None:
+            result.shuffled = _shuffle(room, now)
+        late = _key_late_arrivals(room)
+        inventory = room_selectors.inventory_of(room=room)
+        shopping = room_selectors.shopping_count(room=room, now=now)
         horizon = room_selectors.horizon_people(units_left=inventory.left, shopping=shopping)
-        budget, start, interval = _rate_budget(sale, now)
+        budget, start, interval = _rate_budget(room, now)
         admitted: list[QueueEntry] = []
-        room_inside = max(sale.max_inside - shopping, 0)
-        take = 0 if sale.paused else min(budget, room_inside, horizon)
+        room_inside = max(room.max_inside - shopping, 0)
+        take = 0 if room.paused else min(budget, room_inside, horizon)
         if take > 0:
             # Who is next is read from PostgreSQL, the record, not from the Redis index:
             # admission goes on while Redis is down, and never trusts a stale index.
             admitted = list(
                 QueueEntry.objects.select_for_update()
-                .filter(sale=sale, status=QueueStatus.WAITING, order_key__isnull=False)
+                .filter(room=room, status=QueueStatus.WAITING, order_key__isnull=False)
                 .order_by("order_key")[:take]
             )
-            _admit(sale, admitted, now)
-            sale.admission_clock = start + timedelta(seconds=interval * len(admitted))
-        sale.save(update_fields=["shuffled_at", "shuffled_count", "admission_clock"])
+            _admit(room, admitted, now)
+            room.admission_clock = start + timedelta(seconds=interval * len(admitted))
+        room.save(update_fields=["shuffled_at", "shuffled_count", "admission_clock"])
         result.admitted = [e.pk for e in admitted]
         result.horizon = max(horizon - len(admitted), 0)
         result.shopping = shopping + len(admitted)
         result.units_left = inventory.left
         state = {
             "horizon": result.horizon,
-            "paused": sale.paused,
+            "paused": room.paused,
             "interval": interval,
             "unitsLeft": inventory.left,
             "shuffled": True,
         }
         transaction.on_commit(
             lambda: _publish_tick(
-                sale_id=sale.pk,
+                room_id=room.pk,
                 reshuffled=result.shuffled is not None,
                 late=late,
                 admitted=admitted,
@@ -322,16 +291,16 @@ def admit_shoppers(
     return result
 
 
-def _engine_sale_open(sale: ProtectedSale, now: datetime) -> bool:
+def _engine_sale_open(room: WaitingRoom, now: datetime) -> bool:
     """The sale behind the waiting room is open, by its catalogue's one rule."""
-    engine_sale = EngineSale.objects.select_related(*catalogue.owner_paths()).get(pk=sale.sale_id)
+    engine_sale = Sale.objects.select_related(*catalogue.owner_paths()).get(pk=room.sale_id)
     return catalogue.is_open(engine_sale, now=now)
 
 
-def _admit(sale: ProtectedSale, entries: list[QueueEntry], now: datetime) -> None:
+def _admit(room: WaitingRoom, entries: list[QueueEntry], now: datetime) -> None:
     if not entries:
         return
-    expires_at = now + timedelta(seconds=sale.stay_seconds)
+    expires_at = now + timedelta(seconds=room.stay_seconds)
     won = QueueEntry.objects.filter(
         pk__in=[e.pk for e in entries], status=QueueStatus.WAITING
     ).update(status=QueueStatus.ADMITTED, admitted_at=now, admission_expires_at=expires_at)
@@ -339,7 +308,7 @@ def _admit(sale: ProtectedSale, entries: list[QueueEntry], now: datetime) -> Non
     Admission.objects.bulk_create(
         [
             Admission(
-                sale=sale,
+                room=room,
                 entry=e,
                 customer_id=e.customer_id,
                 order_key=e.order_key,
@@ -353,7 +322,7 @@ def _admit(sale: ProtectedSale, entries: list[QueueEntry], now: datetime) -> Non
 
 def _publish_tick(
     *,
-    sale_id: int,
+    room_id: int,
     reshuffled: bool,
     late: list[tuple[int, int]],
     admitted: list[QueueEntry],
@@ -362,21 +331,21 @@ def _publish_tick(
 ) -> None:
     """After commit: tell the admitted, mirror the step into Redis, and (with `broadcast`,
     or after a shuffle) tell every queue page."""
-    live.publish_admitted(sale_id=sale_id, customer_ids=[e.customer_id for e in admitted])
+    live.publish_admitted(room_id=room_id, customer_ids=[e.customer_id for e in admitted])
     if reshuffled:
-        queue.invalidate(sale_id)
-        queue.ensure_index(sale_id)
-    queue.add(sale_id, late)
+        queue.invalidate(room_id)
+        queue.ensure_index(room_id)
+    queue.add(room_id, late)
     pairs = [(e.pk, e.order_key) for e in admitted]
     if not (broadcast or reshuffled):
-        queue.defer_removal(sale_id, pairs)
+        queue.defer_removal(room_id, pairs)
         return
     # The state goes with the removals: a snapshot never pairs a place that still counts
     # the deferred with a horizon that already took them off.
-    queue.save_state(sale_id, state)
-    version, removed = queue.remove_and_bump(sale_id, pairs)
+    queue.save_state(room_id, state)
+    version, removed = queue.remove_and_bump(room_id, pairs)
     live.publish_queue_moved(
-        sale_id=sale_id,
+        room_id=room_id,
         version=version,
         message={
             "resync": reshuffled,
@@ -390,20 +359,20 @@ def _publish_tick(
 def admit_all_open_sales(
     *, now: datetime | None = None, broadcast: bool = True
 ) -> list[TickResult]:
-    """One admission step for every protected sale whose queue has opened and whose sale is
+    """One admission step for every waiting room whose queue has opened and whose sale is
     open (its catalogue's rule): a sale that closed, ended or was called off gets no more
-    ticks, however many protected sales were ever created."""
+    ticks, however many rooms were ever created."""
     now = now or timezone.now()
     results = []
-    open_rooms = ProtectedSale.objects.filter(
+    open_rooms = WaitingRoom.objects.filter(
         catalogue.open_sales_q(now=now, prefix="sale__"), opens_at__lte=now
     )
-    for sale_id in open_rooms.values_list("id", flat=True):
+    for room_id in open_rooms.values_list("id", flat=True):
         try:
-            results.append(admit_shoppers(sale_id=sale_id, now=now, broadcast=broadcast))
+            results.append(admit_shoppers(room_id=room_id, now=now, broadcast=broadcast))
         except Exception:
-            # One sale's trouble (Redis down: QueueUnavailable) must not stop the others.
-            logger.exception("admission tick for sale %s failed", sale_id)
+            # One room's trouble (Redis down: QueueUnavailable) must not stop the others.
+            logger.exception("admission tick for room %s failed", room_id)
     return results
 
 
@@ -435,17 +404,17 @@ def run_admission_tick(*, sleep=time.sleep, clock=time.monotonic) -> list[TickRe
 # --- staff ----------------------------------------------------------------------------------
 
 
-def pause_admission(*, sale_id: int) -> bool:
+def pause_admission(*, room_id: int) -> bool:
     with transaction.atomic():
-        return bool(ProtectedSale.objects.filter(pk=sale_id, paused=False).update(paused=True))
+        return bool(WaitingRoom.objects.filter(pk=room_id, paused=False).update(paused=True))
 
 
-def resume_admission(*, sale_id: int, now: datetime | None = None) -> bool:
+def resume_admission(*, room_id: int, now: datetime | None = None) -> bool:
     """Resume; the rate clock restarts now, so the pause never turns into a burst."""
     now = now or timezone.now()
     with transaction.atomic():
         return bool(
-            ProtectedSale.objects.filter(pk=sale_id, paused=True).update(
+            WaitingRoom.objects.filter(pk=room_id, paused=True).update(
                 paused=False, admission_clock=now
             )
         )
