@@ -116,7 +116,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
     from rest_framework.authtoken.models import Token
 
     from tests.factories import FlightFactory, economy_only_layout
-    from waitroom import room
+    from waitroom import staff
 
     User = get_user_model()
     tag = f"{time.time_ns()}"
@@ -136,7 +136,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
         session["_auth_user_hash"] = u.get_session_auth_hash()
         session.create()
         customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
-    sale = room.open_waiting_room(
+    sale = staff.open_waiting_room(
         sale_id=flight.sale_id,
         opens_at=timezone.now() + timedelta(seconds=opens_in),
         admit_per_minute=rate,

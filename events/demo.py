@@ -22,7 +22,7 @@ from events.services import (
     put_event_on_sale,
 )
 from waitroom.models import WaitingRoom
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 
 CONCERT_HALL = """
 stage: top

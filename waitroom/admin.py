@@ -4,7 +4,7 @@ from django.utils.html import format_html
 
 from bookings import catalogue
 from bookings.models import WaitlistEntry, WaitlistStatus
-from waitroom import room, room_selectors
+from waitroom import room_selectors, staff
 from waitroom.models import Admission, WaitingRoom
 
 
@@ -117,14 +117,14 @@ class WaitingRoomAdmin(admin.ModelAdmin):
     @admin.action(description="Pause admission", permissions=["pause"])
     def pause_admission(self, request, queryset):
         paused = sum(
-            room.pause_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
+            staff.pause_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
         )
         self.message_user(request, f"Admission paused for {paused} waiting room(s).")
 
     @admin.action(description="Resume admission", permissions=["pause"])
     def resume_admission(self, request, queryset):
         resumed = sum(
-            room.resume_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
+            staff.resume_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
         )
         self.message_user(request, f"Admission resumed for {resumed} waiting room(s).")
 

@@ -17,7 +17,7 @@ its commit.  An entry counts only while its tag is the current generation, so:
   `CACHE_SECONDS`, the entries' lifetime.
 
 A `QuerySet.update()` of `sale` sends no signal; nothing in the project does one
-(the admin and `waitroom.room` save instances).
+(the admin and `waitroom.staff` save instances).
 """
 
 from __future__ import annotations

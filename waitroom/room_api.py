@@ -12,7 +12,7 @@ from bookings import catalogue
 from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import room, room_selectors, room_waitlist
+from waitroom import joining, room_selectors, room_waitlist
 from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
 from waitroom.errors import RoomNotFound
 from waitroom.models import WaitingRoom
@@ -151,7 +151,9 @@ class QueueApi(APIView):
     )
     def post(self, request, room_id: int):
         # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
-        room.join_queue(room_id=room_id, customer=request.user, address=client_ip(request) or None)
+        joining.join_queue(
+            room_id=room_id, customer=request.user, address=client_ip(request) or None
+        )
         waiting_room = room_or_404(room_id)
         return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))
 

@@ -20,7 +20,7 @@ from bookings.models import SaleKind
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import room, room_selectors, room_waitlist
+from waitroom import joining, room_selectors, room_waitlist
 from waitroom.errors import QueueUnavailable
 from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
@@ -84,7 +84,9 @@ def join(request: HttpRequest, room_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(page)
     try:
-        room.join_queue(room_id=room_id, customer=request.user, address=client_ip(request) or None)
+        joining.join_queue(
+            room_id=room_id, customer=request.user, address=client_ip(request) or None
+        )
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(page)

@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from bookings import waitlist
-from waitroom import room
+from waitroom import admission
 
 
 @shared_task(name="waitroom.close_departed_waitlists", ignore_result=True)
@@ -12,4 +12,4 @@ def close_departed_waitlists() -> int:
 @shared_task(name="waitroom.admit_shoppers", ignore_result=True)
 def admit_shoppers() -> int:
     """Every TICK_SECONDS: one admission tick per open protected sale, in steps."""
-    return sum(len(r.admitted) for r in room.run_admission_tick())
+    return sum(len(r.admitted) for r in admission.run_admission_tick())

@@ -15,7 +15,7 @@ from bookings.services import cancel_hold, hold_seatless, hold_seats
 from events.services import put_event_on_sale
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.events.factories import EventFactory
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
 

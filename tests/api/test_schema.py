@@ -24,7 +24,7 @@ from kernel.outbox import relay_outbox
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from waitroom.gate import cookie_name
 from waitroom.models import WaitingRoom
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import issue_token
 
 pytestmark = pytest.mark.django_db

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from bookings.services import hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, StaffFactory, UserFactory
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 
 # transaction=True: the pay page calls the gateway, which refuses to run inside a transaction.
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -25,7 +25,7 @@ from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, UserFactory
 from tests.waitroom.room_helpers import no_limits, room_redis  # noqa: F401  (fixture)
 from waitroom.gate import cookie_name
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import issue_token
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -165,7 +165,7 @@ PROTECT_A_DEMO_FLIGHT = """
 import json
 from django.utils import timezone
 from flights.models import Flight
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 flight = Flight.objects.filter(code="VN213").order_by("departure_at").first()
 room = open_waiting_room(
     sale_id=flight.sale_id, opens_at=timezone.now(), admit_per_minute=120, max_inside=10

@@ -12,7 +12,7 @@ from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
 from tests.factories import FlightFactory, economy_only_layout
-from waitroom import queue, room
+from waitroom import queue, staff
 from waitroom.models import WaitingRoom
 
 User = get_user_model()
@@ -51,7 +51,7 @@ def protect(
     max_inside: int = 100,
     stay_seconds: int = 600,
 ) -> WaitingRoom:
-    return room.open_waiting_room(
+    return staff.open_waiting_room(
         sale_id=flight.sale_id,
         opens_at=opens_at or timezone.now() - timedelta(seconds=1),
         admit_per_minute=rate,

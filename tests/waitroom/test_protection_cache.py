@@ -14,7 +14,7 @@ from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.factories import UserFactory
 from tests.waitroom.room_helpers import protect, small_flight
-from waitroom import protection, room
+from waitroom import admission, protection
 from waitroom.models import WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -112,8 +112,8 @@ def test_the_admission_tick_saving_its_clock_keeps_the_answers():
     sale = protect(flight, opens_at=t0)
     assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk
     generation = cache.get(protection.GENERATION_KEY)
-    room.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle saves the sale's clock fields
-    room.admit_shoppers(room_id=sale.pk, now=timezone.now())
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle saves the sale's clock fields
+    admission.admit_shoppers(room_id=sale.pk, now=timezone.now())
     assert WaitingRoom.objects.get(pk=sale.pk).shuffled_at is not None
     assert cache.get(protection.GENERATION_KEY) == generation
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from tests.factories import UserFactory
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room
+from waitroom import admission, joining
 from waitroom.models import WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,9 +43,9 @@ def test_staff_create_a_sale_and_see_live_figures(room_redis, staff_user):
     assert created.status_code == 302, created.content.decode()[:2000]
     sale = WaitingRoom.objects.get(sale_id=flight.sale_id)
     for c in make_customers(5):
-        room.join_queue(room_id=sale.pk, customer=c)
-    room.admit_shoppers(room_id=sale.pk, now=sale.opens_at)
-    room.admit_shoppers(room_id=sale.pk, now=sale.opens_at + timedelta(seconds=2))
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=sale.opens_at)
+    admission.admit_shoppers(room_id=sale.pk, now=sale.opens_at + timedelta(seconds=2))
 
     page = admin.get(CHANGELIST).content.decode()
     assert (

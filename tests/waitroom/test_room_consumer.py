@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
-from waitroom import queue, room, room_selectors
+from waitroom import admission, joining, queue, room_selectors
 from waitroom.consumers import QueueConsumer
 from waitroom.models import QueueEntry
 
@@ -100,7 +100,7 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
     sale = protect(flight, opens_at=opens_at, rate=360)
     customers = make_customers(30)
     for customer in customers:
-        room.join_queue(room_id=sale.pk, customer=customer)
+        joining.join_queue(room_id=sale.pk, customer=customer)
     pages = {}
     for customer in customers:
         page = QueueConsumer()
@@ -116,7 +116,7 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
         pages[customer.pk] = page
     broadcasts = []
     monkeypatch.setattr(
-        room.live,
+        admission.live,
         "publish_queue_moved",
         lambda *, room_id, version, message: broadcasts.append({"version": version, **message}),
     )
@@ -124,7 +124,7 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
     monkeypatch.setattr(queue, "all_places", _counting(queue.all_places, whole_reads), raising=True)
     monkeypatch.setattr(queue, "place", _counting(queue.place, single_reads), raising=True)
 
-    result = room.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=3))
+    result = admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=3))
     assert result.shuffled == 30 and len(result.admitted) > 0
     (shuffle,) = broadcasts
     assert shuffle["resync"] is True

@@ -12,7 +12,7 @@ from django.utils import timezone
 from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room, room_selectors
+from waitroom import admission, joining, room_selectors
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import TOKEN_HEADER, cookie_name, require_admission
 from waitroom.models import QueueEntry
@@ -28,10 +28,10 @@ def admitted(room_redis):
     t0 = timezone.now() - timedelta(seconds=2)
     sale = protect(flight, opens_at=t0, rate=60, max_inside=1, stay_seconds=300)
     inside, waiting = make_customers(2)
-    room.join_queue(room_id=sale.pk, customer=inside)
-    room.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle: one person, order key 1
-    room.join_queue(room_id=sale.pk, customer=waiting)
-    tick = room.admit_shoppers(room_id=sale.pk, now=timezone.now())
+    joining.join_queue(room_id=sale.pk, customer=inside)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle: one person, order key 1
+    joining.join_queue(room_id=sale.pk, customer=waiting)
+    tick = admission.admit_shoppers(room_id=sale.pk, now=timezone.now())
     assert len(tick.admitted) == 1
     status = room_selectors.queue_status(room=sale, customer_id=inside.pk)
     assert status["status"] == "ADMITTED"

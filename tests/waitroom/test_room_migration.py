@@ -21,9 +21,9 @@ from tests.bookings.test_sale_migration import latest, migrate
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room
+from waitroom import admission, joining
 from waitroom.models import Admission, QueueEntry, WaitingRoom
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,9 +55,9 @@ def test_rooms_entries_and_admissions_survive_the_rename_both_ways(room_redis):
         max_inside=10,
     )
     for customer in make_customers(3):
-        room.join_queue(room_id=flight_room.pk, customer=customer)
-    room.admit_shoppers(room_id=flight_room.pk, now=flight_room.opens_at)  # the shuffle
-    assert room.admit_shoppers(room_id=flight_room.pk, now=timezone.now()).admitted
+        joining.join_queue(room_id=flight_room.pk, customer=customer)
+    admission.admit_shoppers(room_id=flight_room.pk, now=flight_room.opens_at)  # the shuffle
+    assert admission.admit_shoppers(room_id=flight_room.pk, now=timezone.now()).admitted
     staff = UserFactory(is_staff=True)
     staff.user_permissions.add(Permission.objects.get(codename="pause_waitingroom"))
     before_rooms = rooms(WaitingRoom)
@@ -105,7 +105,7 @@ def test_rooms_entries_and_admissions_survive_the_rename_both_ways(room_redis):
             ).pk
             > written.pk
         )
-        room.join_queue(room_id=flight_room.pk, customer=UserFactory())
+        joining.join_queue(room_id=flight_room.pk, customer=UserFactory())
     finally:
         migrate(latest())
         ContentType.objects.clear_cache()

@@ -20,7 +20,7 @@ from tests.waitroom.room_helpers import (
     protect,
     small_flight,
 )
-from waitroom import queue, room, room_selectors
+from waitroom import admission, joining, queue, room_selectors
 from waitroom.errors import RoomNotFound
 from waitroom.models import QueueEntry, QueueStatus, WaitingRoom
 
@@ -52,7 +52,7 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     sale.save(update_fields=["paused"])
     customers = make_customers(ACCOUNTS)
     calls = [
-        (lambda c=c: room.join_queue(room_id=sale.pk, customer=c, address="10.0.0.1"))
+        (lambda c=c: joining.join_queue(room_id=sale.pk, customer=c, address="10.0.0.1"))
         for c in customers
         for _ in range(JOINS_EACH)
     ]
@@ -75,7 +75,7 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     before = room_selectors.queue_status(room=sale, customer_id=customers[0].pk)
     assert before["status"] == "PREQUEUE" and before["seed"] is None
 
-    room.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(milliseconds=1))
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(milliseconds=1))
 
     sale.refresh_from_db()
     assert sale.shuffled_count == ACCOUNTS
@@ -106,9 +106,9 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     # After the shuffle: FIFO at the back, and joining again keeps the place.
     late = make_customers(3)
     for c in late:
-        room.join_queue(room_id=sale.pk, customer=c)
-    room.join_queue(room_id=sale.pk, customer=late[0])
-    room.join_queue(room_id=sale.pk, customer=customers[0])
+        joining.join_queue(room_id=sale.pk, customer=c)
+    joining.join_queue(room_id=sale.pk, customer=late[0])
+    joining.join_queue(room_id=sale.pk, customer=customers[0])
     assert [positions(sale, late)[c.pk] for c in late] == [ACCOUNTS + i for i in (1, 2, 3)]
     assert positions(sale, [customers[0]])[customers[0].pk] == place[customers[0].pk]
 
@@ -120,13 +120,13 @@ def test_a_join_that_races_the_shuffle_is_put_at_the_back(room_redis, settings):
     WaitingRoom.objects.filter(pk=sale.pk).update(paused=True)
     early = make_customers(3)
     for c in early:
-        room.join_queue(room_id=sale.pk, customer=c)
-    room.admit_shoppers(room_id=sale.pk, now=opens_at)
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at)
     # A join that read "not shuffled yet" and committed after the shuffle read the pre-queue.
     straggler = make_customers(1)[0]
     QueueEntry.objects.create(room=sale, customer=straggler, joined_at=opens_at)
 
-    room.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=2))
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=2))
 
     status = room_selectors.queue_status(room=sale, customer_id=straggler.pk)
     assert status["status"] == "WAITING" and status["position"] == 4
@@ -134,7 +134,7 @@ def test_a_join_that_races_the_shuffle_is_put_at_the_back(room_redis, settings):
 
 def test_joining_an_unknown_room_is_a_404_and_writes_nothing(room_redis, customer):
     with pytest.raises(RoomNotFound):
-        room.join_queue(room_id=987654, customer=customer)
+        joining.join_queue(room_id=987654, customer=customer)
     assert not QueueEntry.objects.exists()
 
 
@@ -143,14 +143,14 @@ def test_after_the_stay_ends_an_account_can_queue_again_at_the_back(room_redis, 
     sale = protect(flight, rate=60, max_inside=1, stay_seconds=60)
     customers = make_customers(2)
     for c in customers:
-        room.join_queue(room_id=sale.pk, customer=c)
+        joining.join_queue(room_id=sale.pk, customer=c)
     now = timezone.now() + timedelta(seconds=1)
-    admitted = room.admit_shoppers(room_id=sale.pk, now=now).admitted
+    admitted = admission.admit_shoppers(room_id=sale.pk, now=now).admitted
     assert len(admitted) == 1
     first = QueueEntry.objects.get(pk=admitted[0]).customer  # the shuffle chose
     later = now + timedelta(seconds=61)
 
-    entry = room.join_queue(room_id=sale.pk, customer=first, now=later)
+    entry = joining.join_queue(room_id=sale.pk, customer=first, now=later)
 
     assert entry.status == QueueStatus.WAITING
     assert room_selectors.queue_status(room=sale, customer_id=first.pk, now=later)["position"] == 2

@@ -21,7 +21,7 @@ from bench.stack import ThrowawayRedis
 from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room, room_selectors
+from waitroom import admission, joining, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.models import QueueEntry, QueueStatus
 
@@ -52,9 +52,9 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
     sale = protect(flight, opens_at=t0, rate=60, max_inside=100, stay_seconds=600)
     customers = make_customers(10)
     for c in customers:
-        room.join_queue(room_id=sale.pk, customer=c)
-    room.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
-    first_two = room.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=2)).admitted
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
+    first_two = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=2)).admitted
     assert len(first_two) == 2
     waiting = QueueEntry.objects.filter(room=sale, status=QueueStatus.WAITING)
     order_before = list(waiting.order_by("order_key").values_list("customer_id", flat=True))
@@ -75,7 +75,7 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
     with pytest.raises(QueueUnavailable):
         room_selectors.queue_status(room=sale, customer_id=order_before[0])
     # Admission goes on from PostgreSQL ...
-    during = room.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=4))
+    during = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=4))
     assert len(during.admitted) == 2
     # ... and those admitted, before or during the outage, get their token and can hold.
     for entry_id in first_two + during.admitted:
@@ -105,8 +105,8 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
         assert room_selectors.queue_status(room=sale, customer_id=customer_id)["status"] == (
             "ADMITTED"
         )
-    room.join_queue(room_id=sale.pk, customer=newcomer)
+    joining.join_queue(room_id=sale.pk, customer=newcomer)
     assert room_selectors.queue_status(room=sale, customer_id=newcomer.pk)["position"] == 7
-    after = room.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=6))
+    after = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=6))
     assert [QueueEntry.objects.get(pk=i).customer_id for i in after.admitted] == still_waiting[:2]
     assert room_selectors.queue_status(room=sale, customer_id=still_waiting[2])["position"] == 1

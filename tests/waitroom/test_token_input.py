@@ -13,7 +13,7 @@ from tests.api.conftest import client_for
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from waitroom.gate import cookie_name
-from waitroom.room import open_waiting_room
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import read_token
 
 pytestmark = pytest.mark.django_db
