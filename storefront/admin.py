@@ -11,6 +11,7 @@ from kernel.errors import DomainError
 from languages.formatting import format_money
 from payments.selectors import quote_refund
 from payments.services import cancel_booking, may_refund_goodwill
+from storefront import waitlist_admin  # noqa: F401  (registers the WaitlistEntry admin)
 
 
 class PassengerInline(admin.TabularInline):

@@ -1,5 +1,6 @@
 """The waiting room over REST: a room's public facts, your place (the polling endpoint that
-also hands out the admission token), joining, and the one-click waitlist.  Thin."""
+also hands out the admission token) and joining.  Thin.  (The one-click waitlist join for
+those told a seat is unlikely is a waitlist door: storefront/waitlist_api.py.)"""
 
 from __future__ import annotations
 
@@ -12,16 +13,15 @@ from bookings import catalogue
 from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import joining, room_selectors, room_waitlist
-from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
+from waitroom import joining, room_selectors
 from waitroom.errors import RoomNotFound
 from waitroom.models import WaitingRoom
 
-# The path's id is the waiting room's own (`roomId`), not the engine sale's: a flight's or
+# The path's id is the waiting room's own (`room_id`), not the engine sale's: a flight's or
 # an event's sale is reached through the room (`sale`), whose catalogue names the item.
 ROOM_ID_NOTE = (
-    "`roomId` is the waiting room's own id (named `saleId` in the path before issue 25; "
-    "the URL is unchanged), not the id of the sale or flight behind it."
+    "`room_id` is the waiting room's own id (this parameter was named `sale_id` before "
+    "issue 25; the URL is the same), not the id of the sale, flight or event behind it."
 )
 
 
@@ -45,7 +45,8 @@ class FlightOfRoomField(serializers.IntegerField):
 
 class WaitingRoomSerializer(serializers.Serializer):
     sale_id = serializers.IntegerField(
-        source="pk", help_text="The waiting room's id (`roomId`); the name is kept for clients."
+        source="pk",
+        help_text="The waiting room's id (`room_id` in the path); the name is kept for clients.",
     )
     kind = serializers.CharField()
     flight_id = FlightOfRoomField()
@@ -71,7 +72,9 @@ class WaitingRoomSerializer(serializers.Serializer):
 QueueStatusSerializer = inline_serializer(
     "QueueStatus",
     {
-        "sale_id": serializers.IntegerField(help_text="The waiting room's id (`roomId`)."),
+        "sale_id": serializers.IntegerField(
+            help_text="The waiting room's id (`room_id` in the path)."
+        ),
         "status": serializers.ChoiceField(
             choices=["NOT_JOINED", "PREQUEUE", "WAITING", "ADMITTED", "EXPIRED"]
         ),
@@ -96,19 +99,6 @@ QueueStatusSerializer = inline_serializer(
 )
 
 
-class WaitlistFromQueueSerializer(serializers.Serializer):
-    # Checked against the room's sale's own classes by the service (flights and events).
-    fare_class = serializers.CharField(
-        max_length=10,
-        required=False,
-        help_text=(
-            f"An inventory class of the sale: a flight's fare class (default "
-            f"{DEFAULT_FARE_CLASS}), an event's price category or standing area (required)."
-        ),
-    )
-    party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
-
-
 class RoomApi(APIView):
     @extend_schema(
         operation_id="waiting_room_retrieve",
@@ -125,7 +115,7 @@ class QueueApi(APIView):
         operation_id="waiting_room_queue_status",
         description=(
             "Your place: poll it (every few seconds) when you cannot use the websocket "
-            "`/ws/waiting-room/{roomId}/`. Once ADMITTED it carries your admission token. "
+            "`/ws/waiting-room/{room_id}/`. Once ADMITTED it carries your admission token. "
             + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 404, 503)},
@@ -156,27 +146,3 @@ class QueueApi(APIView):
         )
         waiting_room = room_or_404(room_id)
         return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))
-
-
-class QueueWaitlistApi(APIView):
-    @extend_schema(
-        operation_id="waiting_room_join_waitlist",
-        request=WaitlistFromQueueSerializer,
-        description=(
-            "For those told a seat is unlikely (`unlikely: true`): join the flight's waitlist "
-            "while keeping the queue place. 409 `still-likely` otherwise. " + ROOM_ID_NOTE
-        ),
-        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 503)},
-        tags=["waiting room"],
-    )
-    def post(self, request, room_id: int):
-        data = WaitlistFromQueueSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        entry = room_waitlist.join_waitlist_from_queue(
-            room_id=room_id,
-            customer=request.user,
-            fare_class=data.validated_data.get("fare_class"),
-            party_size=data.validated_data["party_size"],
-        )
-        answer = EventEntrySerializer if entry.sale.kind == SaleKind.EVENT else EntrySerializer
-        return Response(answer(entry).data, status=201)

@@ -1,5 +1,6 @@
-"""Queue pages: the queue itself (live over a websocket, polling as fallback), joining,
-entering once admitted (the token goes into a cookie), and the one-click waitlist.  Thin."""
+"""Queue pages: the queue itself (live over a websocket, polling as fallback), joining, and
+entering once admitted (the token goes into a cookie).  Thin.  (The queue page's one-click
+waitlist join is a waitlist door: storefront/waitlist_views.py.)"""
 
 from __future__ import annotations
 
@@ -20,9 +21,8 @@ from bookings.models import SaleKind
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import joining, room_selectors, room_waitlist
+from waitroom import joining, room_selectors
 from waitroom.errors import QueueUnavailable
-from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
 from waitroom.models import WaitingRoom
 
@@ -127,28 +127,3 @@ def enter(request: HttpRequest, room_id: int) -> HttpResponse:
     )
     messages.success(request, _("You are in! Choose your seats before your time runs out."))
     return response
-
-
-@require_POST
-def join_waitlist(request: HttpRequest, room_id: int) -> HttpResponse:
-    page = reverse("waitroom:queue", args=[room_id])
-    if not request.user.is_authenticated:
-        return redirect_to_login(page)
-    form = QueueWaitlistForm(
-        request.POST, classes=room_selectors.waitlist_classes(room=_room(room_id))
-    )
-    if not form.is_valid():
-        messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
-        return redirect(page)
-    try:
-        room_waitlist.join_waitlist_from_queue(
-            room_id=room_id,
-            customer=request.user,
-            fare_class=form.cleaned_data["fare_class"],
-            party_size=form.cleaned_data["party_size"],
-        )
-    except DomainError as error:
-        messages.error(request, f"{error.title}. {error.detail}")
-        return redirect(page)
-    messages.success(request, _("You are on the waitlist, and you keep your place in the queue."))
-    return redirect(reverse("bookings:mine") + "#waitlist")

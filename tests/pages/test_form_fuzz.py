@@ -375,7 +375,7 @@ NOT_FORMS = {
     "bookings:ticket-png",
     "bookings:ticket-svg",
     "bookings:ticket-pdf",
-    "waitroom:state",
+    "waitlist:state",
     "waitroom:queue_status",
     "languages:javascript-catalog",
     # django.contrib.auth's own reset view: its path is taken by accounts:password_reset.
