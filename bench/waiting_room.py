@@ -116,7 +116,7 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
     from rest_framework.authtoken.models import Token
 
     from tests.factories import FlightFactory, economy_only_layout
-    from waitroom import room
+    from waitroom import staff
 
     User = get_user_model()
     tag = f"{time.time_ns()}"
@@ -136,8 +136,8 @@ def prepare(n: int, *, opens_in: float, rate: int, max_inside: int, stay: int, r
         session["_auth_user_hash"] = u.get_session_auth_hash()
         session.create()
         customers.append(Customer(u.pk, tokens[u.pk], session.session_key))
-    sale = room.protect_flight(
-        flight_id=flight.pk,
+    sale = staff.open_waiting_room(
+        sale_id=flight.sale_id,
         opens_at=timezone.now() + timedelta(seconds=opens_in),
         admit_per_minute=rate,
         max_inside=max_inside,
@@ -344,14 +344,14 @@ ARRIVALS_AT_ONCE = 48  # joins in flight at once: people arrive, not a DoS
 
 
 async def one_customer(
-    http, base, ws_base, sale_id, flight_id, customer, figures, done, rng, arrivals
+    http, base, ws_base, room_id, flight_id, customer, figures, done, rng, arrivals
 ):
     import websockets
 
     try:
         async with arrivals:
             joined = await http.post(
-                f"{base}/api/waiting-rooms/{sale_id}/queue",
+                f"{base}/api/waiting-rooms/{room_id}/queue",
                 headers={"Authorization": f"Token {customer.api_token}"},
             )
     except Exception as exc:
@@ -364,7 +364,7 @@ async def one_customer(
     for _reconnect in range(5):
         try:
             async with websockets.connect(
-                f"{ws_base}/ws/waiting-room/{sale_id}/",
+                f"{ws_base}/ws/waiting-room/{room_id}/",
                 origin="http" + ws_base.removeprefix("ws"),  # a page of the site it dials
                 additional_headers={"Cookie": f"sessionid={customer.session}"},
                 open_timeout=600,  # handshakes queue up while 2,000 arrive at once
@@ -463,7 +463,7 @@ async def crowd(
     from django.utils import timezone
 
     from waitroom import room_selectors
-    from waitroom.models import ProtectedSale
+    from waitroom.models import WaitingRoom
 
     ws_base = "ws" + (ws_url or base).removeprefix("http")
     figures = Figures()
@@ -504,7 +504,7 @@ async def crowd(
         opens_at = timezone.now() + timedelta(seconds=2)
 
         def set_opening():
-            ProtectedSale.objects.filter(pk=sale.pk).update(opens_at=opens_at)
+            WaitingRoom.objects.filter(pk=sale.pk).update(opens_at=opens_at)
             sale.opens_at = opens_at
 
         await asyncio.to_thread(set_opening)
@@ -520,7 +520,7 @@ async def crowd(
         sold_out_after = None
         deadline = opened + timeout
         while time.perf_counter() < deadline:
-            left = await asyncio.to_thread(lambda: room_selectors.inventory_of(sale=sale).left)
+            left = await asyncio.to_thread(lambda: room_selectors.inventory_of(room=sale).left)
             if left == 0:
                 sold_out_after = time.perf_counter() - opened
                 break
@@ -561,7 +561,7 @@ def verify(sale, flight, in_flight: timedelta = timedelta(0)) -> dict:
 
     factor = settings.WAITING_ROOM["HORIZON_FACTOR"]
     admissions = list(
-        Admission.objects.filter(sale=sale).values_list("customer_id", "admitted_at", "expires_at")
+        Admission.objects.filter(room=sale).values_list("customer_id", "admitted_at", "expires_at")
     )
     by_customer = {}
     for customer_id, admitted_at, expires_at in admissions:
@@ -639,7 +639,7 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
         stay=config.stay,
         rows=config.rows,
     )
-    from waitroom.models import ProtectedSale
+    from waitroom.models import WaitingRoom
 
     try:
         figures, sold_out_after, server_cpu = asyncio.run(
@@ -661,7 +661,7 @@ def run_sale(base_url: str, config: SaleSettings, probe=None, ws_url: str | None
         # Close this sale, even when the run is interrupted: otherwise every later run's
         # admission tick (same database) would keep ticking it, admitting its leftover
         # queue, and measure that too (an interrupted run left one: 1 Dec, run 4).
-        ProtectedSale.objects.filter(pk=sale.pk).delete()
+        WaitingRoom.objects.filter(pk=sale.pk).delete()
     return {
         "figures": figures,
         "sold_out_after": sold_out_after,

@@ -21,6 +21,7 @@ api_patterns = [
     path("", include("flights.api_urls")),
     path("", include("events.api_urls")),
     path("", include("storefront.api_urls")),
+    path("", include("storefront.waitlist_api_urls")),
     path("", include("payments.api_urls")),
     path("", include("waitroom.api_urls")),
     path("", include("partners.api_urls")),
@@ -41,6 +42,7 @@ urlpatterns = [
     path("", include("flights.urls")),
     path("", include("events.urls")),
     path("", include("storefront.urls")),
+    path("", include("storefront.waitlist_urls")),
     path("", include("payments.urls")),
     path("", include("waitroom.urls")),
 ]

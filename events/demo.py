@@ -21,8 +21,8 @@ from events.services import (
     open_missing_sale,
     put_event_on_sale,
 )
-from waitroom.models import ProtectedSale, SaleKind
-from waitroom.room import protect_sale
+from waitroom.models import WaitingRoom
+from waitroom.staff import open_waiting_room
 
 CONCERT_HALL = """
 stage: top
@@ -206,11 +206,10 @@ def _create(spec: DemoEvent, *, venue: Venue, today: date, now: datetime) -> Eve
 def _protect(*, event_id: int, queue: DemoQueue) -> None:
     """The event's sale behind the waiting room, opening with the sale (once)."""
     event = Event.objects.get(pk=event_id)
-    if event.sale_id is None or ProtectedSale.objects.filter(sale_id=event.sale_id).exists():
+    if event.sale_id is None or WaitingRoom.objects.filter(sale_id=event.sale_id).exists():
         return
-    protect_sale(
+    open_waiting_room(
         sale_id=event.sale_id,
-        kind=SaleKind.EVENT,
         opens_at=event.on_sale_at,
         admit_per_minute=queue.admit_per_minute,
         max_inside=queue.max_inside,

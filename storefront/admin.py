@@ -12,6 +12,7 @@ from kernel.replica_admin import ChangeListFromReplica
 from languages.formatting import format_money
 from payments.selectors import quote_refund
 from payments.services import cancel_booking, may_refund_goodwill
+from storefront import waitlist_admin  # noqa: F401  (registers the WaitlistEntry admin)
 
 
 class PassengerInline(admin.TabularInline):

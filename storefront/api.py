@@ -263,7 +263,7 @@ class BookingListCreateApi(GenericAPIView):
                 location=OpenApiParameter.HEADER,
                 required=False,
                 description=(
-                    "Admission token from the waiting room (`GET /api/waiting-rooms/{saleId}/"
+                    "Admission token from the waiting room (`GET /api/waiting-rooms/{room_id}/"
                     "queue` once `status` is ADMITTED). Required when the flight is behind a "
                     "waiting room; without a valid one: 403 `waiting-room-required`."
                 ),

@@ -1,62 +1,19 @@
 from django.contrib import admin
-from django.utils import timezone
 from django.utils.html import format_html
 
-from bookings.models import WaitlistEntry, WaitlistStatus
-from waitroom import room, room_selectors
-from waitroom.models import Admission, ProtectedSale
+from bookings import catalogue
+from waitroom import room_selectors, staff
+from waitroom.models import Admission, WaitingRoom
 
 
-@admin.register(WaitlistEntry)
-class WaitlistEntryAdmin(admin.ModelAdmin):
-    list_display = [
-        "id",
-        "sale",
-        "fare_class",
-        "customer",
-        "party_size",
-        "status",
-        "joined_at",
-        "offer",
-        "offered_at",
-    ]
-    list_filter = ["status", "fare_class"]
-    search_fields = [
-        "sale__flight__code",
-        "=sale__flight__id",
-        "customer__username",
-        "customer__email",
-    ]
-    list_select_related = ["sale__flight", "customer", "offer"]
-    readonly_fields = [f.name for f in WaitlistEntry._meta.fields]
-    actions = ["remove_entries"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # entries are removed (status LEFT), never deleted: join order is history
-
-    @admin.action(
-        description="Remove selected waiting entries from the waitlist", permissions=["change"]
-    )
-    def remove_entries(self, request, queryset):
-        removed = queryset.filter(status=WaitlistStatus.WAITING).update(
-            status=WaitlistStatus.LEFT, closed_at=timezone.now()
-        )
-        self.message_user(
-            request, f"{removed} waiting entr{'y' if removed == 1 else 'ies'} removed."
-        )
-
-
-@admin.register(ProtectedSale)
-class ProtectedSaleAdmin(admin.ModelAdmin):
-    """Staff put a flight behind the waiting room here and watch it live."""
+@admin.register(WaitingRoom)
+class WaitingRoomAdmin(admin.ModelAdmin):
+    """Staff put a sale (a flight's, an event's) behind a waiting room here and watch it live."""
 
     list_display = [
         "id",
         "kind",
-        "flight",
+        "sells",
         "opens_at",
         "admit_per_minute",
         "max_inside",
@@ -64,16 +21,15 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
         "paused",
         "live_figures",
     ]
-    list_filter = ["kind", "paused", "require_verified_email"]
-    search_fields = ["flight__code", "=flight__id"]
-    list_select_related = ["flight"]
-    raw_id_fields = ["flight", "sale"]
+    list_filter = ["sale__kind", "paused", "require_verified_email"]
+    raw_id_fields = ["sale"]
 
-    def save_model(self, request, obj, form, change):
-        # A flight's waiting room guards the flight's own sale unless staff named one.
-        if obj.sale_id is None and obj.flight_id is not None:
-            obj.sale_id = obj.flight.sale_id
-        super().save_model(request, obj, form, change)
+    def get_search_fields(self, request):
+        # Staff find a room by what its catalogue calls the item (a flight's code and id).
+        return catalogue.search_fields("sale__")
+
+    def get_list_select_related(self, request):
+        return ["sale", *catalogue.owner_paths("sale__")]
 
     readonly_fields = [
         "live_figures",
@@ -85,11 +41,15 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
     ]
     actions = ["pause_admission", "resume_admission"]
 
+    @admin.display(description="sells")
+    def sells(self, room: WaitingRoom) -> str:
+        return catalogue.describe(room.sale).title
+
     @admin.display(description="Live: waiting · admitted · inside · sold · left · ETA")
-    def live_figures(self, sale: ProtectedSale) -> str:
-        if sale.pk is None:
+    def live_figures(self, room: WaitingRoom) -> str:
+        if room.pk is None:
             return "—"
-        f = room_selectors.sale_figures(sale=sale)
+        f = room_selectors.room_figures(room=room)
         waiting = "Redis down" if f.waiting is None else f"{f.waiting} (+{f.prequeue} pre-queue)"
         eta = "—" if f.eta_seconds is None else f"{f.eta_seconds // 60} min {f.eta_seconds % 60} s"
         return format_html(
@@ -104,34 +64,34 @@ class ProtectedSaleAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="Seed (published after the shuffle)")
-    def seed_if_published(self, sale: ProtectedSale) -> str:
-        return sale.seed_published or "not yet published"
+    def seed_if_published(self, room: WaitingRoom) -> str:
+        return room.seed_published or "not yet published"
 
     def has_pause_permission(self, request) -> bool:
-        return request.user.has_perm("waitroom.pause_protectedsale")
+        return request.user.has_perm("waitroom.pause_waitingroom")
 
     @admin.action(description="Pause admission", permissions=["pause"])
     def pause_admission(self, request, queryset):
         paused = sum(
-            room.pause_admission(sale_id=pk) for pk in queryset.values_list("pk", flat=True)
+            staff.pause_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
         )
-        self.message_user(request, f"Admission paused for {paused} sale(s).")
+        self.message_user(request, f"Admission paused for {paused} waiting room(s).")
 
     @admin.action(description="Resume admission", permissions=["pause"])
     def resume_admission(self, request, queryset):
         resumed = sum(
-            room.resume_admission(sale_id=pk) for pk in queryset.values_list("pk", flat=True)
+            staff.resume_admission(room_id=pk) for pk in queryset.values_list("pk", flat=True)
         )
-        self.message_user(request, f"Admission resumed for {resumed} sale(s).")
+        self.message_user(request, f"Admission resumed for {resumed} waiting room(s).")
 
 
 @admin.register(Admission)
 class AdmissionAdmin(admin.ModelAdmin):
     """The audit of who was let in: read-only."""
 
-    list_display = ["id", "sale", "customer", "order_key", "admitted_at", "expires_at"]
-    list_filter = ["sale"]
-    search_fields = ["customer__username", "=sale__id"]
+    list_display = ["id", "room", "customer", "order_key", "admitted_at", "expires_at"]
+    list_filter = ["room"]
+    search_fields = ["customer__username", "=room__id"]
     list_select_related = ["customer"]
     readonly_fields = [f.name for f in Admission._meta.fields]
 

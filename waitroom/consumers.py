@@ -19,18 +19,18 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from waitroom import queue, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.live import customer_group, queue_group
-from waitroom.models import ProtectedSale
+from waitroom.models import WaitingRoom
 
 
 @database_sync_to_async
-def _snapshot(sale_id: int, customer_id: int) -> dict | None:
-    sale = ProtectedSale.objects.filter(pk=sale_id).first()
-    if sale is None:
+def _snapshot(room_id: int, customer_id: int) -> dict | None:
+    room = WaitingRoom.objects.filter(pk=room_id).first()
+    if room is None:
         return None
     try:
-        return room_selectors.queue_status(sale=sale, customer_id=customer_id)
+        return room_selectors.queue_status(room=room, customer_id=customer_id)
     except QueueUnavailable:
-        return {"saleId": sale_id, "status": "UNAVAILABLE"}
+        return {"saleId": room_id, "status": "UNAVAILABLE"}  # the wire's name for the room
 
 
 def _from_redis(read, *args) -> tuple | None:
@@ -41,26 +41,26 @@ def _from_redis(read, *args) -> tuple | None:
         return None
 
 
-# (sale, broadcast version) -> this process's one read of the whole queue for it, kept a
+# (room, broadcast version) -> this process's one read of the whole queue for it, kept a
 # few seconds for the pages whose copy of the broadcast arrives late.
 _shared_reads: dict[tuple[int, int], asyncio.Future] = {}
 SHARED_READ_SECONDS = 10
 
 
-async def _places_after(sale_id: int, version: int) -> tuple | None:
+async def _places_after(room_id: int, version: int) -> tuple | None:
     """Every waiting place, read once per web process for a broadcast that moves every
     page in ways it cannot work out alone (the shuffle: all pre-queue pages at once).
     One read per page was 1,000 Redis round trips and thread hops per process in the same
     instant as the first admitted shoppers' holds, which then waited behind them (the
     slowest holds of scenario (w), docs/performance.md)."""
-    shared = _shared_reads.get((sale_id, version))
+    shared = _shared_reads.get((room_id, version))
     if shared is None:
         shared = asyncio.ensure_future(
-            sync_to_async(_from_redis, thread_sensitive=False)(queue.all_places, sale_id)
+            sync_to_async(_from_redis, thread_sensitive=False)(queue.all_places, room_id)
         )
-        _shared_reads[(sale_id, version)] = shared
+        _shared_reads[(room_id, version)] = shared
         asyncio.get_running_loop().call_later(
-            SHARED_READ_SECONDS, _shared_reads.pop, (sale_id, version), None
+            SHARED_READ_SECONDS, _shared_reads.pop, (room_id, version), None
         )
     # Shielded: a page that disconnects while waiting must not cancel the others' read.
     return await asyncio.shield(shared)
@@ -88,15 +88,15 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close()  # before accept: the handshake is refused with 403
             return
-        self.sale_id = int(self.scope["url_route"]["kwargs"]["sale_id"])
+        self.room_id = int(self.scope["url_route"]["kwargs"]["room_id"])
         self.customer_id = user.pk
         # Join the group before the snapshot: a tick in between arrives as a message whose
         # version the snapshot already covers (ignored) or follows (applied).
-        self.group = queue_group(self.sale_id)
-        self.own_group = customer_group(self.sale_id, self.customer_id)
+        self.group = queue_group(self.room_id)
+        self.own_group = customer_group(self.room_id, self.customer_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.channel_layer.group_add(self.own_group, self.channel_name)
-        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        snapshot = await _snapshot(self.room_id, self.customer_id)
         if snapshot is None:
             await self._leave_groups()
             await self.close()
@@ -142,18 +142,18 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
                 )
                 return
         # Not waiting any more (admitted, left), or Redis is down: the full snapshot.
-        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        snapshot = await _snapshot(self.room_id, self.customer_id)
         if snapshot is not None:
             await self._send(snapshot)
 
     async def _own_place(self, entry_id: int) -> tuple | None:
         place = await sync_to_async(_from_redis, thread_sensitive=False)(
-            queue.place, self.sale_id, entry_id
+            queue.place, self.room_id, entry_id
         )
         return place if place is not None and place[0] is not None else None
 
     async def _shared_place(self, entry_id: int, broadcast_version: int) -> tuple | None:
-        everyone = await _places_after(self.sale_id, broadcast_version)
+        everyone = await _places_after(self.room_id, broadcast_version)
         if everyone is None:
             return None
         places, version, state = everyone
@@ -168,7 +168,7 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         if version is not None and event["version"] <= version:
             return  # the snapshot already includes this tick
         if event.get("resync") or status == "PREQUEUE":
-            # Every page of the sale re-reads at once: one read per process serves them all.
+            # Every page of the room re-reads at once: one read per process serves them all.
             await self._resync(shared_version=event["version"])
             return
         if (
@@ -194,6 +194,6 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         not at the tick's broadcast."""
         if (self.snapshot or {}).get("status") == "ADMITTED":
             return
-        snapshot = await _snapshot(self.sale_id, self.customer_id)
+        snapshot = await _snapshot(self.room_id, self.customer_id)
         if snapshot is not None:
             await self._send(snapshot)

@@ -4,7 +4,7 @@ from django.utils.translation import gettext_lazy as _
 from kernel.errors import DomainError
 
 
-class SaleNotFound(DomainError):
+class RoomNotFound(DomainError):
     status = 404
     code = "waiting-room-not-found"
     title = _("No such waiting room")
@@ -15,15 +15,15 @@ class WaitingRoomRequired(DomainError):
     code = "waiting-room-required"
     title = _("Please queue first")
 
-    def __init__(self, *, sale_id: int, reason: str) -> None:
+    def __init__(self, *, room_id: int, reason: str) -> None:
         super().__init__(
             gettext(
                 "This sale has a waiting room: %(reason)s Join the queue and you will be let "
                 "in in turn."
             )
             % {"reason": reason},
-            queueUrl=f"/waiting-room/{sale_id}/",
-            queueApiUrl=f"/api/waiting-rooms/{sale_id}/queue",
+            queueUrl=f"/waiting-room/{room_id}/",
+            queueApiUrl=f"/api/waiting-rooms/{room_id}/queue",
         )
 
 

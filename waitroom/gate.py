@@ -1,8 +1,9 @@
-"""One rule, one place each: who may hold on a protected sale, and who may wait for it.
+"""One rule, one place each: who may hold on a sale behind a waiting room, and who may wait
+for it.
 
 Every hold entry point (the REST API and the seat-picker form) calls `require_admission`
 before calling the hold service.  The token travels in the `X-Waiting-Room-Token` header
-(API clients) or in the `waiting_room_<sale id>` cookie the queue page sets on entry
+(API clients) or in the `waiting_room_<room id>` cookie the queue page sets on entry
 (pages; the API accepts it too, behind its usual session + CSRF rules).
 
 Freed units go to a sale's waitlist before its queue, so the waitlist is a way in too:
@@ -20,55 +21,55 @@ from django.utils.translation import gettext
 
 from waitroom import room_selectors
 from waitroom.errors import WaitingRoomRequired
-from waitroom.models import ProtectedSale, QueueStatus
-from waitroom.protection import cached_protected_sale_of
+from waitroom.models import QueueStatus, WaitingRoom
+from waitroom.protection import cached_room_of_sale
 from waitroom.tokens import check_token
 
 TOKEN_HEADER = "X-Waiting-Room-Token"
 
 
-def cookie_name(sale_id: int) -> str:
-    return f"waiting_room_{sale_id}"
+def cookie_name(room_id: int) -> str:
+    return f"waiting_room_{room_id}"
 
 
 def require_admission(
     *, request, customer_id: int, sale_id: int, now: datetime | None = None
 ) -> None:
     """Raise WaitingRoomRequired (403, with the queue's URL) unless the engine's sale
-    `sale_id` (a flight's, an event's) is unprotected or the request carries a live token
-    for this customer and its waiting room.  Whether the sale is protected comes from the
+    `sale_id` (a flight's, an event's) has no waiting room or the request carries a live
+    token for this customer and its room.  Whether the sale has a room comes from the
     cache (one Redis round trip, waitroom/protection.py; the database when Redis is down);
     the token itself is checked by HMAC, without Redis or the database."""
-    room_id = cached_protected_sale_of(sale_id=sale_id)
+    room_id = cached_room_of_sale(sale_id=sale_id)
     if room_id is None:
         return
-    # Tokens, cookies and queue URLs are the waiting room's (ProtectedSale) ids.
+    # Tokens, cookies and queue URLs name the room (`room_id`), never the engine's sale.
     token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
     valid, reason = check_token(
-        token, sale_id=room_id, customer_id=customer_id, now=now or timezone.now()
+        token, room_id=room_id, customer_id=customer_id, now=now or timezone.now()
     )
     if not valid:
-        raise WaitingRoomRequired(sale_id=room_id, reason=reason)
+        raise WaitingRoomRequired(room_id=room_id, reason=reason)
 
 
 def require_queue_place_for_waitlist(
     *, customer: AbstractBaseUser, sale_id: int, now: datetime
 ) -> None:
-    """Raise WaitingRoomRequired unless the engine's sale `sale_id` is unprotected or
-    `customer` is in its queue: let in (admission not over), or waiting and told a seat is
+    """Raise WaitingRoomRequired unless the engine's sale `sale_id` has no waiting room
+    or `customer` is in its queue: let in (admission not over), or waiting and told a seat is
     unlikely.  Anyone else would be served freed units ahead of the whole queue."""
-    room_id = cached_protected_sale_of(sale_id=sale_id)
+    room_id = cached_room_of_sale(sale_id=sale_id)
     if room_id is None:
         return
-    room = ProtectedSale.objects.filter(pk=room_id).first()
+    room = WaitingRoom.objects.filter(pk=room_id).first()
     if room is not None:
-        place = room_selectors.queue_status(sale=room, customer_id=customer.pk, now=now)
+        place = room_selectors.queue_status(room=room, customer_id=customer.pk, now=now)
         if place["status"] == QueueStatus.ADMITTED or (
             place["status"] == QueueStatus.WAITING and place.get("unlikely")
         ):
             return
     raise WaitingRoomRequired(
-        sale_id=room_id,
+        room_id=room_id,
         reason=gettext(
             "only people in its queue (let in, or told a seat is unlikely) may join its waitlist."
         ),

@@ -1,8 +1,8 @@
-"""Queue pages over websockets: after each admission tick, one message to the sale's group;
+"""Queue pages over websockets: after each admission tick, one message to the room's group;
 and the moment someone is admitted (a step of the tick), one message to that customer alone.
 
 The message carries what changed (the order keys that left the queue from the front, the
-entries admitted) and a per-sale version (Redis INCR).  Every consumer knows its own order
+entries admitted) and a per-room version (Redis INCR).  Every consumer knows its own order
 key, so it moves its customer's position without asking Redis; on a version gap, a
 shuffle, or a reconnect it re-reads the snapshot (`room_selectors.queue_status`), which
 reads the version before the rank.  Sent only after commit, and a failed send is logged,
@@ -19,17 +19,17 @@ from channels.layers import get_channel_layer
 logger = logging.getLogger(__name__)
 
 
-def queue_group(sale_id: int) -> str:
-    return f"waitroom.{sale_id}"
+def queue_group(room_id: int) -> str:
+    return f"waitroom.{room_id}"
 
 
-def customer_group(sale_id: int, customer_id: int) -> str:
+def customer_group(room_id: int, customer_id: int) -> str:
     """One customer's queue pages: told the moment they are admitted, without waiting for
     the tick's broadcast to everyone."""
-    return f"waitroom.{sale_id}.c{customer_id}"
+    return f"waitroom.{room_id}.c{customer_id}"
 
 
-def publish_admitted(*, sale_id: int, customer_ids: list[int]) -> None:
+def publish_admitted(*, room_id: int, customer_ids: list[int]) -> None:
     """Send now, one small message per admitted customer.  Unsafe inside a transaction."""
     layer = get_channel_layer()
     if layer is None or not customer_ids:
@@ -37,16 +37,16 @@ def publish_admitted(*, sale_id: int, customer_ids: list[int]) -> None:
 
     async def send_all() -> None:
         for customer_id in customer_ids:
-            await layer.group_send(customer_group(sale_id, customer_id), {"type": "queue.admitted"})
+            await layer.group_send(customer_group(room_id, customer_id), {"type": "queue.admitted"})
 
     async_to_sync(send_all)()
 
 
-def publish_queue_moved(*, sale_id: int, version: int, message: dict) -> None:
+def publish_queue_moved(*, room_id: int, version: int, message: dict) -> None:
     """Send now.  Unsafe inside a transaction: call it from an on_commit callback."""
     layer = get_channel_layer()
     if layer is None:
         return
     async_to_sync(layer.group_send)(
-        queue_group(sale_id), {"type": "queue.moved", "version": version, **message}
+        queue_group(room_id), {"type": "queue.moved", "version": version, **message}
     )

@@ -5,44 +5,28 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-
-class SaleKind(models.TextChoices):
-    """What a protected sale sells: a flight (named by `flight` too, for its pages) or an
-    event.  Either way `sale` is the engine's sale the gate guards."""
-
-    FLIGHT = "FLIGHT", "Flight"
-    EVENT = "EVENT", "Event"
+from bookings import catalogue
 
 
 def new_shuffle_seed() -> str:
     return secrets.token_hex(32)
 
 
-class ProtectedSale(models.Model):
-    """A sale behind the waiting room: nobody holds a unit without an admission token.
+class WaitingRoom(models.Model):
+    """The waiting room in front of one engine sale (a flight's, an event's): nobody holds a
+    unit of that sale without an admission token.  What the sale sells is its catalogue's
+    to say (`bookings.catalogue`); the room knows only the engine's sale.
 
-    The shuffle seed is drawn when the sale is created; its SHA-256 (`seed_commitment`) is
+    The shuffle seed is drawn when the room is created; its SHA-256 (`seed_commitment`) is
     shown before the on-sale time and the seed itself after the shuffle, so anyone can check
     the pre-queue order was not chosen after the fact (docs/architecture.md, "Waiting room").
     """
 
-    kind = models.CharField(max_length=10, choices=SaleKind.choices, default=SaleKind.FLIGHT)
-    flight = models.ForeignKey(
-        "flights.Flight",
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="protected_sales",
-    )
     sale = models.ForeignKey(
         "bookings.Sale",
         on_delete=models.CASCADE,
-        blank=True,
-        related_name="protected_sales",
-        help_text=(
-            "The engine's sale behind the waiting room: holds on it need admission "
-            "(a flight's own sale when left blank)."
-        ),
+        related_name="waiting_rooms",
+        help_text="The engine's sale behind the waiting room: holds on it need admission.",
     )
     opens_at = models.DateTimeField(help_text="The on-sale time: the pre-queue is shuffled then.")
     admit_per_minute = models.PositiveIntegerField(help_text="Admission rate, people per minute.")
@@ -71,17 +55,10 @@ class ProtectedSale(models.Model):
 
     class Meta:
         ordering = ["-opens_at"]
-        permissions = [("pause_protectedsale", "Can pause and resume admission")]
+        permissions = [("pause_waitingroom", "Can pause and resume admission")]
+        # The constraints keep the names they were created with (a rename buys nothing and
+        # SQLite, the embedded mode, cannot rename a constraint in place).
         constraints = [
-            models.UniqueConstraint(
-                fields=["flight"],
-                condition=Q(kind="FLIGHT"),
-                name="protected_sale_one_per_flight",
-            ),
-            models.CheckConstraint(
-                condition=~Q(kind="FLIGHT") | Q(flight__isnull=False),
-                name="protected_sale_flight_named",
-            ),
             models.UniqueConstraint(fields=["sale"], name="protected_sale_one_per_sale"),
             models.CheckConstraint(
                 condition=Q(admit_per_minute__gte=1), name="protected_sale_rate_positive"
@@ -95,7 +72,13 @@ class ProtectedSale(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Waiting room {self.pk} for {self.kind.lower()} {self.flight_id or self.sale_id}"
+        # Named by what its sale sells ("flight VN213", "Hamlet"), in the catalogue's words.
+        return f"Waiting room {self.pk} for {catalogue.describe(self.sale).title}"
+
+    @property
+    def kind(self) -> str:
+        """What the room's sale sells (`bookings.models.SaleKind`): the sale's own kind."""
+        return self.sale.kind
 
     @property
     def seed_commitment(self) -> str:
@@ -112,7 +95,7 @@ class QueueStatus(models.TextChoices):
 
 
 class QueueEntry(models.Model):
-    """One customer's place in one sale's queue (at most one row per account and sale).
+    """One customer's place in one waiting room's queue (at most one row per account and room).
 
     PostgreSQL is the record of who joined and in which order (`order_key`: 1..n for the
     shuffled pre-queue, FIFO_BASE + a sequence number afterwards, NULL while in the
@@ -120,7 +103,7 @@ class QueueEntry(models.Model):
     from here whenever it is missing.
     """
 
-    sale = models.ForeignKey(ProtectedSale, on_delete=models.CASCADE, related_name="entries")
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="entries")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_entries"
     )
@@ -134,14 +117,14 @@ class QueueEntry(models.Model):
     admission_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["sale_id", "order_key", "id"]
+        ordering = ["room_id", "order_key", "id"]
         verbose_name_plural = "queue entries"
         indexes = [
-            models.Index(fields=["sale", "status", "order_key"], name="queue_entry_order_idx"),
+            models.Index(fields=["room", "status", "order_key"], name="queue_entry_order_idx"),
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["sale", "customer"], name="queue_entry_one_per_customer"
+                fields=["room", "customer"], name="queue_entry_one_per_customer"
             ),
             models.CheckConstraint(
                 condition=~Q(status="ADMITTED")
@@ -151,13 +134,13 @@ class QueueEntry(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Queue entry {self.pk} sale {self.sale_id} customer {self.customer_id}"
+        return f"Queue entry {self.pk} room {self.room_id} customer {self.customer_id}"
 
 
 class Admission(models.Model):
     """Audit record, insert-only: who was let in, when, until when, and from which place."""
 
-    sale = models.ForeignKey(ProtectedSale, on_delete=models.CASCADE, related_name="admissions")
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="admissions")
     entry = models.ForeignKey(QueueEntry, on_delete=models.CASCADE, related_name="admissions")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="admissions"
@@ -167,8 +150,8 @@ class Admission(models.Model):
     expires_at = models.DateTimeField()
 
     class Meta:
-        ordering = ["sale_id", "admitted_at", "id"]
-        indexes = [models.Index(fields=["sale", "admitted_at"], name="admission_sale_time_idx")]
+        ordering = ["room_id", "admitted_at", "id"]
+        indexes = [models.Index(fields=["room", "admitted_at"], name="admission_sale_time_idx")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(expires_at__gt=F("admitted_at")), name="admission_expires_after"
@@ -176,4 +159,4 @@ class Admission(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Admission {self.pk} sale {self.sale_id} customer {self.customer_id}"
+        return f"Admission {self.pk} room {self.room_id} customer {self.customer_id}"

@@ -1,9 +1,9 @@
-"""Which sale is behind a waiting room, asked on every hold, answered from the cache.
+"""Which waiting room is in front of a sale, asked on every hold, answered from the cache.
 
 `require_admission` (waitroom/gate.py) needs to know, before every hold, whether the sale
-is protected.  That answer changes only when staff create, move or delete a protected sale,
+has a waiting room.  That answer changes only when staff create, move or delete a room,
 so it is kept in the cache (Redis) per sale, tagged with the *protection generation*: a
-random value that every saved or deleted `ProtectedSale` replaces, at once and again after
+random value that every saved or deleted `WaitingRoom` replaces, at once and again after
 its commit.  An entry counts only while its tag is the current generation, so:
 
 * a change retires every cached answer at once (one key written, whatever the number of
@@ -16,8 +16,8 @@ its commit.  An entry counts only while its tag is the current generation, so:
   An invalidation lost to a Redis error while the reads around it worked is outlived by
   `CACHE_SECONDS`, the entries' lifetime.
 
-A `QuerySet.update()` of `sale` or `kind` sends no signal; nothing in the project does one
-(the admin and `waitroom.room` save instances).
+A `QuerySet.update()` of `sale` sends no signal; nothing in the project does one
+(the admin and `waitroom.staff` save instances).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from waitroom.models import ProtectedSale
-from waitroom.room_selectors import protected_sale_of
+from waitroom.models import WaitingRoom
+from waitroom.room_selectors import room_of_sale
 
 GENERATION_KEY = "waitroom:protection:generation"
 CACHE_SECONDS = 10
@@ -40,8 +40,8 @@ def _entry_key(sale_id: int) -> str:
     return f"waitroom:protection:sale:{sale_id}"
 
 
-def cached_protected_sale_of(*, sale_id: int) -> int | None:
-    """`protected_sale_of`, from the cache while the protection generation holds:
+def cached_room_of_sale(*, sale_id: int) -> int | None:
+    """`room_of_sale`, from the cache while the protection generation holds:
     one Redis round trip instead of a query on the hot path."""
     key = _entry_key(sale_id)
     found = cache.get_many([GENERATION_KEY, key])
@@ -50,7 +50,7 @@ def cached_protected_sale_of(*, sale_id: int) -> int | None:
     if generation is not None and entry is not None and entry[0] == generation:
         return entry[1] or None
     # Read the generation *before* the database (above): see the module docstring.
-    room_id = protected_sale_of(sale_id=sale_id)
+    room_id = room_of_sale(sale_id=sale_id)
     if generation is None:
         generation = uuid.uuid4().hex
         if not cache.add(GENERATION_KEY, generation, timeout=None):
@@ -72,24 +72,20 @@ def forget_protections() -> None:
 
 # What a cached answer is made of; a save that names only other fields (the admission tick
 # saves its clock every few seconds) changes no answer.
-_ANSWER_FIELDS = frozenset({"sale", "sale_id", "flight", "flight_id", "kind"})
+_ANSWER_FIELDS = frozenset({"sale", "sale_id"})
 
 
-def _on_protected_sale_saved(sender, instance: ProtectedSale, update_fields=None, **kwargs) -> None:
+def _on_room_saved(sender, instance: WaitingRoom, update_fields=None, **kwargs) -> None:
     if update_fields is None or _ANSWER_FIELDS & set(update_fields):
         forget_protections()
 
 
-def _on_protected_sale_deleted(sender, instance: ProtectedSale, **kwargs) -> None:
+def _on_room_deleted(sender, instance: WaitingRoom, **kwargs) -> None:
     forget_protections()
 
 
 def connect_protection_cache_invalidation() -> None:
     """Called once from `waitroom.apps.WaitroomConfig.ready`.  `post_delete` also fires for
-    a protected sale deleted along with its flight (CASCADE)."""
-    post_save.connect(
-        _on_protected_sale_saved, sender=ProtectedSale, dispatch_uid="protection-cache-save"
-    )
-    post_delete.connect(
-        _on_protected_sale_deleted, sender=ProtectedSale, dispatch_uid="protection-cache-del"
-    )
+    a room deleted along with its sale (CASCADE)."""
+    post_save.connect(_on_room_saved, sender=WaitingRoom, dispatch_uid="protection-cache-save")
+    post_delete.connect(_on_room_deleted, sender=WaitingRoom, dispatch_uid="protection-cache-del")

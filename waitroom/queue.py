@@ -1,11 +1,11 @@
-"""The queue's Redis index: one sorted set of WAITING entries per sale, plus counters.
+"""The queue's Redis index: one sorted set of WAITING entries per room, plus counters.
 
 PostgreSQL (`QueueEntry`) is the record; this is the fast index that answers "what is my
 place" in O(log n) and "who is next" for the admission tick.  Every write here happens after
 the PostgreSQL transaction it mirrors has committed, and the index is rebuilt from
 PostgreSQL whenever its `built` marker is missing (Redis restarted empty, evicted, flushed).
 
-Keys, per sale: `<prefix>:<sale>:q` (zset: member = zero-padded entry id, score = order
+Keys, per room: `<prefix>:<room>:q` (zset: member = zero-padded entry id, score = order
 key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
 version for the websocket), `:state` (hash: what the last admission tick decided),
 `:gone` (hash: entries admitted by a step of the tick whose removal from `:q` waits for the
@@ -80,8 +80,8 @@ def reachable():
         raise QueueUnavailable() from exc
 
 
-def key(sale_id: int, name: str) -> str:
-    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{sale_id}:{name}"
+def key(room_id: int, name: str) -> str:
+    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{room_id}:{name}"
 
 
 def member(entry_id: int) -> str:
@@ -90,19 +90,19 @@ def member(entry_id: int) -> str:
     return f"{entry_id:012d}"
 
 
-def ensure_index(sale_id: int) -> None:
+def ensure_index(room_id: int) -> None:
     """Rebuild the sorted sets from PostgreSQL if Redis lost them.  Safe to run twice or
     concurrently: ZADD of the same member and score changes nothing."""
     with reachable():
-        if client().exists(key(sale_id, "built")):
+        if client().exists(key(room_id, "built")):
             return
-        rebuild(sale_id)
+        rebuild(room_id)
 
 
-def rebuild(sale_id: int) -> int:
+def rebuild(room_id: int) -> int:
     from waitroom.models import QueueEntry, QueueStatus
 
-    rows = QueueEntry.objects.filter(sale_id=sale_id, status=QueueStatus.WAITING).values_list(
+    rows = QueueEntry.objects.filter(room_id=room_id, status=QueueStatus.WAITING).values_list(
         "id", "order_key", "joined_at"
     )
     r = client()
@@ -110,47 +110,47 @@ def rebuild(sale_id: int) -> int:
     with reachable():
         pipe = r.pipeline(transaction=False)
         # The rebuilt index holds only the WAITING: removals still pending are done already.
-        pipe.delete(key(sale_id, "q"), key(sale_id, "pre"), key(sale_id, "gone"))
+        pipe.delete(key(room_id, "q"), key(room_id, "pre"), key(room_id, "gone"))
         for entry_id, order_key, joined_at in rows.iterator(chunk_size=REBUILD_BATCH):
             if order_key is None:
-                pipe.zadd(key(sale_id, "pre"), {member(entry_id): joined_at.timestamp()})
+                pipe.zadd(key(room_id, "pre"), {member(entry_id): joined_at.timestamp()})
             else:
-                pipe.zadd(key(sale_id, "q"), {member(entry_id): order_key})
+                pipe.zadd(key(room_id, "q"), {member(entry_id): order_key})
             count += 1
             if count % REBUILD_BATCH == 0:
                 pipe.execute()
         # Versions restart above anything handed out before the index was lost (a count of
         # ticks stays far below the clock in milliseconds), so no page ignores new messages.
-        pipe.set(key(sale_id, "v"), int(time.time() * 1000))
-        pipe.set(key(sale_id, "built"), "1")
+        pipe.set(key(room_id, "v"), int(time.time() * 1000))
+        pipe.set(key(room_id, "built"), "1")
         pipe.execute()
     return count
 
 
-def invalidate(sale_id: int) -> None:
+def invalidate(room_id: int) -> None:
     """Make the next reader rebuild (after the shuffle rewrote every order key)."""
     with reachable():
-        client().delete(key(sale_id, "built"))
+        client().delete(key(room_id, "built"))
 
 
-def add(sale_id: int, entries: Iterable[tuple[int, int]]) -> None:
+def add(room_id: int, entries: Iterable[tuple[int, int]]) -> None:
     """(entry id, order key) pairs into the queue, out of the pre-queue."""
     mapping = {member(entry_id): order_key for entry_id, order_key in entries}
     if not mapping:
         return
     with reachable():
         pipe = client().pipeline(transaction=False)
-        pipe.zadd(key(sale_id, "q"), mapping)
-        pipe.zrem(key(sale_id, "pre"), *mapping)
+        pipe.zadd(key(room_id, "q"), mapping)
+        pipe.zrem(key(room_id, "pre"), *mapping)
         pipe.execute()
 
 
-def add_pre(sale_id: int, entry_id: int, joined_at: float) -> None:
+def add_pre(room_id: int, entry_id: int, joined_at: float) -> None:
     with reachable():
-        client().zadd(key(sale_id, "pre"), {member(entry_id): joined_at}, nx=True)
+        client().zadd(key(room_id, "pre"), {member(entry_id): joined_at}, nx=True)
 
 
-def defer_removal(sale_id: int, entries: Iterable[tuple[int, int]]) -> None:
+def defer_removal(room_id: int, entries: Iterable[tuple[int, int]]) -> None:
     """(entry id, order key) pairs admitted by a step of the tick: they stay in the index,
     where every waiting page's position still counts them, until the tick's broadcast
     (`remove_and_bump`) takes them out and tells the pages, all in one version."""
@@ -158,7 +158,7 @@ def defer_removal(sale_id: int, entries: Iterable[tuple[int, int]]) -> None:
     if not mapping:
         return
     with reachable():
-        client().hset(key(sale_id, "gone"), mapping=mapping)
+        client().hset(key(room_id, "gone"), mapping=mapping)
 
 
 # Atomically: the deferred removals plus these, out of the queue; the version bumped.  A
@@ -183,7 +183,7 @@ return out
 
 
 def remove_and_bump(
-    sale_id: int, entries: Iterable[tuple[int, int]] = ()
+    room_id: int, entries: Iterable[tuple[int, int]] = ()
 ) -> tuple[int, list[tuple[int, int]]]:
     """Take these (entry id, order key) pairs and every deferred removal out of the queue
     and bump the version, atomically.  Returns (the new version, every pair removed)."""
@@ -194,9 +194,9 @@ def remove_and_bump(
         out = client().eval(
             _REMOVE_AND_BUMP,
             3,
-            key(sale_id, "q"),
-            key(sale_id, "gone"),
-            key(sale_id, "v"),
+            key(room_id, "q"),
+            key(room_id, "gone"),
+            key(room_id, "v"),
             *args,
         )
     version, flat = int(out[0]), out[1:]
@@ -204,25 +204,25 @@ def remove_and_bump(
     return version, sorted(removed.items(), key=lambda pair: pair[1])
 
 
-def rank_and_version(sale_id: int, entry_id: int) -> tuple[int | None, int]:
+def rank_and_version(room_id: int, entry_id: int) -> tuple[int | None, int]:
     """(0-based place among the waiting or None, the version it belongs to), atomically."""
     with reachable():
         pipe = client().pipeline(transaction=True)
-        pipe.zrank(key(sale_id, "q"), member(entry_id))
-        pipe.get(key(sale_id, "v"))
+        pipe.zrank(key(room_id, "q"), member(entry_id))
+        pipe.get(key(room_id, "v"))
         rank, version = pipe.execute()
     return rank, int(version or 0)
 
 
-def place(sale_id: int, entry_id: int) -> tuple[int | None, int | None, int, dict | None]:
+def place(room_id: int, entry_id: int) -> tuple[int | None, int | None, int, dict | None]:
     """(0-based rank or None, order key, version, last tick's state), atomically, from Redis
     alone: the websocket's resync path, which must not queue on the database."""
     with reachable():
         pipe = client().pipeline(transaction=True)
-        pipe.zrank(key(sale_id, "q"), member(entry_id))
-        pipe.zscore(key(sale_id, "q"), member(entry_id))
-        pipe.get(key(sale_id, "v"))
-        pipe.get(key(sale_id, "state"))
+        pipe.zrank(key(room_id, "q"), member(entry_id))
+        pipe.zscore(key(room_id, "q"), member(entry_id))
+        pipe.get(key(room_id, "v"))
+        pipe.get(key(room_id, "state"))
         rank, score, version, state = pipe.execute()
     return (
         rank,
@@ -232,54 +232,54 @@ def place(sale_id: int, entry_id: int) -> tuple[int | None, int | None, int, dic
     )
 
 
-def all_places(sale_id: int) -> tuple[dict[int, tuple[int, int]], int, dict | None]:
+def all_places(room_id: int) -> tuple[dict[int, tuple[int, int]], int, dict | None]:
     """Every waiting entry's (0-based rank, order key), the version and the last tick's
     state, atomically, in one round trip: what a web process reads once when a broadcast
     makes all its queue pages re-read their place at the same moment (the shuffle)."""
     with reachable():
         pipe = client().pipeline(transaction=True)
-        pipe.zrange(key(sale_id, "q"), 0, -1, withscores=True)
-        pipe.get(key(sale_id, "v"))
-        pipe.get(key(sale_id, "state"))
+        pipe.zrange(key(room_id, "q"), 0, -1, withscores=True)
+        pipe.get(key(room_id, "v"))
+        pipe.get(key(room_id, "state"))
         members, version, state = pipe.execute()
     places = {int(m): (rank, int(score)) for rank, (m, score) in enumerate(members)}
     return places, int(version or 0), json.loads(state) if state else None
 
 
-def rank(sale_id: int, entry_id: int) -> int | None:
+def rank(room_id: int, entry_id: int) -> int | None:
     """0-based place among the waiting, or None."""
     with reachable():
-        return client().zrank(key(sale_id, "q"), member(entry_id))
+        return client().zrank(key(room_id, "q"), member(entry_id))
 
 
-def head(sale_id: int, n: int) -> list[int]:
+def head(room_id: int, n: int) -> list[int]:
     with reachable():
-        return [int(m) for m in client().zrange(key(sale_id, "q"), 0, n - 1)]
+        return [int(m) for m in client().zrange(key(room_id, "q"), 0, n - 1)]
 
 
-def counts(sale_id: int) -> tuple[int, int]:
+def counts(room_id: int) -> tuple[int, int]:
     """(waiting in the queue, waiting in the pre-queue)."""
     with reachable():
         pipe = client().pipeline(transaction=False)
-        pipe.zcard(key(sale_id, "q"))
-        pipe.zcard(key(sale_id, "pre"))
+        pipe.zcard(key(room_id, "q"))
+        pipe.zcard(key(room_id, "pre"))
         waiting, pre = pipe.execute()
     return waiting, pre
 
 
-def current_version(sale_id: int) -> int:
+def current_version(room_id: int) -> int:
     with reachable():
-        return int(client().get(key(sale_id, "v")) or 0)
+        return int(client().get(key(room_id, "v")) or 0)
 
 
-def save_state(sale_id: int, state: dict) -> None:
+def save_state(room_id: int, state: dict) -> None:
     with reachable():
-        client().set(key(sale_id, "state"), json.dumps(state))
+        client().set(key(room_id, "state"), json.dumps(state))
 
 
-def load_state(sale_id: int) -> dict | None:
+def load_state(room_id: int) -> dict | None:
     with reachable():
-        raw = client().get(key(sale_id, "state"))
+        raw = client().get(key(room_id, "state"))
     return json.loads(raw) if raw else None
 
 

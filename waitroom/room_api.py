@@ -1,5 +1,6 @@
-"""The waiting room over REST: a sale's public facts, your place (the polling endpoint that
-also hands out the admission token), joining, and the one-click waitlist.  Thin."""
+"""The waiting room over REST: a room's public facts, your place (the polling endpoint that
+also hands out the admission token) and joining.  Thin.  (The one-click waitlist join for
+those told a seat is unlikely is a waitlist door: storefront/waitlist_api.py.)"""
 
 from __future__ import annotations
 
@@ -8,26 +9,47 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings.models import SaleKind as EngineSaleKind
+from bookings import catalogue
+from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import room, room_selectors, room_waitlist
-from waitroom.api import DEFAULT_FARE_CLASS, EntrySerializer, EventEntrySerializer
-from waitroom.errors import SaleNotFound
-from waitroom.models import ProtectedSale
+from waitroom import joining, room_selectors
+from waitroom.errors import RoomNotFound
+from waitroom.models import WaitingRoom
+
+# The path's id is the waiting room's own (`room_id`), not the engine sale's: a flight's or
+# an event's sale is reached through the room (`sale`), whose catalogue names the item.
+ROOM_ID_NOTE = (
+    "`room_id` is the waiting room's own id (this parameter was named `sale_id` before "
+    "issue 25; the URL is the same), not the id of the sale, flight or event behind it."
+)
 
 
-def sale_or_404(sale_id: int) -> ProtectedSale:
-    sale = ProtectedSale.objects.filter(pk=sale_id).first()
-    if sale is None:
-        raise SaleNotFound(f"There is no waiting room {sale_id}.")
-    return sale
+def room_or_404(room_id: int) -> WaitingRoom:
+    room = WaitingRoom.objects.select_related("sale").filter(pk=room_id).first()
+    if room is None:
+        raise RoomNotFound(f"There is no waiting room {room_id}.")
+    return room
 
 
-class SaleSerializer(serializers.Serializer):
-    sale_id = serializers.IntegerField(source="pk")
+class FlightOfRoomField(serializers.IntegerField):
+    """The flight a flight's room guards, named through the catalogue registry; else null."""
+
+    def __init__(self, **kwargs):
+        super().__init__(source="*", allow_null=True, **kwargs)
+
+    def to_representation(self, room: WaitingRoom) -> int | None:
+        owner = catalogue.owner_item(room.sale)
+        return owner[1].pk if owner and room.sale.kind == SaleKind.FLIGHT else None
+
+
+class WaitingRoomSerializer(serializers.Serializer):
+    sale_id = serializers.IntegerField(
+        source="pk",
+        help_text="The waiting room's id (`room_id` in the path); the name is kept for clients.",
+    )
     kind = serializers.CharField()
-    flight_id = serializers.IntegerField(allow_null=True)
+    flight_id = FlightOfRoomField()
     opens_at = serializers.DateTimeField()
     admit_per_minute = serializers.IntegerField()
     paused = serializers.BooleanField()
@@ -43,14 +65,16 @@ class SaleSerializer(serializers.Serializer):
     shuffled_count = serializers.IntegerField()
     shuffle_algorithm = serializers.SerializerMethodField()
 
-    def get_shuffle_algorithm(self, sale) -> str:
+    def get_shuffle_algorithm(self, room) -> str:
         return room_selectors.SHUFFLE_ALGORITHM
 
 
 QueueStatusSerializer = inline_serializer(
     "QueueStatus",
     {
-        "sale_id": serializers.IntegerField(),
+        "sale_id": serializers.IntegerField(
+            help_text="The waiting room's id (`room_id` in the path)."
+        ),
         "status": serializers.ChoiceField(
             choices=["NOT_JOINED", "PREQUEUE", "WAITING", "ADMITTED", "EXPIRED"]
         ),
@@ -75,27 +99,15 @@ QueueStatusSerializer = inline_serializer(
 )
 
 
-class WaitlistFromQueueSerializer(serializers.Serializer):
-    # Checked against the protected sale's own classes by the service (flights and events).
-    fare_class = serializers.CharField(
-        max_length=10,
-        required=False,
-        help_text=(
-            f"An inventory class of the sale: a flight's fare class (default "
-            f"{DEFAULT_FARE_CLASS}), an event's price category or standing area (required)."
-        ),
-    )
-    party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
-
-
-class SaleApi(APIView):
+class RoomApi(APIView):
     @extend_schema(
         operation_id="waiting_room_retrieve",
-        responses={200: SaleSerializer, **problems(401, 404)},
+        description=ROOM_ID_NOTE,
+        responses={200: WaitingRoomSerializer, **problems(401, 404)},
         tags=["waiting room"],
     )
-    def get(self, request, sale_id: int):
-        return Response(SaleSerializer(sale_or_404(sale_id)).data)
+    def get(self, request, room_id: int):
+        return Response(WaitingRoomSerializer(room_or_404(room_id)).data)
 
 
 class QueueApi(APIView):
@@ -103,14 +115,15 @@ class QueueApi(APIView):
         operation_id="waiting_room_queue_status",
         description=(
             "Your place: poll it (every few seconds) when you cannot use the websocket "
-            "`/ws/waiting-room/{saleId}/`. Once ADMITTED it carries your admission token."
+            "`/ws/waiting-room/{room_id}/`. Once ADMITTED it carries your admission token. "
+            + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 404, 503)},
         tags=["waiting room"],
     )
-    def get(self, request, sale_id: int):
-        sale = sale_or_404(sale_id)
-        return Response(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
+    def get(self, request, room_id: int):
+        room = room_or_404(room_id)
+        return Response(room_selectors.queue_status(room=room, customer_id=request.user.pk))
 
     @extend_schema(
         operation_id="waiting_room_queue_join",
@@ -120,39 +133,16 @@ class QueueApi(APIView):
             "time). Joining again keeps your place. Limited per account and per address "
             "(429 `too-many-joins` with Retry-After); 503 while the queue store is down. "
             "A room that lets in only verified e-mail addresses answers 403 "
-            "`email-not-verified` (with `sendLinkUrl`) to an account whose address is not."
+            "`email-not-verified` (with `sendLinkUrl`) to an account whose address is not. "
+            + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 403, 404, 429, 503)},
         tags=["waiting room"],
     )
-    def post(self, request, sale_id: int):
+    def post(self, request, room_id: int):
         # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
-        sale = sale_or_404(sale_id)
-        return Response(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
-
-
-class QueueWaitlistApi(APIView):
-    @extend_schema(
-        operation_id="waiting_room_join_waitlist",
-        request=WaitlistFromQueueSerializer,
-        description=(
-            "For those told a seat is unlikely (`unlikely: true`): join the flight's waitlist "
-            "while keeping the queue place. 409 `still-likely` otherwise."
-        ),
-        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 503)},
-        tags=["waiting room"],
-    )
-    def post(self, request, sale_id: int):
-        data = WaitlistFromQueueSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        entry = room_waitlist.join_waitlist_from_queue(
-            sale_id=sale_id,
-            customer=request.user,
-            fare_class=data.validated_data.get("fare_class"),
-            party_size=data.validated_data["party_size"],
+        joining.join_queue(
+            room_id=room_id, customer=request.user, address=client_ip(request) or None
         )
-        answer = (
-            EventEntrySerializer if entry.sale.kind == EngineSaleKind.EVENT else EntrySerializer
-        )
-        return Response(answer(entry).data, status=201)
+        waiting_room = room_or_404(room_id)
+        return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))

@@ -1,4 +1,4 @@
-"""Reads of the waiting room: a customer's place, a sale's live figures, the shuffle."""
+"""Reads of the waiting room: a customer's place, a room's live figures, the shuffle."""
 
 from __future__ import annotations
 
@@ -17,51 +17,51 @@ from bookings import catalogue
 from bookings.models import Booking, BookingStatus
 from bookings.models import Inventory as EngineInventory
 from waitroom import queue
-from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
+from waitroom.models import QueueEntry, QueueStatus, WaitingRoom
 from waitroom.tokens import issue_token
 
 SHUFFLE_ALGORITHM = gettext_noop(
     "Pre-queue customers are ordered by HMAC-SHA256(key=seed as ASCII hex, "
-    "message='<sale id>:<customer id>') ascending (hex digest), ties by customer id; "
+    "message='<room id>:<customer id>') ascending (hex digest), ties by customer id; "
     "the first gets order key 1."
 )
 
 
-def shuffle_key(*, seed: str, sale_id: int, customer_id: int) -> str:
-    return hmac.new(seed.encode(), f"{sale_id}:{customer_id}".encode(), hashlib.sha256).hexdigest()
+def shuffle_key(*, seed: str, room_id: int, customer_id: int) -> str:
+    return hmac.new(seed.encode(), f"{room_id}:{customer_id}".encode(), hashlib.sha256).hexdigest()
 
 
-def shuffle_order(*, seed: str, sale_id: int, customer_ids: list[int]) -> list[int]:
+def shuffle_order(*, seed: str, room_id: int, customer_ids: list[int]) -> list[int]:
     """The published algorithm: anyone with the seed and the list of customers re-derives
     the order."""
     return sorted(
         customer_ids,
-        key=lambda c: (shuffle_key(seed=seed, sale_id=sale_id, customer_id=c), c),
+        key=lambda c: (shuffle_key(seed=seed, room_id=room_id, customer_id=c), c),
     )
 
 
-# --- which sales are protected --------------------------------------------------------------
+# --- which sales have a waiting room --------------------------------------------------------
 
 
-def protected_sale_of(*, sale_id: int) -> int | None:
+def room_of_sale(*, sale_id: int) -> int | None:
     """The waiting room in front of the engine's sale `sale_id` (a flight's, an event's), if
     any: one indexed query (the unique index on sale).  The hold path asks
-    `waitroom.protection`, which caches this answer and retires it whenever a protected sale
+    `waitroom.protection`, which caches this answer and retires it whenever a waiting room
     changes: a stale "unprotected" answer would let holds past the waiting room at the very
     on-sale moment it exists for."""
-    return ProtectedSale.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
+    return WaitingRoom.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
 
 
-def waitlist_classes(*, sale: ProtectedSale) -> list[tuple[str, str]]:
+def waitlist_classes(*, room: WaitingRoom) -> list[tuple[str, str]]:
     """(code, label) of the inventory classes of the sale behind the waiting room (a flight's
     fare classes, an event's price categories and standing areas): what its queue's
     one-click waitlist may be joined for, named by the sale's own catalogue."""
     codes = (
-        EngineInventory.objects.filter(sale_id=sale.sale_id)
+        EngineInventory.objects.filter(sale_id=room.sale_id)
         .order_by("fare_class")
         .values_list("fare_class", flat=True)
     )
-    return [(code, catalogue.describe_class(sale.sale, code)) for code in codes]
+    return [(code, catalogue.describe_class(room.sale, code)) for code in codes]
 
 
 # --- figures --------------------------------------------------------------------------------
@@ -74,8 +74,8 @@ class Inventory:
     left: int
 
 
-def inventory_of(*, sale: ProtectedSale) -> Inventory:
-    totals = EngineInventory.objects.filter(sale_id=sale.sale_id).aggregate(
+def inventory_of(*, room: WaitingRoom) -> Inventory:
+    totals = EngineInventory.objects.filter(sale_id=room.sale_id).aggregate(
         total_sold=Sum("sold"),
         total_held=Sum("held"),
         total_left=Sum(F("capacity") + F("overbook_limit") - F("sold") - F("held")),
@@ -85,17 +85,17 @@ def inventory_of(*, sale: ProtectedSale) -> Inventory:
     )
 
 
-def shopping_count(*, sale: ProtectedSale, now: datetime) -> int:
+def shopping_count(*, room: WaitingRoom, now: datetime) -> int:
     """Admitted, still inside, and without a live booking on the sale: the people who may
     still take units.  (Once they hold, their units are counted in `held`.)"""
     booked = Booking.objects.filter(
         customer_id=OuterRef("customer_id"),
-        sale_id=sale.sale_id,
+        sale_id=room.sale_id,
         status__in=[BookingStatus.HELD, BookingStatus.CONFIRMED],
     )
     return (
         QueueEntry.objects.filter(
-            sale=sale, status=QueueStatus.ADMITTED, admission_expires_at__gt=now
+            room=room, status=QueueStatus.ADMITTED, admission_expires_at__gt=now
         )
         .exclude(Exists(booked))
         .count()
@@ -108,7 +108,7 @@ def horizon_people(*, units_left: int, shopping: int) -> int:
 
 
 @dataclass(frozen=True)
-class SaleFigures:
+class RoomFigures:
     waiting: int | None
     prequeue: int | None
     admitted: int
@@ -119,30 +119,30 @@ class SaleFigures:
     paused: bool
 
 
-def sale_figures(*, sale: ProtectedSale, now: datetime | None = None) -> SaleFigures:
+def room_figures(*, room: WaitingRoom, now: datetime | None = None) -> RoomFigures:
     """For staff: waiting (None while Redis is unreachable), admitted so far, shopping
     inside, units sold and left, and the ETA of the last person in line."""
     now = now or timezone.now()
     try:
-        waiting, pre = queue.counts(sale.pk)
+        waiting, pre = queue.counts(room.pk)
     except Exception:  # the admin page must still render while Redis is down
         waiting = pre = None
-    inventory = inventory_of(sale=sale)
-    shopping = shopping_count(sale=sale, now=now)
+    inventory = inventory_of(room=room)
+    shopping = shopping_count(room=room, now=now)
     eta = None
-    if waiting and not sale.paused:
+    if waiting and not room.paused:
         horizon = horizon_people(units_left=inventory.left, shopping=shopping)
         if waiting <= horizon:
-            eta = math.ceil(waiting * 60 / sale.admit_per_minute)
-    return SaleFigures(
+            eta = math.ceil(waiting * 60 / room.admit_per_minute)
+    return RoomFigures(
         waiting=waiting,
         prequeue=pre,
-        admitted=sale.admissions.count(),
+        admitted=room.admissions.count(),
         inside=shopping,
         sold=inventory.sold,
         left=inventory.left,
         eta_seconds=eta,
-        paused=sale.paused,
+        paused=room.paused,
     )
 
 
@@ -170,18 +170,19 @@ def describe_place(*, position: int, state: dict | None) -> dict:
     }
 
 
-def queue_status(*, sale: ProtectedSale, customer_id: int, now: datetime | None = None) -> dict:
+def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = None) -> dict:
     """A customer's snapshot (also the polling endpoint's body).  The rank and `version` are
     read atomically (they are also written atomically by the tick), so a page applies
     exactly the messages after it.  Raises
     QueueUnavailable only for waiting customers while Redis is down."""
     now = now or timezone.now()
-    entry = QueueEntry.objects.filter(sale=sale, customer_id=customer_id).first()
+    entry = QueueEntry.objects.filter(room=room, customer_id=customer_id).first()
     base = {
-        "saleId": sale.pk,
-        "opensAt": sale.opens_at.isoformat(),
-        "seedCommitment": sale.seed_commitment,
-        "seed": sale.seed_published,
+        # The wire keeps its name: `saleId` here is the room's id (docs/architecture.md).
+        "saleId": room.pk,
+        "opensAt": room.opens_at.isoformat(),
+        "seedCommitment": room.seed_commitment,
+        "seed": room.seed_published,
     }
     if entry is None:
         return {**base, "status": "NOT_JOINED"}
@@ -194,25 +195,25 @@ def queue_status(*, sale: ProtectedSale, customer_id: int, now: datetime | None 
             **base,
             "status": QueueStatus.ADMITTED.value,
             "token": issue_token(
-                sale_id=sale.pk,
+                room_id=room.pk,
                 customer_id=customer_id,
                 expires_at=entry.admission_expires_at,
             ),
             "expiresAt": entry.admission_expires_at.isoformat(),
-            "enterUrl": f"/waiting-room/{sale.pk}/enter/",
+            "enterUrl": f"/waiting-room/{room.pk}/enter/",
         }
-    queue.ensure_index(sale.pk)
+    queue.ensure_index(room.pk)
     if entry.order_key is None:
-        version = queue.current_version(sale.pk)
-        _waiting, pre = queue.counts(sale.pk)
+        version = queue.current_version(room.pk)
+        _waiting, pre = queue.counts(room.pk)
         return {**base, "status": "PREQUEUE", "prequeue": pre, "version": version}
-    rank, version = queue.rank_and_version(sale.pk, entry.pk)
+    rank, version = queue.rank_and_version(room.pk, entry.pk)
     if rank is None:  # joined a moment ago and not indexed yet: count in PostgreSQL
         rank = QueueEntry.objects.filter(
-            sale=sale, status=QueueStatus.WAITING, order_key__lt=entry.order_key
+            room=room, status=QueueStatus.WAITING, order_key__lt=entry.order_key
         ).count()
     return {
         **base,
-        **describe_place(position=rank + 1, state=queue.load_state(sale.pk)),
+        **describe_place(position=rank + 1, state=queue.load_state(room.pk)),
         "version": version,
     }

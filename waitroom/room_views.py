@@ -1,5 +1,6 @@
-"""Queue pages: the queue itself (live over a websocket, polling as fallback), joining,
-entering once admitted (the token goes into a cookie), and the one-click waitlist.  Thin."""
+"""Queue pages: the queue itself (live over a websocket, polling as fallback), joining, and
+entering once admitted (the token goes into a cookie).  Thin.  (The queue page's one-click
+waitlist join is a waitlist door: storefront/waitlist_views.py.)"""
 
 from __future__ import annotations
 
@@ -16,40 +17,43 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.selectors import has_verified_email
 from bookings import catalogue
+from bookings.models import SaleKind
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import room, room_selectors, room_waitlist
+from waitroom import joining, room_selectors
 from waitroom.errors import QueueUnavailable
-from waitroom.forms import QueueWaitlistForm
 from waitroom.gate import cookie_name
-from waitroom.models import ProtectedSale, SaleKind
+from waitroom.models import WaitingRoom
 
 
-def _sale(sale_id: int) -> ProtectedSale:
+def _room(room_id: int) -> WaitingRoom:
     return get_object_or_404(
-        ProtectedSale.objects.select_related(
-            "flight__origin", "flight__destination", "sale", *catalogue.owner_paths("sale__")
-        ),
-        pk=sale_id,
+        WaitingRoom.objects.select_related("sale", *catalogue.owner_paths("sale__")), pk=room_id
     )
 
 
-def _shop_url(sale: ProtectedSale) -> str:
+def _item(room: WaitingRoom):
+    """The catalogue item (a flight, an event) whose sale the room guards."""
+    _owner, item = catalogue.owner_item(room.sale)
+    return item
+
+
+def _shop_url(room: WaitingRoom) -> str:
     """Where an admitted shopper goes: the seat picker of what the waiting room guards."""
-    if sale.kind == SaleKind.EVENT:
-        return reverse("events:detail", args=[sale.sale.event.pk])
-    picker = reverse("flights:seat_picker", args=[sale.flight_id])
+    if room.kind == SaleKind.EVENT:
+        return reverse("events:detail", args=[_item(room).pk])
+    picker = reverse("flights:seat_picker", args=[_item(room).pk])
     return picker + "?" + urlencode({"fare": "ECONOMY", "passengers": 1})
 
 
 @require_GET
 @never_cache
 @login_required
-def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
-    sale = _sale(sale_id)
+def queue_page(request: HttpRequest, room_id: int) -> HttpResponse:
+    room = _room(room_id)
     try:
-        status = room_selectors.queue_status(sale=sale, customer_id=request.user.pk)
+        status = room_selectors.queue_status(room=room, customer_id=request.user.pk)
     except QueueUnavailable as error:
         messages.warning(request, f"{error.title}. {error.detail}")
         status = {"status": "UNKNOWN"}
@@ -57,29 +61,32 @@ def queue_page(request: HttpRequest, sale_id: int) -> HttpResponse:
         request,
         "waitroom/queue.html",
         {
-            "sale": sale,
-            "flight": sale.flight,
+            "room": room,
+            # A flight's page names the flight and its airports; others the sale's summary.
+            "flight": _item(room) if room.kind == SaleKind.FLIGHT else None,
             "status": status,
-            "needs_verified_email": sale.require_verified_email
+            "needs_verified_email": room.require_verified_email
             and not has_verified_email(request.user),
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
-            "waitlist_classes": room_selectors.waitlist_classes(sale=sale),
+            "waitlist_classes": room_selectors.waitlist_classes(room=room),
             "your_shuffle_key": room_selectors.shuffle_key(
-                seed=sale.seed, sale_id=sale.pk, customer_id=request.user.pk
+                seed=room.seed, room_id=room.pk, customer_id=request.user.pk
             )
-            if sale.shuffled_at
+            if room.shuffled_at
             else None,
         },
     )
 
 
 @require_POST
-def join(request: HttpRequest, sale_id: int) -> HttpResponse:
-    page = reverse("waitroom:queue", args=[sale_id])
+def join(request: HttpRequest, room_id: int) -> HttpResponse:
+    page = reverse("waitroom:queue", args=[room_id])
     if not request.user.is_authenticated:
         return redirect_to_login(page)
     try:
-        room.join_queue(sale_id=sale_id, customer=request.user, address=client_ip(request) or None)
+        joining.join_queue(
+            room_id=room_id, customer=request.user, address=client_ip(request) or None
+        )
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(page)
@@ -88,11 +95,13 @@ def join(request: HttpRequest, sale_id: int) -> HttpResponse:
 @require_GET
 @never_cache
 @login_required
-def status_json(request: HttpRequest, sale_id: int) -> JsonResponse:
+def status_json(request: HttpRequest, room_id: int) -> JsonResponse:
     """The polling fallback of the queue page (same body as the websocket's messages)."""
-    sale = _sale(sale_id)
+    waiting_room = _room(room_id)
     try:
-        return JsonResponse(room_selectors.queue_status(sale=sale, customer_id=request.user.pk))
+        return JsonResponse(
+            room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk)
+        )
     except DomainError as error:
         return domain_error_response(error)
 
@@ -100,46 +109,21 @@ def status_json(request: HttpRequest, sale_id: int) -> JsonResponse:
 @require_GET
 @never_cache
 @login_required
-def enter(request: HttpRequest, sale_id: int) -> HttpResponse:
-    """Admitted: put the token in this sale's cookie and go on to the seat picker."""
-    sale = _sale(sale_id)
-    status = room_selectors.queue_status(sale=sale, customer_id=request.user.pk)
+def enter(request: HttpRequest, room_id: int) -> HttpResponse:
+    """Admitted: put the token in this room's cookie and go on to the seat picker."""
+    waiting_room = _room(room_id)
+    status = room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk)
     if status["status"] != "ADMITTED":
         messages.error(request, _("It is not your turn yet: please keep your place in the queue."))
-        return redirect("waitroom:queue", sale_id=sale_id)
-    response = redirect(_shop_url(sale))
+        return redirect("waitroom:queue", room_id=room_id)
+    response = redirect(_shop_url(waiting_room))
     response.set_cookie(
-        cookie_name(sale.pk),
+        cookie_name(waiting_room.pk),
         status["token"],
-        max_age=sale.stay_seconds,
+        max_age=waiting_room.stay_seconds,
         httponly=True,
         samesite="Lax",
         secure=request.is_secure(),
     )
     messages.success(request, _("You are in! Choose your seats before your time runs out."))
     return response
-
-
-@require_POST
-def join_waitlist(request: HttpRequest, sale_id: int) -> HttpResponse:
-    page = reverse("waitroom:queue", args=[sale_id])
-    if not request.user.is_authenticated:
-        return redirect_to_login(page)
-    form = QueueWaitlistForm(
-        request.POST, classes=room_selectors.waitlist_classes(sale=_sale(sale_id))
-    )
-    if not form.is_valid():
-        messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
-        return redirect(page)
-    try:
-        room_waitlist.join_waitlist_from_queue(
-            sale_id=sale_id,
-            customer=request.user,
-            fare_class=form.cleaned_data["fare_class"],
-            party_size=form.cleaned_data["party_size"],
-        )
-    except DomainError as error:
-        messages.error(request, f"{error.title}. {error.detail}")
-        return redirect(page)
-    messages.success(request, _("You are on the waitlist, and you keep your place in the queue."))
-    return redirect(reverse("bookings:mine") + "#waitlist")

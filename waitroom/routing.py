@@ -6,5 +6,5 @@ from waitroom.consumers import QueueConsumer
 # Only this route reads the session: the seat-map websockets stay anonymous and cost no
 # query per handshake.
 websocket_urlpatterns = [
-    path("ws/waiting-room/<int:sale_id>/", AuthMiddlewareStack(QueueConsumer.as_asgi())),
+    path("ws/waiting-room/<int:room_id>/", AuthMiddlewareStack(QueueConsumer.as_asgi())),
 ]

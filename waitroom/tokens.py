@@ -1,7 +1,7 @@
-"""Admission tokens: HMAC-SHA256 over (sale, customer, expiry), checked without Redis or the
+"""Admission tokens: HMAC-SHA256 over (waiting room, customer, expiry), checked without Redis or the
 database, so an admitted shopper keeps shopping while Redis is down.
 
-Format: `wr1.<sale id>.<customer id>.<expiry, unix seconds>.<base64url signature>`.
+Format: `wr1.<room id>.<customer id>.<expiry, unix seconds>.<base64url signature>`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ VERSION = "wr1"
 
 @dataclass(frozen=True)
 class TokenClaims:
-    sale_id: int
+    room_id: int
     customer_id: int
     expires_at: datetime
 
@@ -31,8 +31,8 @@ def _signature(message: str) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def issue_token(*, sale_id: int, customer_id: int, expires_at: datetime) -> str:
-    message = f"{VERSION}.{sale_id}.{customer_id}.{int(expires_at.timestamp())}"
+def issue_token(*, room_id: int, customer_id: int, expires_at: datetime) -> str:
+    message = f"{VERSION}.{room_id}.{customer_id}.{int(expires_at.timestamp())}"
     return f"{message}.{_signature(message)}"
 
 
@@ -50,15 +50,15 @@ def read_token(token: str | None) -> TokenClaims | None:
     if not hmac.compare_digest(signature.encode(), _signature(message).encode()):
         return None
     try:
-        sale_id, customer_id, expiry = int(parts[1]), int(parts[2]), int(parts[3])
+        room_id, customer_id, expiry = int(parts[1]), int(parts[2]), int(parts[3])
         expires_at = datetime.fromtimestamp(expiry, tz=UTC)
     except (ValueError, OverflowError, OSError):
         return None
-    return TokenClaims(sale_id, customer_id, expires_at)
+    return TokenClaims(room_id, customer_id, expires_at)
 
 
 def check_token(
-    token: str | None, *, sale_id: int, customer_id: int, now: datetime
+    token: str | None, *, room_id: int, customer_id: int, now: datetime
 ) -> tuple[bool, str]:
     """(valid, reason a person can read)."""
     claims = read_token(token)
@@ -66,7 +66,7 @@ def check_token(
         return False, gettext("you have no admission token for it.")
     if claims is None:
         return False, gettext("your admission token is not valid.")
-    if claims.sale_id != sale_id:
+    if claims.room_id != room_id:
         return False, gettext("your admission token is for another sale.")
     if claims.customer_id != customer_id:
         return False, gettext("your admission token belongs to another customer.")

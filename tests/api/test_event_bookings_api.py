@@ -16,7 +16,7 @@ from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
 from events.services import put_event_on_sale
 from tests.api.conftest import GOOD_CARD, client_for, pay, problem
 from tests.events.factories import EventFactory
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
 
@@ -186,9 +186,8 @@ def test_a_draft_event_cannot_be_booked(api):
 
 
 def test_a_protected_event_sale_needs_an_admission_token(api, event):
-    protect_sale(
+    open_waiting_room(
         sale_id=event.sale_id,
-        kind="EVENT",
         opens_at=timezone.now() - timedelta(minutes=1),
         admit_per_minute=10,
         max_inside=10,

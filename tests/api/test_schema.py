@@ -24,7 +24,7 @@ from kernel.outbox import relay_outbox
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
 
@@ -225,13 +225,11 @@ def world(customer):
         )
     )
     queued = FlightFactory()
-    protect_sale(
+    open_waiting_room(
         sale_id=queued.sale_id,
-        kind="FLIGHT",
         opens_at=timezone.now() - timedelta(minutes=1),
         admit_per_minute=10,
         max_inside=10,
-        flight_id=queued.pk,
     )
     relay_outbox(now=timezone.now() + timedelta(hours=1))
     pairs = [

@@ -16,8 +16,8 @@ from events.models import Event
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from waitroom.gate import cookie_name
-from waitroom.models import ProtectedSale
-from waitroom.room import protect_sale
+from waitroom.models import WaitingRoom
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import issue_token
 
 pytestmark = pytest.mark.django_db
@@ -207,7 +207,7 @@ def test_the_demo_flash_sale_sends_customers_to_the_waiting_room(client, custome
     load_event_demo()
     load_event_demo()  # idempotent: one waiting room
     event = Event.objects.get(name="White Nights Festival — opening")
-    room = ProtectedSale.objects.get(sale_id=event.sale_id)
+    room = WaitingRoom.objects.get(sale_id=event.sale_id)
     assert (room.kind, room.opens_at) == ("EVENT", event.on_sale_at)
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert f'href="/waiting-room/{room.pk}/"' in html and "seat-input" not in html
@@ -222,9 +222,8 @@ def test_the_demo_flash_sale_sends_customers_to_the_waiting_room(client, custome
 
 def test_an_admitted_shopper_sees_the_seat_map_of_a_protected_sale_and_holds(client, customer):
     event = EventFactory()
-    room = protect_sale(
+    room = open_waiting_room(
         sale_id=event.sale_id,
-        kind="EVENT",
         opens_at=event.on_sale_at,
         admit_per_minute=10,
         max_inside=10,
@@ -232,7 +231,7 @@ def test_an_admitted_shopper_sees_the_seat_map_of_a_protected_sale_and_holds(cli
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert "seat-input" not in html and f"/waiting-room/{room.pk}/" in html
     client.cookies[cookie_name(room.pk)] = issue_token(
-        sale_id=room.pk, customer_id=customer.pk, expires_at=timezone.now() + timedelta(minutes=5)
+        room_id=room.pk, customer_id=customer.pk, expires_at=timezone.now() + timedelta(minutes=5)
     )
     html = client.get(f"/events/{event.pk}/").content.decode()
     assert "seat-input" in html and "waiting-room" not in html

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from bookings.customer_holds import hold_seats
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, StaffFactory, UserFactory
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 
 # transaction=True: the pay page calls the gateway, which refuses to run inside a transaction.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -311,13 +311,11 @@ def world(settings, db):
     clients["customer"].force_login(customer)
     clients["staff"].force_login(StaffFactory())
     queued = FlightFactory()
-    protect_sale(
+    open_waiting_room(
         sale_id=queued.sale_id,
-        kind="FLIGHT",
         opens_at=timezone.now() - timedelta(minutes=1),
         admit_per_minute=10,
         max_inside=10,
-        flight_id=queued.pk,
     )
     values = {
         "sale": queued.sale_id,
@@ -377,7 +375,7 @@ NOT_FORMS = {
     "bookings:ticket-png",
     "bookings:ticket-svg",
     "bookings:ticket-pdf",
-    "waitroom:state",
+    "waitlist:state",
     "waitroom:queue_status",
     "languages:javascript-catalog",
     # django.contrib.auth's own reset view: its path is taken by accounts:password_reset.

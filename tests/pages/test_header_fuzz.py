@@ -25,7 +25,7 @@ from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, UserFactory
 from tests.waitroom.room_helpers import no_limits, room_redis  # noqa: F401  (fixture)
 from waitroom.gate import cookie_name
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import issue_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -132,9 +132,8 @@ def world(settings, room_redis):  # noqa: F811
         passenger_names=["Ann"],
     )
     event = EventFactory()
-    room = protect_sale(
+    room = open_waiting_room(
         sale_id=event.sale_id,
-        kind="EVENT",
         opens_at=timezone.now() - timedelta(minutes=1),
         admit_per_minute=60,
         max_inside=10,
@@ -147,7 +146,7 @@ def world(settings, room_redis):  # noqa: F811
         "django_language": "en",
         "messages": "",
         cookie_name(room.pk): issue_token(
-            sale_id=room.pk,
+            room_id=room.pk,
             customer_id=customer.pk,
             expires_at=timezone.now() + timedelta(minutes=10),
         ),

@@ -20,7 +20,7 @@ from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import AirportFactory, FlightFactory
 from tests.pages.test_payment_pages import hold, pay, pay_key
 from tests.waitroom.room_helpers import protect, room_redis  # noqa: F401 - a fixture
-from waitroom import room
+from waitroom import joining
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def test_the_pre_queue_counts_one_person_and_opens_in_local_time(
     flight = FlightFactory(code="SK641")
     opens = timezone.now() + timedelta(hours=3)
     sale = protect(flight, opens_at=opens)
-    room.join_queue(sale_id=sale.pk, customer=customer)
+    joining.join_queue(room_id=sale.pk, customer=customer)
     client.force_login(customer)
     page = text(client.get(reverse("waitroom:queue", args=[sale.pk])))
     assert '<span id="queue-prequeue">1</span> person so far' in page
@@ -127,15 +127,14 @@ def test_the_event_page_and_the_waiting_room_name_the_same_local_time(
     customer,
     room_redis,  # noqa: F811 - the fixture
 ):
-    from waitroom.room import protect_sale
+    from waitroom.staff import open_waiting_room
 
     event = EventFactory(
         venue=VenueFactory(city="Moscow", time_zone="Europe/Moscow"),
         on_sale_at=timezone.now() + timedelta(hours=2),
     )
-    sale = protect_sale(
+    sale = open_waiting_room(
         sale_id=event.sale_id,
-        kind="EVENT",
         opens_at=event.on_sale_at,
         admit_per_minute=60,
         max_inside=100,

@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
 from tests.pages.test_browser import logged_in_page, off_loop
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import queue, room, room_selectors
+from waitroom import admission, joining, queue, room_selectors
 
 # One worker for the module under xdist: room_server starts once.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("waiting-room-live")]
@@ -51,9 +51,9 @@ def two_in_line():
     t0 = timezone.now() - timedelta(seconds=1)
     sale = protect(flight, opens_at=t0, rate=60, max_inside=1)
     first, second = make_customers(2)
-    room.join_queue(sale_id=sale.pk, customer=first)
-    room.join_queue(sale_id=sale.pk, customer=second)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
+    joining.join_queue(room_id=sale.pk, customer=first)
+    joining.join_queue(room_id=sale.pk, customer=second)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
     return flight, sale, first, second
 
 
@@ -79,7 +79,7 @@ def test_positions_move_live_and_the_admitted_customer_is_told(room_server, same
         assert {snap1["position"], snap2["position"]} == {1, 2}
         front, back = (ws1, ws2) if snap1["position"] == 1 else (ws2, ws1)
 
-        tick = room.admit_shoppers(sale_id=sale.pk, now=timezone.now())
+        tick = admission.admit_shoppers(room_id=sale.pk, now=timezone.now())
         assert len(tick.admitted) == 1
 
         admitted = json.loads(front.recv(timeout=5))
@@ -91,7 +91,7 @@ def test_positions_move_live_and_the_admitted_customer_is_told(room_server, same
 
 def test_a_reconnect_gets_a_fresh_snapshot(room_server, same_prefix):
     _flight, sale, first, second = two_in_line()
-    room.admit_shoppers(sale_id=sale.pk, now=timezone.now())  # while nobody listens
+    admission.admit_shoppers(room_id=sale.pk, now=timezone.now())  # while nobody listens
     statuses = []
     for user in (first, second):
         with open_queue(room_server, sale, user) as ws:
@@ -129,7 +129,7 @@ def test_in_a_browser_one_is_admitted_and_the_others_place_moves(browser, room_s
     expect(status).to_contain_text("number 2 in line")
     shot(pages[back], "30-waiting-room-number-2")
 
-    tick = off_loop(room.admit_shoppers, sale_id=sale.pk, now=timezone.now())
+    tick = off_loop(admission.admit_shoppers, room_id=sale.pk, now=timezone.now())
     assert len(tick.admitted) == 1
 
     # No reload by the test: the admitted page moves on to the seat picker by itself ...
@@ -148,14 +148,14 @@ def test_the_shuffle_turns_pre_queue_pages_into_places(room_server, same_prefix)
     opens_at = timezone.now() + timedelta(minutes=5)
     sale = protect(flight, opens_at=opens_at, rate=60, max_inside=1)
     first, second = make_customers(2)
-    room.join_queue(sale_id=sale.pk, customer=first)
-    room.join_queue(sale_id=sale.pk, customer=second)
+    joining.join_queue(room_id=sale.pk, customer=first)
+    joining.join_queue(room_id=sale.pk, customer=second)
     with open_queue(room_server, sale, first) as ws1, open_queue(room_server, sale, second) as ws2:
         before = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
         assert [b["status"] for b in before] == ["PREQUEUE", "PREQUEUE"]
         assert before[0]["prequeue"] == 2
 
-        room.admit_shoppers(sale_id=sale.pk, now=opens_at)  # the shuffle
+        admission.admit_shoppers(room_id=sale.pk, now=opens_at)  # the shuffle
 
         after = [json.loads(ws.recv(timeout=5)) for ws in (ws1, ws2)]
     assert [a["status"] for a in after] == ["WAITING", "WAITING"]
@@ -166,7 +166,7 @@ def test_the_shuffle_turns_pre_queue_pages_into_places(room_server, same_prefix)
 def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_broadcast(
     room_server, same_prefix
 ):
-    """A tick admits in steps (room.run_admission_tick): each admitted customer hears at
+    """A tick admits in steps (admission.run_admission_tick): each admitted customer hears at
     their step, on their own channel; the waiting pages move once, at the tick's broadcast,
     by everyone admitted since the last one; and a snapshot in between agrees with them."""
     flight = small_flight(rows=30)
@@ -174,8 +174,8 @@ def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_br
     sale = protect(flight, opens_at=t0, rate=60, max_inside=3)
     customers = make_customers(3)
     for customer in customers:
-        room.join_queue(sale_id=sale.pk, customer=customer)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
+        joining.join_queue(room_id=sale.pk, customer=customer)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle, no rate credit yet
     with ExitStack() as stack:
         sockets = [stack.enter_context(open_queue(room_server, sale, c)) for c in customers]
         snaps = [json.loads(ws.recv(timeout=5)) for ws in sockets]
@@ -187,24 +187,28 @@ def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_br
         assert list(by_place) == [1, 2, 3]
         (ws1, _c1), (ws2, _c2), (ws3, c3) = by_place[1], by_place[2], by_place[3]
 
-        step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=1), broadcast=False)
+        step = admission.admit_shoppers(
+            room_id=sale.pk, now=t0 + timedelta(seconds=1), broadcast=False
+        )
         assert len(step.admitted) == 1
         assert json.loads(ws1.recv(timeout=5))["status"] == "ADMITTED"
-        step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False)
+        step = admission.admit_shoppers(
+            room_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False
+        )
         assert len(step.admitted) == 1
         assert json.loads(ws2.recv(timeout=5))["status"] == "ADMITTED"
         with pytest.raises(TimeoutError):  # no broadcast yet: the last page has not moved
             ws3.recv(timeout=0.5)
         # ... and its snapshot still counts the two admitted ahead, at the old version.
-        between = room_selectors.queue_status(sale=sale, customer_id=c3.pk)
+        between = room_selectors.queue_status(room=sale, customer_id=c3.pk)
         assert between["position"] == 3 and between["version"] == snaps[0]["version"]
 
-        last = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2))
+        last = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=2))
         assert last.admitted == []  # the broadcast step: no credit left, but it flushes
         moved = json.loads(ws3.recv(timeout=5))
         assert moved["status"] == "WAITING" and moved["position"] == 1
         assert moved["version"] == between["version"] + 1
-        after = room_selectors.queue_status(sale=sale, customer_id=c3.pk)
+        after = room_selectors.queue_status(room=sale, customer_id=c3.pk)
         assert (after["position"], after["version"]) == (1, moved["version"])
         with pytest.raises(TimeoutError):  # the admitted pages ignore the broadcast
             ws1.recv(timeout=0.3)

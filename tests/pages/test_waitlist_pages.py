@@ -45,7 +45,7 @@ def sold_out():
 
 def join(client, flight, party="2", fare="ECONOMY", follow=True, **extra):
     return client.post(
-        reverse("waitroom:join", args=[flight.pk]),
+        reverse("waitlist:join", args=[flight.pk]),
         {"fare_class": fare, "party_size": party, **extra},
         follow=follow,
     )
@@ -60,7 +60,7 @@ def test_search_and_picker_offer_the_waitlist_on_a_sold_out_fare(client, custome
     )
     html = search.content.decode()
     assert "Sold out" in html
-    assert reverse("waitroom:join", args=[sold_out.pk]) in html and "Join waitlist" in html
+    assert reverse("waitlist:join", args=[sold_out.pk]) in html and "Join waitlist" in html
     picker = client.get(
         reverse("flights:seat_picker", args=[sold_out.pk]) + "?fare=ECONOMY&passengers=2"
     )
@@ -88,14 +88,14 @@ def test_join_shows_the_position_and_leave_removes_it(client, customer, sold_out
     entry = WaitlistEntry.objects.get(customer=customer)
     assert (entry.status, entry.party_size) == (WaitlistStatus.WAITING, 2)
     assert b"number 2</strong> in line" in joined.content
-    assert reverse("waitroom:leave", args=[sold_out.pk]).encode() in joined.content
+    assert reverse("waitlist:leave", args=[sold_out.pk]).encode() in joined.content
 
     again = join(client, sold_out)
     assert any(m.startswith("Already on the waitlist") for m in messages_of(again))
     assert WaitlistEntry.objects.filter(customer=customer).count() == 1
 
     left = client.post(
-        reverse("waitroom:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
+        reverse("waitlist:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
     )
     assert any("left the waitlist" in m for m in messages_of(left))
     entry.refresh_from_db()
@@ -103,7 +103,7 @@ def test_join_shows_the_position_and_leave_removes_it(client, customer, sold_out
     assert b"in line" not in left.content
 
     twice = client.post(
-        reverse("waitroom:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
+        reverse("waitlist:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
     )
     assert any(m.startswith("Not on the waitlist") for m in messages_of(twice))
 
@@ -144,7 +144,7 @@ def test_join_goes_back_to_the_page_it_came_from_but_never_off_site(client, cust
 def test_anonymous_join_and_leave_go_to_login_and_change_nothing(client, sold_out):
     response = join(client, sold_out, follow=False)
     assert response.status_code == 302 and response.url.startswith(reverse("login"))
-    leave = client.post(reverse("waitroom:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"})
+    leave = client.post(reverse("waitlist:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"})
     assert leave.status_code == 302 and leave.url.startswith(reverse("login"))
     assert WaitlistEntry.objects.count() == 0
 
@@ -180,7 +180,7 @@ def test_others_cannot_see_or_leave_my_entry(client, customer, other_customer, s
     client.force_login(other_customer)
     assert b"in line" not in client.get(reverse("bookings:mine")).content
     response = client.post(
-        reverse("waitroom:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
+        reverse("waitlist:leave", args=[sold_out.pk]), {"fare_class": "ECONOMY"}, follow=True
     )
     assert any(m.startswith("Not on the waitlist") for m in messages_of(response))
     assert WaitlistEntry.objects.get().status == WaitlistStatus.WAITING
@@ -202,13 +202,13 @@ def test_waitlist_state_changes_when_an_offer_arrives(client, customer, sold_out
     client.force_login(customer)
     join(client, sold_out, party="1")
     page = client.get(reverse("bookings:mine"))
-    before = client.get(reverse("waitroom:state")).json()["state"]
+    before = client.get(reverse("waitlist:state")).json()["state"]
     assert f'data-state="{before}"' in page.text and "WAITING" in before
     cancel_hold(customer=sold_out.holds[0].customer, booking_id=sold_out.holds[0].pk)
-    after = client.get(reverse("waitroom:state")).json()["state"]
+    after = client.get(reverse("waitlist:state")).json()["state"]
     assert after != before and "OFFERED" in after
 
 
 def test_waitlist_state_needs_login(client):
-    response = client.get(reverse("waitroom:state"))
+    response = client.get(reverse("waitlist:state"))
     assert response.status_code == 302 and "login" in response["Location"]

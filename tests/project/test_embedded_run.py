@@ -165,10 +165,10 @@ PROTECT_A_DEMO_FLIGHT = """
 import json
 from django.utils import timezone
 from flights.models import Flight
-from waitroom.room import protect_flight
+from waitroom.staff import open_waiting_room
 flight = Flight.objects.filter(code="VN213", status="SCHEDULED").order_by("departure_at").first()
-room = protect_flight(
-    flight_id=flight.pk, opens_at=timezone.now(), admit_per_minute=120, max_inside=10
+room = open_waiting_room(
+    sale_id=flight.sale_id, opens_at=timezone.now(), admit_per_minute=120, max_inside=10
 )
 print(json.dumps({"room": room.pk, "flight": flight.pk}))
 """

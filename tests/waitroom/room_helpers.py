@@ -12,8 +12,8 @@ from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
 from tests.factories import FlightFactory, economy_only_layout
-from waitroom import queue, room
-from waitroom.models import ProtectedSale
+from waitroom import queue, staff
+from waitroom.models import WaitingRoom
 
 User = get_user_model()
 
@@ -50,9 +50,9 @@ def protect(
     rate: int = 60,
     max_inside: int = 100,
     stay_seconds: int = 600,
-) -> ProtectedSale:
-    return room.protect_flight(
-        flight_id=flight.pk,
+) -> WaitingRoom:
+    return staff.open_waiting_room(
+        sale_id=flight.sale_id,
         opens_at=opens_at or timezone.now() - timedelta(seconds=1),
         admit_per_minute=rate,
         max_inside=max_inside,

@@ -14,8 +14,8 @@ from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.factories import UserFactory
 from tests.waitroom.room_helpers import protect, small_flight
-from waitroom import protection, room
-from waitroom.models import ProtectedSale
+from waitroom import admission, protection
+from waitroom.models import WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,13 +30,13 @@ def hold(client, flight, seat):
 
 def test_a_cached_answer_costs_no_query(django_assert_num_queries):
     flight = small_flight()
-    assert protection.cached_protected_sale_of(sale_id=flight.pk) is None
+    assert protection.cached_room_of_sale(sale_id=flight.pk) is None
     with django_assert_num_queries(0):
-        assert protection.cached_protected_sale_of(sale_id=flight.pk) is None
+        assert protection.cached_room_of_sale(sale_id=flight.pk) is None
     sale = protect(flight)
-    assert protection.cached_protected_sale_of(sale_id=flight.pk) == sale.pk
+    assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk
     with django_assert_num_queries(0):
-        assert protection.cached_protected_sale_of(sale_id=flight.pk) == sale.pk
+        assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk
 
 
 def test_protecting_a_flight_turns_holds_away_at_once(room_redis):
@@ -58,28 +58,31 @@ def test_removing_the_waiting_room_lets_holds_through_again(room_redis):
     api = client_for(UserFactory())
     assert hold(api, flight, "1A").status_code == 403  # "protected" is cached now
 
-    ProtectedSale.objects.get(pk=sale.pk).delete()
+    WaitingRoom.objects.get(pk=sale.pk).delete()
     assert hold(api, flight, "1A").status_code == 201
 
 
 def test_moving_a_waiting_room_to_another_flight_is_seen_on_both(room_redis):
     old, new = small_flight(), small_flight()
     sale = protect(old)
-    assert protection.cached_protected_sale_of(sale_id=old.pk) == sale.pk
-    assert protection.cached_protected_sale_of(sale_id=new.pk) is None
+    assert protection.cached_room_of_sale(sale_id=old.pk) == sale.pk
+    assert protection.cached_room_of_sale(sale_id=new.pk) is None
 
-    moved = ProtectedSale.objects.get(pk=sale.pk)
-    moved.flight, moved.sale_id = new, new.pk
+    moved = WaitingRoom.objects.get(pk=sale.pk)
+    moved.sale_id = new.sale_id
     moved.save()  # what the admin does
-    assert protection.cached_protected_sale_of(sale_id=old.pk) is None
-    assert protection.cached_protected_sale_of(sale_id=new.pk) == sale.pk
+    assert protection.cached_room_of_sale(sale_id=old.pk) is None
+    assert protection.cached_room_of_sale(sale_id=new.pk) == sale.pk
 
 
-def test_deleting_the_flight_forgets_its_waiting_room():
+def test_deleting_the_sale_forgets_its_waiting_room():
+    # The room names only the engine's sale (issue 25): it goes with the sale, after its flight.
     flight = small_flight()
     protect(flight)
     generation = cache.get(protection.GENERATION_KEY)
-    ProtectedSale.objects.filter(flight=flight).first().flight.delete()  # CASCADE
+    sale = flight.sale
+    flight.delete()
+    sale.delete()  # CASCADE
     assert cache.get(protection.GENERATION_KEY) != generation
 
 
@@ -87,8 +90,8 @@ def test_a_reader_that_read_before_the_change_cannot_store_a_stale_answer(monkey
     """The reader looks at the database, the waiting room is created and committed, then the
     reader stores what it saw ("unprotected").  That entry must be dead on arrival."""
     flight = small_flight()
-    protection.cached_protected_sale_of(sale_id=small_flight().pk)  # a generation
-    real_read = protection.protected_sale_of
+    protection.cached_room_of_sale(sale_id=small_flight().pk)  # a generation
+    real_read = protection.room_of_sale
     created = []
 
     def read_then_someone_protects(*, sale_id):
@@ -96,22 +99,22 @@ def test_a_reader_that_read_before_the_change_cannot_store_a_stale_answer(monkey
         created.append(protect(flight))  # commits (and retires answers) before we store
         return answer
 
-    monkeypatch.setattr(protection, "protected_sale_of", read_then_someone_protects)
-    assert protection.cached_protected_sale_of(sale_id=flight.pk) is None
-    monkeypatch.setattr(protection, "protected_sale_of", real_read)
+    monkeypatch.setattr(protection, "room_of_sale", read_then_someone_protects)
+    assert protection.cached_room_of_sale(sale_id=flight.pk) is None
+    monkeypatch.setattr(protection, "room_of_sale", real_read)
 
-    assert protection.cached_protected_sale_of(sale_id=flight.pk) == created[0].pk
+    assert protection.cached_room_of_sale(sale_id=flight.pk) == created[0].pk
 
 
 def test_the_admission_tick_saving_its_clock_keeps_the_answers():
     flight = small_flight()
     t0 = timezone.now() - timedelta(seconds=2)
     sale = protect(flight, opens_at=t0)
-    assert protection.cached_protected_sale_of(sale_id=flight.pk) == sale.pk
+    assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk
     generation = cache.get(protection.GENERATION_KEY)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle saves the sale's clock fields
-    room.admit_shoppers(sale_id=sale.pk, now=timezone.now())
-    assert ProtectedSale.objects.get(pk=sale.pk).shuffled_at is not None
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle saves the sale's clock fields
+    admission.admit_shoppers(room_id=sale.pk, now=timezone.now())
+    assert WaitingRoom.objects.get(pk=sale.pk).shuffled_at is not None
     assert cache.get(protection.GENERATION_KEY) == generation
 
 
@@ -125,6 +128,6 @@ def test_without_the_cache_the_database_answers(settings, django_assert_num_quer
     flight = small_flight()
     sale = protect(flight)
     with django_assert_num_queries(1):
-        assert protection.cached_protected_sale_of(sale_id=flight.pk) == sale.pk
+        assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk
     with django_assert_num_queries(1):
-        assert protection.cached_protected_sale_of(sale_id=flight.pk) == sale.pk
+        assert protection.cached_room_of_sale(sale_id=flight.pk) == sale.pk

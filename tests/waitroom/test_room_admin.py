@@ -11,12 +11,12 @@ from django.utils import timezone
 
 from tests.factories import UserFactory
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room
-from waitroom.models import ProtectedSale
+from waitroom import admission, joining
+from waitroom.models import WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CHANGELIST = "/admin/waitroom/protectedsale/"
+CHANGELIST = "/admin/waitroom/waitingroom/"
 
 
 def staff_client(user) -> Client:
@@ -30,10 +30,9 @@ def test_staff_create_a_sale_and_see_live_figures(room_redis, staff_user):
     admin = staff_client(staff_user)
     opens = timezone.now() - timedelta(seconds=1)
     created = admin.post(
-        "/admin/waitroom/protectedsale/add/",
+        "/admin/waitroom/waitingroom/add/",
         {
-            "kind": "FLIGHT",
-            "flight": flight.pk,
+            "sale": flight.sale_id,
             "opens_at_0": opens.strftime("%Y-%m-%d"),
             "opens_at_1": opens.strftime("%H:%M:%S"),
             "admit_per_minute": 60,
@@ -42,11 +41,11 @@ def test_staff_create_a_sale_and_see_live_figures(room_redis, staff_user):
         },
     )
     assert created.status_code == 302, created.content.decode()[:2000]
-    sale = ProtectedSale.objects.get(flight=flight)
+    sale = WaitingRoom.objects.get(sale_id=flight.sale_id)
     for c in make_customers(5):
-        room.join_queue(sale_id=sale.pk, customer=c)
-    room.admit_shoppers(sale_id=sale.pk, now=sale.opens_at)
-    room.admit_shoppers(sale_id=sale.pk, now=sale.opens_at + timedelta(seconds=2))
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=sale.opens_at)
+    admission.admit_shoppers(room_id=sale.pk, now=sale.opens_at + timedelta(seconds=2))
 
     page = admin.get(CHANGELIST).content.decode()
     assert (
@@ -60,19 +59,19 @@ def test_pausing_needs_the_declared_permission(room_redis):
     sale = protect(flight)
     plain_staff = UserFactory(is_staff=True)
     plain_staff.user_permissions.add(
-        Permission.objects.get(codename="view_protectedsale"),
-        Permission.objects.get(codename="change_protectedsale"),
+        Permission.objects.get(codename="view_waitingroom"),
+        Permission.objects.get(codename="change_waitingroom"),
     )
     action = {"action": "pause_admission", "_selected_action": [sale.pk]}
     refused = staff_client(plain_staff).post(CHANGELIST, action)
     assert refused.status_code in (200, 302)
-    assert not ProtectedSale.objects.get(pk=sale.pk).paused
+    assert not WaitingRoom.objects.get(pk=sale.pk).paused
 
-    plain_staff.user_permissions.add(Permission.objects.get(codename="pause_protectedsale"))
+    plain_staff.user_permissions.add(Permission.objects.get(codename="pause_waitingroom"))
     plain_staff = type(plain_staff).objects.get(pk=plain_staff.pk)  # fresh permission cache
     staff_client(plain_staff).post(CHANGELIST, action)
-    assert ProtectedSale.objects.get(pk=sale.pk).paused
+    assert WaitingRoom.objects.get(pk=sale.pk).paused
     staff_client(plain_staff).post(
         CHANGELIST, {"action": "resume_admission", "_selected_action": [sale.pk]}
     )
-    assert not ProtectedSale.objects.get(pk=sale.pk).paused
+    assert not WaitingRoom.objects.get(pk=sale.pk).paused

@@ -18,7 +18,7 @@ from tests.waitroom.room_helpers import (
     protect,
     small_flight,
 )
-from waitroom import room, room_selectors, room_waitlist
+from waitroom import admission, joining, room_selectors, room_waitlist, staff
 from waitroom.errors import NotBeyondHorizon
 from waitroom.models import Admission, QueueEntry, QueueStatus
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def join_all(sale, customers):
     for c in customers:
-        room.join_queue(sale_id=sale.pk, customer=c)
+        joining.join_queue(room_id=sale.pk, customer=c)
 
 
 def test_admission_never_exceeds_the_rate(room_redis, settings):
@@ -41,10 +41,10 @@ def test_admission_never_exceeds_the_rate(room_redis, settings):
     # A tick every second, plus extra ticks close together (a kick, an overlapping beat).
     offsets = sorted([float(i) for i in range(61)] + [2.05, 2.1, 10.01, 10.02, 33.3])
     for offset in offsets:
-        room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=offset))
+        admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=offset))
 
     times = sorted(
-        (a.admitted_at - t0).total_seconds() for a in Admission.objects.filter(sale=sale)
+        (a.admitted_at - t0).total_seconds() for a in Admission.objects.filter(room=sale)
     )
     assert times, "nobody was admitted at all"
     # In every window [a, b]: at most (b - a + burst) / interval + 1 admissions.
@@ -66,13 +66,13 @@ def test_admission_is_bounded_by_the_room_and_by_the_inventory_horizon(room_redi
     by_pk = {c.pk: c for c in customers}
 
     now = t0 + timedelta(seconds=5)
-    first = room.admit_shoppers(sale_id=sale.pk, now=now)
+    first = admission.admit_shoppers(room_id=sale.pk, now=now)
     assert len(first.admitted) == 10  # the room (max_inside) is the bound, not the rate
-    assert room.admit_shoppers(sale_id=sale.pk, now=now + timedelta(seconds=5)).admitted == []
+    assert admission.admit_shoppers(room_id=sale.pk, now=now + timedelta(seconds=5)).admitted == []
 
     # The ten shoppers hold two units each: 20 > 15, so some find it sold out.
     holds = []
-    for entry in QueueEntry.objects.filter(sale=sale, status=QueueStatus.ADMITTED):
+    for entry in QueueEntry.objects.filter(room=sale, status=QueueStatus.ADMITTED):
         try:
             holds.append(
                 hold_seatless(
@@ -84,24 +84,24 @@ def test_admission_is_bounded_by_the_room_and_by_the_inventory_horizon(room_redi
             )
         except SoldOut:
             continue
-    left = room_selectors.inventory_of(sale=sale).left
+    left = room_selectors.inventory_of(room=sale).left
     assert left == 15 - 2 * len(holds)
 
     assert len(holds) == 7 and left == 1  # three shoppers found it sold out
-    shopping = room_selectors.shopping_count(sale=sale, now=now)
+    shopping = room_selectors.shopping_count(room=sale, now=now)
     assert shopping == 3
 
     # 3 shoppers inside and 1 unit left: floor(1.5 x 1) - 3 < 0, nobody more comes in.
     for step in range(2, 8):
-        tick = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=5 * step))
+        tick = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=5 * step))
         assert tick.admitted == [] and tick.horizon == 0
-    assert Admission.objects.filter(sale=sale).count() == 10
+    assert Admission.objects.filter(room=sale).count() == 10
 
     # Two holds are cancelled: 5 units left, and their two customers shop again (5 inside)
     # -> floor(1.5 x 5) - 5 = 2 more people.
     for hold in holds[:2]:
         cancel_hold(customer=hold.customer, booking_id=hold.pk)
-    resumed = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=60))
+    resumed = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=60))
     assert len(resumed.admitted) == 2
     assert resumed.shopping <= math.floor(1.5 * resumed.units_left)
     assert resumed.shopping <= sale.max_inside
@@ -115,9 +115,9 @@ def test_beyond_the_horizon_people_are_told_early_and_may_join_the_waitlist(room
     customers = make_customers(12)
     join_all(sale, customers)
     # At the on-sale instant: shuffles and publishes the horizon, no rate credit yet.
-    assert room.admit_shoppers(sale_id=sale.pk, now=t0).admitted == []
+    assert admission.admit_shoppers(room_id=sale.pk, now=t0).admitted == []
 
-    statuses = [room_selectors.queue_status(sale=sale, customer_id=c.pk) for c in customers]
+    statuses = [room_selectors.queue_status(room=sale, customer_id=c.pk) for c in customers]
     by_position = sorted((s["position"], s["unlikely"], s["etaSeconds"]) for s in statuses)
     assert [u for _, u, _ in by_position] == [False] * 9 + [True] * 3
     assert all(eta is None for _, u, eta in by_position if u)
@@ -126,15 +126,15 @@ def test_beyond_the_horizon_people_are_told_early_and_may_join_the_waitlist(room
     last = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 12)
     first = next(c for c, s in zip(customers, statuses, strict=True) if s["position"] == 1)
     entry = room_waitlist.join_waitlist_from_queue(
-        sale_id=sale.pk, customer=last, fare_class="ECONOMY", party_size=1
+        room_id=sale.pk, customer=last, fare_class="ECONOMY", party_size=1
     )
     assert entry.status == "WAITING"
     with pytest.raises(NotBeyondHorizon):
         room_waitlist.join_waitlist_from_queue(
-            sale_id=sale.pk, customer=first, fare_class="ECONOMY", party_size=1
+            room_id=sale.pk, customer=first, fare_class="ECONOMY", party_size=1
         )
     # The place is kept.
-    assert room_selectors.queue_status(sale=sale, customer_id=last.pk)["position"] == 12
+    assert room_selectors.queue_status(room=sale, customer_id=last.pk)["position"] == 12
 
 
 def test_paused_admits_nobody_and_resuming_does_not_burst(room_redis):
@@ -142,13 +142,13 @@ def test_paused_admits_nobody_and_resuming_does_not_burst(room_redis):
     t0 = timezone.now()
     sale = protect(flight, opens_at=t0, rate=60, max_inside=1000)
     join_all(sale, make_customers(100))
-    assert room.pause_admission(sale_id=sale.pk)
-    assert not room.pause_admission(sale_id=sale.pk)  # already paused: reports it lost
-    assert room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=30)).admitted == []
+    assert staff.pause_admission(room_id=sale.pk)
+    assert not staff.pause_admission(room_id=sale.pk)  # already paused: reports it lost
+    assert admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=30)).admitted == []
 
     resume_at = t0 + timedelta(seconds=60)
-    assert room.resume_admission(sale_id=sale.pk, now=resume_at)
-    after = room.admit_shoppers(sale_id=sale.pk, now=resume_at + timedelta(seconds=2))
+    assert staff.resume_admission(room_id=sale.pk, now=resume_at)
+    after = admission.admit_shoppers(room_id=sale.pk, now=resume_at + timedelta(seconds=2))
     assert len(after.admitted) == 2  # 2 s at one a second, not the 60 s of the pause
 
 
@@ -159,16 +159,16 @@ def test_overlapping_ticks_never_admit_twice(room_redis):
     t0 = timezone.now()
     sale = protect(flight, opens_at=t0, rate=60, max_inside=1000)
     join_all(sale, make_customers(50))
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
     now = t0 + timedelta(seconds=4)
 
     outcome = run_concurrently(
-        [lambda: room.admit_shoppers(sale_id=sale.pk, now=now) for _ in range(8)]
+        [lambda: admission.admit_shoppers(room_id=sale.pk, now=now) for _ in range(8)]
     )
 
     assert outcome.errors == []
     assert sum(len(r.admitted) for r in outcome.results) == 4
-    assert Admission.objects.filter(sale=sale).count() == 4
+    assert Admission.objects.filter(room=sale).count() == 4
 
 
 def test_a_tick_runs_its_steps_spread_over_it_and_broadcasts_at_the_last(settings, monkeypatch):
@@ -184,8 +184,8 @@ def test_a_tick_runs_its_steps_spread_over_it_and_broadcasts_at_the_last(setting
     def sleep(seconds):
         now[0] += seconds
 
-    monkeypatch.setattr(room, "admit_all_open_sales", step)
-    room.run_admission_tick(sleep=sleep, clock=lambda: now[0])
+    monkeypatch.setattr(admission, "admit_all_open_sales", step)
+    admission.run_admission_tick(sleep=sleep, clock=lambda: now[0])
     assert [round(t - 100, 6) for t, _ in calls] == [0, 0.5, 1.0, 1.5]
     assert [b for _, b in calls] == [False, False, False, True]
 
@@ -197,15 +197,15 @@ def test_a_step_defers_the_index_removal_to_the_broadcast_and_a_rebuild_forgets_
     t0 = timezone.now() - timedelta(seconds=30)
     sale = protect(flight, opens_at=t0, rate=60, max_inside=100)
     join_all(sale, make_customers(5))
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
     version = queue.current_version(sale.pk)
 
-    step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False)
+    step = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=2), broadcast=False)
     assert len(step.admitted) == 2
     # Still indexed, same version: every waiting place still counts the two admitted.
     assert queue.counts(sale.pk) == (5, 0)
     assert queue.current_version(sale.pk) == version
-    last = QueueEntry.objects.filter(sale=sale).order_by("-order_key").first()
+    last = QueueEntry.objects.filter(room=sale).order_by("-order_key").first()
     assert queue.rank(sale.pk, last.pk) == 4
 
     new_version, removed = queue.remove_and_bump(sale.pk)
@@ -216,7 +216,7 @@ def test_a_step_defers_the_index_removal_to_the_broadcast_and_a_rebuild_forgets_
     assert queue.remove_and_bump(sale.pk)[1] == []  # removed once, reported once
 
     # A deferred removal that a rebuild overtakes is not reported again.
-    step = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=3), broadcast=False)
+    step = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=3), broadcast=False)
     assert len(step.admitted) == 1
     queue.rebuild(sale.pk)
     assert queue.counts(sale.pk) == (2, 0)
@@ -233,8 +233,8 @@ def test_a_tick_that_runs_late_broadcasts_early_and_ends_within_its_slot(setting
         now[0] += 0.8  # a slow database: each step takes longer than its slot
         return []
 
-    monkeypatch.setattr(room, "admit_all_open_sales", slow_step)
-    room.run_admission_tick(sleep=lambda s: None, clock=lambda: now[0])
+    monkeypatch.setattr(admission, "admit_all_open_sales", slow_step)
+    admission.run_admission_tick(sleep=lambda s: None, clock=lambda: now[0])
     # Steps at 0, 0.8 and 1.6 s: the third starts past the last slot (1.5 s), broadcasts,
     # and is the last one.
     assert [b for _, b in calls] == [False, False, True]

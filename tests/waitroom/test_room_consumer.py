@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
-from waitroom import queue, room, room_selectors
+from waitroom import admission, joining, queue, room_selectors
 from waitroom.consumers import QueueConsumer
 from waitroom.models import QueueEntry
 
@@ -34,7 +34,7 @@ def closes(monkeypatch):
 
 def waiting_consumer(sent: list) -> QueueConsumer:
     consumer = QueueConsumer()
-    consumer.sale_id, consumer.customer_id = 1, 1
+    consumer.room_id, consumer.customer_id = 1, 1
     consumer.snapshot = {
         "saleId": 1,
         "status": "WAITING",
@@ -100,12 +100,12 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
     sale = protect(flight, opens_at=opens_at, rate=360)
     customers = make_customers(30)
     for customer in customers:
-        room.join_queue(sale_id=sale.pk, customer=customer)
+        joining.join_queue(room_id=sale.pk, customer=customer)
     pages = {}
     for customer in customers:
         page = QueueConsumer()
-        page.sale_id, page.customer_id = sale.pk, customer.pk
-        page.snapshot = room_selectors.queue_status(sale=sale, customer_id=customer.pk)
+        page.room_id, page.customer_id = sale.pk, customer.pk
+        page.snapshot = room_selectors.queue_status(room=sale, customer_id=customer.pk)
         assert page.snapshot["status"] == "PREQUEUE"
         page.sent = []
 
@@ -116,15 +116,15 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
         pages[customer.pk] = page
     broadcasts = []
     monkeypatch.setattr(
-        room.live,
+        admission.live,
         "publish_queue_moved",
-        lambda *, sale_id, version, message: broadcasts.append({"version": version, **message}),
+        lambda *, room_id, version, message: broadcasts.append({"version": version, **message}),
     )
     whole_reads, single_reads = [], []
     monkeypatch.setattr(queue, "all_places", _counting(queue.all_places, whole_reads), raising=True)
     monkeypatch.setattr(queue, "place", _counting(queue.place, single_reads), raising=True)
 
-    result = room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(seconds=3))
+    result = admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=3))
     assert result.shuffled == 30 and len(result.admitted) > 0
     (shuffle,) = broadcasts
     assert shuffle["resync"] is True
@@ -142,7 +142,7 @@ def test_the_shuffle_moves_every_page_with_one_queue_read_per_process(
     )
     for customer_id, page in pages.items():
         (last,) = page.sent
-        now_says = room_selectors.queue_status(sale=sale, customer_id=customer_id)
+        now_says = room_selectors.queue_status(room=sale, customer_id=customer_id)
         if customer_id in admitted:
             assert last["status"] == "ADMITTED" == now_says["status"]
         else:

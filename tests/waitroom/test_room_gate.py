@@ -12,7 +12,7 @@ from django.utils import timezone
 from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room, room_selectors
+from waitroom import admission, joining, room_selectors
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import TOKEN_HEADER, cookie_name, require_admission
 from waitroom.models import QueueEntry
@@ -28,12 +28,12 @@ def admitted(room_redis):
     t0 = timezone.now() - timedelta(seconds=2)
     sale = protect(flight, opens_at=t0, rate=60, max_inside=1, stay_seconds=300)
     inside, waiting = make_customers(2)
-    room.join_queue(sale_id=sale.pk, customer=inside)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle: one person, order key 1
-    room.join_queue(sale_id=sale.pk, customer=waiting)
-    tick = room.admit_shoppers(sale_id=sale.pk, now=timezone.now())
+    joining.join_queue(room_id=sale.pk, customer=inside)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle: one person, order key 1
+    joining.join_queue(room_id=sale.pk, customer=waiting)
+    tick = admission.admit_shoppers(room_id=sale.pk, now=timezone.now())
     assert len(tick.admitted) == 1
-    status = room_selectors.queue_status(sale=sale, customer_id=inside.pk)
+    status = room_selectors.queue_status(room=sale, customer_id=inside.pk)
     assert status["status"] == "ADMITTED"
     return sale, flight, inside, waiting, status["token"]
 
@@ -87,7 +87,7 @@ def test_forged_foreign_expired_and_other_sale_tokens_are_refused(admitted):
         (
             inside,
             issue_token(
-                sale_id=sale.pk,
+                room_id=sale.pk,
                 customer_id=inside.pk,
                 expires_at=timezone.now() - timedelta(seconds=1),
             ),
@@ -96,7 +96,7 @@ def test_forged_foreign_expired_and_other_sale_tokens_are_refused(admitted):
         (
             inside,
             issue_token(
-                sale_id=sale.pk + 1,
+                room_id=sale.pk + 1,
                 customer_id=inside.pk,
                 expires_at=timezone.now() + timedelta(minutes=5),
             ),
@@ -111,7 +111,7 @@ def test_forged_foreign_expired_and_other_sale_tokens_are_refused(admitted):
 
 def test_a_token_stops_working_when_the_stay_ends(admitted, settings):
     sale, flight, inside, _waiting, token = admitted
-    entry = QueueEntry.objects.get(sale=sale, customer=inside)
+    entry = QueueEntry.objects.get(room=sale, customer=inside)
 
     class Request:
         headers = {TOKEN_HEADER: token}
@@ -174,7 +174,7 @@ def test_joins_are_limited_per_account_and_per_address_with_a_clear_429(room_red
     assert limited.json()["type"].endswith("/too-many-joins")
     assert 1 <= int(limited["Retry-After"]) <= 61
     # The place was kept: still exactly one entry, the same as before.
-    assert QueueEntry.objects.filter(sale=sale, customer=bot).count() == 1
+    assert QueueEntry.objects.filter(room=sale, customer=bot).count() == 1
     assert api.get(url).json()["status"] in ("PREQUEUE", "WAITING")
 
     # Other accounts from the same address: the address budget (5) is used up after 1 more

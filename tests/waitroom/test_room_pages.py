@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from bookings.models import WaitlistEntry
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room
+from waitroom import admission, joining
 from waitroom.models import QueueEntry
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,8 +26,8 @@ def test_join_from_the_page_then_see_and_poll_the_place(room_redis):
     sale = protect(flight, opens_at=t0, rate=60)
     customers = make_customers(11)
     for c in customers[:10]:
-        room.join_queue(sale_id=sale.pk, customer=c)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle; no credit yet
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle; no credit yet
     me = customers[10]
     page = logged_in(me)
     url = f"/waiting-room/{sale.pk}/"
@@ -35,7 +35,7 @@ def test_join_from_the_page_then_see_and_poll_the_place(room_redis):
     assert "Join the queue" in page.get(url).content.decode()
     assert page.post(url + "join/")["Location"] == url
     assert page.post(url + "join/")["Location"] == url  # again: same place
-    assert QueueEntry.objects.filter(sale=sale, customer=me).count() == 1
+    assert QueueEntry.objects.filter(room=sale, customer=me).count() == 1
 
     html = page.get(url).content.decode()
     assert 'id="queue-position">11<' in html

@@ -20,8 +20,9 @@ from tests.waitroom.room_helpers import (
     protect,
     small_flight,
 )
-from waitroom import queue, room, room_selectors
-from waitroom.models import ProtectedSale, QueueEntry, QueueStatus
+from waitroom import admission, joining, queue, room_selectors
+from waitroom.errors import RoomNotFound
+from waitroom.models import QueueEntry, QueueStatus, WaitingRoom
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 
@@ -36,7 +37,7 @@ JOINS_EACH = 5
 
 def positions(sale, customers) -> dict[int, int]:
     return {
-        c.pk: room_selectors.queue_status(sale=sale, customer_id=c.pk)["position"]
+        c.pk: room_selectors.queue_status(room=sale, customer_id=c.pk)["position"]
         for c in customers
     }
 
@@ -51,7 +52,7 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     sale.save(update_fields=["paused"])
     customers = make_customers(ACCOUNTS)
     calls = [
-        (lambda c=c: room.join_queue(sale_id=sale.pk, customer=c, address="10.0.0.1"))
+        (lambda c=c: joining.join_queue(room_id=sale.pk, customer=c, address="10.0.0.1"))
         for c in customers
         for _ in range(JOINS_EACH)
     ]
@@ -61,7 +62,7 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
 
     assert outcome.errors == [], "".join(traceback.format_exception(outcome.errors[0]))
     assert len(outcome.results) == ACCOUNTS * JOINS_EACH
-    entries = QueueEntry.objects.filter(sale=sale)
+    entries = QueueEntry.objects.filter(room=sale)
     assert entries.count() == ACCOUNTS
     assert entries.values("customer").distinct().count() == ACCOUNTS
     # Every join of one account returned the same place.
@@ -71,10 +72,10 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     assert all(len(ids) == 1 for ids in by_customer.values())
     assert queue.counts(sale.pk) == (0, ACCOUNTS)  # all in the pre-queue, nobody ordered yet
     assert entries.filter(order_key__isnull=False).count() == 0
-    before = room_selectors.queue_status(sale=sale, customer_id=customers[0].pk)
+    before = room_selectors.queue_status(room=sale, customer_id=customers[0].pk)
     assert before["status"] == "PREQUEUE" and before["seed"] is None
 
-    room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(milliseconds=1))
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(milliseconds=1))
 
     sale.refresh_from_db()
     assert sale.shuffled_count == ACCOUNTS
@@ -89,7 +90,7 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
 
     # Anyone can re-derive the order from the published seed, with nothing of ours: the
     # algorithm as documented, written out here independently.
-    published = room_selectors.queue_status(sale=sale, customer_id=customers[0].pk)["seed"]
+    published = room_selectors.queue_status(room=sale, customer_id=customers[0].pk)["seed"]
     assert published == sale.seed
     assert hashlib.sha256(published.encode()).hexdigest() == before["seedCommitment"]
 
@@ -105,9 +106,9 @@ def test_a_storm_of_joins_five_per_account_then_a_fair_shuffle(room_redis, setti
     # After the shuffle: FIFO at the back, and joining again keeps the place.
     late = make_customers(3)
     for c in late:
-        room.join_queue(sale_id=sale.pk, customer=c)
-    room.join_queue(sale_id=sale.pk, customer=late[0])
-    room.join_queue(sale_id=sale.pk, customer=customers[0])
+        joining.join_queue(room_id=sale.pk, customer=c)
+    joining.join_queue(room_id=sale.pk, customer=late[0])
+    joining.join_queue(room_id=sale.pk, customer=customers[0])
     assert [positions(sale, late)[c.pk] for c in late] == [ACCOUNTS + i for i in (1, 2, 3)]
     assert positions(sale, [customers[0]])[customers[0].pk] == place[customers[0].pk]
 
@@ -116,24 +117,24 @@ def test_a_join_that_races_the_shuffle_is_put_at_the_back(room_redis, settings):
     flight = small_flight()
     opens_at = timezone.now() + timedelta(minutes=5)
     sale = protect(flight, opens_at=opens_at)
-    ProtectedSale.objects.filter(pk=sale.pk).update(paused=True)
+    WaitingRoom.objects.filter(pk=sale.pk).update(paused=True)
     early = make_customers(3)
     for c in early:
-        room.join_queue(sale_id=sale.pk, customer=c)
-    room.admit_shoppers(sale_id=sale.pk, now=opens_at)
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at)
     # A join that read "not shuffled yet" and committed after the shuffle read the pre-queue.
     straggler = make_customers(1)[0]
-    QueueEntry.objects.create(sale=sale, customer=straggler, joined_at=opens_at)
+    QueueEntry.objects.create(room=sale, customer=straggler, joined_at=opens_at)
 
-    room.admit_shoppers(sale_id=sale.pk, now=opens_at + timedelta(seconds=2))
+    admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=2))
 
-    status = room_selectors.queue_status(sale=sale, customer_id=straggler.pk)
+    status = room_selectors.queue_status(room=sale, customer_id=straggler.pk)
     assert status["status"] == "WAITING" and status["position"] == 4
 
 
-def test_joining_an_unknown_sale_is_a_404_and_writes_nothing(room_redis, customer):
-    with pytest.raises(room.SaleNotFound):
-        room.join_queue(sale_id=987654, customer=customer)
+def test_joining_an_unknown_room_is_a_404_and_writes_nothing(room_redis, customer):
+    with pytest.raises(RoomNotFound):
+        joining.join_queue(room_id=987654, customer=customer)
     assert not QueueEntry.objects.exists()
 
 
@@ -142,16 +143,16 @@ def test_after_the_stay_ends_an_account_can_queue_again_at_the_back(room_redis, 
     sale = protect(flight, rate=60, max_inside=1, stay_seconds=60)
     customers = make_customers(2)
     for c in customers:
-        room.join_queue(sale_id=sale.pk, customer=c)
+        joining.join_queue(room_id=sale.pk, customer=c)
     now = timezone.now() + timedelta(seconds=1)
-    admitted = room.admit_shoppers(sale_id=sale.pk, now=now).admitted
+    admitted = admission.admit_shoppers(room_id=sale.pk, now=now).admitted
     assert len(admitted) == 1
     first = QueueEntry.objects.get(pk=admitted[0]).customer  # the shuffle chose
     later = now + timedelta(seconds=61)
 
-    entry = room.join_queue(sale_id=sale.pk, customer=first, now=later)
+    entry = joining.join_queue(room_id=sale.pk, customer=first, now=later)
 
     assert entry.status == QueueStatus.WAITING
-    assert room_selectors.queue_status(sale=sale, customer_id=first.pk, now=later)["position"] == 2
+    assert room_selectors.queue_status(room=sale, customer_id=first.pk, now=later)["position"] == 2
     # The audit keeps the first admission.
     assert sale.admissions.filter(customer=first).count() == 1

@@ -21,7 +21,7 @@ from bench.stack import ThrowawayRedis
 from bookings.models import Booking
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom import room, room_selectors
+from waitroom import admission, joining, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.models import QueueEntry, QueueStatus
 
@@ -52,14 +52,14 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
     sale = protect(flight, opens_at=t0, rate=60, max_inside=100, stay_seconds=600)
     customers = make_customers(10)
     for c in customers:
-        room.join_queue(sale_id=sale.pk, customer=c)
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
-    first_two = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=2)).admitted
+        joining.join_queue(room_id=sale.pk, customer=c)
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
+    first_two = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=2)).admitted
     assert len(first_two) == 2
-    waiting = QueueEntry.objects.filter(sale=sale, status=QueueStatus.WAITING)
+    waiting = QueueEntry.objects.filter(room=sale, status=QueueStatus.WAITING)
     order_before = list(waiting.order_by("order_key").values_list("customer_id", flat=True))
     assert [
-        room_selectors.queue_status(sale=sale, customer_id=c)["position"] for c in order_before
+        room_selectors.queue_status(room=sale, customer_id=c)["position"] for c in order_before
     ] == list(range(1, 9))
 
     own_redis.stop()
@@ -73,17 +73,17 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
     assert not QueueEntry.objects.filter(customer=newcomer).exists()
     # A waiting customer's place: 503 too (the page keeps polling).
     with pytest.raises(QueueUnavailable):
-        room_selectors.queue_status(sale=sale, customer_id=order_before[0])
+        room_selectors.queue_status(room=sale, customer_id=order_before[0])
     # Admission goes on from PostgreSQL ...
-    during = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=4))
+    during = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=4))
     assert len(during.admitted) == 2
     # ... and those admitted, before or during the outage, get their token and can hold.
     for entry_id in first_two + during.admitted:
         entry = QueueEntry.objects.get(pk=entry_id)
-        status = room_selectors.queue_status(sale=sale, customer_id=entry.customer_id)
+        status = room_selectors.queue_status(room=sale, customer_id=entry.customer_id)
         assert status["status"] == "ADMITTED"
     lucky = QueueEntry.objects.get(pk=during.admitted[0])
-    token = room_selectors.queue_status(sale=sale, customer_id=lucky.customer_id)["token"]
+    token = room_selectors.queue_status(room=sale, customer_id=lucky.customer_id)["token"]
     held = client_for(lucky.customer).post(
         "/api/bookings",
         {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["20C"]},
@@ -97,16 +97,16 @@ def test_redis_dies_mid_sale_and_comes_back_empty(own_redis):
 
     still_waiting = order_before[2:]  # the two at the front were admitted during the outage
     positions = [
-        room_selectors.queue_status(sale=sale, customer_id=c)["position"] for c in still_waiting
+        room_selectors.queue_status(room=sale, customer_id=c)["position"] for c in still_waiting
     ]
     assert positions == list(range(1, 7))  # rebuilt from PostgreSQL, same order, no gaps
     for entry_id in first_two + during.admitted:  # nobody admitted is lost
         customer_id = QueueEntry.objects.get(pk=entry_id).customer_id
-        assert room_selectors.queue_status(sale=sale, customer_id=customer_id)["status"] == (
+        assert room_selectors.queue_status(room=sale, customer_id=customer_id)["status"] == (
             "ADMITTED"
         )
-    room.join_queue(sale_id=sale.pk, customer=newcomer)
-    assert room_selectors.queue_status(sale=sale, customer_id=newcomer.pk)["position"] == 7
-    after = room.admit_shoppers(sale_id=sale.pk, now=t0 + timedelta(seconds=6))
+    joining.join_queue(room_id=sale.pk, customer=newcomer)
+    assert room_selectors.queue_status(room=sale, customer_id=newcomer.pk)["position"] == 7
+    after = admission.admit_shoppers(room_id=sale.pk, now=t0 + timedelta(seconds=6))
     assert [QueueEntry.objects.get(pk=i).customer_id for i in after.admitted] == still_waiting[:2]
-    assert room_selectors.queue_status(sale=sale, customer_id=still_waiting[2])["position"] == 1
+    assert room_selectors.queue_status(room=sale, customer_id=still_waiting[2])["position"] == 1

@@ -12,9 +12,9 @@ from events.models import Event
 from events.services import cancel_event
 from tests.events.factories import EventFactory
 from tests.waitroom.room_helpers import make_customers, no_limits
-from waitroom import room, tasks
+from waitroom import admission, joining, tasks
 from waitroom.models import Admission, QueueEntry, QueueStatus
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,12 +23,12 @@ def queued_event(customers: int = 3):
     """A protected event whose pre-queue was shuffled, everybody still waiting."""
     event = EventFactory()
     t0 = timezone.now() - timedelta(seconds=30)
-    sale = protect_sale(
-        sale_id=event.sale_id, kind="EVENT", opens_at=t0, admit_per_minute=600, max_inside=100
+    sale = open_waiting_room(
+        sale_id=event.sale_id, opens_at=t0, admit_per_minute=600, max_inside=100
     )
     for customer in make_customers(customers):
-        room.join_queue(sale_id=sale.pk, customer=customer)
-    assert room.admit_shoppers(sale_id=sale.pk, now=t0).admitted == []  # the shuffle only
+        joining.join_queue(room_id=sale.pk, customer=customer)
+    assert admission.admit_shoppers(room_id=sale.pk, now=t0).admitted == []  # the shuffle only
     return event, sale
 
 
@@ -57,16 +57,16 @@ def test_a_closed_sale_gets_no_ticks_and_admits_nobody(quick_ticks, close):
     admitted = tasks.admit_shoppers()  # the beat task, as the worker runs it
 
     assert admitted == 3  # the control: the open sale's queue moves
-    assert Admission.objects.filter(sale=still_open).count() == 3
-    assert not Admission.objects.filter(sale=closed).exists()
-    assert QueueEntry.objects.filter(sale=closed, status=QueueStatus.WAITING).count() == 3
-    visited = [r.sale_id for r in room.run_admission_tick()]
+    assert Admission.objects.filter(room=still_open).count() == 3
+    assert not Admission.objects.filter(room=closed).exists()
+    assert QueueEntry.objects.filter(room=closed, status=QueueStatus.WAITING).count() == 3
+    visited = [r.room_id for r in admission.run_admission_tick()]
     assert closed.pk not in visited and still_open.pk in visited
 
 
 def test_an_admission_step_called_directly_admits_nobody_to_a_called_off_sale(quick_ticks):
     event, sale = queued_event()
     cancel_event(event_id=event.pk)
-    step = room.admit_shoppers(sale_id=sale.pk)
+    step = admission.admit_shoppers(room_id=sale.pk)
     assert step.skipped == "sale closed" and step.admitted == []
-    assert not Admission.objects.filter(sale=sale).exists()
+    assert not Admission.objects.filter(room=sale).exists()

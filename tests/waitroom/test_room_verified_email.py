@@ -14,14 +14,14 @@ from accounts import links
 from accounts.services import record_verified_email
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
-from waitroom.models import ProtectedSale, QueueEntry
+from waitroom.models import QueueEntry, WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def verified_only(sale) -> ProtectedSale:
-    ProtectedSale.objects.filter(pk=sale.pk).update(require_verified_email=True)
-    return ProtectedSale.objects.get(pk=sale.pk)
+def verified_only(sale) -> WaitingRoom:
+    WaitingRoom.objects.filter(pk=sale.pk).update(require_verified_email=True)
+    return WaitingRoom.objects.get(pk=sale.pk)
 
 
 def with_email(user, email=None):
@@ -117,5 +117,5 @@ def test_staff_set_the_flag_in_admin(room_redis):
     sale = protect(small_flight())
     staff = Client()
     staff.force_login(StaffFactory())
-    form = staff.get(f"/admin/waitroom/protectedsale/{sale.pk}/change/").content.decode()
+    form = staff.get(f"/admin/waitroom/waitingroom/{sale.pk}/change/").content.decode()
     assert 'name="require_verified_email"' in form

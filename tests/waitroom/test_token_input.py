@@ -13,7 +13,7 @@ from tests.api.conftest import client_for
 from tests.events.factories import EventFactory
 from tests.factories import UserFactory
 from waitroom.gate import cookie_name
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 from waitroom.tokens import read_token
 
 pytestmark = pytest.mark.django_db
@@ -25,9 +25,8 @@ FORGED = "wr1.1.1.9999999999.e"
 @pytest.fixture
 def protected_event(room_redis):
     event = EventFactory()
-    room = protect_sale(
+    room = open_waiting_room(
         sale_id=event.sale_id,
-        kind="EVENT",
         opens_at=timezone.now() - timedelta(minutes=1),
         admit_per_minute=60,
         max_inside=10,

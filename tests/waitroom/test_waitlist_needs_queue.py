@@ -21,9 +21,9 @@ from events.services import AssignmentSpec, PriceCategorySpec
 from tests.api.conftest import client_for
 from tests.events.factories import EventFactory, VenueFactory
 from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
-from waitroom import room
+from waitroom import admission
 from waitroom.models import Admission, QueueEntry
-from waitroom.room import protect_sale
+from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,14 +54,14 @@ def sold_out_event(room_redis, settings):
         assignments=(AssignmentSpec("A", "Stalls"),),
     )
     t0 = timezone.now() - timedelta(seconds=5)
-    sale = protect_sale(
-        sale_id=event.sale_id, kind="EVENT", opens_at=t0, admit_per_minute=6000, max_inside=100
+    sale = open_waiting_room(
+        sale_id=event.sale_id, opens_at=t0, admit_per_minute=6000, max_inside=100
     )
     shopper, admitted_too, unlikely, bot = make_customers(4)
     for customer in (shopper, admitted_too):
         assert client_for(customer).post(f"/api/waiting-rooms/{sale.pk}/queue").status_code == 200
-    room.admit_shoppers(sale_id=sale.pk, now=t0)  # the shuffle
-    assert len(room.admit_shoppers(sale_id=sale.pk).admitted) == 2
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
+    assert len(admission.admit_shoppers(room_id=sale.pk).admitted) == 2
 
     token = client_for(shopper).get(f"/api/waiting-rooms/{sale.pk}/queue").json()["token"]
     held = client_for(shopper).post(
@@ -73,7 +73,7 @@ def sold_out_event(room_redis, settings):
     assert held.status_code == 201, held.json()
 
     assert client_for(unlikely).post(f"/api/waiting-rooms/{sale.pk}/queue").status_code == 200
-    assert room.admit_shoppers(sale_id=sale.pk).admitted == []  # nothing left to admit for
+    assert admission.admit_shoppers(room_id=sale.pk).admitted == []  # nothing left to admit for
     place = client_for(unlikely).get(f"/api/waiting-rooms/{sale.pk}/queue").json()
     assert place["status"] == "WAITING" and place["unlikely"], place
     return event, sale, shopper, admitted_too, unlikely, bot

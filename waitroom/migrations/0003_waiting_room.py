@@ -9,7 +9,7 @@ from kernel.schedules import install_schedules_operation
 
 
 def create_order_sequence(apps, schema_editor):
-    # FIFO order keys after the shuffle (waitroom.room._fifo_key).  PostgreSQL only: the
+    # FIFO order keys after the shuffle (waitroom.order_keys.next_fifo_key).  PostgreSQL only: the
     # embedded SQLite mode has no Redis, so its waiting room never takes arrivals.
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute("CREATE SEQUENCE IF NOT EXISTS waitroom_queue_order_seq")

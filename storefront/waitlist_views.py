@@ -1,4 +1,6 @@
-"""Waitlist pages: join from a sold-out fare class, leave from "My bookings".  Thin: validate,
+"""Waitlist pages: join from a sold-out fare class, leave from "My bookings", and the queue
+page's one-click join for those told a seat is unlikely (the rule is the waiting room's,
+`waitroom.room_waitlist`).  Thin: validate,
 call a service, say what happened.  Offers appear live in "My bookings" (the page polls
 `state.json` and reloads when the waitlist changes) and by e-mail; they are ordinary holds,
 paid from the hold page."""
@@ -9,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -18,8 +20,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import waitlist, waitlist_selectors
 from kernel.errors import DomainError
-from waitroom.api import sale_of_flight
-from waitroom.forms import JoinForm, LeaveForm
+from storefront.waitlist_api import sale_of_flight
+from storefront.waitlist_forms import JoinForm, LeaveForm, QueueWaitlistForm
+from waitroom import room_selectors, room_waitlist
+from waitroom.models import WaitingRoom
 
 
 def _back(request: HttpRequest) -> str:
@@ -99,3 +103,27 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
 def state(request: HttpRequest) -> JsonResponse:
     entries = waitlist_selectors.waitlist_of(customer=request.user)
     return JsonResponse({"state": waitlist_selectors.waitlist_fingerprint(entries)})
+
+
+@require_POST
+def join_from_queue(request: HttpRequest, room_id: int) -> HttpResponse:
+    page = reverse("waitroom:queue", args=[room_id])
+    if not request.user.is_authenticated:
+        return redirect_to_login(page)
+    room = get_object_or_404(WaitingRoom.objects.select_related("sale"), pk=room_id)
+    form = QueueWaitlistForm(request.POST, classes=room_selectors.waitlist_classes(room=room))
+    if not form.is_valid():
+        messages.error(request, _("Could not join the waitlist: choose a fare and a party size."))
+        return redirect(page)
+    try:
+        room_waitlist.join_waitlist_from_queue(
+            room_id=room_id,
+            customer=request.user,
+            fare_class=form.cleaned_data["fare_class"],
+            party_size=form.cleaned_data["party_size"],
+        )
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+        return redirect(page)
+    messages.success(request, _("You are on the waitlist, and you keep your place in the queue."))
+    return redirect(reverse("bookings:mine") + "#waitlist")

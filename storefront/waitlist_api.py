@@ -1,7 +1,10 @@
 """The waitlist over REST: join, look up your place, leave.  Thin: validate, call a service.
 
-One waitlist (per sale and inventory class), two doors: `/api/flights/{id}/waitlist` by fare
-class and `/api/events/{id}/waitlist` by price category (or standing area)."""
+One waitlist (per sale and inventory class), three doors: `/api/flights/{id}/waitlist` by fare
+class, `/api/events/{id}/waitlist` by price category (or standing area), and the waiting
+room's one-click join for those told a seat is unlikely
+(`/api/waiting-rooms/{room_id}/waitlist`, whose rule is the room's:
+`waitroom.room_waitlist.join_waitlist_from_queue`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from bookings.errors import NotWaiting
 from bookings.models import SaleKind, WaitlistEntry, WaitlistStatus
 from bookings.selectors import sale_id_of
 from kernel.web.openapi import problems
+from waitroom import room_waitlist
+from waitroom.room_api import ROOM_ID_NOTE
 
 # A flight's fare classes and the one assumed when none is named, from the flights catalogue
 # (read once the apps are ready, as every front door is imported).
@@ -213,3 +218,43 @@ class EventWaitlistApi(APIView):
             fare_class=_category_from(request),
         )
         return Response(EventEntrySerializer(entry).data)
+
+
+# --- the waiting room's one-click join -------------------------------------------------------
+
+
+class WaitlistFromQueueSerializer(serializers.Serializer):
+    # Checked against the room's sale's own classes by the service (flights and events).
+    fare_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        help_text=(
+            f"An inventory class of the sale: a flight's fare class (default "
+            f"{DEFAULT_FARE_CLASS}), an event's price category or standing area (required)."
+        ),
+    )
+    party_size = serializers.IntegerField(min_value=1, max_value=9, default=1)
+
+
+class QueueWaitlistApi(APIView):
+    @extend_schema(
+        operation_id="waiting_room_join_waitlist",
+        request=WaitlistFromQueueSerializer,
+        description=(
+            "For those told a seat is unlikely (`unlikely: true`): join the flight's waitlist "
+            "while keeping the queue place. 409 `still-likely` otherwise. " + ROOM_ID_NOTE
+        ),
+        responses={201: EntrySerializer, **problems(400, 401, 404, 409, 503)},
+        tags=["waiting room"],
+    )
+    def post(self, request, room_id: int):
+        data = WaitlistFromQueueSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry = room_waitlist.join_waitlist_from_queue(
+            room_id=room_id,
+            customer=request.user,
+            fare_class=data.validated_data.get("fare_class"),
+            party_size=data.validated_data["party_size"],
+        )
+        answer = EventEntrySerializer if entry.sale.kind == SaleKind.EVENT else EntrySerializer
+        return Response(answer(entry).data, status=201)
