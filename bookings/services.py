@@ -640,13 +640,10 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
         )
         if booking is None:
             raise BookingNotFound()
-        if booking.status == BookingStatus.EXPIRED:
-            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
-        if booking.status != BookingStatus.HELD:
-            raise InvalidBookingState(
-                gettext("A %(status)s booking cannot be given up as a hold.")
-                % {"status": str(booking.get_status_display()).lower()}
-            )
+        booking.check_cancellable(
+            statuses=(BookingStatus.HELD,),
+            refused=gettext("A %(status)s booking cannot be given up as a hold."),
+        )
         close_bookings(
             [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now
         )

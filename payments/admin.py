@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.utils import timezone
 
 from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
-from payments.services import queue_refund
+from payments.refunds import queue_refund
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -1,5 +1,5 @@
 """Test-side confirmation of bookings without going through a gateway: the same
-`sell_held_booking` that `payments.services.confirm_payment` uses."""
+`sell_held_booking` that `payments.outcomes.confirm_payment` uses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from kernel.outbox import emit_event
 
 
 def confirm(booking: Booking) -> Booking:
-    """Confirm without a payment: the booking side of `payments.services.confirm_payment`."""
+    """Confirm without a payment: the booking side of `payments.outcomes.confirm_payment`."""
     with transaction.atomic():
         booking = Booking.objects.select_for_update().get(pk=booking.pk)
         sell_held_booking(booking, now=timezone.now())

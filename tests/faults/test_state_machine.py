@@ -35,8 +35,10 @@ from bookings.waitlist import join_waitlist
 from flights.models import FareInventory, Seat
 from flights.services import block_seat, check_inventory, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
+from payments.cancellation import cancel_booking
 from payments.models import Payment, PaymentStatus, Refund, SandboxCharge, SandboxChargeStatus
-from payments.services import cancel_booking, confirm_payment, fail_payment, pay_for_booking
+from payments.outcomes import confirm_payment, fail_payment
+from payments.paying import pay_for_booking
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.nightly]

@@ -21,7 +21,7 @@ from payments.models import (
     SandboxCharge,
     SandboxRefund,
 )
-from payments.services import confirm_payment
+from payments.outcomes import confirm_payment
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
