@@ -23,7 +23,7 @@ from django.db.models import F, OuterRef, Subquery, Sum
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, catalogue, waitlist
+from bookings import availability, catalogue, outbox_payloads, waitlist
 from bookings.errors import (
     BookingNotFound,
     FareClassNotFound,
@@ -56,6 +56,7 @@ from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.metrics import counts_holds
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_event, emit_events
+from kernel.outbox_types import OutboxEventType
 
 
 def hold_ttl():
@@ -572,17 +573,11 @@ def close_bookings(
     for sale_id, fare_class in sorted(units):
         waitlist.offer_freed_units(sale_id=sale_id, fare_class=fare_class, now=now)
 
-    event_type = f"booking.{to_status.lower()}"
+    event_type = outbox_payloads.CLOSED_EVENT_TYPES[to_status]
     events = []
     for b in bookings:
         b.status = to_status
-        payload = {
-            "bookingId": b.pk,
-            "saleId": b.sale_id,
-            "fareClass": b.fare_class,
-            "seatCount": b.seat_count,
-            "seats": sorted(released[b.pk]),
-        }
+        payload = outbox_payloads.booking_closed(b, seats=released[b.pk])
         events.append(
             OutboxEvent(
                 aggregate_type="booking",
@@ -596,7 +591,7 @@ def close_bookings(
                 OutboxEvent(
                     aggregate_type="booking",
                     aggregate_id=str(b.pk),
-                    event_type="seats.released",
+                    event_type=OutboxEventType.SEATS_RELEASED,
                     payload=payload,
                 )
             )
@@ -767,16 +762,10 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     emit_event(
         aggregate_type="booking",
         aggregate_id=booking.pk,
-        event_type="booking.confirmed",
-        payload={
-            "bookingId": booking.pk,
-            "saleId": booking.sale_id,
-            "fareClass": booking.fare_class,
-            "seatCount": booking.seat_count,
-            "seats": seat_nos,
-            "passengers": passengers,
-            **(payment or {}),
-        },
+        event_type=OutboxEventType.BOOKING_CONFIRMED,
+        payload=outbox_payloads.booking_confirmed(
+            booking, seats=seat_nos, passengers=passengers, payment=payment
+        ),
     )
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
