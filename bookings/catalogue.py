@@ -138,6 +138,11 @@ class Catalogue(Protocol):
 
     def describe(self, sale: Sale) -> SaleSummary: ...
 
+    def metric_label(self, sale: Sale) -> str:
+        """A short, stable name of `sale` for metric labels and logs: "VN213#12" (code#id).
+        `sale` comes with its item (select_related through `owner_paths`)."""
+        ...
+
     def is_called_off(self, sale: Sale) -> bool:
         """Whether the seller cancelled it (a cancelled flight or event): refunds are full."""
         ...
@@ -295,6 +300,12 @@ def is_open(sale: Sale, *, now: datetime) -> bool:
 
 def describe(sale: Sale) -> SaleSummary:
     return for_sale(sale).describe(sale)
+
+
+def metric_labels(sale_ids: list[int]) -> dict[int, str]:
+    """Each sale's metric label (Catalogue.metric_label), in one query."""
+    sales = Sale.objects.select_related(*owner_paths()).in_bulk(sale_ids)
+    return {pk: for_sale(sale).metric_label(sale) for pk, sale in sales.items()}
 
 
 def ticket_face(ticket: Ticket) -> TicketFace:

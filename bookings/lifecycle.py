@@ -19,14 +19,15 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, waitlist
-from bookings.errors import BookingNotFound, HoldExpired, InvalidBookingState
+from bookings import availability, outbox_payloads, waitlist
+from bookings.errors import BookingNotFound, InvalidBookingState
 from bookings.live import announce_seats_on_commit
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
 from kernel import metrics
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_event, emit_events
+from kernel.outbox_types import OutboxEventType
 
 
 def close_bookings(
@@ -116,16 +117,10 @@ def _emit_closed(
     bookings: list[Booking], *, to_status: BookingStatus, released: dict[int, list[str]]
 ) -> None:
     """`booking.<status>` for each booking, and `seats.released` for each that gave any back."""
-    event_type = f"booking.{to_status.lower()}"
+    event_type = outbox_payloads.CLOSED_EVENT_TYPES[to_status]
     events = []
     for b in bookings:
-        payload = {
-            "bookingId": b.pk,
-            "saleId": b.sale_id,
-            "fareClass": b.fare_class,
-            "seatCount": b.seat_count,
-            "seats": sorted(released[b.pk]),
-        }
+        payload = outbox_payloads.booking_closed(b, seats=released[b.pk])
         events.append(
             OutboxEvent(
                 aggregate_type="booking",
@@ -139,7 +134,7 @@ def _emit_closed(
                 OutboxEvent(
                     aggregate_type="booking",
                     aggregate_id=str(b.pk),
-                    event_type="seats.released",
+                    event_type=OutboxEventType.SEATS_RELEASED,
                     payload=payload,
                 )
             )
@@ -182,13 +177,10 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
         )
         if booking is None:
             raise BookingNotFound()
-        if booking.status == BookingStatus.EXPIRED:
-            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
-        if booking.status != BookingStatus.HELD:
-            raise InvalidBookingState(
-                gettext("A %(status)s booking cannot be given up as a hold.")
-                % {"status": str(booking.get_status_display()).lower()}
-            )
+        booking.check_cancellable(
+            statuses=(BookingStatus.HELD,),
+            refused=gettext("A %(status)s booking cannot be given up as a hold."),
+        )
         close_bookings(
             [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.CANCELLED, now=now
         )
@@ -228,16 +220,10 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     emit_event(
         aggregate_type="booking",
         aggregate_id=booking.pk,
-        event_type="booking.confirmed",
-        payload={
-            "bookingId": booking.pk,
-            "saleId": booking.sale_id,
-            "fareClass": booking.fare_class,
-            "seatCount": booking.seat_count,
-            "seats": seat_nos,
-            "passengers": passengers,
-            **(payment or {}),
-        },
+        event_type=OutboxEventType.BOOKING_CONFIRMED,
+        payload=outbox_payloads.booking_confirmed(
+            booking, seats=seat_nos, passengers=passengers, payment=payment
+        ),
     )
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.

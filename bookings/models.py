@@ -5,7 +5,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+
+from bookings.errors import HoldExpired, InvalidBookingState
 
 
 class SaleKind(models.TextChoices):
@@ -208,6 +211,15 @@ class Booking(models.Model):
         """THE rule "this hold has lapsed": still HELD, but past its deadline, whether or not
         the sweep has marked it EXPIRED yet."""
         return self.status == BookingStatus.HELD and self.expires_at <= (now or timezone.now())
+
+    def check_cancellable(self, *, statuses: tuple[str, ...], refused: str) -> None:
+        """The one state rule of giving a booking up (`cancel_hold`, payments'
+        `cancel_booking`): an expired hold says so (its seats are already released); any other
+        status outside `statuses` is refused with `refused`, a message naming %(status)s."""
+        if self.status == BookingStatus.EXPIRED:
+            raise HoldExpired(gettext("This hold had already expired; its seats are released."))
+        if self.status not in statuses:
+            raise InvalidBookingState(refused % {"status": str(self.get_status_display()).lower()})
 
 
 class Passenger(models.Model):

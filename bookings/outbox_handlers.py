@@ -8,18 +8,19 @@ from bookings.models import Booking, NotificationKind
 from bookings.notifications import queue_notification
 from kernel.events import register_consumer
 from kernel.models import OutboxEvent
+from kernel.outbox_types import OutboxEventType
 
 
 def _booking(event: OutboxEvent) -> Booking:
     return Booking.objects.select_related("customer").get(pk=event.payload["bookingId"])
 
 
-@register_consumer("booking.confirmed", name="tickets.issue")
+@register_consumer(OutboxEventType.BOOKING_CONFIRMED, name="tickets.issue")
 def issue_tickets(event: OutboxEvent) -> None:
     tickets.issue_tickets(booking_id=event.payload["bookingId"])
 
 
-@register_consumer("booking.confirmed", name="email.booking_confirmed")
+@register_consumer(OutboxEventType.BOOKING_CONFIRMED, name="email.booking_confirmed")
 def email_confirmation(event: OutboxEvent) -> None:
     # The e-mail carries the tickets, so it makes sure they exist rather than relying on
     # the order (or the success) of the ticket consumer.  A booking cancelled before this
@@ -30,17 +31,17 @@ def email_confirmation(event: OutboxEvent) -> None:
         )
 
 
-@register_consumer("booking.expired", name="email.booking_expired")
+@register_consumer(OutboxEventType.BOOKING_EXPIRED, name="email.booking_expired")
 def email_expiry(event: OutboxEvent) -> None:
     queue_notification(booking=_booking(event), kind=NotificationKind.BOOKING_EXPIRED, event=event)
 
 
-@register_consumer("booking.cancelled", name="tickets.revoke")
+@register_consumer(OutboxEventType.BOOKING_CANCELLED, name="tickets.revoke")
 def revoke_tickets(event: OutboxEvent) -> None:
     tickets.revoke_tickets(booking_id=event.payload["bookingId"])
 
 
-@register_consumer("booking.cancelled", name="email.booking_cancelled")
+@register_consumer(OutboxEventType.BOOKING_CANCELLED, name="email.booking_cancelled")
 def email_cancellation(event: OutboxEvent) -> None:
     booking = _booking(event)
     queue_notification(
@@ -51,13 +52,13 @@ def email_cancellation(event: OutboxEvent) -> None:
     )
 
 
-@register_consumer("waitlist.offered", name="email.waitlist_offer")
+@register_consumer(OutboxEventType.WAITLIST_OFFERED, name="email.waitlist_offer")
 def email_waitlist_offer(event: OutboxEvent) -> None:
     booking = Booking.objects.select_related("customer", "sale").get(pk=event.payload["bookingId"])
     queue_notification(booking=booking, kind=NotificationKind.WAITLIST_OFFER, event=event)
 
 
-@register_consumer("refund.issued", name="email.refund_issued")
+@register_consumer(OutboxEventType.REFUND_ISSUED, name="email.refund_issued")
 def email_refund(event: OutboxEvent) -> None:
     payload = event.payload
     queue_notification(

@@ -29,7 +29,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bookings import catalogue, holding
+from bookings import catalogue, holding, outbox_payloads
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -50,6 +50,7 @@ from bookings.models import (
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
+from kernel.outbox_types import OutboxEventType
 
 
 def offer_ttl() -> timedelta:
@@ -227,17 +228,15 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -
             OutboxEvent(
                 aggregate_type="booking",
                 aggregate_id=str(booking.pk),
-                event_type="waitlist.offered",
-                payload={
-                    "bookingId": booking.pk,
-                    "saleId": booking.sale_id,
-                    "fareClass": booking.fare_class,
-                    "customerId": entry.customer_id,
-                    "waitlistEntryId": entry.pk,
-                    "partySize": n,
-                    "seats": sorted(s.seat_no for s in seats),
-                    "expiresAt": expires_at.isoformat(),
-                },
+                event_type=OutboxEventType.WAITLIST_OFFERED,
+                payload=outbox_payloads.waitlist_offered(
+                    booking,
+                    customer_id=entry.customer_id,
+                    entry_id=entry.pk,
+                    party_size=n,
+                    seats=[s.seat_no for s in seats],
+                    expires_at=expires_at,
+                ),
             )
         ]
     )

@@ -14,6 +14,7 @@ from checkin_sync.models import (
     SaleTally,
 )
 from kernel.eventlog.envelope import LoggedEvent
+from kernel.outbox_types import OutboxEventType
 
 
 def apply_logged_event(*, event: LoggedEvent, stream_sequence: int) -> bool:
@@ -21,9 +22,9 @@ def apply_logged_event(*, event: LoggedEvent, stream_sequence: int) -> bool:
     with transaction.atomic():
         if not claim_event(event=event, stream_sequence=stream_sequence):
             return False
-        if event.event_type == "booking.confirmed":
+        if event.event_type == OutboxEventType.BOOKING_CONFIRMED:
             _mirror_confirmed(event)
-        elif event.event_type == "booking.cancelled":
+        elif event.event_type == OutboxEventType.BOOKING_CANCELLED:
             _mirror_cancelled(event)
         # Other events (expiries of holds, releases, refunds, offers) mean nothing at check-in;
         # their receipt still records that they were seen, in order.

@@ -121,23 +121,25 @@ class StateCollector:
     def _holds(self):
         from django.db.models import Sum
 
-        from flights.models import FareInventory
+        from bookings import catalogue
+        from bookings.models import Inventory
 
+        # The label keeps its flight-era name: dashboards select on it.  Every catalogue's
+        # sales appear, each named by its catalogue (flights: "CODE#id").
         gauge = GaugeMetricFamily(
             "seatkeeper_live_held_units",
-            "Units held (unpaid) right now, per flight.",
+            "Units held (unpaid) right now, per sale (per flight).",
             labels=["flight"],
         )
-        rows = (
-            FareInventory.objects.filter(held__gt=0)
-            .values("sale__flight__code", "sale__flight__id")
+        rows = list(
+            Inventory.objects.filter(held__gt=0)
+            .values("sale_id")
             .annotate(units=Sum("held"))
             .order_by("-units")[:500]
         )
+        labels = catalogue.metric_labels([row["sale_id"] for row in rows])
         for row in rows:
-            gauge.add_metric(
-                [f"{row['sale__flight__code']}#{row['sale__flight__id']}"], row["units"]
-            )
+            gauge.add_metric([labels[row["sale_id"]]], row["units"])
         yield gauge
 
     def _outbox(self):

@@ -97,6 +97,9 @@ class EventCatalogue:
             return code
         return gettext("Category %(code)s — %(name)s") % {"code": code, "name": category.name}
 
+    def metric_label(self, sale: Sale) -> str:
+        return f"{sale.event.name}#{sale.event.pk}"
+
     def describe(self, sale: Sale) -> SaleSummary:
         event = sale.event
         venue = event.venue

@@ -16,7 +16,7 @@ from django.utils.translation import gettext
 
 from events.errors import EventNotEditable
 from events.models import Event, EventStatus
-from payments.services import may_refund_goodwill
+from payments.cancellation import may_refund_goodwill
 
 
 def has_begun(event: Event, *, now: datetime) -> bool:

@@ -45,9 +45,9 @@ from events.models import (
 )
 from events.sale_plan import sale_plan
 from events.selectors import unpriced_places
+from payments.cancellation import cancel_booking
 from payments.currency import NotChargeable, check_chargeable
 from payments.errors import BookingAlreadyCancelled
-from payments.services import cancel_booking
 
 MAX_CSV_BYTES = 5 * 1024 * 1024
 
@@ -403,7 +403,7 @@ def cancel_event(
     1. The event becomes CANCELLED (its own transaction): from then on its sale is closed
        (`events.rules.is_open`), so no hold, payment or waitlist place can start, and a
        payment arriving later is refunded in full (payments' late-payment rule).
-    2. Every live booking is cancelled through `payments.services.cancel_booking`, one
+    2. Every live booking is cancelled through `payments.cancellation.cancel_booking`, one
        booking per transaction in the one lock order (docs/architecture.md, "Lock order"):
        HELD ones are released, CONFIRMED ones refunded in full (the refund policy gives 100%
        for a called-off sale), the refund sent after commit; the e-mails go through the

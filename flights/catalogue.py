@@ -94,6 +94,9 @@ class FlightCatalogue:
     def describe_class(self, sale: Sale, code: str) -> str:
         return self.class_label(code) or code
 
+    def metric_label(self, sale: Sale) -> str:
+        return f"{sale.flight.code}#{sale.flight.pk}"
+
     def describe(self, sale: Sale) -> SaleSummary:
         flight = sale.flight
         return SaleSummary(

@@ -7,4 +7,4 @@ class PartnersConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the outbox consumers that turn domain events into webhook deliveries.
-        from partners import handlers  # noqa: F401
+        from partners import outbox_handlers  # noqa: F401

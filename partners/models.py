@@ -8,14 +8,17 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from kernel.outbox_types import OutboxEventType
 from partners.secret_box import open_sealed, seal
 
 
 class PartnerEventType(models.TextChoices):
-    BOOKING_CONFIRMED = "booking.confirmed", "Booking confirmed"
-    BOOKING_CANCELLED = "booking.cancelled", "Booking cancelled"
-    REFUND_ISSUED = "refund.issued", "Refund issued"
-    WAITLIST_OFFERED = "waitlist.offered", "Waitlist offer made"
+    """The outbox event types partners may subscribe to (a subset of kernel.outbox_types)."""
+
+    BOOKING_CONFIRMED = OutboxEventType.BOOKING_CONFIRMED.value, "Booking confirmed"
+    BOOKING_CANCELLED = OutboxEventType.BOOKING_CANCELLED.value, "Booking cancelled"
+    REFUND_ISSUED = OutboxEventType.REFUND_ISSUED.value, "Refund issued"
+    WAITLIST_OFFERED = OutboxEventType.WAITLIST_OFFERED.value, "Waitlist offer made"
 
 
 class WebhookEndpoint(models.Model):

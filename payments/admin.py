@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from kernel.replica_admin import ChangeListFromReplica
 from payments.models import Payment, Refund, RefundPolicy, RefundStatus, WebhookEvent
-from payments.services import queue_refund
+from payments.refunds import queue_refund
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

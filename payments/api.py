@@ -24,8 +24,8 @@ from payments.gateways import enabled_gateway_names, gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
 from payments.gateways.stripe import SIGNATURE_HEADER as STRIPE_SIGNATURE_HEADER
 from payments.models import PaymentStatus
+from payments.paying import pay_for_booking
 from payments.selectors import quote_refund
-from payments.services import pay_for_booking
 from payments.webhooks import receive_webhook
 
 # --- serializers -------------------------------------------------------------------------------

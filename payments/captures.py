@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from payments.models import Payment, PaymentStatus, RefundReason
-from payments.services import _create_refund
+from payments.refunds import create_refund
 
 log = logging.getLogger(__name__)
 ALREADY_SETTLED = (PaymentStatus.SUCCEEDED, PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED)
@@ -55,6 +55,6 @@ def refund_unmatched_capture(
         )
         payment.refresh_from_db()
         if captured > 0:
-            _create_refund(payment, amount=captured, reason=RefundReason.AMOUNT_MISMATCH, now=now)
+            create_refund(payment, amount=captured, reason=RefundReason.AMOUNT_MISMATCH, now=now)
     log.error("payment %s: %s", payment.pk, note)
     return payment

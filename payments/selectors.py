@@ -229,3 +229,8 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
         % {"reason": payment.failure_reason or "declined"},
         payment=body,
     )
+
+
+def sale_of(booking: Booking) -> Sale:
+    """The booking's sale with its catalogue item, for the catalogue's rules."""
+    return Sale.objects.select_related(*catalogue.owner_paths()).get(pk=booking.sale_id)

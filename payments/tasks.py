@@ -8,12 +8,9 @@ from django.conf import settings
 from kernel.idempotency import purge_idempotency_records
 from payments.errors import GatewayError
 from payments.gateways import sandbox
-from payments.services import (
-    issue_refund,
-    purge_idempotency_keys,
-    reconcile_stuck_payments,
-    requeue_stale_refunds,
-)
+from payments.paying import purge_idempotency_keys
+from payments.reconciliation import reconcile_stuck_payments
+from payments.refunds import issue_refund, requeue_stale_refunds
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,13 @@ from bookings import catalogue
 from bookings.models import Booking
 from kernel.errors import DomainError
 from languages.formatting import format_money
-from payments import selectors, services
+from payments import selectors
+from payments.cancellation import cancel_booking
 from payments.errors import PaymentInProgress
 from payments.forms import CancelForm, PayForm
 from payments.gateways import sandbox, sandbox_enabled
 from payments.models import Payment, SandboxCharge, SandboxChargeStatus
+from payments.paying import pay_for_booking
 
 # The sandbox's outcomes in words (its decline codes are the real gateways' codes).
 SANDBOX_OUTCOMES = {
@@ -127,7 +129,7 @@ def checkout(request: HttpRequest, booking_id: int) -> HttpResponse:
         messages.error(request, _("The payment form was incomplete. Please press Pay again."))
         return redirect(detail)
     try:
-        outcome = services.pay_for_booking(
+        outcome = pay_for_booking(
             customer=request.user,
             booking_id=booking.pk,
             idempotency_key=form.cleaned_data["idempotency_key"],
@@ -185,7 +187,7 @@ def cancel(request: HttpRequest, booking_id: int) -> HttpResponse:
             )
         else:
             try:
-                done = services.cancel_booking(customer=request.user, booking_id=booking.pk)
+                done = cancel_booking(customer=request.user, booking_id=booking.pk)
             except DomainError as error:
                 _show(request, error)
                 return redirect("bookings:detail", booking_id=booking.pk)

@@ -21,7 +21,7 @@ from payments.errors import WebhookEventRefused
 from payments.gateways import get_gateway
 from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent
 from payments.models import Payment, WebhookEvent
-from payments.services import confirm_payment, fail_payment
+from payments.outcomes import confirm_payment, fail_payment
 
 log = logging.getLogger(__name__)
 

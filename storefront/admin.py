@@ -1,5 +1,5 @@
 """The Booking admin: read-only lists and the cancel-with-refund action, which enters at the
-top (`payments.services.cancel_booking`), so it lives above payments, not in the engine."""
+top (`payments.cancellation.cancel_booking`), so it lives above payments, not in the engine."""
 
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
@@ -10,8 +10,8 @@ from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
 from kernel.replica_admin import ChangeListFromReplica
 from languages.formatting import format_money
+from payments.cancellation import cancel_booking, may_refund_goodwill
 from payments.selectors import quote_refund
-from payments.services import cancel_booking, may_refund_goodwill
 from storefront import waitlist_admin  # noqa: F401  (registers the WaitlistEntry admin)
 
 

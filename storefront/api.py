@@ -34,8 +34,8 @@ from kernel.web.idempotency import idempotency_key_parameter, idempotent_respons
 from kernel.web.openapi import problems
 from kernel.web.throttles import HoldsThrottle
 from payments.api import RefundQuoteSerializer
+from payments.cancellation import cancel_booking
 from payments.models import RefundReason, RefundStatus
-from payments.services import cancel_booking
 from waitroom.gate import TOKEN_HEADER, require_admission
 
 DB_BIGINT_MAX = 2**63 - 1

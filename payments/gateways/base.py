@@ -1,7 +1,7 @@
 """The one interface every payment gateway implements.
 
 Calls on a gateway go over the network: callers make them outside any database transaction
-and hold no row locks while they wait (see payments.services)."""
+and hold no row locks while they wait (see payments.charging)."""
 
 from __future__ import annotations
 

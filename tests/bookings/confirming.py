@@ -1,7 +1,10 @@
 """Test-side confirmation of bookings without going through a gateway: the same
-`sell_held_booking` that `payments.services.confirm_payment` uses."""
+`sell_held_booking` that `payments.outcomes.confirm_payment` uses."""
 
 from __future__ import annotations
+
+import json
+from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
@@ -9,11 +12,15 @@ from django.utils import timezone
 from bookings.customer_holds import hold_seats
 from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus
+from kernel.models import OutboxEvent
 from kernel.outbox import emit_event
+from kernel.outbox_types import OutboxEventType
+from payments.models import Refund, RefundReason
+from payments.outbox_payloads import refund_issued
 
 
 def confirm(booking: Booking) -> Booking:
-    """Confirm without a payment: the booking side of `payments.services.confirm_payment`."""
+    """Confirm without a payment: the booking side of `payments.outcomes.confirm_payment`."""
     with transaction.atomic():
         booking = Booking.objects.select_for_update().get(pk=booking.pk)
         sell_held_booking(booking, now=timezone.now())
@@ -46,16 +53,30 @@ def cancel_confirmed(booking: Booking) -> Booking:
 
 
 def emit_refund(booking: Booking, *, refund_id: str = "rf_1", amount: str = "208.00") -> None:
+    """`refund.issued` for `booking`, with the payload payments.refunds emits (its builder),
+    for a refund that exists only in the event."""
+    refund = Refund(
+        id=refund_id,
+        amount=Decimal(amount),
+        currency=booking.currency,
+        reason=RefundReason.CANCELLATION,
+    )
     with transaction.atomic():
         emit_event(
             aggregate_type="booking",
             aggregate_id=booking.pk,
-            event_type="refund.issued",
-            payload={
-                "bookingId": booking.pk,
-                "flightId": booking.sale_id,
-                "refundId": refund_id,
-                "amount": amount,
-                "currency": booking.currency,
-            },
+            event_type=OutboxEventType.REFUND_ISSUED,
+            payload=refund_issued(refund, booking_id=booking.pk, sale_id=booking.sale_id),
         )
+
+
+def round_trip(event_type: OutboxEventType, payload: dict) -> dict:
+    """Build → emit → read back from the row: what a consumer of `event_type` gets."""
+    assert json.loads(json.dumps(payload)) == payload  # JSON-safe as built
+    with transaction.atomic():
+        event = emit_event(
+            aggregate_type="booking", aggregate_id=0, event_type=event_type, payload=payload
+        )
+    row = OutboxEvent.objects.get(pk=event.pk)
+    assert row.event_type == event_type.value
+    return row.payload

@@ -1,16 +1,19 @@
 """The relay against real concurrency: separate connections, real row locks."""
 
+import contextlib
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connections, transaction
+from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 from bookings.models import Notification, Ticket
+from kernel import outbox
 from kernel.events import register_consumer, unregister_consumer
 from kernel.models import OutboxEvent, ProcessedEvent
-from kernel.outbox import redeliver_event, relay_outbox
+from kernel.outbox import emit_event, redeliver_event, relay_outbox
 from tests.bookings.confirming import hold_and_confirm
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory
@@ -112,3 +115,54 @@ def test_a_second_relay_skips_locked_events_and_does_not_overtake_them(settings,
     assert not Ticket.objects.filter(booking=first).exists()
     assert relay_outbox().published == 2
     assert OutboxEvent.objects.filter(pk=e3.pk, published_at__isnull=False).exists()
+
+
+# --- the receipt-first guard and its control (pretix style) ------------------------------------
+
+
+def _deliver_three_at_once(settings, monkeypatch, consume=None) -> list[int]:
+    """Three concurrent deliveries of one event to a slow consumer; what the consumer did."""
+    settings.OUTBOX = {**settings.OUTBOX, "KICK_ON_COMMIT": False}
+    # A type of the test's own: no other consumer (and its row locks) orders the deliveries.
+    with transaction.atomic():
+        event = emit_event(
+            aggregate_type="test", aggregate_id=1, event_type="test.race", payload={}
+        )
+    effects: list[int] = []
+
+    @register_consumer("test.race", name="test.slow_effect")
+    def slow_effect(event):
+        time.sleep(0.2)  # a window wide enough for the other deliveries to arrive
+        effects.append(event.pk)
+
+    if consume is not None:
+        monkeypatch.setattr(outbox, "_consume", consume)
+    try:
+        outcomes = run_concurrently([lambda: redeliver_event(event_id=event.pk)] * 3)
+    finally:
+        unregister_consumer("test.slow_effect")
+    assert outcomes.errors == []
+    return effects
+
+
+def test_the_receipt_first_guard_lets_one_of_three_concurrent_deliveries_act(settings, monkeypatch):
+    assert len(_deliver_three_at_once(settings, monkeypatch)) == 1
+
+
+def test_control_check_then_act_without_the_receipt_first_acts_more_than_once(
+    settings, monkeypatch
+):
+    def check_then_act(consumer, event):
+        # The guard switched off: look for a receipt, act, then write it (no wait on the
+        # unique index before the work, so concurrent deliveries all find none).
+        if ProcessedEvent.objects.filter(consumer=consumer.name, event=event).exists():
+            return False
+        with transaction.atomic():
+            consumer.handle(event)
+        with contextlib.suppress(IntegrityError), transaction.atomic():
+            ProcessedEvent.objects.create(
+                consumer=consumer.name, event=event, processed_at=timezone.now()
+            )
+        return True
+
+    assert len(_deliver_three_at_once(settings, monkeypatch, check_then_act)) > 1

@@ -29,9 +29,9 @@ from flights.models import Seat
 from flights.services import check_inventory
 from kernel.errors import TooBusy
 from kernel.locking import lock_errors_as_too_busy
-from payments import services as payment_services
+from payments import cancellation
 from payments.models import Payment, PaymentStatus
-from payments.services import confirm_payment
+from payments.outcomes import confirm_payment
 from tests.bookings.confirming import confirm
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory
@@ -258,9 +258,9 @@ def always_deadlocks(monkeypatch):
         raise deadlock()
 
     monkeypatch.setattr(lifecycle, "close_bookings", close_bookings)
-    # Cancelling through the API enters at payments.services.cancel_booking, which calls the
+    # Cancelling through the API enters at payments.cancellation.cancel_booking, which calls the
     # engine's close_bookings itself.
-    monkeypatch.setattr(payment_services, "close_bookings", close_bookings)
+    monkeypatch.setattr(cancellation, "close_bookings", close_bookings)
     return calls
 
 

@@ -17,7 +17,8 @@ from kernel.errors import DomainError
 from kernel.eventlog.publisher import close_publishers
 from kernel.eventlog.relay import relay_event_log
 from kernel.models import OutboxEvent
-from payments.services import cancel_booking, pay_for_booking
+from payments.cancellation import cancel_booking
+from payments.paying import pay_for_booking
 from tests.checkin_sync.mirror import bookings_applied_out_of_order, mirror, truth
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory, named_hold

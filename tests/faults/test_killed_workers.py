@@ -37,6 +37,7 @@ from flights.services import check_inventory
 from kernel.errors import DomainError
 from kernel.models import OutboxEvent
 from kernel.tasks import relay_outbox
+from payments.cancellation import cancel_booking
 from payments.models import (
     Refund,
     RefundStatus,
@@ -44,12 +45,9 @@ from payments.models import (
     SandboxChargeStatus,
     SandboxRefund,
 )
-from payments.services import (
-    cancel_booking,
-    confirm_payment,
-    pay_for_booking,
-    requeue_stale_refunds,
-)
+from payments.outcomes import confirm_payment
+from payments.paying import pay_for_booking
+from payments.refunds import requeue_stale_refunds
 from tests.factories import UserFactory, named_hold
 from tests.pgbouncer import database_env
 

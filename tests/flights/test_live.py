@@ -128,7 +128,7 @@ def test_version_counter_survives_a_lost_key(flight):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_paid_hold_is_announced_sold(customer, flight, listener):
-    from payments.services import confirm_payment
+    from payments.outcomes import confirm_payment
     from tests.payments.helpers import hold
 
     booking = hold(customer, flight, seats=("14A", "14B"))

@@ -203,3 +203,17 @@ def test_a_failing_sink_never_breaks_the_engine():
         kernel_metrics.count("holds", outcome="won")  # no exception
     finally:
         kernel_metrics.remove_sink(broken)
+
+
+@pytest.mark.django_db
+def test_held_units_of_an_event_are_named_by_its_catalogue(client, flight):
+    from tests.events.factories import EventFactory
+
+    event = EventFactory()
+    hold_seatless(customer=UserFactory(), sale_id=event.sale_id, fare_class="GA-3", passengers=3)
+    hold_seatless(
+        customer=UserFactory(), sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
+    )
+    samples = scrape(client)
+    assert value(samples, "seatkeeper_live_held_units", flight=f"{event.name}#{event.pk}") == 3
+    assert value(samples, "seatkeeper_live_held_units", flight=f"{flight.code}#{flight.pk}") == 1

@@ -18,7 +18,7 @@ from flights.models import Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.gateways import sandbox
 from payments.models import Payment, PaymentStatus, Refund, SandboxCharge
-from payments.services import confirm_payment, fail_payment
+from payments.outcomes import confirm_payment, fail_payment
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

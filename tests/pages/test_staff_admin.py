@@ -11,7 +11,7 @@ from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from payments.models import Payment, Refund, RefundReason
-from payments.services import confirm_payment
+from payments.outcomes import confirm_payment
 from tests.factories import named_hold
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -317,8 +317,8 @@ def test_without_goodwill_the_policy_refund_is_recorded_with_its_approver(
 
 
 def test_the_service_refuses_goodwill_to_staff_without_the_permission(customer, flight):
+    from payments.cancellation import cancel_booking
     from payments.errors import GoodwillRefundNotAllowed
-    from payments.services import cancel_booking
 
     booking = confirmed(customer, flight)
     with pytest.raises(GoodwillRefundNotAllowed):

@@ -231,7 +231,7 @@ def test_every_partner_event_type_is_delivered_from_the_domain_services(settings
     services that emit them; the relay turns each into a delivery."""
     from bookings.waitlist import join_waitlist
     from config.celery import app as celery_app
-    from payments.services import cancel_booking
+    from payments.cancellation import cancel_booking
     from tests.payments.helpers import GOOD_CARD, api_client, pay
 
     settings.PAYMENTS = {**settings.PAYMENTS, "GATEWAY": "sandbox"}

@@ -12,6 +12,7 @@ from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory, Flight, FlightStatus, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.models import OutboxEvent
+from payments.cancellation import cancel_booking
 from payments.errors import BookingAlreadyCancelled, CancellationRefused
 from payments.models import (
     Payment,
@@ -22,7 +23,6 @@ from payments.models import (
     SandboxRefund,
 )
 from payments.selectors import quote_refund
-from payments.services import cancel_booking
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
@@ -260,20 +260,20 @@ def test_admin_pages_for_payments_render(customer, staff_user):
 
 
 def test_lost_refund_tasks_are_requeued_once_stale(customer, monkeypatch):
-    from payments import services
+    from payments import refunds
 
     _, booking = confirmed(customer)
     # The broker loses the refund task: nothing is queued after the cancellation commits.
-    monkeypatch.setattr(services, "queue_refund", lambda *, refund_id: None)
+    monkeypatch.setattr(refunds, "queue_refund", lambda *, refund_id: None)
     cancel_booking(customer=customer, booking_id=booking.pk)
     refund = Refund.objects.get()
     assert refund.status == RefundStatus.PENDING
     monkeypatch.undo()
 
-    assert services.requeue_stale_refunds() == 0  # still within the grace period
+    assert refunds.requeue_stale_refunds() == 0  # still within the grace period
     later = timezone.now() + timedelta(minutes=11)
-    assert services.requeue_stale_refunds(now=later) == 1
+    assert refunds.requeue_stale_refunds(now=later) == 1
     refund.refresh_from_db()
     assert refund.status == RefundStatus.SUCCEEDED
-    assert services.requeue_stale_refunds(now=later) == 0
+    assert refunds.requeue_stale_refunds(now=later) == 0
     assert SandboxRefund.objects.count() == 1

@@ -12,7 +12,7 @@ from django.core import serializers
 
 from payments.gateways.sandbox import APPROVED_CARD, DECLINING_CARDS
 from payments.models import Payment, SandboxCharge
-from payments.services import request_fingerprint
+from payments.paying import request_fingerprint
 from tests.payments.helpers import api_client, hold, pay
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -18,7 +18,7 @@ from flights.admin import FareInventoryForm
 from flights.models import FareClass
 from flights.services import CabinLayout, CabinSection
 from kernel.errors import InvalidRequest
-from payments import services
+from payments import reconciliation
 from payments.currency import NotChargeable, from_minor_units, to_minor_units
 from payments.models import (
     Payment,
@@ -174,7 +174,7 @@ def test_a_lapsed_hosted_checkout_the_customer_paid_is_reconciled_and_refunded(
     Booking.objects.filter(pk=booking.pk).update(expires_at=an_hour_ago)
     Payment.objects.filter(pk=payment.pk).update(updated_at=an_hour_ago)
 
-    assert services.reconcile_stuck_payments() == 1  # today: 0, PENDING is skipped
+    assert reconciliation.reconcile_stuck_payments() == 1  # today: 0, PENDING is skipped
 
     payment.refresh_from_db()
     assert payment.status == PaymentStatus.REFUNDED
@@ -185,7 +185,7 @@ def test_control_a_pending_checkout_with_a_live_hold_is_left_alone(stub, custome
     booking = hold(customer, flight)
     assert pay(api_client(customer), booking).status_code == 202
     soon = timezone.now() + timedelta(seconds=180)  # older than RECONCILE_AFTER, hold still on
-    assert services.reconcile_stuck_payments(now=soon) == 0
+    assert reconciliation.reconcile_stuck_payments(now=soon) == 0
     assert Payment.objects.get().status == PaymentStatus.PENDING
 
 

@@ -23,7 +23,7 @@ from payments.models import (
     RefundStatus,
     SandboxCharge,
 )
-from payments.services import confirm_payment
+from payments.outcomes import confirm_payment
 from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import FlightFactory, economy_only_layout, name_everyone
 from tests.payments.helpers import GOOD_CARD, api_client, pay

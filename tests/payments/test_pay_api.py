@@ -15,7 +15,7 @@ from kernel.models import OutboxEvent
 from payments.errors import GatewayError
 from payments.gateways.sandbox import SandboxGateway
 from payments.models import Payment, PaymentStatus, SandboxCharge
-from payments.services import purge_idempotency_keys
+from payments.paying import purge_idempotency_keys
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
 
 pytestmark = pytest.mark.django_db(transaction=True)

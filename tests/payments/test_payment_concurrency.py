@@ -5,6 +5,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from bookings.lifecycle import expire_holds
@@ -21,7 +22,7 @@ from payments.models import (
     SandboxCharge,
     SandboxRefund,
 )
-from payments.services import confirm_payment
+from payments.outcomes import confirm_payment
 from tests.concurrency import run_concurrently
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
@@ -85,6 +86,53 @@ def test_20_concurrent_requests_with_one_key_charge_once(customer, flight, monke
         == 400
     )
     assert SandboxCharge.objects.count() == 1
+
+
+@pytest.fixture
+def without_the_key_constraints():
+    """The guard switched off: the unique constraints that make one Idempotency-Key (and one
+    payment under way per booking) claimable once are dropped, and put back afterwards."""
+    guards = [
+        c
+        for c in Payment._meta.constraints
+        if c.name in ("payment_idempotency_key_per_customer", "payment_one_in_flight_per_booking")
+    ]
+    assert len(guards) == 2
+    with connection.schema_editor() as editor:
+        for constraint in guards:
+            editor.remove_constraint(Payment, constraint)
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {Payment._meta.db_table} CASCADE")
+    with connection.schema_editor() as editor:
+        for constraint in guards:
+            editor.add_constraint(Payment, constraint)
+
+
+def test_control_without_the_key_constraints_one_key_charges_more_than_once(
+    customer, flight, monkeypatch, without_the_key_constraints
+):
+    booking = hold(customer, flight)
+    original = SandboxGateway.create_payment
+
+    def slow_gateway(self, **kwargs):
+        time.sleep(0.3)
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(SandboxGateway, "create_payment", slow_gateway)
+    clients = [api_client(customer) for _ in range(20)]
+
+    outcomes = run_concurrently(
+        [
+            lambda c=c: pay(c, booking, key="one-key", amount="208.00", paymentMethod=GOOD_CARD)
+            for c in clients
+        ]
+    )
+
+    assert not outcomes.errors, outcomes.errors[:3]
+    # The double effect the guarded test above rules out: one key, several charges.
+    assert Payment.objects.filter(idempotency_key="one-key").count() > 1
+    assert SandboxCharge.objects.count() > 1
 
 
 @pytest.mark.nightly

@@ -15,10 +15,10 @@ from django.test import Client
 
 from bookings.models import BookingStatus
 from kernel.models import OutboxEvent
+from payments.cancellation import cancel_booking
 from payments.errors import WebhookSignatureInvalid
 from payments.gateways.stripe import StripeGateway
 from payments.models import Payment, PaymentStatus, Refund, RefundStatus
-from payments.services import cancel_booking
 from tests.payments.helpers import api_client, hold, pay
 
 pytestmark = pytest.mark.django_db(transaction=True)

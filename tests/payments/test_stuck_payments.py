@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from bookings.models import Booking, BookingStatus
 from kernel.schedules import registered_schedules
-from payments import services
+from payments import paying, reconciliation
 from payments.gateways.sandbox import complete_checkout
 from payments.models import Payment, PaymentStatus, SandboxCharge, SandboxChargeStatus
 from payments.tasks import reconcile_stuck_payments_task
@@ -145,13 +145,13 @@ def test_a_processing_attempt_is_not_superseded(customer, flight):
 
 
 def crash_in(monkeypatch, name):
-    original = getattr(services, name)
+    original = getattr(paying, name)
 
     def crash(*args, **kwargs):
-        monkeypatch.setattr(services, name, original)  # once: the process "restarts"
+        monkeypatch.setattr(paying, name, original)  # once: the process "restarts"
         raise SystemExit("worker killed")
 
-    monkeypatch.setattr(services, name, crash)
+    monkeypatch.setattr(paying, name, crash)
 
 
 @pytest.mark.parametrize("gateway", ["sandbox", "stripe"])
@@ -164,7 +164,7 @@ def test_a_crash_after_the_charge_is_reconciled_by_idempotency_key(
     client = api_client(customer)
     crash_in(monkeypatch, "apply_charge_result")  # charged, then the process died
     with pytest.raises(SystemExit):
-        services.pay_for_booking(
+        paying.pay_for_booking(
             customer=customer, booking_id=booking.pk, idempotency_key="k", payment_method=method
         )
     payment = Payment.objects.get()
@@ -173,8 +173,8 @@ def test_a_crash_after_the_charge_is_reconciled_by_idempotency_key(
     assert stuck.status_code == 409
     assert stuck.json()["type"].endswith("/idempotency-key-in-flight")
 
-    assert services.reconcile_stuck_payments(now=timezone.now()) == 0  # too fresh to judge
-    assert services.reconcile_stuck_payments(now=later()) == 1
+    assert reconciliation.reconcile_stuck_payments(now=timezone.now()) == 0  # too fresh to judge
+    assert reconciliation.reconcile_stuck_payments(now=later()) == 1
 
     payment.refresh_from_db()
     assert payment.status == PaymentStatus.SUCCEEDED
@@ -197,13 +197,13 @@ def test_a_crash_before_the_charge_fails_the_payment_and_frees_the_booking(
 ):
     booking = hold(customer, flight)
     client = api_client(customer)
-    crash_in(monkeypatch, "_charge")
+    crash_in(monkeypatch, "charge")
     with pytest.raises(SystemExit):
-        services.pay_for_booking(
+        paying.pay_for_booking(
             customer=customer, booking_id=booking.pk, idempotency_key="k", payment_method=GOOD_CARD
         )
     assert reconcile_stuck_payments_task.apply().result == 0  # the beat tick: too fresh yet
-    assert services.reconcile_stuck_payments(now=later()) == 1
+    assert reconciliation.reconcile_stuck_payments(now=later()) == 1
     payment = Payment.objects.get()
     assert payment.status == PaymentStatus.FAILED
     assert not SandboxCharge.objects.exists()

@@ -5,7 +5,7 @@ from rest_framework.test import APIClient
 
 from bookings.lifecycle import cancel_hold
 from bookings.models import WaitlistEntry, WaitlistStatus
-from payments.services import pay_for_booking
+from payments.paying import pay_for_booking
 from tests.bookings.test_waitlist import sold_out_flight
 from tests.factories import UserFactory
 

@@ -4,6 +4,8 @@ or the inventory horizon, resuming when units come back; pause and resume."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -20,7 +22,7 @@ from tests.waitroom.room_helpers import (
 )
 from waitroom import admission, joining, room_selectors, room_waitlist, staff
 from waitroom.errors import NotBeyondHorizon
-from waitroom.models import Admission, QueueEntry, QueueStatus
+from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -238,3 +240,40 @@ def test_a_tick_that_runs_late_broadcasts_early_and_ends_within_its_slot(setting
     # Steps at 0, 0.8 and 1.6 s: the third starts past the last slot (1.5 s), broadcasts,
     # and is the last one.
     assert [b for _, b in calls] == [False, False, True]
+
+
+def test_control_overlapping_ticks_without_the_sale_lock_admit_past_the_rate(
+    room_redis, monkeypatch
+):
+    from tests.concurrency import run_concurrently
+
+    flight = small_flight(rows=30)
+    t0 = timezone.now()
+    sale = protect(flight, opens_at=t0, rate=60, max_inside=1000)
+    join_all(sale, make_customers(50))
+    admission.admit_shoppers(room_id=sale.pk, now=t0)  # the shuffle
+    now = t0 + timedelta(seconds=4)
+    # The guard switched off: the tick's SKIP LOCKED lock on the room row becomes a plain read,
+    # so every tick reads the same admission clock.  All but the first then wait a moment
+    # before choosing whom to admit, as a busy tick would: the first has admitted by then.
+    manager = WaitingRoom.objects
+    monkeypatch.setattr(manager, "select_for_update", lambda **kwargs: manager.all())
+    real_budget, calls, calls_lock = admission._rate_budget, [], threading.Lock()
+
+    def budget_then_a_moment(sale, now):
+        with calls_lock:
+            calls.append(1)
+            first = len(calls) == 1
+        if not first:
+            time.sleep(0.5)
+        return real_budget(sale, now)
+
+    monkeypatch.setattr(admission, "_rate_budget", budget_then_a_moment)
+
+    outcome = run_concurrently(
+        [lambda: admission.admit_shoppers(room_id=sale.pk, now=now) for _ in range(8)]
+    )
+
+    assert outcome.errors == []
+    # The double effect the guarded test above rules out: more than the rate's 4 let in.
+    assert Admission.objects.filter(room=sale).count() > 4

@@ -1,0 +1,21 @@
+"""Every outbox event type, in one enum (Sentry's `OutboxCategory`): emitters, consumers and
+partners' subscriptions name a type by its member, never by a free string.
+
+The values are the wire names (partners' webhook `type`, the event log's `eventType`).  Each
+type has one payload builder in the app that owns it: `bookings.outbox_payloads` (bookings,
+seats, waitlist offers) and `payments.outbox_payloads` (refunds); docs/partners.md lists the
+fields partners receive.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class OutboxEventType(models.TextChoices):
+    BOOKING_CONFIRMED = "booking.confirmed", "Booking confirmed"
+    BOOKING_EXPIRED = "booking.expired", "Hold expired"
+    BOOKING_CANCELLED = "booking.cancelled", "Booking cancelled"
+    SEATS_RELEASED = "seats.released", "Seats released"
+    WAITLIST_OFFERED = "waitlist.offered", "Waitlist offer made"
+    REFUND_ISSUED = "refund.issued", "Refund issued"

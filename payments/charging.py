@@ -1,0 +1,73 @@
+"""The gateway call of a payment, and what a pay request answers.
+
+Rule of the payments modules: a gateway call never runs inside a database transaction and
+never while this process holds a row lock.  Each pay request is three steps: (1) a short
+transaction that records the payment and claims the Idempotency-Key (`payments.paying`),
+(2) the gateway call in autocommit (here), (3) a short transaction that applies the result
+(`payments.outcomes`).  Locks follow the one lock order in docs/architecture.md ("Lock order").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.urls import reverse
+from django.utils import timezone
+
+from kernel.idempotency import IdempotentResult
+from payments.currency import NotChargeable
+from payments.errors import GatewayError
+from payments.gateways import get_gateway
+from payments.gateways.base import ChargeResult
+from payments.models import Payment
+from payments.selectors import payment_response
+
+# What a pay request answers; a replay carries `replayed=True` (kernel.idempotency's rules).
+PayResponse = IdempotentResult
+
+
+def assert_no_transaction() -> None:
+    """Guard in front of every gateway call: a network wait must never hold rows locked."""
+    if connection.in_atomic_block:
+        raise RuntimeError("Gateway calls must not run inside a database transaction.")
+
+
+def charge_params(payment: Payment, payment_method: str) -> dict[str, Any]:
+    """The outbound call, identical every time for one payment: the gateway's idempotency
+    key only replays a request with the same parameters."""
+    return {
+        "payment_id": payment.pk,
+        "amount": payment.amount,
+        "currency": payment.currency,
+        "idempotency_key": f"seatkeeper-payment-{payment.pk}",
+        "payment_method": payment_method,
+        "description": f"Seatkeeper booking {payment.booking_id}",
+        "return_url": settings.PUBLIC_BASE_URL.rstrip("/")
+        + reverse("bookings:detail", args=[payment.booking_id]),
+    }
+
+
+def charge(payment: Payment, payment_method: str) -> ChargeResult:
+    """Step 2: the gateway call, in autocommit, holding nothing."""
+    assert_no_transaction()
+    try:
+        return get_gateway(payment.gateway).create_payment(**charge_params(payment, payment_method))
+    except GatewayError:
+        return ChargeResult(status="failed", reference="", failure_reason="gateway_unavailable")
+    except NotChargeable:
+        # A price the catalogue check should have refused (edited in the database, or from
+        # before the check): nothing is sent, rather than a rounded amount.
+        return ChargeResult(status="failed", reference="", failure_reason="amount_not_chargeable")
+
+
+def store_response(payment_id: int) -> PayResponse:
+    """Write the answer the payment's Idempotency-Key replays from now on (the first one wins)."""
+    payment = Payment.objects.get(pk=payment_id)
+    status, body = payment_response(payment)
+    Payment.objects.filter(pk=payment_id, response_status__isnull=True).update(
+        response_status=status, response_body=body, updated_at=timezone.now()
+    )
+    stored = Payment.objects.values_list("response_status", "response_body").get(pk=payment_id)
+    return PayResponse(*stored)

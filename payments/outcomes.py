@@ -1,0 +1,179 @@
+"""Applying what the gateway says about a payment (step 3 of payments.charging's rule): a
+charge result, a webhook, a cancelled hosted checkout.  Each is safe in any order with the
+others announcing the same outcome."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from bookings import catalogue
+from bookings.errors import PassengerNamesMissing
+from bookings.lifecycle import close_bookings, sell_held_booking
+from bookings.models import Booking, BookingStatus
+from bookings.selectors import check_passengers_named
+from kernel.locking import lock_errors_as_too_busy
+from payments.charging import assert_no_transaction
+from payments.errors import GatewayError
+from payments.gateways import get_gateway
+from payments.gateways.base import ChargeResult
+from payments.models import IN_FLIGHT_PAYMENT_STATUSES, Payment, PaymentStatus, RefundReason
+from payments.refunds import create_refund
+from payments.selectors import sale_of
+
+# A payment in one of these has had its success applied already: a duplicate changes nothing.
+SETTLED_PAYMENT_STATUSES = (
+    PaymentStatus.SUCCEEDED,
+    PaymentStatus.REFUND_REQUIRED,
+    PaymentStatus.REFUNDED,
+)
+
+
+def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
+    """Step 3.  Safe in any order with the webhook announcing the same outcome."""
+    if result.status == "succeeded":
+        return confirm_payment(payment_id=payment_id, reference=result.reference)
+    if result.status == "failed":
+        return fail_payment(
+            payment_id=payment_id, reference=result.reference, reason=result.failure_reason
+        )
+    with transaction.atomic():
+        Payment.objects.filter(pk=payment_id, status=PaymentStatus.PROCESSING).update(
+            status=PaymentStatus.PENDING,
+            gateway_reference=result.reference,
+            checkout_url=result.checkout_url,
+            client_secret=result.client_secret,
+            updated_at=timezone.now(),
+        )
+    return Payment.objects.get(pk=payment_id)
+
+
+@lock_errors_as_too_busy
+def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
+    """The gateway says the money is ours.  Sell the held seats, or, when the hold is gone,
+    keep the money only long enough to pay it back: nobody pays for a seat someone else got.
+    A hold with a nameless passenger is not sold either (no ticket without a name): the money
+    goes back and the hold stays for the customer to name and pay again."""
+    with transaction.atomic():
+        booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
+        booking = Booking.objects.select_for_update().get(pk=booking_id)
+        payment = Payment.objects.select_for_update().get(pk=payment_id)
+        if payment.status in SETTLED_PAYMENT_STATUSES:
+            return payment  # a duplicate of an outcome already applied
+        now = timezone.now()
+        reference = reference or payment.gateway_reference
+        refund_reason = _why_not_sellable(booking, now=now)
+        if refund_reason is None:
+            _sell(booking, payment, reference=reference, now=now)
+        else:
+            _keep_to_refund(payment, reference=reference, reason=refund_reason, now=now)
+    return Payment.objects.get(pk=payment_id)
+
+
+def _why_not_sellable(booking: Booking, *, now: datetime) -> str | None:
+    """Why the paid `booking` (locked) cannot be sold, as the refund's reason; None: it can.
+    A hold whose sale closed or whose time ran out is closed here, so its seats go back now."""
+    if booking.status == BookingStatus.HELD and not catalogue.is_open(sale_of(booking), now=now):
+        # The sale closed (the flight left, the event was cancelled...) while the customer
+        # paid: the hold ends here, its seats go back, and the money is paid back in full
+        # like a late payment.
+        _expire(booking, now=now)
+        return RefundReason.FLIGHT_CLOSED
+    if booking.hold_lapsed(now):
+        # Expired but not yet swept: expire it ourselves so the seats go back now.
+        _expire(booking, now=now)
+    if booking.status != BookingStatus.HELD:
+        return RefundReason.LATE_PAYMENT
+    if not _named(booking):
+        # Cannot happen for a payment started now (`payments.paying` refuses), only for one
+        # started before names were required, or after a row was edited by hand.  No
+        # nameless ticket is issued: the money goes back in full and the hold stays, so
+        # the customer can name the passengers and pay again before it expires.
+        return RefundReason.NAMES_MISSING
+    return None
+
+
+def _expire(booking: Booking, *, now: datetime) -> None:
+    close_bookings(
+        [booking], from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
+    )
+
+
+def _named(booking: Booking) -> bool:
+    try:
+        check_passengers_named(booking_id=booking.pk)
+    except PassengerNamesMissing:
+        return False
+    return True
+
+
+def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) -> None:
+    sell_held_booking(
+        booking,
+        now=now,
+        payment={
+            "paymentId": payment.pk,
+            "amount": str(payment.amount),
+            "currency": payment.currency,
+        },
+    )
+    Payment.objects.filter(pk=payment.pk).update(
+        status=PaymentStatus.SUCCEEDED,
+        gateway_reference=reference,
+        failure_reason="",
+        succeeded_at=now,
+        updated_at=now,
+    )
+
+
+def _keep_to_refund(payment: Payment, *, reference: str, reason: str, now: datetime) -> None:
+    Payment.objects.filter(pk=payment.pk).update(
+        status=PaymentStatus.REFUND_REQUIRED,
+        gateway_reference=reference,
+        succeeded_at=now,
+        updated_at=now,
+    )
+    create_refund(payment, amount=payment.amount, reason=reason, now=now)
+
+
+def fail_payment(*, payment_id: int, reference: str = "", reason: str = "") -> Payment:
+    """A decline.  Only a payment under way can fail: a late failure never undoes a success."""
+    with transaction.atomic():
+        updates: dict[str, Any] = {
+            "status": PaymentStatus.FAILED,
+            "failure_reason": reason[:200],
+            "updated_at": timezone.now(),
+        }
+        if reference:
+            updates["gateway_reference"] = reference
+        Payment.objects.filter(pk=payment_id, status__in=IN_FLIGHT_PAYMENT_STATUSES).update(
+            **updates
+        )
+    return Payment.objects.get(pk=payment_id)
+
+
+def supersede_payment(*, payment_id: int) -> bool:
+    """Abandon a payment left waiting for the customer (PENDING), so a new attempt can start.
+
+    The gateway cancels it first, so it can never be paid later: no double charge.  If the
+    customer had paid it after all, that success is applied instead (the booking is confirmed
+    and the new attempt then finds nothing to pay).  False when it cannot be settled now (it
+    is PROCESSING, i.e. a request is running, or the gateway cannot say)."""
+    payment = Payment.objects.get(pk=payment_id)
+    if payment.status != PaymentStatus.PENDING:
+        return False
+    assert_no_transaction()
+    try:
+        result = get_gateway(payment.gateway).cancel_payment(reference=payment.gateway_reference)
+    except GatewayError:
+        return False
+    if result.status == "succeeded":
+        confirm_payment(payment_id=payment.pk, reference=result.reference)
+    elif result.status == "failed":
+        fail_payment(payment_id=payment.pk, reason="superseded by a new payment attempt")
+    else:
+        return False
+    return True

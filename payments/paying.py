@@ -1,0 +1,236 @@
+"""Paying for a hold, exactly once per (customer, Idempotency-Key): record the payment, call
+the gateway, apply the result (the three steps of payments.charging's rule)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from bookings import catalogue
+from bookings.errors import BookingNotFound, HoldExpired, SaleClosed
+from bookings.models import Booking, BookingStatus
+from bookings.selectors import check_passengers_named
+from kernel.idempotency import clean_key, fingerprint, replay
+from payments.charging import PayResponse, charge, store_response
+from payments.errors import AmountMismatch, BookingNotPayable, PaymentInProgress
+from payments.gateways import get_gateway
+from payments.models import IN_FLIGHT_PAYMENT_STATUSES, Payment
+from payments.outcomes import apply_charge_result, supersede_payment
+from payments.selectors import sale_of
+
+
+def request_fingerprint(
+    *, booking_id: int, amount: Decimal | None, currency: str | None, payment_method: str
+) -> str:
+    """What tells a replay from a different request under the same Idempotency-Key: a keyed
+    HMAC (`kernel.idempotency.fingerprint`) under the payments' own key."""
+    return fingerprint(
+        {
+            "bookingId": booking_id,
+            "amount": None if amount is None else str(amount.quantize(Decimal("0.01"))),
+            "currency": (currency or "").upper() or None,
+            "paymentMethod": payment_method or None,
+        },
+        key=settings.PAYMENTS["FINGERPRINT_KEY"],
+    )
+
+
+def pay_for_booking(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    idempotency_key: str | None,
+    amount: Decimal | None = None,
+    currency: str | None = None,
+    payment_method: str = "",
+    on_behalf: bool = False,
+) -> PayResponse:
+    """Pay for a held booking, exactly once per (customer, Idempotency-Key).
+
+    `customer` is who pays and owns the key; with `on_behalf` (travel agents, staff) the
+    booking may be another customer's."""
+    key = clean_key(idempotency_key, required=True, what="payment")
+    # Before anything is written: a raw card number for a real gateway, or an unknown one for
+    # the sandbox, is refused (400) and never stored, fingerprinted or sent anywhere.
+    payment_method = get_gateway().accept_payment_method(payment_method)
+    asked = request_fingerprint(
+        booking_id=booking_id, amount=amount, currency=currency, payment_method=payment_method
+    )
+    record = {
+        "customer": customer,
+        "booking_id": booking_id,
+        "key": key,
+        "fingerprint": asked,
+        "amount": amount,
+        "currency": currency,
+        "payment_method": payment_method,
+        "on_behalf": on_behalf,
+    }
+    try:
+        recorded = record_payment(**record)
+    except PaymentInProgress as busy:
+        # A new attempt replaces one left waiting at a hosted checkout (the customer closed
+        # the tab, 3-D Secure never finished): cancelled at the gateway first, then retried.
+        stuck = busy.extra.get("paymentId")
+        if not stuck or not supersede_payment(payment_id=stuck):
+            raise
+        recorded = record_payment(**record)
+    if isinstance(recorded, PayResponse):
+        return recorded
+    result = charge(recorded, payment_method)
+    apply_charge_result(payment_id=recorded.pk, result=result)
+    return store_response(recorded.pk)
+
+
+def record_payment(
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    key: str,
+    fingerprint: str,
+    amount: Decimal | None,
+    currency: str | None,
+    payment_method: str = "",
+    on_behalf: bool = False,
+) -> Payment | PayResponse:
+    """Step 1: claim the key and write the payment row, committed before the gateway hears of
+    it.  A key already used answers its stored response (or 409: a different request)."""
+    existing = _existing(customer, key)
+    if existing:
+        return _replay(existing, fingerprint)
+    now = timezone.now()
+    with transaction.atomic():
+        booking = _payable_booking(
+            customer=customer, booking_id=booking_id, on_behalf=on_behalf, now=now
+        )
+        _check_amount(booking, amount=amount, currency=currency)
+        payment = _insert_payment(
+            booking,
+            customer=customer,
+            key=key,
+            fingerprint=fingerprint,
+            payment_method=payment_method,
+            now=now,
+        )
+        if payment is not None:
+            return payment
+    return _lost_the_claim(customer=customer, booking_id=booking_id, key=key, asked=fingerprint)
+
+
+def _existing(customer: AbstractBaseUser, key: str) -> Payment | None:
+    return Payment.objects.filter(customer=customer, idempotency_key=key).first()
+
+
+def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
+    return replay(
+        stored_fingerprint=payment.request_fingerprint,
+        response_status=payment.response_status,
+        response_body=payment.response_body,
+        request_fingerprint=request_fingerprint,
+        what="payment",
+    )
+
+
+def _payable_booking(
+    *, customer: AbstractBaseUser, booking_id: int, on_behalf: bool, now: datetime
+) -> Booking:
+    """The booking `customer` may pay now, or the domain error saying why not.  Writes nothing."""
+    bookings = Booking.objects.all() if on_behalf else Booking.objects.filter(customer=customer)
+    booking = bookings.filter(pk=booking_id).first()
+    if booking is None:
+        raise BookingNotFound()
+    if booking.status == BookingStatus.EXPIRED or booking.hold_lapsed(now):
+        raise HoldExpired()
+    if booking.status != BookingStatus.HELD:
+        raise BookingNotPayable(
+            gettext("This booking is %(status)s; only a held booking can be paid.")
+            % {"status": str(booking.get_status_display()).lower()}
+        )
+    sale = sale_of(booking)
+    seller = catalogue.for_sale(sale)
+    if not seller.is_open(sale, now=now):
+        # Nothing is charged: the seats could never be used.
+        raise SaleClosed(str(seller.texts.not_charged), texts=seller.texts)
+    # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
+    # waitlist offer or a seatless hold arrives without names.  Nothing is written.
+    check_passengers_named(booking_id=booking.pk)
+    return booking
+
+
+def _check_amount(booking: Booking, *, amount: Decimal | None, currency: str | None) -> None:
+    """The client may state what it expects to pay; a different amount or currency is refused."""
+    if amount is not None and amount != booking.amount:
+        raise AmountMismatch(
+            gettext("The booking costs %(amount)s %(currency)s, not %(amount2)s.")
+            % {"amount": booking.amount, "currency": booking.currency, "amount2": amount},
+            amount=str(booking.amount),
+            currency=booking.currency,
+        )
+    if currency and currency.upper() != booking.currency:
+        raise AmountMismatch(
+            gettext("The booking is priced in %(currency)s.") % {"currency": booking.currency},
+            amount=str(booking.amount),
+            currency=booking.currency,
+        )
+
+
+def _insert_payment(
+    booking: Booking,
+    *,
+    customer: AbstractBaseUser,
+    key: str,
+    fingerprint: str,
+    payment_method: str,
+    now: datetime,
+) -> Payment | None:
+    """The payment row, or None when a unique constraint refused it: a concurrent request with
+    the same key committed first, or another attempt for this booking is still under way."""
+    try:
+        with transaction.atomic():
+            return Payment.objects.create(
+                booking=booking,
+                customer=customer,
+                idempotency_key=key,
+                request_fingerprint=fingerprint,
+                amount=booking.amount,
+                currency=booking.currency,
+                gateway=settings.PAYMENTS["GATEWAY"],
+                payment_method_token=get_gateway().storable_method(payment_method),
+                created_at=now,
+                updated_at=now,
+            )
+    except IntegrityError:
+        return None
+
+
+def _lost_the_claim(
+    *, customer: AbstractBaseUser, booking_id: int, key: str, asked: str
+) -> PayResponse:
+    """After a refused insert: the same key's committed answer (replay or 409), else the other
+    attempt under way for this booking (PaymentInProgress, with where to finish it)."""
+    existing = _existing(customer, key)
+    if existing:
+        return _replay(existing, asked)
+    other = Payment.objects.filter(
+        booking_id=booking_id, status__in=IN_FLIGHT_PAYMENT_STATUSES
+    ).first()
+    raise PaymentInProgress(
+        gettext("Another payment for this booking is under way; finish or abandon it first."),
+        paymentId=other.pk if other else None,
+        checkoutUrl=(other.checkout_url or None) if other else None,
+    )
+
+
+def purge_idempotency_keys(*, now: datetime | None = None) -> int:
+    """Forget keys older than the retention period (at least 24 h; see docs/payments.md)."""
+    cutoff = (now or timezone.now()) - settings.PAYMENTS["IDEMPOTENCY_KEY_RETENTION"]
+    with transaction.atomic():
+        return Payment.objects.filter(
+            idempotency_key__isnull=False, created_at__lt=cutoff, response_status__isnull=False
+        ).update(idempotency_key=None)
