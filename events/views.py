@@ -21,6 +21,7 @@ from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
 from events.models import Event, EventStatus
 from kernel.errors import DomainError
+from kernel.web.forms import form_errors, labelled_form_errors
 from storefront.views import hold_once, holds_throttled, show_domain_error
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
@@ -31,7 +32,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     form = EventSearchForm(request.GET or None)
     filters = {}
     if form.is_bound and not form.is_valid():
-        messages.error(request, gettext("Please correct the search.") + " " + _first_errors(form))
+        messages.error(
+            request, gettext("Please correct the search.") + " " + labelled_form_errors(form)
+        )
         events = []
     else:
         if form.is_bound:
@@ -124,7 +127,7 @@ def _hold_from_form(
         return redirect(back)
     form = make_form(event)
     if not form.is_valid():
-        messages.error(request, _all_errors(form))
+        messages.error(request, form_errors(form))
         return redirect(back)
     gate = _gate(request, event)
     if gate:
@@ -208,7 +211,7 @@ def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
     event = _sold_event(event_id)
     form = WaitlistForm(request.POST, classes=picker.class_codes(event=event))
     if not form.is_valid():
-        messages.error(request, gettext("Could not join the waitlist.") + " " + _all_errors(form))
+        messages.error(request, gettext("Could not join the waitlist.") + " " + form_errors(form))
         return redirect(back)
     try:
         entry = waitlist.join_waitlist(
@@ -239,7 +242,7 @@ def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
     event = _sold_event(event_id)
     form = WaitlistForm(request.POST, classes=picker.class_codes(event=event), leaving=True)
     if not form.is_valid():
-        messages.error(request, gettext("Could not leave the waitlist.") + " " + _all_errors(form))
+        messages.error(request, gettext("Could not leave the waitlist.") + " " + form_errors(form))
         return redirect(mine)
     try:
         waitlist.leave_waitlist(
@@ -256,15 +259,3 @@ def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
 @require_GET
 def seat_map_snapshot(request: HttpRequest, event_id: int) -> JsonResponse:
     return JsonResponse(picker.seat_map_snapshot(event=_sold_event(event_id)))
-
-
-def _all_errors(form) -> str:
-    return " ".join(str(e) for errors in form.errors.values() for e in errors)
-
-
-def _first_errors(form) -> str:
-    parts = []
-    for name, errors in form.errors.items():
-        label = form.fields[name].label if name in form.fields else None
-        parts.append(f"{label or name.title()}: {errors[0]}" if name != "__all__" else errors[0])
-    return " ".join(parts)

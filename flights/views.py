@@ -13,6 +13,7 @@ from flights import selectors
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
 from flights.rules import is_bookable
+from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
 
 
@@ -27,7 +28,7 @@ def search(request: HttpRequest) -> HttpResponse:
             origin=data["origin"], destination=data["destination"], local_date=data["date"]
         )
     elif form.is_bound:
-        messages.error(request, _("Please correct the search.") + " " + _first_errors(form))
+        messages.error(request, _("Please correct the search.") + " " + labelled_form_errors(form))
     return render(
         request, "flights/search.html", {"form": form, "offers": offers, "passengers": passengers}
     )
@@ -39,7 +40,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     query = PickerQuery(request.GET)
     if not query.is_valid():
         messages.error(
-            request, _("Choose a fare class and a party size.") + " " + _first_errors(query)
+            request, _("Choose a fare class and a party size.") + " " + labelled_form_errors(query)
         )
         return redirect("flights:search")
     if not is_bookable(flight, now=timezone.now()):
@@ -95,11 +96,3 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
 def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
     get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
     return JsonResponse(selectors.seat_map_snapshot(flight_id=flight_id))
-
-
-def _first_errors(form) -> str:
-    parts = []
-    for name, errors in form.errors.items():
-        label = form.fields[name].label if name in form.fields else None
-        parts.append(f"{label or name.title()}: {errors[0]}" if name != "__all__" else errors[0])
-    return " ".join(parts)

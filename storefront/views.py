@@ -34,6 +34,7 @@ from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from bookings.tickets import scan_ticket
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
+from kernel.web.forms import form_errors
 from kernel.web.throttles import HoldsThrottle
 from payments import selectors as payment_selectors
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, PaymentStatus, RefundStatus
@@ -70,7 +71,7 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
     if holds_throttled(request):
         return redirect(picker)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        messages.error(request, form_errors(form))
         return redirect(picker)
     try:
         require_admission(

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import waitlist, waitlist_selectors
 from kernel.errors import DomainError
+from kernel.web.forms import form_errors
 from waitroom.api import sale_of_flight
 from waitroom.forms import JoinForm, LeaveForm
 
@@ -38,7 +39,7 @@ def _back(request: HttpRequest) -> str:
 
 
 def _errors(form) -> str:
-    return " ".join(e for errors in form.errors.values() for e in errors)
+    return form_errors(form)
 
 
 @require_POST
