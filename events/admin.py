@@ -11,13 +11,11 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
-from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from bookings.inventory import block_seat, unblock_seat
 from events import plans, sale_selectors, services
 from events.admin_call_off import CANCEL_BOOKINGS, call_off_events
 from events.models import (
@@ -32,6 +30,7 @@ from events.models import (
 )
 from events.selectors import category_places, unpriced_places, venue_plan
 from kernel.errors import DomainError
+from storefront.seat_toggle_admin import SeatToggleAdminMixin
 
 # --- venues -----------------------------------------------------------------------------------
 
@@ -344,7 +343,7 @@ def _rule_text(rule: CategoryAssignment) -> str:
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(SeatToggleAdminMixin, admin.ModelAdmin):
     form = EventForm
     list_display = ["name", "venue", "category", "starts_local", "status", "inventory_summary"]
     list_filter = ["status", "category", "venue__city"]
@@ -464,44 +463,6 @@ class EventAdmin(admin.ModelAdmin):
                 "toggle_url": reverse("admin:events_event_seat_toggle", args=[obj.pk]),
             },
         )
-
-    def get_urls(self):
-        return [
-            path(
-                "<int:event_id>/seat-map/",
-                self.admin_site.admin_view(self.seat_map_toggle),
-                name="events_event_seat_toggle",
-            ),
-            *super().get_urls(),
-        ]
-
-    def seat_map_toggle(self, request, event_id: int):
-        """Block or unblock one seat of the event's sale from the map, through the engine's
-        services (a blocked seat leaves its category's capacity; unblocking gives it back and
-        offers it to the waitlist)."""
-        change_url = reverse("admin:events_event_change", args=[event_id])
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        event = get_object_or_404(Event, pk=event_id)
-        if not self.has_change_permission(request, event):
-            raise PermissionDenied
-        verb, _, seat_no = request.POST.get("seat", "").partition(":")
-        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
-        if service is None or not seat_no or event.sale_id is None:
-            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
-            return redirect(change_url)
-        try:
-            changed = service(sale_id=event.sale_id, seat_no=seat_no)
-        except DomainError as error:
-            self.message_user(request, error.detail, messages.ERROR)
-        else:
-            if changed:
-                self.message_user(request, f"Seat {seat_no} {verb}ed.")
-            else:
-                self.message_user(
-                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
-                )
-        return redirect(change_url)
 
     def save_model(self, request, obj, form, change):
         if change:
