@@ -14,7 +14,7 @@ from bookings.live import current_version
 from bookings.models import SeatStatus
 from bookings.templatetags.sales import seat_words
 from events.models import Event, Section, SectionKind
-from events.sale_plan import is_standing_class
+from events.sale_snapshot import is_standing_class
 from events.seat_map import seat_map
 from languages.formatting import format_money
 
