@@ -9,9 +9,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from bookings.live import current_version
-from flights import selectors
+from flights import cabin_map
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
+from flights.offers import fare_offers, local_time, search_flight_offers
 from flights.rules import is_bookable
 from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
@@ -24,7 +25,7 @@ def search(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         passengers = data["passengers"]
-        offers = selectors.search_flight_offers(
+        offers = search_flight_offers(
             origin=data["origin"], destination=data["destination"], local_date=data["date"]
         )
     elif form.is_bound:
@@ -51,10 +52,10 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
     version = current_version(flight.sale_id)
-    left_letters, right_letters, rows = selectors.cabin_rows(
+    left_letters, right_letters, rows = cabin_map.cabin_rows(
         flight_id=flight.pk, fare_class=fare_class
     )
-    fares = {f.fare_class: f for f in selectors.fare_offers([flight.pk])[flight.pk]}
+    fares = {f.fare_class: f for f in fare_offers([flight.pk])[flight.pk]}
     if fare_class not in fares:
         messages.error(
             request, _("Flight %(code)s does not sell that fare class.") % {"code": flight.code}
@@ -73,8 +74,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
         "flights/seat_picker.html",
         {
             "flight": flight,
-            "departure_local": selectors.local_time(flight.departure_at, flight.origin),
-            "arrival_local": selectors.local_time(flight.arrival_at, flight.destination),
+            "departure_local": local_time(flight.departure_at, flight.origin),
+            "arrival_local": local_time(flight.arrival_at, flight.destination),
             "fare": fares[fare_class],
             "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
             "passengers": passengers,
@@ -95,4 +96,4 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
 @require_GET
 def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
     get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
-    return JsonResponse(selectors.seat_map_snapshot(flight_id=flight_id))
+    return JsonResponse(cabin_map.seat_map_snapshot(flight_id=flight_id))

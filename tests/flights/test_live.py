@@ -10,8 +10,8 @@ from django.utils import timezone
 from bookings.live import current_version
 from bookings.models import Booking
 from bookings.services import cancel_hold, expire_holds, hold_seats
+from flights.cabin_map import seat_map_snapshot
 from flights.models import Seat
-from flights.selectors import seat_map_snapshot
 from tests.live import SeatMapListener
 
 
