@@ -104,6 +104,10 @@ class Catalogue(Protocol):
     #: reaches it through select_related("sale__<owner>") so the rule costs no extra query.
     #: None if the catalogue's rule needs no row of its own.
     owner: str | None
+    #: What `describe` reads beyond the item, as select_related() paths from it (a flight's
+    #: "origin" and "destination"), so pages naming many sales do it without a query each.
+    #: Optional: a catalogue without it reads nothing more.
+    summary_related: tuple[str, ...]
     #: Whether seatless units beyond the seats (overbooking) may be sold.
     allows_overbooking: bool
     #: Admin search lookups from a Sale to its item ("flight__code", "=flight__id").
@@ -214,6 +218,17 @@ def texts_of_sale(sale_id: int) -> SaleTexts | None:
 def owner_paths(prefix: str = "") -> list[str]:
     """select_related() paths from `prefix` (ending at a Sale) to every catalogue item."""
     return [f"{prefix}{c.owner}" for c in _registry.values() if c.owner]
+
+
+def summary_paths(prefix: str = "") -> list[str]:
+    """`owner_paths(prefix)` and, below each item, the rows its description reads with it
+    (`summary_related`): a page listing bookings names every sale without a query per row."""
+    paths = []
+    for c in _registry.values():
+        if c.owner:
+            paths.append(f"{prefix}{c.owner}")
+            paths += [f"{prefix}{c.owner}__{r}" for r in getattr(c, "summary_related", ())]
+    return paths
 
 
 def known_class_codes() -> set[str] | None:

@@ -25,6 +25,7 @@ from events.sale_snapshot import SEAT_NO_PATTERN, is_standing_class, standing_se
 
 class EventCatalogue:
     owner = "event"
+    summary_related = ()
     allows_overbooking = False
     class_codes = None  # price categories are chosen per event
     default_class = None

@@ -29,6 +29,7 @@ FLIGHT_PROBLEM_TYPES = (
 
 class FlightCatalogue:
     owner = "flight"
+    summary_related = ("origin", "destination")
     allows_overbooking = True
     class_codes = tuple(FareClass.values)
     default_class = FareClass.ECONOMY.value

@@ -147,9 +147,7 @@ def _page_state(booking: Booking, now) -> dict:
 def _with_sale(bookings):
     """Bookings with their sale and its catalogue item (a flight with its airports, an
     event), so the pages name them without a query per booking."""
-    return bookings.select_related(
-        "sale__flight__origin", "sale__flight__destination", *catalogue.owner_paths("sale__")
-    )
+    return bookings.select_related(*catalogue.summary_paths("sale__"))
 
 
 @login_required
