@@ -182,7 +182,7 @@ def seat_map_json(
 ) -> CachedJson | None:
     """The seat map as finished JSON bytes; None if there is no such flight.
 
-    The entry is tied to the flight's live-seat-map version (`flights.live`, bumped after
+    The entry is tied to the flight's live-seat-map version (`bookings.live`, bumped after
     every committed seat change): a reader that finds a different version rebuilds, so a seat
     change is visible at once, and the ETag changes with it.  SEAT_MAP_SECONDS still bounds
     the staleness of what no version covers (seatless units sold, holds lapsing without a
