@@ -3,7 +3,7 @@
 Channel layers deliver at most once, so each message carries a per-sale version taken
 from one atomic counter (Redis INCR through the cache) at send time.  A page that sees a
 gap, or reconnects, reloads the catalogue's seat-map snapshot (for flights
-`flights.selectors.seat_map_snapshot`), which reads the version *before* the seats: a
+`flights.cabin_map.seat_map_snapshot`), which reads the version *before* the seats: a
 snapshot is never older than the version it claims.
 
 Versions never go backwards, even when Redis restarts empty: a counter is born at the current

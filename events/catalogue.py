@@ -3,7 +3,7 @@
 An event's sale is opened when it goes on sale (`events.services.put_event_on_sale`), from a
 snapshot of the venue plan: one inventory class per price category for its seats (the class
 code is the category code), and one per standing area, sold by count (`GA-<n>`, see
-`events.sale_plan`).  Events are never overbooked."""
+`events.sale_snapshot`).  Events are never overbooked."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from bookings.models import Sale, Ticket
 from events import rules, tickets
 from events.errors import EventNotFound
 from events.models import Event, EventStatus, PriceCategory
-from events.sale_plan import SEAT_NO_PATTERN, is_standing_class, standing_sections
+from events.sale_snapshot import SEAT_NO_PATTERN, is_standing_class, standing_sections
 
 
 class EventCatalogue:

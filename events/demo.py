@@ -16,11 +16,11 @@ from events.services import (
     AssignmentSpec,
     PriceCategorySpec,
     assign_categories,
-    build_venue_plan_from_grid,
     create_event,
     open_missing_sale,
     put_event_on_sale,
 )
+from events.venues import build_venue_plan_from_grid
 from waitroom.models import WaitingRoom
 from waitroom.staff import open_waiting_room
 

@@ -15,7 +15,7 @@ from bookings.models import SeatStatus
 from bookings.templatetags.sales import seat_words
 from events.colours import ink_for
 from events.models import Event, Section, SectionKind
-from events.sale_plan import is_standing_class
+from events.sale_snapshot import is_standing_class
 from events.seat_map import seat_map
 from languages.formatting import format_money
 

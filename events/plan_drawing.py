@@ -9,8 +9,8 @@ from typing import Any
 from bookings.templatetags.sales import seat_words
 from events.colours import ink_for
 from events.models import Event, SectionKind
-from events.sale_plan import seat_no as engine_seat_no
-from events.sale_plan import section_codes
+from events.sale_snapshot import seat_no as engine_seat_no
+from events.sale_snapshot import section_codes
 from events.selectors import seat_plan
 
 UNPRICED = {"code": "", "colour": "#6b7280", "price": None, "currency": ""}

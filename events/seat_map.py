@@ -22,7 +22,7 @@ from bookings.live import CachedJson, current_version
 from bookings.models import Inventory, Seat, SeatStatus
 from events.models import Event, EventStatus, PriceCategory, VenueSeat
 from events.rules import is_open
-from events.sale_plan import standing_sections
+from events.sale_snapshot import standing_sections
 from events.selectors import category_places
 from kernel import replica
 

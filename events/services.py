@@ -1,8 +1,9 @@
-"""Writes on venues and events: building a venue's plan, creating an event with its price
-categories, assigning categories to seats, putting it on sale, cancelling it.
+"""Writes on events: creating an event with its price categories, assigning categories to
+seats, putting it on sale, cancelling it.  A venue and its plan are written by
+`events.venues`.
 
-Each service is one transaction that locks the row it changes (the venue or the event) first,
-so two staff members saving at once serialise instead of interleaving.
+Each service is one transaction that locks the row it changes (the event) first, so two staff
+members saving at once serialise instead of interleaving.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import IO
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -23,13 +22,12 @@ from bookings.errors import HoldExpired, InvalidBookingState
 from bookings.inventory import open_sale
 from bookings.models import LIVE_STATUSES, Booking, SaleKind
 from bookings.waitlist import close_departed_waitlists
-from events import lifecycle, plans
+from events import lifecycle
 from events.errors import (
     EventNotEditable,
     EventNotFound,
     InvalidCategoryAssignment,
     InvalidEvent,
-    VenuePlanInUse,
 )
 from events.models import (
     DEFAULT_EVENT_DURATION,
@@ -43,109 +41,11 @@ from events.models import (
     Venue,
     VenueSeat,
 )
-from events.sale_plan import sale_plan
+from events.sale_snapshot import sale_plan
 from events.selectors import unpriced_places
 from payments.cancellation import cancel_booking
 from payments.currency import NotChargeable, check_chargeable
 from payments.errors import BookingAlreadyCancelled
-
-MAX_CSV_BYTES = 5 * 1024 * 1024
-
-
-# --- venues and their plan --------------------------------------------------------------------
-
-
-def create_venue(
-    *, name: str, city: str, time_zone: str, address: str = "", stage_side: str | None = None
-) -> Venue:
-    check_time_zone(time_zone)
-    if not name.strip() or not city.strip():
-        raise InvalidEvent("A venue needs a name and a city.")
-    fields = {"address": address.strip(), "time_zone": time_zone}
-    if stage_side:
-        fields["stage_side"] = stage_side
-    try:
-        with transaction.atomic():
-            return Venue.objects.create(name=name.strip(), city=city.strip(), **fields)
-    except IntegrityError as error:
-        raise InvalidEvent(f"There is already a venue {name} in {city}.") from error
-
-
-def build_venue_plan_from_grid(*, venue: Venue, description: str) -> plans.VenuePlan:
-    """Replace the venue's whole plan (seated sections and standing areas) with the one the
-    grid description writes (the format is in `events.plans`).  All or nothing: any bad line
-    raises InvalidVenuePlan listing every problem, and the old plan stays."""
-    plan = plans.parse_grid(description)
-    _replace_plan(venue=venue, plan=plan, keep_standing=False)
-    return plan
-
-
-def import_venue_plan_csv(
-    *, venue: Venue, file: IO[bytes] | IO[str] | bytes | str
-) -> plans.VenuePlan:
-    """Replace the venue's seated sections with the seats the CSV lists (header
-    section,row,number,x,y,accessible,restricted_view); standing areas stay as they are.
-    All or nothing, like the grid builder."""
-    content = file if isinstance(file, (bytes, str)) else file.read(MAX_CSV_BYTES + 1)
-    if len(content) > MAX_CSV_BYTES:
-        raise plans.InvalidVenuePlan([f"The file is larger than {MAX_CSV_BYTES // 1024} KB."])
-    plan = plans.parse_csv(content)
-    _replace_plan(venue=venue, plan=plan, keep_standing=True)
-    return plan
-
-
-def _replace_plan(*, venue: Venue, plan: plans.VenuePlan, keep_standing: bool) -> None:
-    with transaction.atomic():
-        # The venue row lock serialises plan builders, and events created meanwhile (which
-        # lock it too): a plan never changes under an event that sells it.
-        locked = Venue.objects.select_for_update().get(pk=venue.pk)
-        if Event.objects.filter(venue=locked).exists():
-            raise VenuePlanInUse(
-                f"{locked} already has events; its plan is what they sell and cannot be "
-                "rebuilt. Create a new venue for a different layout."
-            )
-        old = Section.objects.filter(venue=locked)
-        kept: list[Section] = []
-        if keep_standing:
-            kept = list(old.filter(kind=SectionKind.STANDING))
-            clash = {s.name.lower() for s in kept} & {s.name.lower() for s in plan.sections}
-            if clash:
-                raise plans.InvalidVenuePlan(
-                    [f'"{name}" is a standing area of this venue.' for name in sorted(clash)]
-                )
-            old = old.exclude(kind=SectionKind.STANDING)
-        old.delete()
-        offset = max((s.position for s in kept), default=0)
-        for spec in plan.sections:
-            section = Section.objects.create(
-                venue=locked,
-                name=spec.name,
-                kind=spec.kind,
-                position=offset + spec.position,
-                capacity=spec.capacity,
-            )
-            VenueSeat.objects.bulk_create(
-                [
-                    VenueSeat(
-                        section=section,
-                        row=seat.row,
-                        row_index=seat.row_index,
-                        number=seat.number,
-                        x=seat.x,
-                        y=seat.y,
-                        accessible=seat.accessible,
-                        restricted_view=seat.restricted_view,
-                    )
-                    for seat in spec.seats
-                ],
-                batch_size=2000,
-            )
-        if plan.stage_side and plan.stage_side != locked.stage_side:
-            Venue.objects.filter(pk=locked.pk).update(stage_side=plan.stage_side)
-            venue.stage_side = plan.stage_side
-
-
-# --- events -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -343,7 +243,7 @@ def put_event_on_sale(*, event_id: int) -> Event:
 
     This is when the engine's sale is opened: the venue plan and the prices are final now
     (categories can no longer be assigned), and they are copied into the sale's seats and
-    inventory classes (`events.sale_plan`) in the same transaction."""
+    inventory classes (`events.sale_snapshot`) in the same transaction."""
     with transaction.atomic():
         event = _lock_event(event_id)
         if event.status != EventStatus.DRAFT:
@@ -453,11 +353,3 @@ def _set_status(event: Event, status: str) -> None:
     if changed != 1:  # cannot happen while the caller holds the row lock; never write blind
         raise EventNotEditable(f"{event.name} changed meanwhile; reload and try again.")
     event.status, event.status_changed_at = status, now
-
-
-def check_time_zone(name: str) -> None:
-    """An IANA zone name, or InvalidEvent."""
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as error:
-        raise InvalidEvent(f"{name!r} is not an IANA time zone (e.g. Europe/Berlin).") from error

@@ -12,7 +12,7 @@ from bookings.catalogue import GateEntry, TicketFace
 from bookings.models import Seat, Ticket
 from bookings.ticket_render import local_label
 from events.models import CategoryAssignment, Event, EventStatus, PriceCategory
-from events.sale_plan import standing_sections
+from events.sale_snapshot import standing_sections
 
 # How long after its start an event's entrance may still be letting people in.
 GATE_OPEN_AFTER_START = timedelta(hours=12)

@@ -3,9 +3,6 @@ picker, holds of seats and standing places, and the waitlist of a sold-out class
 every write is a service of the sale engine (holds) or the waitlist, and every domain error
 becomes a message on the event's page."""
 
-from collections.abc import Callable
-
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -16,13 +13,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from bookings import customer_holds, waitlist, waitlist_selectors
-from bookings.models import Booking
 from events import picker, selectors
 from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
 from events.models import Event, EventStatus
 from events.plan_drawing import presale_drawing
 from kernel.errors import DomainError
-from storefront.views import hold_once, holds_throttled, show_domain_error
+from kernel.web.forms import form_errors, labelled_form_errors
+from storefront.hold_form import HoldOrder, hold_from_form, show_domain_error
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
 
@@ -32,7 +29,9 @@ def event_list(request: HttpRequest) -> HttpResponse:
     form = EventSearchForm(request.GET or None)
     filters = {}
     if form.is_bound and not form.is_valid():
-        messages.error(request, gettext("Please correct the search.") + " " + _first_errors(form))
+        messages.error(
+            request, gettext("Please correct the search.") + " " + labelled_form_errors(form)
+        )
         events = []
     else:
         if form.is_bound:
@@ -94,56 +93,6 @@ def _queue_url(request: HttpRequest, event: Event) -> str | None:
     return None
 
 
-def _gate(request: HttpRequest, event: Event) -> HttpResponse | None:
-    """The waiting room in front of a protected sale: None to go on, else where to go."""
-    try:
-        require_admission(request=request, customer_id=request.user.pk, sale_id=event.sale_id)
-    except WaitingRoomRequired as error:
-        show_domain_error(request, error)
-        return redirect(error.extra["queueUrl"])
-    return None
-
-
-HoldOrder = tuple[dict, Callable[[], Booking]]  # what was asked (for the resubmit check), the hold
-
-
-def _hold_from_form(
-    request: HttpRequest,
-    event_id: int,
-    *,
-    make_form: Callable[[Event], forms.Form],
-    order: Callable[[Event, forms.Form], HoldOrder | None],
-) -> HttpResponse:
-    """Both hold forms of the event page: sign-in, the holds budget shared with every picker,
-    the form, the waiting room, then the hold, once per drawing of the form.  Any refusal goes
-    back to the event page with a message; `order` returns None after giving its own."""
-    back = reverse("events:detail", args=[event_id])
-    if not request.user.is_authenticated:
-        return redirect_to_login(back)
-    event = _sold_event(event_id)
-    if holds_throttled(request):
-        return redirect(back)
-    form = make_form(event)
-    if not form.is_valid():
-        messages.error(request, _all_errors(form))
-        return redirect(back)
-    gate = _gate(request, event)
-    if gate:
-        return gate
-    ordered = order(event, form)
-    if ordered is None:
-        return redirect(back)
-    asked, hold = ordered
-    try:
-        booking_id = hold_once(
-            request, key=form.cleaned_data["idempotency_key"], asked=asked, hold=hold
-        )
-    except DomainError as error:
-        show_domain_error(request, error)
-        return redirect(back)
-    return redirect("bookings:detail", booking_id=booking_id)
-
-
 @require_POST
 def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
     """The picker's form: hold the picked seats (one price category) for the customer."""
@@ -171,8 +120,13 @@ def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
             passenger_names=[name] * len(seats),
         )
 
-    return _hold_from_form(
-        request, event_id, make_form=lambda event: SeatHoldForm(request.POST), order=order
+    return hold_from_form(
+        request,
+        back=reverse("events:detail", args=[event_id]),
+        find=lambda: _sold_event(event_id),
+        make_form=lambda event: SeatHoldForm(request.POST),
+        sale_id=lambda event: event.sale_id,
+        order=order,
     )
 
 
@@ -191,12 +145,14 @@ def hold_standing(request: HttpRequest, event_id: int) -> HttpResponse:
             passenger_names=[name] * quantity,
         )
 
-    return _hold_from_form(
+    return hold_from_form(
         request,
-        event_id,
+        back=reverse("events:detail", args=[event_id]),
+        find=lambda: _sold_event(event_id),
         make_form=lambda event: StandingHoldForm(
             request.POST, areas=picker.standing_classes(event=event)
         ),
+        sale_id=lambda event: event.sale_id,
         order=order,
     )
 
@@ -209,7 +165,7 @@ def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
     event = _sold_event(event_id)
     form = WaitlistForm(request.POST, classes=picker.class_codes(event=event))
     if not form.is_valid():
-        messages.error(request, gettext("Could not join the waitlist.") + " " + _all_errors(form))
+        messages.error(request, gettext("Could not join the waitlist.") + " " + form_errors(form))
         return redirect(back)
     try:
         entry = waitlist.join_waitlist(
@@ -240,7 +196,7 @@ def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
     event = _sold_event(event_id)
     form = WaitlistForm(request.POST, classes=picker.class_codes(event=event), leaving=True)
     if not form.is_valid():
-        messages.error(request, gettext("Could not leave the waitlist.") + " " + _all_errors(form))
+        messages.error(request, gettext("Could not leave the waitlist.") + " " + form_errors(form))
         return redirect(mine)
     try:
         waitlist.leave_waitlist(
@@ -257,15 +213,3 @@ def waitlist_leave(request: HttpRequest, event_id: int) -> HttpResponse:
 @require_GET
 def seat_map_snapshot(request: HttpRequest, event_id: int) -> JsonResponse:
     return JsonResponse(picker.seat_map_snapshot(event=_sold_event(event_id)))
-
-
-def _all_errors(form) -> str:
-    return " ".join(str(e) for errors in form.errors.values() for e in errors)
-
-
-def _first_errors(form) -> str:
-    parts = []
-    for name, errors in form.errors.items():
-        label = form.fields[name].label if name in form.fields else None
-        parts.append(f"{label or name.title()}: {errors[0]}" if name != "__all__" else errors[0])
-    return " ".join(parts)

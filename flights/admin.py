@@ -2,11 +2,8 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
 from django.db.models import F
-from django.http import HttpResponseNotAllowed
-from django.shortcuts import redirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
@@ -14,11 +11,11 @@ from flights.admin_departure import CLOSE_GATE, close_gates
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
 from flights.overbooking import suggest_overbook_limit
-from flights.selectors import sale_of_flight
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
 from kernel.replica_admin import ChangeListFromReplica
 from payments.currency import NotChargeable, check_chargeable
+from storefront.seat_toggle_admin import SeatToggleAdminMixin
 
 
 @admin.register(Airport)
@@ -114,7 +111,7 @@ class FareInventoryInline(admin.TabularInline):
 
 
 @admin.register(Flight)
-class FlightAdmin(ChangeListFromReplica, admin.ModelAdmin):
+class FlightAdmin(ChangeListFromReplica, SeatToggleAdminMixin, admin.ModelAdmin):
     list_display = [
         "code",
         "origin",
@@ -221,41 +218,6 @@ class FlightAdmin(ChangeListFromReplica, admin.ModelAdmin):
             "Yellow: held · grey: sold.</p>",
             format_html_join("", "{}", ((c,) for c in cells)),
         )
-
-    def get_urls(self):
-        return [
-            path(
-                "<int:flight_id>/seat-map/",
-                self.admin_site.admin_view(self.seat_map_toggle),
-                name="flights_flight_seat_toggle",
-            ),
-            *super().get_urls(),
-        ]
-
-    def seat_map_toggle(self, request, flight_id: int):
-        """Block or unblock one seat from the map; needs the permission to change seats."""
-        change_url = reverse("admin:flights_flight_change", args=[flight_id])
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        if not request.user.has_perm("flights.change_seat"):
-            raise PermissionDenied
-        verb, _, seat_no = request.POST.get("seat", "").partition(":")
-        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
-        if service is None or not seat_no:
-            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
-            return redirect(change_url)
-        try:
-            changed = service(sale_id=sale_of_flight(flight_id), seat_no=seat_no)
-        except DomainError as error:
-            self.message_user(request, error.detail, messages.ERROR)
-        else:
-            if changed:
-                self.message_user(request, f"Seat {seat_no} {verb}ed.")
-            else:
-                self.message_user(
-                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
-                )
-        return redirect(change_url)
 
     @admin.display(description="departs (local / UTC)")
     def departure_local(self, obj):

@@ -7,6 +7,7 @@ these caches: `bookings.customer_holds` always locks and checks the rows in Post
 Cached values are plain data or final bytes, never model instances.  The hot reads (the seat
 map and flight search) are cached as the finished JSON body with its ETag, so a warm read is
 one Redis round trip and no serialisation; `If-None-Match` answers 304 from the same entry.
+The customer pages' reads are `flights.offers` (search) and `flights.cabin_map` (the picker).
 """
 
 from __future__ import annotations
@@ -14,22 +15,19 @@ from __future__ import annotations
 import hashlib
 import time as time_module
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from bookings.errors import SaleNotFound
-from bookings.live import CachedJson, current_version, version_key
-from flights.models import Airport, FareClass, FareInventory, Flight, FlightStatus, Seat, SeatStatus
-from flights.rules import bookable_q
+from bookings.live import CachedJson, version_key
+from flights.models import Airport, FareInventory, Flight, FlightStatus, SeatStatus
 from kernel import replica
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
@@ -274,197 +272,6 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         "fares": [_fare(inv) for inv in flight.sale.inventories.all()],
         "seats": seats,
     }
-
-
-# --- customer pages: offers with local times, the cabin grid, the live snapshot ---------------
-
-
-@dataclass(frozen=True)
-class FareOffer:
-    fare_class: str
-    label: str
-    price: Decimal
-    currency: str
-    seats_left: int
-
-
-@dataclass(frozen=True)
-class FlightOffer:
-    flight: Flight
-    departure_local: datetime
-    arrival_local: datetime
-    duration: timedelta
-    fares: list[FareOffer]
-
-    @property
-    def duration_text(self) -> str:
-        minutes = int(self.duration.total_seconds()) // 60
-        return gettext("%(hours)d h %(minutes)02d min") % {
-            "hours": minutes // 60,
-            "minutes": minutes % 60,
-        }
-
-    @property
-    def arrival_day_offset(self) -> int:
-        return (self.arrival_local.date() - self.departure_local.date()).days
-
-
-def local_time(moment: datetime, airport: Airport) -> datetime:
-    return moment.astimezone(ZoneInfo(airport.time_zone))
-
-
-def _sellable_seats() -> Q:
-    # An expired hold not yet swept is sellable: the next hold takes it over.
-    return Q(status=SeatStatus.AVAILABLE) | Q(
-        status=SeatStatus.HELD, held_until__lte=timezone.now()
-    )
-
-
-def fare_offers(flight_ids: list[int]) -> dict[int, list[FareOffer]]:
-    """Per flight, each fare class with what is left to pick: the smaller of the fare units
-    still for sale and the free physical seats (the overbooking margin has no seat to pick)."""
-    free = {
-        (row["sale__flight"], row["fare_class"]): row["n"]
-        for row in Seat.objects.filter(_sellable_seats(), sale__flight__in=flight_ids)
-        .values("sale__flight", "fare_class")
-        .annotate(n=Count("id"))
-    }
-    offers: dict[int, list[FareOffer]] = {fid: [] for fid in flight_ids}
-    for inv in (
-        FareInventory.objects.filter(sale__flight__in=flight_ids)
-        .annotate(flight_id=F("sale__flight"))
-        .order_by("flight_id", "price")
-    ):
-        offers[inv.flight_id].append(
-            FareOffer(
-                fare_class=inv.fare_class,
-                label=FareClass(inv.fare_class).label,
-                price=inv.price,
-                currency=inv.currency,
-                seats_left=min(inv.available, free.get((inv.flight_id, inv.fare_class), 0)),
-            )
-        )
-    return offers
-
-
-def search_flight_offers(
-    *, origin: Airport, destination: Airport, local_date: date
-) -> list[FlightOffer]:
-    """Scheduled flights leaving `origin` on `local_date` in the origin airport's own time."""
-    start, end = local_day(local_date, origin.time_zone)
-    flights = list(
-        Flight.objects.select_related("origin", "destination")
-        .filter(
-            bookable_q(now=timezone.now()),
-            origin=origin,
-            destination=destination,
-            departure_at__gte=start,
-            departure_at__lt=end,
-        )
-        .order_by("departure_at")
-    )
-    offers = fare_offers([f.pk for f in flights])
-    return [
-        FlightOffer(
-            flight=f,
-            departure_local=local_time(f.departure_at, f.origin),
-            arrival_local=local_time(f.arrival_at, f.destination),
-            duration=f.arrival_at - f.departure_at,
-            fares=offers[f.pk],
-        )
-        for f in flights
-    ]
-
-
-def seat_map_snapshot(*, flight_id: int) -> dict:
-    """Every seat's status, with the version of the last change already contained in it.
-
-    The version is read first: a change that lands in between is then in the seats as well
-    and its message (a higher version) is applied again harmlessly, because messages carry
-    statuses, not deltas.
-    """
-    version = current_version(sale_id_of_flight(flight_id) or 0)
-    now = timezone.now()
-    seats = {}
-    for seat_no, status, held_until in Seat.objects.filter(
-        sale_id=sale_id_of_flight(flight_id)
-    ).values_list("seat_no", "status", "held_until"):
-        if status == SeatStatus.HELD and held_until <= now:
-            status = SeatStatus.AVAILABLE
-        seats[seat_no] = status
-    return {"flightId": flight_id, "version": version, "seats": seats}
-
-
-@dataclass(frozen=True)
-class SeatCell:
-    seat_no: str
-    letter: str
-    fare_class: str
-    status: str
-    surcharge: Decimal
-    position: str  # window / middle / aisle
-    in_fare: bool  # sold in the fare class being picked
-
-    @property
-    def fare_label(self) -> str:
-        return FareClass(self.fare_class).label
-
-    @property
-    def is_free(self) -> bool:
-        return self.status == SeatStatus.AVAILABLE
-
-
-@dataclass(frozen=True)
-class CabinRow:
-    number: int
-    fare_class: str
-    fare_label: str
-    # One entry per column, left to right; None is an empty place (a wider business seat).
-    left: list[SeatCell | None]
-    right: list[SeatCell | None]
-    is_exit: bool = False
-    # The row's surcharge when all its seats share one (drawn next to the row number).
-    surcharge: Decimal = Decimal("0.00")
-
-
-def cabin_rows(*, flight_id: int, fare_class: str) -> tuple[list[str], list[str], list[CabinRow]]:
-    """The cabin row by row, for drawing: (letters left of the aisle, letters right of it,
-    rows).  The aisle runs between the two halves of all the cabin's seat letters."""
-    snapshot_at = timezone.now()
-    seats = list(
-        Seat.objects.filter(sale_id=sale_id_of_flight(flight_id))
-        .order_by("row", "letter")
-        .values_list("seat_no", "row", "letter", "fare_class", "status", "held_until", "surcharge")
-    )
-    letters = sorted({s[2] for s in seats})
-    exit_rows = set(
-        Flight.objects.filter(pk=flight_id).values_list("exit_rows", flat=True).first() or ()
-    )
-    half = (len(letters) + 1) // 2
-    windows = {letters[0], letters[-1]} if letters else set()
-    by_aisle = set(letters[half - 1 : half + 1])
-    rows: dict[int, dict] = {}
-    for seat_no, row, letter, seat_fare, status, held_until, surcharge in seats:
-        if status == SeatStatus.HELD and held_until <= snapshot_at:
-            status = SeatStatus.AVAILABLE
-        position = "window" if letter in windows else "aisle" if letter in by_aisle else "middle"
-        cell = SeatCell(
-            seat_no, letter, seat_fare, status, surcharge, position, seat_fare == fare_class
-        )
-        rows.setdefault(row, {"fare_class": seat_fare, "cells": {}})["cells"][letter] = cell
-    drawn = [
-        CabinRow(
-            number=number,
-            fare_class=data["fare_class"],
-            fare_label=FareClass(data["fare_class"]).label,
-            left=[data["cells"].get(letter) for letter in letters[:half]],
-            right=[data["cells"].get(letter) for letter in letters[half:]],
-            is_exit=number in exit_rows,
-            surcharge=max((c.surcharge for c in data["cells"].values()), default=Decimal("0.00")),
-        )
-        for number, data in sorted(rows.items())
-    ]
-    return letters[:half], letters[half:], drawn
 
 
 # --- the gate: which flights an agent may be boarding ----------------------------------------

@@ -9,12 +9,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from bookings.live import current_version
-from flights import selectors
+from flights import cabin_map
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
+from flights.offers import fare_offers, local_time, search_flight_offers
 from flights.routes import is_route_flown
 from flights.rules import is_bookable
 from kernel import replica
+from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
 
 
@@ -26,14 +28,14 @@ def search(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         passengers = data["passengers"]
         with replica.reads_within_lag():  # what is shown, not what is decided
-            offers = selectors.search_flight_offers(
+            offers = search_flight_offers(
                 origin=data["origin"], destination=data["destination"], local_date=data["date"]
             )
         route_flown = bool(offers) or is_route_flown(
             origin=data["origin"], destination=data["destination"]
         )
     elif form.is_bound:
-        messages.error(request, _("Please correct the search.") + " " + _first_errors(form))
+        messages.error(request, _("Please correct the search.") + " " + labelled_form_errors(form))
     return render(
         request,
         "flights/search.html",
@@ -47,7 +49,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     query = PickerQuery(request.GET)
     if not query.is_valid():
         messages.error(
-            request, _("Choose a fare class and a party size.") + " " + _first_errors(query)
+            request, _("Choose a fare class and a party size.") + " " + labelled_form_errors(query)
         )
         return redirect("flights:search")
     if not is_bookable(flight, now=timezone.now()):
@@ -58,10 +60,10 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
     version = current_version(flight.sale_id)
-    left_letters, right_letters, rows = selectors.cabin_rows(
+    left_letters, right_letters, rows = cabin_map.cabin_rows(
         flight_id=flight.pk, fare_class=fare_class
     )
-    fares = {f.fare_class: f for f in selectors.fare_offers([flight.pk])[flight.pk]}
+    fares = {f.fare_class: f for f in fare_offers([flight.pk])[flight.pk]}
     if fare_class not in fares:
         messages.error(
             request, _("Flight %(code)s does not sell that fare class.") % {"code": flight.code}
@@ -80,8 +82,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
         "flights/seat_picker.html",
         {
             "flight": flight,
-            "departure_local": selectors.local_time(flight.departure_at, flight.origin),
-            "arrival_local": selectors.local_time(flight.arrival_at, flight.destination),
+            "departure_local": local_time(flight.departure_at, flight.origin),
+            "arrival_local": local_time(flight.arrival_at, flight.destination),
             "fare": fares[fare_class],
             "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
             "passengers": passengers,
@@ -102,12 +104,4 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
 @require_GET
 def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
     get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
-    return JsonResponse(selectors.seat_map_snapshot(flight_id=flight_id))
-
-
-def _first_errors(form) -> str:
-    parts = []
-    for name, errors in form.errors.items():
-        label = form.fields[name].label if name in form.fields else None
-        parts.append(f"{label or name.title()}: {errors[0]}" if name != "__all__" else errors[0])
-    return " ".join(parts)
+    return JsonResponse(cabin_map.seat_map_snapshot(flight_id=flight_id))

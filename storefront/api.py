@@ -15,204 +15,28 @@ from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
     extend_schema,
-    extend_schema_field,
 )
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bookings import catalogue, customer_holds, passengers, selectors
-from bookings.models import Booking, BookingStatus, SaleKind
-from bookings.ticket_codes import is_plausible_code
-from bookings.tickets import ScanOutcome, ScanResult, scan_ticket
+from bookings import customer_holds, passengers, selectors
+from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
 from kernel.web.throttles import HoldsThrottle
-from payments.api import RefundQuoteSerializer
 from payments.cancellation import cancel_booking
-from payments.models import RefundReason, RefundStatus
+from storefront.booking_serializers import (
+    BookingCreateSerializer,
+    BookingSerializer,
+    CancellationSerializer,
+    sale_named_by,
+)
 from waitroom.gate import TOKEN_HEADER, require_admission
-
-DB_BIGINT_MAX = 2**63 - 1
-
-
-# --- serializers -------------------------------------------------------------------------------
-
-
-def sale_named_by(data: dict[str, Any]) -> int:
-    """The engine's sale behind a request's `eventId` or `flightId` (its serializer let exactly
-    one through); the catalogue's 404 if there is none."""
-    if "event_id" in data:
-        return selectors.sale_id_of(SaleKind.EVENT, data["event_id"])
-    return selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
-
-
-class BookingCreateSerializer(serializers.Serializer):
-    """What to hold: on a flight (`flightId`, `fareClass`) or at an event (`eventId`, the
-    price category as `category` or `fareClass`), exactly one of the two."""
-
-    flight_id = serializers.IntegerField(
-        min_value=1,
-        max_value=DB_BIGINT_MAX,
-        required=False,
-        help_text="The flight to book. Either this or `eventId`.",
-    )
-    event_id = serializers.IntegerField(
-        min_value=1,
-        max_value=DB_BIGINT_MAX,
-        required=False,
-        help_text="The event to book. Either this or `flightId`.",
-    )
-    customer_id = serializers.IntegerField(
-        min_value=1,
-        max_value=DB_BIGINT_MAX,
-        required=False,
-        help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
-    )
-    fare_class = serializers.CharField(
-        max_length=10,
-        required=False,
-        help_text=(
-            "Flights: the fare class (ECONOMY, BUSINESS). Events: the price category of the "
-            "seats (A), or a standing area (GA-3, with `passengers`), as "
-            "`GET /api/events/{id}/seats` names them."
-        ),
-    )
-    category = serializers.CharField(
-        max_length=10, required=False, help_text="Events: the same as `fareClass`."
-    )
-    seats = serializers.ListField(
-        child=serializers.CharField(max_length=16),
-        min_length=1,
-        max_length=50,
-        required=False,
-        help_text='Seat numbers, e.g. ["12A", "12B"]. Either this or `passengers`.',
-    )
-    passengers = serializers.IntegerField(
-        min_value=1,
-        max_value=50,
-        required=False,
-        help_text="Seatless booking: how many passengers (seats are assigned later).",
-    )
-    passenger_names = serializers.ListField(
-        child=serializers.CharField(max_length=120, allow_blank=True),
-        max_length=50,
-        required=False,
-        help_text="Optional; one per seat or passenger, in order.",
-    )
-
-    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        if ("flight_id" in data) == ("event_id" in data):
-            name = "event_id" if "flight_id" in data else "flight_id"
-            raise ValidationError({name: [gettext("Give either `flightId` or `eventId`.")]})
-        if "flight_id" in data:
-            if "category" in data:
-                raise ValidationError({"category": [gettext("Flights are booked by `fareClass`.")]})
-            fare_class = data.get("fare_class")
-            flight_classes = catalogue.for_kind(SaleKind.FLIGHT).class_codes or ()
-            if fare_class is None:
-                raise ValidationError({"fare_class": [gettext("This field is required.")]})
-            if fare_class not in flight_classes:
-                raise ValidationError(
-                    {
-                        "fare_class": [
-                            gettext('"%(value)s" is not a valid choice.') % {"value": fare_class}
-                        ]
-                    }
-                )
-        else:
-            given = {data[k] for k in ("fare_class", "category") if k in data}
-            if len(given) != 1:
-                raise ValidationError(
-                    {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
-                )
-            data["fare_class"] = given.pop().strip().upper()
-        if "seats" in data and "passengers" in data:
-            raise ValidationError(
-                {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
-            )
-        if "seats" not in data and "passengers" not in data:
-            raise ValidationError(
-                {"seats": [gettext("Give `seats`, or `passengers` for a seatless fare.")]}
-            )
-        return data
-
-
-class PassengerSerializer(serializers.Serializer):
-    name = serializers.CharField(source="full_name")
-    seat = serializers.CharField(source="seat.seat_no", allow_null=True, default=None)
-
-
-class BookingSerializer(serializers.Serializer):
-    booking_id = serializers.IntegerField(source="pk")
-    status = serializers.ChoiceField(choices=BookingStatus.choices)
-    customer_id = serializers.IntegerField()
-    flight_id = serializers.IntegerField(
-        required=False, help_text="Flight bookings only (an event booking has `eventId`)."
-    )
-    flight_code = serializers.CharField(required=False, help_text="Flight bookings only.")
-    event_id = serializers.IntegerField(required=False, help_text="Event bookings only.")
-    fare_class = serializers.CharField(
-        help_text="The fare class (flights), price category or standing area (events)."
-    )
-    seat_count = serializers.IntegerField()
-    seats = serializers.SerializerMethodField()
-    passengers = PassengerSerializer(many=True)
-    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
-    expires_at = serializers.DateTimeField(
-        allow_null=True, help_text="End of the hold while HELD; null otherwise."
-    )
-    created_at = serializers.DateTimeField()
-    confirmed_at = serializers.DateTimeField(allow_null=True)
-    closed_at = serializers.DateTimeField(allow_null=True)
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_seats(self, booking: Booking) -> list[str]:
-        return [p.seat.seat_no for p in booking.passengers.all() if p.seat is not None]
-
-    def to_representation(self, booking: Booking) -> dict[str, Any]:
-        data = super().to_representation(booking)
-        if booking.status != BookingStatus.HELD:
-            data["expires_at"] = None
-        # What is sold names the booking: `flightId` (+ code) or `eventId`, never both.
-        found = catalogue.owner_item(booking.sale)
-        if found is not None:
-            owner, item = found
-            data[f"{owner}_id"] = item.pk
-            if owner == "flight":
-                data["flight_code"] = item.code
-        return data
-
-
-class RefundSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
-    status = serializers.ChoiceField(
-        choices=RefundStatus.choices,
-        help_text="PENDING until the gateway has paid it back (a moment later), then SUCCEEDED.",
-    )
-    reason = serializers.ChoiceField(choices=RefundReason.choices)
-
-
-class CancellationSerializer(serializers.Serializer):
-    booking = BookingSerializer()
-    refund = RefundSerializer(
-        allow_null=True,
-        help_text="The refund decided; null when nothing was paid or the policy refunds nothing.",
-    )
-    policy = RefundQuoteSerializer(
-        source="quote", help_text="The refund rule that was applied, and why."
-    )
-
-
-# --- views -------------------------------------------------------------------------------------
 
 HOLD_IDEMPOTENCY_KEY = idempotency_key_parameter(required=False, what="hold")
 ARTICLE_BODY = {"flightId": 1001, "customerId": 42, "fareClass": "ECONOMY", "seats": ["12A", "12B"]}
@@ -444,89 +268,3 @@ class BookingPassengersApi(APIView):
         )
         booking = selectors.access_booking(user=request.user, booking_id=booking_id)
         return Response(BookingSerializer(booking).data)
-
-
-# --- gate check-in -----------------------------------------------------------------------------
-
-
-class CheckinScanApi(APIView):
-    """POST {"code", "flightId" | "eventId"} -> the verdict for the gate (staff only).
-
-    Every verdict (valid, forged, revoked, already_used, wrong_flight, wrong_event) is a 200:
-    the scan was answered.  Malformed requests and unknown flights or events are problem+json
-    4xx.
-    """
-
-    permission_classes = [IsAdminUser]
-
-    class InputSerializer(serializers.Serializer):
-        code = serializers.CharField(max_length=1000)
-        flight_id = serializers.IntegerField(
-            min_value=1, max_value=DB_BIGINT_MAX, required=False, help_text="The flight boarding."
-        )
-        event_id = serializers.IntegerField(
-            min_value=1,
-            max_value=DB_BIGINT_MAX,
-            required=False,
-            help_text="The event letting people in. Exactly one of `flightId` and `eventId`.",
-        )
-
-        def validate_code(self, code: str) -> str:
-            if not is_plausible_code(code):
-                raise ValidationError(
-                    gettext("Not a Seatkeeper ticket code (printable ASCII only).")
-                )
-            return code
-
-        def validate(self, data: dict) -> dict:
-            if ("flight_id" in data) == ("event_id" in data):
-                raise ValidationError(
-                    gettext("Give exactly one of flightId and eventId: the gate you are at.")
-                )
-            return data
-
-    class TicketSerializer(serializers.Serializer):
-        serial = serializers.CharField()
-        booking_id = serializers.IntegerField()
-        passenger_name = serializers.CharField()
-        seat = serializers.SerializerMethodField()
-        fare_class = serializers.CharField()
-        status = serializers.CharField()
-        used_at = serializers.DateTimeField(allow_null=True)
-
-        def get_seat(self, ticket) -> str | None:
-            return ticket.seat_no or None
-
-        def to_representation(self, ticket):
-            data = super().to_representation(ticket)
-            owner = catalogue.owner_item(ticket.sale)
-            if owner is not None:  # the ticket's flight (`flightId`) or event (`eventId`)
-                data[f"{owner[0]}_id"] = owner[1].pk
-            return data
-
-    class OutputSerializer(serializers.Serializer):
-        result = serializers.ChoiceField(choices=ScanOutcome.choices, source="outcome")
-        message = serializers.CharField()
-        ticket = serializers.SerializerMethodField()
-
-        @extend_schema_field(serializers.DictField(allow_null=True))
-        def get_ticket(self, result: ScanResult) -> dict | None:
-            if result.ticket is None:
-                return None
-            return CheckinScanApi.TicketSerializer(result.ticket).data
-
-    @extend_schema(
-        operation_id="checkin_scan",
-        request=InputSerializer,
-        responses={200: OutputSerializer, **problems(400, 401, 403, 404)},
-        tags=["check-in"],
-    )
-    def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = scan_ticket(
-            code=data.validated_data["code"],
-            sale_id=sale_named_by(data.validated_data),
-            scanned_by=request.user,
-        )
-        return Response(self.OutputSerializer(result).data)

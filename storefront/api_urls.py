@@ -1,6 +1,6 @@
 from django.urls import path
 
-from storefront import api, gate_api, live_ticket_api, ticket_api
+from storefront import api, checkin_api, gate_api, live_ticket_api, ticket_api
 
 app_name = "bookings_api"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
@@ -16,7 +16,7 @@ urlpatterns = [
     path(f"{ticket}/qr.png", ticket_api.TicketPngApi.as_view(), name="ticket-qr-png"),
     path(f"{ticket}/qr.svg", ticket_api.TicketSvgApi.as_view(), name="ticket-qr-svg"),
     path(f"{ticket}/boarding-pass.pdf", ticket_api.TicketPdfApi.as_view(), name="ticket-pdf"),
-    path("checkin/scan", api.CheckinScanApi.as_view(), name="checkin-scan"),
+    path("checkin/scan", checkin_api.CheckinScanApi.as_view(), name="checkin-scan"),
     path(
         f"{ticket}/credential",
         live_ticket_api.TicketCredentialApi.as_view(),

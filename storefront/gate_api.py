@@ -18,7 +18,7 @@ from bookings.gate_sync import ScanReport, access_gate, gate_bundle, open_gate, 
 from bookings.models import ScanFlag
 from bookings.tickets import ScanOutcome
 from kernel.web.openapi import problems
-from storefront.api import DB_BIGINT_MAX, sale_named_by
+from storefront.booking_serializers import DB_BIGINT_MAX, sale_named_by
 
 OPERATE_GATE = "bookings.operate_gate"
 MAX_CLOCK_OFFSET = timedelta(days=1)  # a gate clock further off is broken, not skewed

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from bookings import catalogue, selectors
 from bookings.models import Ticket, TicketStatus
 from kernel.web.openapi import problems
-from storefront.views import ticket_file
+from storefront.ticket_views import ticket_file
 
 FILES = {
     # kind -> (URL name, media type, what it is)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from storefront import views
+from storefront import checkin_views, ticket_views, views
 
 app_name = "bookings"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
@@ -11,8 +11,8 @@ urlpatterns = [
     path("bookings/<int:booking_id>/progress.json", views.booking_progress, name="progress"),
     path("bookings/<int:booking_id>/cancel-hold/", views.hold_cancel, name="hold_cancel"),
     path("bookings/<int:booking_id>/names/", views.name_passengers, name="names"),
-    path(f"{ticket}.png", views.ticket_qr_png, name="ticket-png"),
-    path(f"{ticket}.svg", views.ticket_qr_svg, name="ticket-svg"),
-    path(f"{ticket}.pdf", views.ticket_pdf_download, name="ticket-pdf"),
-    path("checkin/", views.checkin_scan, name="checkin"),
+    path(f"{ticket}.png", ticket_views.ticket_qr_png, name="ticket-png"),
+    path(f"{ticket}.svg", ticket_views.ticket_qr_svg, name="ticket-svg"),
+    path(f"{ticket}.pdf", ticket_views.ticket_pdf_download, name="ticket-pdf"),
+    path("checkin/", checkin_views.checkin_scan, name="checkin"),
 ]

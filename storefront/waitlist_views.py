@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from bookings import waitlist, waitlist_selectors
 from kernel.errors import DomainError
+from kernel.web.forms import form_errors
 from storefront.waitlist_api import sale_of_flight
 from storefront.waitlist_forms import JoinForm, LeaveForm, QueueWaitlistForm
 from waitroom import room_selectors, room_waitlist
@@ -41,10 +42,6 @@ def _back(request: HttpRequest) -> str:
     return reverse("flights:search")
 
 
-def _errors(form) -> str:
-    return " ".join(e for errors in form.errors.values() for e in errors)
-
-
 @require_POST
 def join(request: HttpRequest, flight_id: int) -> HttpResponse:
     back = _back(request)
@@ -52,7 +49,7 @@ def join(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect_to_login(back)
     form = JoinForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("Could not join the waitlist.") + " " + _errors(form))
+        messages.error(request, _("Could not join the waitlist.") + " " + form_errors(form))
         return redirect(back)
     try:
         entry = waitlist.join_waitlist(
@@ -82,7 +79,7 @@ def leave(request: HttpRequest, flight_id: int) -> HttpResponse:
         return redirect_to_login(mine)
     form = LeaveForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("Could not leave the waitlist.") + " " + _errors(form))
+        messages.error(request, _("Could not leave the waitlist.") + " " + form_errors(form))
         return redirect(mine)
     try:
         waitlist.leave_waitlist(

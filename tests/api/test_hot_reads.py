@@ -1,6 +1,6 @@
 """Seat map and flight search served as cached JSON bytes with an ETag (issue 12).
 
-The ETag follows the live seat map's per-flight version (`flights.live`), so any committed
+The ETag follows the live seat map's per-sale version (`bookings.live`), so any committed
 seat change (hold, sale, release) gives a new ETag at once; a matching `If-None-Match` gets
 304; a stale one gets 200 with the fresh map.  Holds never read these caches.
 """

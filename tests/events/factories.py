@@ -14,10 +14,10 @@ from events.services import (
     AssignmentSpec,
     PriceCategorySpec,
     assign_categories,
-    build_venue_plan_from_grid,
     create_event,
     put_event_on_sale,
 )
+from events.venues import build_venue_plan_from_grid
 
 SMALL_HALL = """
 stage: top

@@ -20,9 +20,9 @@ from events.services import (
     assign_categories,
     cancel_event,
     create_event,
-    create_venue,
     put_event_on_sale,
 )
+from events.venues import create_venue
 from tests.events.factories import SMALL_HALL_PRICES, EventFactory, VenueFactory
 
 pytestmark = pytest.mark.django_db

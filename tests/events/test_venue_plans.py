@@ -3,8 +3,8 @@ from django.db import IntegrityError, transaction
 
 from events.errors import InvalidVenuePlan, VenuePlanInUse
 from events.models import Section, SectionKind, StageSide, Venue, VenueSeat
-from events.plans import parse_csv, parse_grid
-from events.services import build_venue_plan_from_grid, import_venue_plan_csv
+from events.plan_parsing import parse_csv, parse_grid
+from events.venues import build_venue_plan_from_grid, import_venue_plan_csv
 from tests.events.factories import EventFactory, VenueFactory
 
 

@@ -11,8 +11,8 @@ from bookings.customer_holds import hold_seats
 from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.live import current_version
 from bookings.models import Booking
+from flights.cabin_map import seat_map_snapshot
 from flights.models import Seat
-from flights.selectors import seat_map_snapshot
 from tests.live import SeatMapListener
 
 

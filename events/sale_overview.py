@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 
 from bookings.models import Inventory, Seat, SeatStatus
 from events.models import CategoryAssignment, Event, PriceCategory
-from events.sale_plan import standing_sections
+from events.sale_snapshot import standing_sections
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Staff admin for venues (with the plan builders) and events (categories, prices,
-assignments, putting on sale, cancelling; once on sale, the sale's inventory per category and
-its seat map, blocking and unblocking seats).  Thin: forms parse, services write."""
+"""Staff admin for events: categories, prices, assignments, putting on sale, calling off
+(`events.admin.call_off`); once on sale, the sale's inventory per category and its seat map,
+blocking and unblocking seats (`storefront.seat_toggle_admin`).  Thin: forms parse, services
+write."""
 
 from __future__ import annotations
 
@@ -9,222 +10,23 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, Sum
-from django.http import HttpResponseNotAllowed
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from bookings.inventory import block_seat, unblock_seat
-from events import plans, sale_selectors, services
-from events.admin_call_off import CANCEL_BOOKINGS, call_off_events
+from events import plan_parsing, sale_overview, services
+from events.admin.call_off import CANCEL_BOOKINGS, call_off_events
 from events.models import (
     DEFAULT_EVENT_DURATION,
     CategoryAssignment,
     Event,
     EventStatus,
     PriceCategory,
-    Section,
-    SectionKind,
-    Venue,
 )
-from events.selectors import category_places, unpriced_places, venue_plan
+from events.selectors import category_places, unpriced_places
 from kernel.errors import DomainError
-
-# --- venues -----------------------------------------------------------------------------------
-
-
-class GridPlanForm(forms.Form):
-    description = forms.CharField(
-        label="Plan",
-        widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "style": "font-family: monospace"}),
-        help_text=(
-            "One line per section, e.g. <code>Section Stalls: rows 1-20 x seats 1-30; "
-            "aisle after 15; accessible: row 20 seats 1-4</code>, <code>Section Balcony: rows "
-            "A-F x seats 1-24; restricted: row F seats 1-3</code>, <code>Standing Floor: "
-            "capacity 800</code>, <code>stage: top</code>. The first section is nearest the "
-            "stage. Replaces the whole plan."
-        ),
-    )
-
-
-class CsvPlanForm(forms.Form):
-    file = forms.FileField(
-        label="CSV file",
-        help_text=(
-            "Header <code>section,row,number,x,y,accessible,restricted_view</code>, one seat a "
-            "line; accessible/restricted_view are yes or no. Replaces the seated sections; "
-            "standing areas stay."
-        ),
-    )
-
-
-class SectionInline(admin.TabularInline):
-    """The plan as built: read-only here, changed only by the plan builders."""
-
-    model = Section
-    extra = 0
-    can_delete = False
-    fields = ["position", "name", "kind", "capacity", "seats", "accessible", "restricted"]
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_seats=Count("seats"),
-                n_accessible=Count("seats", filter=Q(seats__accessible=True)),
-                n_restricted=Count("seats", filter=Q(seats__restricted_view=True)),
-            )
-        )
-
-    @admin.display(description="seats")
-    def seats(self, obj):
-        return obj.n_seats if obj.kind == SectionKind.SEATED else "—"
-
-    @admin.display(description="accessible")
-    def accessible(self, obj):
-        return obj.n_accessible
-
-    @admin.display(description="restricted view")
-    def restricted(self, obj):
-        return obj.n_restricted
-
-
-class VenueForm(forms.ModelForm):
-    class Meta:
-        model = Venue
-        fields = ["name", "city", "address", "time_zone", "stage_side"]
-
-    def clean_time_zone(self):
-        # The event pages show local times from it: it must be a real zone.
-        try:
-            services.check_time_zone(self.cleaned_data["time_zone"])
-        except DomainError as error:
-            raise forms.ValidationError(error.detail) from error
-        return self.cleaned_data["time_zone"]
-
-
-@admin.register(Venue)
-class VenueAdmin(admin.ModelAdmin):
-    form = VenueForm
-    list_display = ["name", "city", "time_zone", "seat_count", "standing_capacity"]
-    search_fields = ["name", "city"]
-    fields = ["name", "city", "address", "time_zone", "stage_side", "plan_tools", "plan"]
-    readonly_fields = ["plan_tools", "plan"]
-    inlines = [SectionInline]
-
-    class Media:
-        css = {"all": ["css/venue-plan.css"]}
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_seats=Count("sections__seats"),
-                n_standing=Sum("sections__capacity"),
-            )
-        )
-
-    @admin.display(description="seats", ordering="n_seats")
-    def seat_count(self, obj):
-        return obj.n_seats
-
-    @admin.display(description="standing places")
-    def standing_capacity(self, obj):
-        return obj.n_standing or 0
-
-    @admin.display(description="plan builders")
-    def plan_tools(self, obj):
-        if not obj.pk:
-            return "Save the venue first, then build its plan."
-        return format_html(
-            '<a class="button" href="{}">Build from a grid description</a> '
-            '<a class="button" href="{}">Import seats from CSV</a>',
-            reverse("admin:events_venue_plan_grid", args=[obj.pk]),
-            reverse("admin:events_venue_plan_csv", args=[obj.pk]),
-        )
-
-    @admin.display(description="plan drawing")
-    def plan(self, obj):
-        if not obj.pk:
-            return "—"
-        drawing = venue_plan(venue=obj)
-        if not drawing["sections"]:
-            return "No plan yet."
-        return render_to_string("events/_plan.html", {"plan": drawing})
-
-    def get_urls(self):
-        return [
-            path(
-                "<int:venue_id>/plan/grid/",
-                self.admin_site.admin_view(self.build_from_grid),
-                name="events_venue_plan_grid",
-            ),
-            path(
-                "<int:venue_id>/plan/csv/",
-                self.admin_site.admin_view(self.import_csv),
-                name="events_venue_plan_csv",
-            ),
-            *super().get_urls(),
-        ]
-
-    def build_from_grid(self, request, venue_id: int):
-        return self._plan_view(
-            request,
-            venue_id,
-            GridPlanForm,
-            "Build the plan from a grid description",
-            lambda venue, data: services.build_venue_plan_from_grid(
-                venue=venue, description=data["description"]
-            ),
-        )
-
-    def import_csv(self, request, venue_id: int):
-        return self._plan_view(
-            request,
-            venue_id,
-            CsvPlanForm,
-            "Import seats from a CSV file",
-            lambda venue, data: services.import_venue_plan_csv(venue=venue, file=data["file"]),
-        )
-
-    def _plan_view(self, request, venue_id, form_class, title, build):
-        venue = get_object_or_404(Venue, pk=venue_id)
-        if not self.has_change_permission(request, venue):
-            raise PermissionDenied
-        form = form_class(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                plan = build(venue, form.cleaned_data)
-            except DomainError as error:
-                for problem in getattr(error, "problems", None) or [error.detail]:
-                    form.add_error(None, problem)
-            else:
-                self.message_user(
-                    request,
-                    f"Plan of {venue} saved: {len(plan.sections)} section(s), "
-                    f"{plan.seat_count} seat(s).",
-                )
-                return redirect("admin:events_venue_change", venue.pk)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "venue": venue,
-            "form": form,
-            "opts": self.model._meta,
-        }
-        return render(request, "admin/events/venue/plan_form.html", context)
-
-
-# --- events -----------------------------------------------------------------------------------
+from storefront.seat_toggle_admin import SeatToggleAdminMixin
 
 
 class PriceCategoryFormSet(forms.BaseInlineFormSet):
@@ -328,7 +130,7 @@ class EventForm(forms.ModelForm):
             if self.instance.pk and "assignments" in self.changed_data:
                 data["assignment_specs"] = [
                     services.AssignmentSpec(*rule)
-                    for rule in plans.parse_assignments(data["assignments"])
+                    for rule in plan_parsing.parse_assignments(data["assignments"])
                 ]
                 services.check_assignments(
                     event=self.instance, assignments=data["assignment_specs"]
@@ -344,7 +146,7 @@ def _rule_text(rule: CategoryAssignment) -> str:
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(SeatToggleAdminMixin, admin.ModelAdmin):
     form = EventForm
     list_display = ["name", "venue", "category", "starts_local", "status", "inventory_summary"]
     list_filter = ["status", "category", "venue__city"]
@@ -414,13 +216,13 @@ class EventAdmin(admin.ModelAdmin):
             "{}: {} / {} / {} of {}",
             (
                 (line.code, line.sold, line.held, line.available, line.capacity)
-                for line in sale_selectors.inventory_overview(event=obj)
+                for line in sale_overview.inventory_overview(event=obj)
             ),
         )
 
     @admin.display(description="inventory (what the sale engine holds)")
     def inventory_overview(self, obj):
-        lines = sale_selectors.inventory_overview(event=obj) if obj.pk else []
+        lines = sale_overview.inventory_overview(event=obj) if obj.pk else []
         if not lines:
             return "Not on sale yet: the inventory is made when the event goes on sale."
         return format_html(
@@ -454,7 +256,7 @@ class EventAdmin(admin.ModelAdmin):
         """The sale's seats by section and row: a free seat is a button that blocks it, a
         blocked one a button that unblocks it (POST with the change form's CSRF token, to
         `seat_map_toggle`); held and sold seats are shown, not changed."""
-        sections = sale_selectors.seat_map(event=obj) if obj.pk else []
+        sections = sale_overview.seat_map(event=obj) if obj.pk else []
         if not sections:
             return "No seats on sale."
         return render_to_string(
@@ -464,44 +266,6 @@ class EventAdmin(admin.ModelAdmin):
                 "toggle_url": reverse("admin:events_event_seat_toggle", args=[obj.pk]),
             },
         )
-
-    def get_urls(self):
-        return [
-            path(
-                "<int:event_id>/seat-map/",
-                self.admin_site.admin_view(self.seat_map_toggle),
-                name="events_event_seat_toggle",
-            ),
-            *super().get_urls(),
-        ]
-
-    def seat_map_toggle(self, request, event_id: int):
-        """Block or unblock one seat of the event's sale from the map, through the engine's
-        services (a blocked seat leaves its category's capacity; unblocking gives it back and
-        offers it to the waitlist)."""
-        change_url = reverse("admin:events_event_change", args=[event_id])
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        event = get_object_or_404(Event, pk=event_id)
-        if not self.has_change_permission(request, event):
-            raise PermissionDenied
-        verb, _, seat_no = request.POST.get("seat", "").partition(":")
-        service = {"block": block_seat, "unblock": unblock_seat}.get(verb)
-        if service is None or not seat_no or event.sale_id is None:
-            self.message_user(request, "Choose a seat on the map.", messages.ERROR)
-            return redirect(change_url)
-        try:
-            changed = service(sale_id=event.sale_id, seat_no=seat_no)
-        except DomainError as error:
-            self.message_user(request, error.detail, messages.ERROR)
-        else:
-            if changed:
-                self.message_user(request, f"Seat {seat_no} {verb}ed.")
-            else:
-                self.message_user(
-                    request, f"Seat {seat_no} was not in a state to {verb}.", messages.WARNING
-                )
-        return redirect(change_url)
 
     def save_model(self, request, obj, form, change):
         if change:

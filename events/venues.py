@@ -1,0 +1,128 @@
+"""Writes on venues: creating one and building its plan from a grid description or a CSV
+upload (the formats are in `events.plan_parsing`).
+
+Each service is one transaction that locks the venue first, so two staff members saving at
+once serialise instead of interleaving.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.db import IntegrityError, transaction
+
+from events import plan_parsing
+from events.errors import (
+    InvalidEvent,
+    VenuePlanInUse,
+)
+from events.models import (
+    Event,
+    Section,
+    SectionKind,
+    Venue,
+    VenueSeat,
+)
+
+MAX_CSV_BYTES = 5 * 1024 * 1024
+
+
+def create_venue(
+    *, name: str, city: str, time_zone: str, address: str = "", stage_side: str | None = None
+) -> Venue:
+    check_time_zone(time_zone)
+    if not name.strip() or not city.strip():
+        raise InvalidEvent("A venue needs a name and a city.")
+    fields = {"address": address.strip(), "time_zone": time_zone}
+    if stage_side:
+        fields["stage_side"] = stage_side
+    try:
+        with transaction.atomic():
+            return Venue.objects.create(name=name.strip(), city=city.strip(), **fields)
+    except IntegrityError as error:
+        raise InvalidEvent(f"There is already a venue {name} in {city}.") from error
+
+
+def build_venue_plan_from_grid(*, venue: Venue, description: str) -> plan_parsing.VenuePlan:
+    """Replace the venue's whole plan (seated sections and standing areas) with the one the
+    grid description writes (the format is in `events.plan_parsing`).  All or nothing: any bad line
+    raises InvalidVenuePlan listing every problem, and the old plan stays."""
+    plan = plan_parsing.parse_grid(description)
+    _replace_plan(venue=venue, plan=plan, keep_standing=False)
+    return plan
+
+
+def import_venue_plan_csv(
+    *, venue: Venue, file: IO[bytes] | IO[str] | bytes | str
+) -> plan_parsing.VenuePlan:
+    """Replace the venue's seated sections with the seats the CSV lists (header
+    section,row,number,x,y,accessible,restricted_view); standing areas stay as they are.
+    All or nothing, like the grid builder."""
+    content = file if isinstance(file, (bytes, str)) else file.read(MAX_CSV_BYTES + 1)
+    if len(content) > MAX_CSV_BYTES:
+        raise plan_parsing.InvalidVenuePlan(
+            [f"The file is larger than {MAX_CSV_BYTES // 1024} KB."]
+        )
+    plan = plan_parsing.parse_csv(content)
+    _replace_plan(venue=venue, plan=plan, keep_standing=True)
+    return plan
+
+
+def _replace_plan(*, venue: Venue, plan: plan_parsing.VenuePlan, keep_standing: bool) -> None:
+    with transaction.atomic():
+        # The venue row lock serialises plan builders, and events created meanwhile (which
+        # lock it too): a plan never changes under an event that sells it.
+        locked = Venue.objects.select_for_update().get(pk=venue.pk)
+        if Event.objects.filter(venue=locked).exists():
+            raise VenuePlanInUse(
+                f"{locked} already has events; its plan is what they sell and cannot be "
+                "rebuilt. Create a new venue for a different layout."
+            )
+        old = Section.objects.filter(venue=locked)
+        kept: list[Section] = []
+        if keep_standing:
+            kept = list(old.filter(kind=SectionKind.STANDING))
+            clash = {s.name.lower() for s in kept} & {s.name.lower() for s in plan.sections}
+            if clash:
+                raise plan_parsing.InvalidVenuePlan(
+                    [f'"{name}" is a standing area of this venue.' for name in sorted(clash)]
+                )
+            old = old.exclude(kind=SectionKind.STANDING)
+        old.delete()
+        offset = max((s.position for s in kept), default=0)
+        for spec in plan.sections:
+            section = Section.objects.create(
+                venue=locked,
+                name=spec.name,
+                kind=spec.kind,
+                position=offset + spec.position,
+                capacity=spec.capacity,
+            )
+            VenueSeat.objects.bulk_create(
+                [
+                    VenueSeat(
+                        section=section,
+                        row=seat.row,
+                        row_index=seat.row_index,
+                        number=seat.number,
+                        x=seat.x,
+                        y=seat.y,
+                        accessible=seat.accessible,
+                        restricted_view=seat.restricted_view,
+                    )
+                    for seat in spec.seats
+                ],
+                batch_size=2000,
+            )
+        if plan.stage_side and plan.stage_side != locked.stage_side:
+            Venue.objects.filter(pk=locked.pk).update(stage_side=plan.stage_side)
+            venue.stage_side = plan.stage_side
+
+
+def check_time_zone(name: str) -> None:
+    """An IANA zone name, or InvalidEvent."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise InvalidEvent(f"{name!r} is not an IANA time zone (e.g. Europe/Berlin).") from error

@@ -1,0 +1,189 @@
+"""The bookings API's serializers: what a hold request may say (on a flight or at an event)
+and how a booking, its refund and its cancellation read.  Shapes and types only: the engine
+decides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext
+from drf_spectacular.utils import (
+    extend_schema_field,
+)
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from bookings import catalogue, selectors
+from bookings.models import Booking, BookingStatus, SaleKind
+from payments.api import RefundQuoteSerializer
+from payments.models import RefundReason, RefundStatus
+
+DB_BIGINT_MAX = 2**63 - 1
+
+
+def sale_named_by(data: dict[str, Any]) -> int:
+    """The engine's sale behind a request's `eventId` or `flightId` (its serializer let exactly
+    one through); the catalogue's 404 if there is none."""
+    if "event_id" in data:
+        return selectors.sale_id_of(SaleKind.EVENT, data["event_id"])
+    return selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
+
+
+class BookingCreateSerializer(serializers.Serializer):
+    """What to hold: on a flight (`flightId`, `fareClass`) or at an event (`eventId`, the
+    price category as `category` or `fareClass`), exactly one of the two."""
+
+    flight_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="The flight to book. Either this or `eventId`.",
+    )
+    event_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="The event to book. Either this or `flightId`.",
+    )
+    customer_id = serializers.IntegerField(
+        min_value=1,
+        max_value=DB_BIGINT_MAX,
+        required=False,
+        help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
+    )
+    fare_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        help_text=(
+            "Flights: the fare class (ECONOMY, BUSINESS). Events: the price category of the "
+            "seats (A), or a standing area (GA-3, with `passengers`), as "
+            "`GET /api/events/{id}/seats` names them."
+        ),
+    )
+    category = serializers.CharField(
+        max_length=10, required=False, help_text="Events: the same as `fareClass`."
+    )
+    seats = serializers.ListField(
+        child=serializers.CharField(max_length=16),
+        min_length=1,
+        max_length=50,
+        required=False,
+        help_text='Seat numbers, e.g. ["12A", "12B"]. Either this or `passengers`.',
+    )
+    passengers = serializers.IntegerField(
+        min_value=1,
+        max_value=50,
+        required=False,
+        help_text="Seatless booking: how many passengers (seats are assigned later).",
+    )
+    passenger_names = serializers.ListField(
+        child=serializers.CharField(max_length=120, allow_blank=True),
+        max_length=50,
+        required=False,
+        help_text="Optional; one per seat or passenger, in order.",
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("flight_id" in data) == ("event_id" in data):
+            name = "event_id" if "flight_id" in data else "flight_id"
+            raise ValidationError({name: [gettext("Give either `flightId` or `eventId`.")]})
+        if "flight_id" in data:
+            if "category" in data:
+                raise ValidationError({"category": [gettext("Flights are booked by `fareClass`.")]})
+            fare_class = data.get("fare_class")
+            flight_classes = catalogue.for_kind(SaleKind.FLIGHT).class_codes or ()
+            if fare_class is None:
+                raise ValidationError({"fare_class": [gettext("This field is required.")]})
+            if fare_class not in flight_classes:
+                raise ValidationError(
+                    {
+                        "fare_class": [
+                            gettext('"%(value)s" is not a valid choice.') % {"value": fare_class}
+                        ]
+                    }
+                )
+        else:
+            given = {data[k] for k in ("fare_class", "category") if k in data}
+            if len(given) != 1:
+                raise ValidationError(
+                    {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
+                )
+            data["fare_class"] = given.pop().strip().upper()
+        if "seats" in data and "passengers" in data:
+            raise ValidationError(
+                {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
+            )
+        if "seats" not in data and "passengers" not in data:
+            raise ValidationError(
+                {"seats": [gettext("Give `seats`, or `passengers` for a seatless fare.")]}
+            )
+        return data
+
+
+class PassengerSerializer(serializers.Serializer):
+    name = serializers.CharField(source="full_name")
+    seat = serializers.CharField(source="seat.seat_no", allow_null=True, default=None)
+
+
+class BookingSerializer(serializers.Serializer):
+    booking_id = serializers.IntegerField(source="pk")
+    status = serializers.ChoiceField(choices=BookingStatus.choices)
+    customer_id = serializers.IntegerField()
+    flight_id = serializers.IntegerField(
+        required=False, help_text="Flight bookings only (an event booking has `eventId`)."
+    )
+    flight_code = serializers.CharField(required=False, help_text="Flight bookings only.")
+    event_id = serializers.IntegerField(required=False, help_text="Event bookings only.")
+    fare_class = serializers.CharField(
+        help_text="The fare class (flights), price category or standing area (events)."
+    )
+    seat_count = serializers.IntegerField()
+    seats = serializers.SerializerMethodField()
+    passengers = PassengerSerializer(many=True)
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="End of the hold while HELD; null otherwise."
+    )
+    created_at = serializers.DateTimeField()
+    confirmed_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_seats(self, booking: Booking) -> list[str]:
+        return [p.seat.seat_no for p in booking.passengers.all() if p.seat is not None]
+
+    def to_representation(self, booking: Booking) -> dict[str, Any]:
+        data = super().to_representation(booking)
+        if booking.status != BookingStatus.HELD:
+            data["expires_at"] = None
+        # What is sold names the booking: `flightId` (+ code) or `eventId`, never both.
+        found = catalogue.owner_item(booking.sale)
+        if found is not None:
+            owner, item = found
+            data[f"{owner}_id"] = item.pk
+            if owner == "flight":
+                data["flight_code"] = item.code
+        return data
+
+
+class RefundSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=RefundStatus.choices,
+        help_text="PENDING until the gateway has paid it back (a moment later), then SUCCEEDED.",
+    )
+    reason = serializers.ChoiceField(choices=RefundReason.choices)
+
+
+class CancellationSerializer(serializers.Serializer):
+    booking = BookingSerializer()
+    refund = RefundSerializer(
+        allow_null=True,
+        help_text="The refund decided; null when nothing was paid or the policy refunds nothing.",
+    )
+    policy = RefundQuoteSerializer(
+        source="quote", help_text="The refund rule that was applied, and why."
+    )

@@ -1,0 +1,123 @@
+"""The one front door of a hold taken from a page's form, for every catalogue's picker (a
+flight's seat picker, an event's seats and standing areas): sign-in, the holds budget shared
+with the API, the form, the waiting room, then the hold, once per drawing of the form.  Any
+refusal goes back to the page the form was on with a message."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from math import ceil
+from typing import TypeVar
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+
+from bookings.models import Booking
+from kernel.errors import DomainError, IdempotencyKeyInFlight
+from kernel.idempotency import clean_key, fingerprint, run_once
+from kernel.web.forms import form_errors
+from kernel.web.throttles import HoldsThrottle
+from waitroom.errors import WaitingRoomRequired
+from waitroom.gate import require_admission
+
+# How long a second submission of the same form waits for the first to finish.
+SAME_FORM_WAIT_SECONDS = 10
+
+Item = TypeVar("Item")  # what the page sells from: a flight's id, an event
+HoldOrder = tuple[dict, Callable[[], Booking]]  # what was asked (for the resubmit check), the hold
+
+
+def show_domain_error(request: HttpRequest, error: DomainError) -> None:
+    messages.error(request, f"{error.title}. {error.detail}")
+
+
+def hold_from_form(
+    request: HttpRequest,
+    *,
+    back: str,
+    find: Callable[[], Item],
+    make_form: Callable[[Item], forms.Form],
+    sale_id: Callable[[Item], int],
+    order: Callable[[Item, forms.Form], HoldOrder | None],
+) -> HttpResponse:
+    """A hold form's submission, from sign-in to the hold page.  `find` looks up what is sold
+    (after sign-in; it may raise Http404), `sale_id` names its sale for the waiting room (a
+    domain error of it goes `back` with its message), and `order` turns the valid form into
+    what was asked and the hold to run, or returns None after giving its own message."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(back)
+    item = find()
+    if holds_throttled(request):
+        return redirect(back)
+    form = make_form(item)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect(back)
+    try:
+        require_admission(request=request, customer_id=request.user.pk, sale_id=sale_id(item))
+    except WaitingRoomRequired as error:
+        show_domain_error(request, error)
+        return redirect(error.extra["queueUrl"])
+    except DomainError as error:  # no such sale
+        show_domain_error(request, error)
+        return redirect(back)
+    ordered = order(item, form)
+    if ordered is None:
+        return redirect(back)
+    asked, hold = ordered
+    try:
+        booking_id = hold_once(
+            request, key=form.cleaned_data.get("idempotency_key"), asked=asked, hold=hold
+        )
+    except DomainError as error:
+        show_domain_error(request, error)
+        return redirect(back)
+    return redirect("bookings:detail", booking_id=booking_id)
+
+
+def holds_throttled(request: HttpRequest) -> bool:
+    """The same per-user budget as POST /api/bookings, for every picker page (flights,
+    events): many doors, one limit.  True (with a message) when this hold must wait."""
+    throttle = HoldsThrottle()
+    if throttle.allow_request(request, None):
+        return False
+    messages.error(
+        request,
+        _("Too many holds in a short time. Please try again in %(seconds)d seconds.")
+        % {"seconds": ceil(throttle.wait() or 1)},
+    )
+    return True
+
+
+def hold_once(
+    request: HttpRequest, *, key: str | None, asked: dict, hold: Callable[[], Booking]
+) -> int:
+    """Run `hold` once per drawing of a hold form (every picker's page): a double click or a
+    resubmit of the same drawing (same `key`, same `asked`) lands on the booking the first
+    submission made.  Returns the booking's id; domain errors of `hold` are raised."""
+    key = clean_key(key, required=False)
+    if key is None:
+        return hold().pk
+    asked_fingerprint = fingerprint(asked)
+    deadline = time.monotonic() + SAME_FORM_WAIT_SECONDS
+    while True:
+        try:
+            result = run_once(
+                customer=request.user,
+                scope="page-hold",
+                key=key,
+                request_fingerprint=asked_fingerprint,
+                write=hold,
+                answer=lambda booking: (201, {"booking_id": booking.pk}),
+            )
+            return result.body["booking_id"]
+        except IdempotencyKeyInFlight:
+            # The first click is still holding: wait for it and show its booking.
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
