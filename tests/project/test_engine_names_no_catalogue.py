@@ -32,11 +32,6 @@ BELOW_CATALOGUES = (
 #: modules, rightly), but it reaches data through the registry too: ORM lookups only.
 CHECKED = {app: (ORM_LOOKUP, APP_LABEL) for app in BELOW_CATALOGUES} | {"config": (ORM_LOOKUP,)}
 
-#: Apps that still name catalogue models, each cleaned by another part of issue 25: waitroom
-#: (ProtectedSale.flight and its admin), config (metrics).  Empty this set as those land; the
-#: test fails both when a clean app regresses and when an app listed here has become clean.
-EXPECTED_TO_FIX = {"waitroom", "config"}
-
 
 def catalogue_names(app_dir: Path, patterns) -> list[str]:
     """`path:line: text` of every line of the app's code (migrations aside: history) that
@@ -53,15 +48,7 @@ def catalogue_names(app_dir: Path, patterns) -> list[str]:
 
 def test_apps_below_the_catalogues_name_no_catalogue_model():
     dirty = {app: catalogue_names(ROOT / app, patterns) for app, patterns in CHECKED.items()}
-    regressed = {app: hits for app, hits in dirty.items() if hits and app not in EXPECTED_TO_FIX}
-    assert regressed == {}
-
-
-def test_the_apps_expected_to_be_fixed_are_not_clean_yet():
-    """When one of them is cleaned, remove it from EXPECTED_TO_FIX, so it stays clean."""
-    assert set(CHECKED) >= EXPECTED_TO_FIX
-    cleaned = {app for app in EXPECTED_TO_FIX if not catalogue_names(ROOT / app, CHECKED[app])}
-    assert cleaned == set()
+    assert {app: hits for app, hits in dirty.items() if hits} == {}
 
 
 def test_control_the_grep_catches_a_planted_line(tmp_path):
