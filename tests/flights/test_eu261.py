@@ -150,6 +150,14 @@ def airport(code, country, lat, lon, tz="Europe/Berlin"):
 
 @pytest.fixture
 def airports(db):
+    # The carriers the migration knows; a transactional test before this one may have flushed
+    # them, as it flushes every table.
+    Carrier.objects.update_or_create(
+        code="LH", defaults={"name": "Lufthansa", "is_eu_carrier": True}
+    )
+    Carrier.objects.update_or_create(
+        code="VN", defaults={"name": "Vietnam Airlines", "is_eu_carrier": False}
+    )
     return {
         "FRA": airport("FRA", "DE", "50.03330", "8.57056"),
         "BER": airport("BER", "DE", "52.36670", "13.50330"),

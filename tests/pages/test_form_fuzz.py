@@ -383,6 +383,7 @@ NOT_FORMS = {
     "password_change_done",
     "password_reset_done",
     "password_reset_complete",
+    "favicon",  # a redirect to the static icon
     "healthz",
     "readyz",
     "metrics",

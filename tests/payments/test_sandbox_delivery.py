@@ -34,7 +34,7 @@ def test_hosted_checkout_approve_confirms_via_webhook_over_http(
 
     done = browser.post(url, {"action": "approve", "card_number": GOOD_CARD}, follow=True)
 
-    assert b"Payment approved" in done.content and b"succeeded" in done.content
+    assert b"Payment approved" in done.content and b"is <strong>paid</strong>" in done.content
     booking.refresh_from_db()
     assert booking.status == BookingStatus.CONFIRMED
     event = SandboxEvent.objects.get()
