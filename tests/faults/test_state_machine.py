@@ -195,6 +195,26 @@ class SaleMachine(RuleBasedStateMachine):
                 )
 
     @rule(pick=st.integers(0, 50))
+    def pay_and_complete_checkout(self, pick):
+        """The common path in one step: a customer pays and the gateway's success webhook
+        follows at once (without it a confirmation needs pay, then a webhook, before any
+        expiry or cancel, and a run may never reach one)."""
+        bookings = self._bookings(BookingStatus.HELD)
+        if not bookings:
+            return
+        booking = bookings[pick % len(bookings)]
+        with contextlib.suppress(PassengerNamesMissing, PaymentInProgress, HoldExpired):
+            pay_for_booking(
+                customer=booking.customer,
+                booking_id=booking.pk,
+                idempotency_key=f"paid-{booking.pk}-{pick}",
+            )
+        for payment in self._payments(PaymentStatus.PENDING, PaymentStatus.PROCESSING):
+            if payment.booking_id == booking.pk:
+                self._settle_at_gateway(payment)
+                confirm_payment(payment_id=payment.pk)
+
+    @rule(pick=st.integers(0, 50))
     def webhook_success(self, pick):
         payments = self._payments(PaymentStatus.PENDING, PaymentStatus.PROCESSING)
         if payments:
