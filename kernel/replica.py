@@ -116,16 +116,23 @@ def primary_lsn() -> int:
         return _lsn(cursor.fetchone()[0])
 
 
-def _replica_state() -> tuple[bool, int, float | None]:
-    """(is a standby, replayed LSN, seconds since its last replayed commit), or a
-    DatabaseError when it cannot be reached."""
-    with connections[ALIAS].cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
-            " EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp())"
-        )
-        recovering, replayed, since_commit = cursor.fetchone()
-    return bool(recovering), _lsn(replayed), None if since_commit is None else float(since_commit)
+def _replica_state() -> tuple[int, float | None] | None:
+    """(replayed LSN, seconds since its last replayed commit) of the standby; None when it
+    cannot be reached (its connection is closed) or is no standby (promoted, or a primary)."""
+    try:
+        with connections[ALIAS].cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text,"
+                " EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp())"
+            )
+            recovering, replayed, since_commit = cursor.fetchone()
+    except DatabaseError:
+        logger.warning("replica %r is unreachable: reading from the primary", ALIAS)
+        connections[ALIAS].close()
+        return None
+    if not recovering:  # promoted, or not a standby at all: not ours to trust as one
+        return None
+    return _lsn(replayed), None if since_commit is None else float(since_commit)
 
 
 def health(*, fresh: bool = False) -> _Health:
@@ -138,16 +145,11 @@ def health(*, fresh: bool = False) -> _Health:
             _tracker.samples.append((now, primary_lsn()))
         except DatabaseError:
             logger.warning("replica check: the primary did not answer", exc_info=True)
-        try:
-            recovering, replayed, since_commit = _replica_state()
-        except DatabaseError:
-            logger.warning("replica %r is unreachable: reading from the primary", ALIAS)
-            connections[ALIAS].close()
+        state = _replica_state()
+        if state is None:
             _tracker.health = _Health(checked_at=now)
             return _tracker.health
-        if not recovering:  # promoted, or not a standby at all: not ours to trust as one
-            _tracker.health = _Health(checked_at=now)
-            return _tracker.health
+        replayed, since_commit = state
         lag = _tracker.lag_for(replayed, now)
         if lag > 0 and since_commit is not None:
             lag = min(lag, max(since_commit, 0.0))
@@ -175,14 +177,10 @@ def _caught_up_with_primary() -> bool:
         return False
     deadline = time.monotonic() + float(settings.REPLICA["CATCH_UP_WAIT_SECONDS"])
     while True:
-        try:
-            recovering, replayed, _ = _replica_state()
-        except DatabaseError:
-            connections[ALIAS].close()
+        state = _replica_state()
+        if state is None:
             return False
-        if not recovering:
-            return False
-        if replayed >= wanted:
+        if state[0] >= wanted:
             return True
         if time.monotonic() >= deadline:
             return False
