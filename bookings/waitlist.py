@@ -160,11 +160,7 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
     SKIP LOCKED: we hold the inventory lock, and waiting on a row lock here could close a cycle
     with a hold that locked seats first.
     """
-    entries = list(
-        WaitlistEntry.objects.select_for_update(skip_locked=True)
-        .filter(sale_id=sale_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
-        .order_by("id")
-    )
+    entries = _claim_waiting_entries(sale_id=sale_id, fare_class=fare_class)
     if not entries:
         return []
     inventory = (
@@ -191,6 +187,20 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
         free -= entry.party_size
         offered.append(entry)
     return offered
+
+
+def _claim_waiting_entries(*, sale_id: int, fare_class: str) -> list[WaitlistEntry]:
+    """The waiting entries, in join order, row-locked until the release commits.
+
+    The lock is what keeps an offer and a customer leaving from both winning: `leave_waitlist`
+    locks the entry too, so either it leaves first (and is skipped here) or its offer is made
+    first (and the leave finds it OFFERED).  tests/bookings/test_waitlist_concurrency.py
+    shows the customer who was told they left getting an offer when this lock is taken away."""
+    return list(
+        WaitlistEntry.objects.select_for_update(skip_locked=True)
+        .filter(sale_id=sale_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
+        .order_by("id")
+    )
 
 
 def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
