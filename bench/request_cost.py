@@ -1,0 +1,213 @@
+"""What one request costs in this process: CPU ms, PostgreSQL statements and Redis calls.
+
+    .venv/bin/python bench/request_cost.py                    # this checkout
+    .venv/bin/python bench/request_cost.py --checkout /tmp/base --save before.json
+    .venv/bin/python bench/request_cost.py --baseline before.json
+
+The flash-sale bench (bench/flash_sale.py) measures the stack as users meet it; its CPU ms per
+request moves with whatever else the machine runs (two cores shared with PostgreSQL, the load
+generator and other work).  This one calls the WSGI application in one thread of one process,
+with no HTTP server and no contention, and counts only that thread's CPU time
+(`time.thread_time`), so two checkouts can be compared on a busy machine: it is the cost of
+the code per request, middleware, DRF, the ORM and the hold itself, without the server's.
+
+Scenarios (each on a fresh demo flight of the scratch database, Redis filters on):
+  hold      POST /api/bookings, one seatless unit, each by its own customer, until sold out
+  loser     the same request on the sold-out flight (the Redis counter's fast 409)
+  seat-map  GET /api/flights/{id}/seats, warm (cached bytes), and 304 with If-None-Match
+Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
+statements per request and Redis commands per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.flash_sale import (  # noqa: E402
+    DEFAULT_REDIS_DB,
+    django_setup,
+    new_customers,
+    new_flight,
+    recreate_database,
+)
+
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_cost"
+
+
+class Counters:
+    """PostgreSQL statements (an execute wrapper) and Redis commands (redis-py's
+    `execute_command` and pipelines) made while active."""
+
+    def __init__(self) -> None:
+        self.sql = 0
+        self.redis = 0
+
+    @contextlib.contextmanager
+    def counting(self):
+        import redis
+        from django.db import connection
+
+        def wrapper(execute, sql, params, many, context):
+            self.sql += 1
+            return execute(sql, params, many, context)
+
+        real_command = redis.Redis.execute_command
+        real_pipeline = redis.client.Pipeline.execute
+
+        def command(client, *args, **kwargs):
+            self.redis += 1
+            return real_command(client, *args, **kwargs)
+
+        def pipeline(pipe, *args, **kwargs):
+            self.redis += 1  # one round trip, however many commands
+            return real_pipeline(pipe, *args, **kwargs)
+
+        redis.Redis.execute_command = command
+        redis.client.Pipeline.execute = pipeline
+        try:
+            with connection.execute_wrapper(wrapper):
+                yield self
+        finally:
+            redis.Redis.execute_command = real_command
+            redis.client.Pipeline.execute = real_pipeline
+
+
+def _client():
+    from django.test import Client
+
+    return Client(HTTP_HOST="127.0.0.1")
+
+
+def _measure(calls, *, rounds: int = 5) -> dict:
+    """Run the list of zero-argument calls split in `rounds` parts; CPU ms per call by part."""
+    per_round = []
+    counters = Counters()
+    size = max(1, len(calls) // rounds)
+    statuses: dict[int, int] = {}
+    with counters.counting():
+        for start in range(0, size * rounds, size):
+            part = calls[start : start + size]
+            t0 = time.thread_time()
+            for call in part:
+                status = call()
+                statuses[status] = statuses.get(status, 0) + 1
+            per_round.append((time.thread_time() - t0) * 1000 / len(part))
+    n = size * rounds
+    return {
+        "requests": n,
+        "cpu_ms": statistics.median(per_round),
+        "cpu_ms_rounds": [round(x, 3) for x in per_round],
+        "sql_per_request": counters.sql / n,
+        "redis_per_request": counters.redis / n,
+        "statuses": statuses,
+    }
+
+
+def scenario_holds() -> tuple[dict, dict]:
+    flight = new_flight("RC")
+    customers = new_customers(200)
+    client = _client()
+
+    def hold(token: str, index: int):
+        def call() -> int:
+            return client.post(
+                "/api/bookings",
+                data=json.dumps(
+                    {
+                        "flightId": flight.pk,
+                        "fareClass": "ECONOMY",
+                        "passengers": 1,
+                        "passengerNames": [f"Buyer {index}"],
+                    }
+                ),
+                content_type="application/json",
+                secure=True,
+                HTTP_AUTHORIZATION=f"Token {token}",
+            ).status_code
+
+        return call
+
+    winners = [hold(token, i) for i, (_, token) in enumerate(customers[:170])]
+    holds = _measure(winners)
+    losers = [hold(token, i) for i, (_, token) in enumerate(customers[170:] * 10)]
+    return holds, _measure(losers)
+
+
+def scenario_seat_map() -> tuple[dict, dict]:
+    flight = new_flight("RM")
+    client = _client()
+    url = f"/api/flights/{flight.pk}/seats"
+    first = client.get(url, secure=True)
+    etag = first.headers.get("ETag", "")
+
+    def warm() -> int:
+        return client.get(url, secure=True).status_code
+
+    def not_modified() -> int:
+        return client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code
+
+    return _measure([warm] * 500), _measure([not_modified] * 500)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checkout", type=Path, default=ROOT)
+    parser.add_argument("--database-url", default=DEFAULT_DB)
+    parser.add_argument("--redis-url", default=f"redis://127.0.0.1:6379/{DEFAULT_REDIS_DB + 1}")
+    parser.add_argument("--save", type=Path)
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument(
+        "--profile", type=Path, help="write a CPU profile of the winning holds (pyinstrument) here"
+    )
+    args = parser.parse_args()
+
+    recreate_database(args.database_url)
+    django_setup(args.database_url, args.redis_url, args.checkout.resolve())
+    import redis
+    from django.core.management import call_command
+
+    redis.Redis.from_url(args.redis_url).flushdb()
+    with contextlib.redirect_stdout(None):
+        call_command("migrate", verbosity=0)
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.DEBUG = False
+
+    if args.profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.0002, async_mode="disabled")
+        profiler.start()
+        holds, losers = scenario_holds()
+        profiler.stop()
+        args.profile.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
+    else:
+        holds, losers = scenario_holds()
+    warm, not_modified = scenario_seat_map()
+    figures = {"hold": holds, "loser": losers, "seat-map warm": warm, "seat-map 304": not_modified}
+    baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
+    print(f"checkout: {args.checkout.resolve()}")
+    for name, f in figures.items():
+        line = (
+            f"  {name:14} {f['requests']:4} requests  cpu {f['cpu_ms']:6.2f} ms/request"
+            f"  (rounds {f['cpu_ms_rounds']})  sql {f['sql_per_request']:.1f}"
+            f"  redis {f['redis_per_request']:.1f}  statuses {f['statuses']}"
+        )
+        if name in baseline:
+            line += f"  | after/before cpu {f['cpu_ms'] / baseline[name]['cpu_ms']:.2f}"
+        print(line)
+    if args.save:
+        args.save.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
