@@ -6,7 +6,15 @@ from __future__ import annotations
 from django.db.models import Count, Q, Sum
 
 from bookings import catalogue
-from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
+from bookings.models import (
+    Booking,
+    BookingClass,
+    BookingStatus,
+    Inventory,
+    Passenger,
+    Seat,
+    SeatStatus,
+)
 
 
 def check_inventory(*, sale_id: int | None = None) -> list[str]:
@@ -42,6 +50,8 @@ def check_inventory(*, sale_id: int | None = None) -> list[str]:
             )
         if inv.sold + inv.held > inv.capacity + inv.overbook_limit:
             problems.append(f"{where}: sold+held exceeds capacity+overbook_limit")
+
+    problems += _nested_class_drift(bookings, sale_id=sale_id)
 
     # Seatless units of a class its catalogue sells only by seat (an event's seated
     # category): places the seat map would still show free.
@@ -90,4 +100,41 @@ def check_inventory(*, sale_id: int | None = None) -> list[str]:
                 f"booking {b['id']} ({b['status']}) has {b['live_passengers']} live passengers, "
                 f"expected {expected}"
             )
+    return problems
+
+
+def _nested_class_drift(bookings, *, sale_id: int | None) -> list[str]:
+    """Each booking class counts the held and sold units of itself and every lower rank
+    (docs/fare-classes.md): recount them from the bookings."""
+    classes = BookingClass.objects.order_by("sale_id", "fare_class", "rank")
+    if sale_id is not None:
+        classes = classes.filter(sale_id=sale_id)
+    classes = list(classes)
+    if not classes:
+        return []
+    counted = {
+        (row["sale_id"], row["fare_class"], row["booking_class"]): row
+        for row in bookings.exclude(booking_class="")
+        .values("sale_id", "fare_class", "booking_class")
+        .annotate(
+            held=Sum("seat_count", filter=Q(status=BookingStatus.HELD), default=0),
+            sold=Sum("seat_count", filter=Q(status=BookingStatus.CONFIRMED), default=0),
+        )
+    }
+    problems = []
+    for bc in classes:
+        covered = [
+            counted.get((bc.sale_id, bc.fare_class, c.code), {"held": 0, "sold": 0})
+            for c in classes
+            if (c.sale_id, c.fare_class) == (bc.sale_id, bc.fare_class) and c.rank <= bc.rank
+        ]
+        held, sold = sum(r["held"] for r in covered), sum(r["sold"] for r in covered)
+        where = f"sale {bc.sale_id} {bc.fare_class}/{bc.code}"
+        if (bc.held, bc.sold) != (held, sold):
+            problems.append(
+                f"{where}: held/sold={bc.held}/{bc.sold} but its and lower classes' "
+                f"bookings cover {held}/{sold}"
+            )
+        if bc.sold + bc.held > bc.auth_limit:
+            problems.append(f"{where}: sold+held exceeds its nested limit {bc.auth_limit}")
     return problems

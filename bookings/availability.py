@@ -45,9 +45,9 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from bookings import availability_scripts as scripts
-from bookings import catalogue
-from bookings.errors import SeatUnavailable, SoldOut
-from bookings.models import Inventory
+from bookings import booking_classes, catalogue
+from bookings.errors import BookingClassSoldOut, SeatUnavailable, SoldOut
+from bookings.models import BookingClass, Inventory
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +175,17 @@ def release_seats(*, sale_id: int, seat_nos: Iterable[str]) -> None:
 # --- the availability counter ------------------------------------------------------------------
 
 
+def counter_name(fare_class: str, booking_class: str = "") -> str:
+    """The counter of a fare class ("ECONOMY") or of a booking class nested in it
+    ("ECONOMY/LAUNCH", docs/fare-classes.md), whose `n` is what that class can still sell."""
+    return f"{fare_class}/{booking_class}" if booking_class else fare_class
+
+
 def _available_in_db(sale_id: int, fare_class: str) -> int | None:
+    if "/" in fare_class:  # a booking class: the smallest room along its chain
+        cabin, code = fare_class.split("/", 1)
+        choices = booking_classes.fare_choices(sale_id=sale_id, fare_class=cabin)
+        return next((c.left for c in choices if c.code == code), None)
     row = (
         Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class)
         .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
@@ -183,6 +193,18 @@ def _available_in_db(sale_id: int, fare_class: str) -> int | None:
         .first()
     )
     return None if row is None else max(row, 0)
+
+
+def rebuild_class_counters(*, sale_id: int, fare_class: str) -> None:
+    """Reseed the counters of every booking class of a fare class (staff changed a limit)."""
+    if counter_enabled():
+        for choice in booking_classes.fare_choices(sale_id=sale_id, fare_class=fare_class):
+            if choice.code:
+                seed_counter(
+                    sale_id=sale_id,
+                    fare_class=counter_name(fare_class, choice.code),
+                    available=choice.left,
+                )
 
 
 def seed_counter(*, sale_id: int, fare_class: str, available: int, overwrite: bool = True) -> None:
@@ -216,6 +238,9 @@ def rebuild_open_counters() -> int:
         Inventory.objects.filter(catalogue.open_sales_q(now=timezone.now(), prefix="sale__"))
         .annotate(left=F("capacity") + F("overbook_limit") - F("sold") - F("held"))
         .values_list("sale_id", "fare_class", "left")
+    )
+    rows += booking_classes.open_class_counters(
+        open_q=catalogue.open_sales_q(now=timezone.now(), prefix="sale__")
     )
     client = _client()
     if client is None or not rows:
@@ -251,9 +276,16 @@ def give_back(*, sale_id: int, fare_class: str, units: int) -> None:
     """Units returned to the fare class (a cancel, an expiry, an unblocked seat).
 
     Inside the releasing transaction, for the same reason as `release_seats`: a counter that
-    is briefly too high only sends a request to PostgreSQL."""
+    is briefly too high only sends a request to PostgreSQL.  Every booking class of the fare
+    class gets them back too, whichever class they came from: units of any class may widen
+    what a nested class can sell, and erring high is harmless."""
     if units > 0 and counter_enabled():
         _settle(sale_id, fare_class, units, give=True)
+        codes = BookingClass.objects.filter(sale_id=sale_id, fare_class=fare_class).values_list(
+            "code", flat=True
+        )
+        for code in codes:
+            _settle(sale_id, counter_name(fare_class, code), units, give=True)
 
 
 def _settle(
@@ -324,37 +356,55 @@ def _claim_rebuild(key: str) -> bool:
 
 @contextmanager
 def hold_admission(
-    *, sale_id: int, fare_class: str, units: int, seat_nos: Sequence[str] = ()
+    *,
+    sale_id: int,
+    fare_class: str,
+    units: int,
+    seat_nos: Sequence[str] = (),
+    booking_class: str = "",
 ) -> Iterator[None]:
     """Run a hold (the body: its whole transaction) behind the filters.
 
-    Refuses early with `SeatUnavailable` / `SoldOut`.  If the body raises, whatever the filters
-    took is given back; if it returns, the hold is committed and its units stop being pending.
+    Refuses early with `SeatUnavailable` / `SoldOut` (`BookingClassSoldOut` when a nested
+    booking class's own counter is short: its losers never reach the fare class's counter).
+    If the body raises, whatever the filters took is given back; if it returns, the hold is
+    committed and its units stop being pending.
     """
     gate_token = _enter_gate(sale_id, seat_nos)
-    take = Take.THROUGH
+    names = [counter_name(fare_class, booking_class)] + ([fare_class] if booking_class else [])
+    taken: list[tuple[str, str]] = []
     try:
         if counter_enabled():
-            take = _take(sale_id, fare_class, units)
-            if take == Take.REFUSED:
-                raise SoldOut(fare_class, sale_id=sale_id)
+            for name in names:
+                take = _take(sale_id, name, units)
+                if take == Take.REFUSED:
+                    if "/" in name:
+                        raise BookingClassSoldOut(fare_class, booking_class, sale_id=sale_id)
+                    raise SoldOut(fare_class, sale_id=sale_id)
+                taken.append((name, take))
         yield
     except BaseException as exc:
-        if take == Take.TAKEN:
-            _settle(sale_id, fare_class, units, give=True, pending=True)
-        # The counter let through what PostgreSQL refused as sold out: it is too high.
-        # Correct it now so the next losers stay cheap.
-        if (
-            isinstance(exc, SoldOut)
-            and take != Take.REFUSED
-            and counter_enabled()
-            and _claim_rebuild(counter_key(sale_id, fare_class))
-        ):
-            rebuild_counter(sale_id=sale_id, fare_class=fare_class)
+        for name, take in taken:
+            if take == Take.TAKEN:
+                _settle(sale_id, name, units, give=True, pending=True)
+        _correct_after_refusal(sale_id, exc, taken, fare_class, booking_class)
         if gate_token:
             _leave_gate(sale_id, seat_nos, gate_token)
         raise
-    if take == Take.TAKEN:
-        _settle(sale_id, fare_class, units, pending=True)
-    elif take == Take.THROUGH and counter_enabled():
-        _settle(sale_id, fare_class, units, take=True)
+    for name, take in taken:
+        if take == Take.TAKEN:
+            _settle(sale_id, name, units, pending=True)
+        elif take == Take.THROUGH:
+            _settle(sale_id, name, units, take=True)
+
+
+def _correct_after_refusal(
+    sale_id: int, exc: BaseException, taken: list[tuple[str, str]], fare_class: str, code: str
+) -> None:
+    """The counter let through what PostgreSQL refused as sold out: it is too high.  Correct
+    it now so the next losers stay cheap."""
+    if not isinstance(exc, SoldOut) or not taken or not counter_enabled():
+        return
+    name = counter_name(fare_class, code) if isinstance(exc, BookingClassSoldOut) else fare_class
+    if name in dict(taken) and _claim_rebuild(counter_key(sale_id, name)):
+        rebuild_counter(sale_id=sale_id, fare_class=name)

@@ -18,7 +18,7 @@ from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, catalogue, lifecycle, waitlist
+from bookings import availability, booking_classes, catalogue, lifecycle, waitlist
 from bookings.errors import (
     FareClassNotFound,
     SeatBlocked,
@@ -91,15 +91,24 @@ def hold_seats(
     fare_class: str,
     seat_numbers: Sequence[str],
     passenger_names: Sequence[str] | None = None,
+    booking_class: str = "",
 ) -> Booking:
-    """Hold all of `seat_numbers` for `customer` for the hold TTL, or none of them."""
+    """Hold all of `seat_numbers` for `customer` for the hold TTL, or none of them.
+
+    `booking_class` names a class nested in the fare class (docs/fare-classes.md) whose price
+    the hold pays and whose nested limits it counts against; blank: the fare class's own."""
     seat_nos = normalise_seat_numbers(seat_numbers)
+    booking_class = booking_class.strip().upper()
     names = clean_passenger_names(passenger_names, len(seat_nos))
     _check_fare_class(fare_class)
     now = timezone.now()
     with (
         availability.hold_admission(
-            sale_id=sale_id, fare_class=fare_class, units=len(seat_nos), seat_nos=seat_nos
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=len(seat_nos),
+            seat_nos=seat_nos,
+            booking_class=booking_class,
         ),
         transaction.atomic(),
     ):
@@ -109,6 +118,7 @@ def hold_seats(
         if seats[0].fare_price is None:
             raise_missing_sale_or_class(sale_id, fare_class)
         _check_seats_free(seats, fare_class=fare_class, now=now, seat_nos=seat_nos)
+        price = _class_price(sale_id, fare_class, booking_class, default=seats[0].fare_price)
 
         # The hot fare-inventory row is reserved last (see holding.reserve_units); everything
         # written before it is rolled back if it finds the fare class sold out.  (Only a
@@ -118,18 +128,30 @@ def hold_seats(
             sale_id=sale_id,
             fare_class=fare_class,
             units=len(seats),
+            booking_class=booking_class,
             seats=seats,
             names=names,
-            amount=seats[0].fare_price * len(seats) + sum((s.surcharge for s in seats), Decimal(0)),
+            amount=price * len(seats) + sum((s.surcharge for s in seats), Decimal(0)),
             currency=seats[0].fare_currency,
             expires_at=now + hold_ttl(),
             now=now,
         )
-        if not reserve_units(sale_id=sale_id, fare_class=fare_class, units=len(seats)):
+        if not reserve_units(
+            sale_id=sale_id, fare_class=fare_class, units=len(seats), booking_class=booking_class
+        ):
             raise SoldOut(fare_class, texts=catalogue.for_sale(seats[0].sale).texts)
         announce_seats_on_commit(sale_id=sale_id, seats=seat_nos, status=SeatStatus.HELD)
     booking.sale = seats[0].sale  # read with its catalogue item above: the answer needs both
     return booking
+
+
+def _class_price(sale_id: int, fare_class: str, booking_class: str, *, default: Decimal) -> Decimal:
+    """What one unit costs: the booking class's price, or the fare class's own (`default`)."""
+    if not booking_class:
+        return default
+    return booking_classes.price_of(
+        sale_id=sale_id, fare_class=fare_class, booking_class=booking_class
+    )
 
 
 def _lock_requested_seats(*, sale_id: int, fare_class: str, seat_nos: list[str]) -> list[Seat]:
@@ -189,7 +211,7 @@ def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: 
     lockable = list(
         Booking.objects.select_for_update(skip_locked=True)
         .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
-        .only("id", "sale_id", "fare_class", "seat_count")
+        .only("id", "sale_id", "fare_class", "booking_class", "seat_count")
         .order_by("id")
     )
     if len(lockable) != len(booking_ids):
@@ -219,6 +241,7 @@ def hold_seatless(
     fare_class: str,
     passengers: int,
     passenger_names: Sequence[str] | None = None,
+    booking_class: str = "",
 ) -> Booking:
     """Hold `passengers` units of a fare class without seats (seats are assigned later).
 
@@ -226,15 +249,19 @@ def hold_seatless(
     `capacity + overbook_limit` units, only `capacity` of which have a physical seat.
     """
     check_party_size(passengers)
+    booking_class = booking_class.strip().upper()
     names = clean_passenger_names(passenger_names, passengers)
     _check_fare_class(fare_class)
     now = timezone.now()
     # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
-    with availability.hold_admission(sale_id=sale_id, fare_class=fare_class, units=passengers):
+    with availability.hold_admission(
+        sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
+    ):
         return _hold_units(
             customer=customer,
             sale_id=sale_id,
             fare_class=fare_class,
+            booking_class=booking_class,
             passengers=passengers,
             names=names,
             now=now,
@@ -246,6 +273,7 @@ def _hold_units(
     customer: AbstractBaseUser,
     sale_id: int,
     fare_class: str,
+    booking_class: str,
     passengers: int,
     names: list[str],
     now: datetime,
@@ -263,19 +291,23 @@ def _hold_units(
         check_sale_open(inventory.sale, now)
         if not catalogue.sells_seatless(inventory.sale, fare_class):
             raise SeatsRequired(fare_class)
+        price = _class_price(sale_id, fare_class, booking_class, default=inventory.price)
         booking = create_held_booking(
             customer_id=customer.pk,
             sale_id=sale_id,
             fare_class=fare_class,
             units=passengers,
+            booking_class=booking_class,
             names=names,
-            amount=inventory.price * passengers,
+            amount=price * passengers,
             currency=inventory.currency,
             expires_at=now + hold_ttl(),
             now=now,
         )
         # Last: the hot row stays locked only for this UPDATE and the COMMIT.
-        if not reserve_units(sale_id=sale_id, fare_class=fare_class, units=passengers):
+        if not reserve_units(
+            sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
+        ):
             raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
     booking.sale = inventory.sale  # read with its catalogue item above: the answer needs both
     return booking

@@ -266,3 +266,27 @@ def _fare_label(fare_class: str) -> str:
         "BUSINESS": _("Business"),
     }
     return str(labels.get(fare_class, fare_class))
+
+
+class BookingClassNotFound(DomainError):
+    """The hold names a booking class its fare class does not have (docs/fare-classes.md)."""
+
+    status = 400
+    code = "booking-class-not-found"
+    title = _("Unknown booking class")
+
+
+class BookingClassSoldOut(SoldOut):
+    """The booking class's nested limit is reached; the fare class may still sell dearer
+    classes.  The problem type stays `sold-out`, which clients already handle."""
+
+    def __init__(self, fare_class: str, booking_class: str, *, sale_id: int | None = None) -> None:
+        super().__init__(fare_class, sale_id=sale_id)
+        self.booking_class = booking_class
+        self.extra = {"fareClass": fare_class, "bookingClass": booking_class}
+
+    @property
+    def detail(self) -> str:
+        return gettext(
+            "The %(booking_class)s fare is sold out; other fares of %(fare)s may still be open."
+        ) % {"booking_class": self.booking_class, "fare": _fare_label(self.fare_class)}

@@ -18,8 +18,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.utils.translation import gettext
 
-from bookings import catalogue
+from bookings import booking_classes, catalogue
 from bookings.errors import (
+    BookingClassSoldOut,
     FareClassNotFound,
     HoldLimitReached,
     SaleClosed,
@@ -194,8 +195,12 @@ def may_offer_within_hold_cap(*, customer_id: int, sale_id: int, units: int, now
 # --- writing the hold ---------------------------------------------------------------------
 
 
-def reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
+def reserve_units(*, sale_id: int, fare_class: str, units: int, booking_class: str = "") -> bool:
     """Take `units` from the fare class in one conditional UPDATE; True if it won.
+
+    A hold of a nested booking class (docs/fare-classes.md) then takes them from that class
+    and every dearer one in one more statement, under this row's lock; if a nested limit is
+    reached it raises `BookingClassSoldOut`, and the caller's transaction rolls both back.
 
     The one reserve of every hold path.  A customer's hold calls it as the last statement
     before COMMIT: every hold of a fare class queues for this one row lock, so it is held for
@@ -212,7 +217,13 @@ def reserve_units(*, sale_id: int, fare_class: str, units: int) -> bool:
     """
     with connection.cursor() as cursor:
         cursor.execute(_RESERVE_UNITS_SQL, [units, sale_id, fare_class, units])
-        return cursor.rowcount == 1
+        if cursor.rowcount != 1:
+            return False
+    if booking_class and not booking_classes.reserve_class_units(
+        sale_id=sale_id, fare_class=fare_class, booking_class=booking_class, units=units
+    ):
+        raise BookingClassSoldOut(fare_class, booking_class, sale_id=sale_id)
+    return True
 
 
 def create_held_booking(
@@ -221,6 +232,7 @@ def create_held_booking(
     sale_id: int,
     fare_class: str,
     units: int,
+    booking_class: str = "",
     seats: Sequence[Seat] = (),
     names: Sequence[str] = (),
     amount: Decimal,
@@ -238,6 +250,7 @@ def create_held_booking(
         customer_id=customer_id,
         sale_id=sale_id,
         fare_class=fare_class,
+        booking_class=booking_class,
         status=BookingStatus.HELD,
         seat_count=units,
         amount=amount,

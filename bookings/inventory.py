@@ -11,10 +11,11 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import F, Value
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings import availability, catalogue, waitlist
 from bookings.live import announce_seats_on_commit
-from bookings.models import Inventory, Sale, SaleKind, Seat, SeatStatus
+from bookings.models import BookingClass, Inventory, Sale, SaleKind, Seat, SeatStatus
 from kernel.errors import InvalidRequest
 
 
@@ -136,6 +137,9 @@ def set_fare_limits(
             fare_class=inventory.fare_class,
             available=inventory.available,
         )
+        availability.rebuild_class_counters(
+            sale_id=inventory.sale_id, fare_class=inventory.fare_class
+        )
     return inventory
 
 
@@ -189,3 +193,127 @@ def unblock_seat(*, sale_id: int, seat_no: str) -> bool:
         announce_seats_on_commit(sale_id=sale_id, seats=[seat_no], status=SeatStatus.AVAILABLE)
         waitlist.offer_freed_units(sale_id=sale_id, fare_class=seat.fare_class, now=timezone.now())
     return True
+
+
+# --- staff ------------------------------------------------------------------------------------
+
+
+def set_booking_class(
+    *,
+    sale_id: int,
+    fare_class: str,
+    code: str,
+    name: str,
+    rank: int,
+    auth_limit: int,
+    price: Decimal,
+) -> BookingClass:
+    """Create a booking class or change its name, limit and price (staff, the admin).
+
+    Under the fare class's row lock (the lock order): the limit may not fall below what the
+    class and its lower ones already hold and sold, must lie between the lower class's limit
+    and the dearer class's (or the fare class's capacity + overbook), and a class's rank is
+    fixed once it exists (its counters count the ranks below it)."""
+    code = code.strip().upper()
+    if not code or auth_limit < 0 or price < 0 or rank < 1:
+        raise InvalidRequest(
+            gettext(
+                "A booking class needs a code, a rank of 1 or more, "
+                "and a non-negative limit and price."
+            )
+        )
+    with transaction.atomic():
+        inventory = (
+            Inventory.objects.select_for_update()
+            .filter(sale_id=sale_id, fare_class=fare_class)
+            .first()
+        )
+        if inventory is None:
+            raise InvalidRequest(
+                gettext("There is no fare class %(class)s.") % {"class": fare_class}
+            )
+        others = {
+            c.code: c for c in BookingClass.objects.filter(sale_id=sale_id, fare_class=fare_class)
+        }
+        existing = others.pop(code, None)
+        if existing is not None and existing.rank != rank:
+            raise InvalidRequest(
+                gettext("The rank of an existing booking class cannot change."), field="rank"
+            )
+        _check_nesting(inventory, list(others.values()), rank=rank, auth_limit=auth_limit)
+        taken = (existing.sold + existing.held) if existing else _units_below(others.values(), rank)
+        if auth_limit < taken:
+            raise InvalidRequest(
+                gettext("The limit %(limit)s is below the %(taken)s units already held or sold.")
+                % {"limit": auth_limit, "taken": taken},
+                field="auth_limit",
+            )
+        if existing is None:
+            below = _units_below_rows(list(others.values()), rank)
+            created = BookingClass.objects.create(
+                sale_id=sale_id, fare_class=fare_class, code=code, name=name, rank=rank,
+                auth_limit=auth_limit, price=price, held=below[0], sold=below[1],
+            )  # fmt: skip
+            availability.rebuild_class_counters(sale_id=sale_id, fare_class=fare_class)
+            return created
+        # Only the editable columns: the counters move under live holds.
+        BookingClass.objects.filter(pk=existing.pk).update(
+            name=name, auth_limit=auth_limit, price=price
+        )
+        existing.refresh_from_db()
+        availability.rebuild_class_counters(sale_id=sale_id, fare_class=fare_class)
+        return existing
+
+
+def _check_nesting(
+    inventory: Inventory, others: list[BookingClass], *, rank: int, auth_limit: int
+) -> None:
+    top = inventory.capacity + inventory.overbook_limit
+    lower = [c.auth_limit for c in others if c.rank < rank]
+    higher = [c.auth_limit for c in others if c.rank > rank]
+    if rank in {c.rank for c in others}:
+        raise InvalidRequest(
+            gettext("Another booking class has rank %(rank)s.") % {"rank": rank}, field="rank"
+        )
+    if auth_limit > min([top, *higher]) or auth_limit < max([0, *lower]):
+        raise InvalidRequest(
+            gettext(
+                "A booking class's limit must lie between the lower classes' limits "
+                "and the dearer ones' (at most %(top)s)."
+            )
+            % {"top": min([top, *higher])},
+            field="auth_limit",
+        )
+
+
+def _units_below_rows(others: list[BookingClass], rank: int) -> tuple[int, int]:
+    """(held, sold) of the classes below `rank`: the nearest lower row counts them all."""
+    lower = [c for c in others if c.rank < rank]
+    if not lower:
+        return 0, 0
+    nearest = max(lower, key=lambda c: c.rank)
+    return nearest.held, nearest.sold
+
+
+def _units_below(others, rank: int) -> int:
+    held, sold = _units_below_rows(list(others), rank)
+    return held + sold
+
+
+def remove_booking_class(*, booking_class_id: int) -> None:
+    """Staff remove a class that counts no units (to close a class that has some, set its
+    limit to what it holds and sold): the counters of dearer classes still count its units."""
+    with transaction.atomic():
+        bc = BookingClass.objects.filter(pk=booking_class_id).first()
+        if bc is None:
+            return
+        Inventory.objects.select_for_update().filter(
+            sale_id=bc.sale_id, fare_class=bc.fare_class
+        ).first()
+        if BookingClass.objects.filter(pk=bc.pk, held=0, sold=0).delete()[0] == 0:
+            raise InvalidRequest(
+                gettext(
+                    "%(code)s still counts held or sold units; set its limit to close it instead."
+                )
+                % {"code": bc.code}
+            )

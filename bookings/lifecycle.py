@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, outbox_payloads, waitlist
+from bookings import availability, booking_classes, outbox_payloads, waitlist
 from bookings.errors import BookingNotFound, InvalidBookingState
 from bookings.live import announce_seats_on_commit
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
@@ -103,12 +103,19 @@ def _give_units_back(bookings: list[Booking], *, counter: str) -> dict[tuple[int
     """Return the bookings' units to the `counter` ("held" or "sold") they were taken from;
     returns the units given back per (sale, class)."""
     units: dict[tuple[int, str], int] = defaultdict(int)
+    nested: dict[tuple[int, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for b in bookings:
         units[(b.sale_id, b.fare_class)] += b.seat_count
+        nested[(b.sale_id, b.fare_class)][b.booking_class] += b.seat_count
     for (sale_id, fare_class), n in sorted(units.items()):
         Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
+        # Under the row lock just taken, as the lock order wants (bookings.booking_classes).
+        for booking_class, m in sorted(nested[(sale_id, fare_class)].items()):
+            booking_classes.move_class_counters(
+                sale_id=sale_id, fare_class=fare_class, booking_class=booking_class, **{counter: -m}
+            )
         availability.give_back(sale_id=sale_id, fare_class=fare_class, units=n)
     return units
 
@@ -156,7 +163,7 @@ def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) 
             batch = list(
                 Booking.objects.select_for_update(skip_locked=True)
                 .filter(status=BookingStatus.HELD, expires_at__lte=moment)
-                .only("id", "sale_id", "fare_class", "seat_count")
+                .only("id", "sale_id", "fare_class", "booking_class", "seat_count")
                 .order_by("id")[:batch_size]
             )
             close_bookings(
@@ -207,6 +214,13 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     )
     Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
         held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
+    )
+    booking_classes.move_class_counters(
+        sale_id=booking.sale_id,
+        fare_class=booking.fare_class,
+        booking_class=booking.booking_class,
+        held=-booking.seat_count,
+        sold=booking.seat_count,
     )
     waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now

@@ -164,6 +164,12 @@ class Booking(models.Model):
     )
     sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="bookings")
     fare_class = models.CharField(max_length=10)
+    booking_class = models.CharField(
+        max_length=10,
+        blank=True,
+        default="",
+        help_text="Booking class nested in the fare class; blank: the fare class's own.",
+    )
     status = models.CharField(
         max_length=10, choices=BookingStatus.choices, default=BookingStatus.HELD
     )
@@ -427,6 +433,7 @@ class WaitlistEntry(models.Model):
 
 
 # The rotating codes' keys and the offline gates' rows live in their own module (issue 29).
+from bookings.booking_class_models import BookingClass  # noqa: E402, F401
 from bookings.gate_models import (  # noqa: E402, F401
     GateDevice,
     GateScan,

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
+from flights import admin_booking_classes  # noqa: F401  (registers the BookingClass admin)
 from flights.admin_departure import CLOSE_GATE, close_gates
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus

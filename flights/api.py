@@ -44,11 +44,36 @@ class AirportSerializer(serializers.Serializer):
     time_zone = serializers.CharField(help_text="IANA time zone.")
 
 
+class BookingClassSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="What a hold names as `bookingClass`.")
+    name = serializers.CharField()
+    price = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="Per passenger.")
+    available = serializers.IntegerField(
+        help_text="Units this class can still sell: the smallest room of its nested limits "
+        "and the fare class; 0 is closed. May be a few seconds stale."
+    )
+
+
+class CheapestOpenSerializer(serializers.Serializer):
+    booking_class = serializers.CharField(help_text="Blank: the fare class's own.")
+    price = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="Per passenger.")
+    available = serializers.IntegerField()
+
+
 class FareSerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
-    price = serializers.DecimalField(max_digits=12, decimal_places=2, help_text="Per passenger.")
+    price = serializers.DecimalField(
+        max_digits=12, decimal_places=2, help_text="Per passenger, the fare class's own class."
+    )
     currency = serializers.CharField()
     available = serializers.IntegerField(help_text="Units left; may be a few seconds stale.")
+    booking_classes = BookingClassSerializer(
+        many=True,
+        help_text="Booking classes nested in the fare class, cheapest first (may be empty).",
+    )
+    cheapest_open = CheapestOpenSerializer(
+        allow_null=True, help_text="The cheapest class with a unit left; null: sold out."
+    )
 
 
 class FlightSerializer(serializers.Serializer):

@@ -12,6 +12,8 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings.booking_classes import OpenClass, cheapest_open, choices_of
+from bookings.models import BookingClass
 from flights.models import Airport, FareClass, FareInventory, Flight, Seat, SeatStatus
 from flights.rules import bookable_q
 
@@ -21,11 +23,21 @@ from flights.selectors import local_day
 
 @dataclass(frozen=True)
 class FareOffer:
+    """A fare class as the pages offer it: from its cheapest open booking class's price
+    (docs/fare-classes.md), with every class a customer may choose in `choices`."""
+
     fare_class: str
     label: str
     price: Decimal
     currency: str
     seats_left: int
+    booking_class: str = ""  # the cheapest open class ("": the fare class's own)
+    booking_class_name: str = ""
+    choices: tuple[OpenClass, ...] = ()
+
+    @property
+    def open_choices(self) -> list[OpenClass]:
+        return [c for c in self.choices if c.left > 0]
 
 
 @dataclass(frozen=True)
@@ -69,19 +81,27 @@ def fare_offers(flight_ids: list[int]) -> dict[int, list[FareOffer]]:
         .values("sale__flight", "fare_class")
         .annotate(n=Count("id"))
     }
+    nested: dict[tuple[int, str], list[BookingClass]] = {}
+    for bc in BookingClass.objects.filter(sale__flight__in=flight_ids):
+        nested.setdefault((bc.sale_id, bc.fare_class), []).append(bc)
     offers: dict[int, list[FareOffer]] = {fid: [] for fid in flight_ids}
     for inv in (
         FareInventory.objects.filter(sale__flight__in=flight_ids)
         .annotate(flight_id=F("sale__flight"))
         .order_by("flight_id", "price")
     ):
+        choices = choices_of(inv, nested.get((inv.sale_id, inv.fare_class), []))
+        cheapest = cheapest_open(choices) or choices[-1]
         offers[inv.flight_id].append(
             FareOffer(
                 fare_class=inv.fare_class,
                 label=FareClass(inv.fare_class).label,
-                price=inv.price,
+                price=cheapest.price,
                 currency=inv.currency,
                 seats_left=min(inv.available, free.get((inv.flight_id, inv.fare_class), 0)),
+                booking_class=cheapest.code,
+                booking_class_name=cheapest.name,
+                choices=tuple(choices),
             )
         )
     return offers

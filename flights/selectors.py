@@ -25,8 +25,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings.booking_classes import cheapest_open, choices_of
 from bookings.errors import SaleNotFound
 from bookings.live import CachedJson, version_key
+from bookings.models import BookingClass
 from flights.models import Airport, FareInventory, Flight, FlightStatus, SeatStatus
 from kernel import replica
 
@@ -78,13 +80,31 @@ def _airport(airport: Airport) -> dict[str, Any]:
     }
 
 
-def _fare(inventory: FareInventory) -> dict[str, Any]:
+def _fare(inventory: FareInventory, classes: list[BookingClass]) -> dict[str, Any]:
+    """A fare class with its nested booking classes (docs/fare-classes.md) and the cheapest
+    one still open; `price` stays the fare class's own, as clients have always read it."""
+    nested = [c for c in classes if c.fare_class == inventory.fare_class]
+    choices = choices_of(inventory, nested)
+    cheapest = cheapest_open(choices)
     return {
         "fare_class": inventory.fare_class,
         "price": inventory.price,
         "currency": inventory.currency,
         "available": inventory.available,
+        "booking_classes": [
+            {"code": c.code, "name": c.name, "price": c.price, "available": c.left}
+            for c in choices
+            if c.code
+        ],
+        "cheapest_open": None
+        if cheapest is None
+        else {"booking_class": cheapest.code, "price": cheapest.price, "available": cheapest.left},
     }
+
+
+def _fares(sale) -> list[dict[str, Any]]:
+    classes = list(sale.booking_classes.all())
+    return [_fare(inv, classes) for inv in sale.inventories.all()]
 
 
 def _flight(flight: Flight) -> dict[str, Any]:
@@ -101,13 +121,13 @@ def _flight(flight: Flight) -> dict[str, Any]:
         # Wall-clock times where the traveller is, with their UTC offset.
         "departure_local": flight.departure_at.astimezone(origin_tz).isoformat(),
         "arrival_local": flight.arrival_at.astimezone(destination_tz).isoformat(),
-        "fares": [_fare(inv) for inv in flight.sale.inventories.all()],
+        "fares": _fares(flight.sale),
     }
 
 
 def _flights():
     return Flight.objects.select_related("origin", "destination").prefetch_related(
-        "sale__inventories"
+        "sale__inventories", "sale__booking_classes"
     )
 
 
@@ -232,7 +252,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
     `seat_map_json` caches the finished body)."""
     flight = (
         Flight.objects.filter(pk=flight_id)
-        .prefetch_related("sale__inventories")
+        .prefetch_related("sale__inventories", "sale__booking_classes")
         .only("id", "code", "status")
         .first()
     )
@@ -269,7 +289,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
         "code": flight.code,
         "status": flight.status,
         "generated_at": now,
-        "fares": [_fare(inv) for inv in flight.sale.inventories.all()],
+        "fares": _fares(flight.sale),
         "seats": seats,
     }
 

@@ -85,6 +85,10 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             "departure_local": local_time(flight.departure_at, flight.origin),
             "arrival_local": local_time(flight.arrival_at, flight.destination),
             "fare": fares[fare_class],
+            # The fare choice starts at the cheapest class with room for the whole party.
+            "chosen_class": next(
+                (c.code for c in fares[fare_class].choices if c.left >= passengers), ""
+            ),
             "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
             "passengers": passengers,
             "passenger_slots": range(1, passengers + 1),

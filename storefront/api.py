@@ -116,10 +116,12 @@ class BookingListCreateApi(GenericAPIView):
                 "(`seat-not-found`); a seat of another class (`seat-wrong-class`; flights: "
                 "`seat-wrong-cabin`); a class the sale does not sell (`class-not-sold`; "
                 "flights: `fare-class-not-found`); `passengers` for an event's seated "
-                "category (`seats-required`: only standing areas are sold by count).",
+                "category (`seats-required`: only standing areas are sold by count); a "
+                "`bookingClass` the fare class does not have (`booking-class-not-found`).",
                 s409="A seat is taken (`seat-unavailable`) or blocked by staff, not for sale "
                 "(`seat-blocked`; flights: `seat-unavailable`, as before); the class is sold "
-                "out (`sold-out`); the sale is closed (`sale-not-bookable`; flights: "
+                "out (`sold-out`; a closed booking class: the same with `bookingClass`); "
+                "the sale is closed (`sale-not-bookable`; flights: "
                 "`flight-not-bookable`); or the first request with this Idempotency-Key is "
                 "still running. Paying after the sale closed answers "
                 "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
@@ -142,6 +144,7 @@ class BookingListCreateApi(GenericAPIView):
             "customer": customer,
             "sale_id": sale_id,
             "fare_class": data["fare_class"],
+            "booking_class": data["booking_class"],
             "passenger_names": data.get("passenger_names"),
         }
         key = clean_key(request.headers.get("Idempotency-Key"), required=False, what="hold")

@@ -63,6 +63,18 @@ class BookingCreateSerializer(serializers.Serializer):
     category = serializers.CharField(
         max_length=10, required=False, help_text="Events: the same as `fareClass`."
     )
+    booking_class = serializers.CharField(
+        max_length=10,
+        required=False,
+        allow_blank=True,
+        help_text=(
+            "Optional: a booking class nested in the fare class (e.g. LAUNCH, SAVER; "
+            "`GET /api/flights/{id}/seats` lists them as `fares`), whose price the hold pays "
+            "and whose nested limit it counts against. Absent or blank: the fare class's own "
+            "(as before). A closed class answers 409 `sold-out` with `bookingClass`; an "
+            "unknown one 400 `booking-class-not-found`."
+        ),
+    )
     seats = serializers.ListField(
         child=serializers.CharField(max_length=16),
         min_length=1,
@@ -109,6 +121,7 @@ class BookingCreateSerializer(serializers.Serializer):
                     {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
                 )
             data["fare_class"] = given.pop().strip().upper()
+        data["booking_class"] = data.get("booking_class", "").strip().upper()
         if "seats" in data and "passengers" in data:
             raise ValidationError(
                 {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
@@ -136,6 +149,9 @@ class BookingSerializer(serializers.Serializer):
     event_id = serializers.IntegerField(required=False, help_text="Event bookings only.")
     fare_class = serializers.CharField(
         help_text="The fare class (flights), price category or standing area (events)."
+    )
+    booking_class = serializers.CharField(
+        help_text="The booking class nested in the fare class; blank: the fare class's own."
     )
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()

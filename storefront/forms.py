@@ -13,6 +13,8 @@ class HoldForm(forms.Form):
 
     fare_class = forms.ChoiceField(choices=catalogue.class_choices())
     passengers = forms.IntegerField(min_value=1)
+    # A booking class nested in the fare class (docs/fare-classes.md); blank: the fare's own.
+    booking_class = forms.CharField(required=False, max_length=10)
     # Drawn fresh with each picker page: two submissions of one drawing are one hold.  Optional
     # so a form from a page drawn before this field existed still works.
     idempotency_key = forms.CharField(required=False, max_length=MAX_KEY_LENGTH)

@@ -56,6 +56,7 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
         asked = {
             "flight": flight_id,
             "fare": data["fare_class"],
+            "class": data["booking_class"],
             "seats": form.seats,
             "names": form.names,
         }
@@ -65,6 +66,7 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
             passenger_names=form.names,
+            booking_class=data["booking_class"],
         )
 
     return hold_from_form(

@@ -65,6 +65,12 @@
     barSelection.textContent = seatList + " · " + amount;
   }
 
+  // The fare choice (nested booking classes): the running total uses the chosen class's price.
+  Array.prototype.forEach.call(form.querySelectorAll('input[name="booking_class"]'), function (radio) {
+    if (radio.checked) farePrice = parseFloat(radio.dataset.price);
+    radio.addEventListener("change", function () { farePrice = parseFloat(radio.dataset.price); refresh(); });
+  });
+
   // One Tab stop for the whole grid (roving tabindex): the seat last focused, else the first
   // chosen seat, else the first free one.
   var current = null;
