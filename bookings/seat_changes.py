@@ -9,7 +9,7 @@ order"); `assign_seat` (a seatless passenger's first seat) takes the same two.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import pairwise
 
 from django.db import transaction
@@ -34,7 +34,19 @@ from kernel.locking import lock_errors_as_too_busy, lock_seats
 def move_passenger(*, booking_id: int, passenger_id: int, seat_no: str) -> str:
     """Seat a live passenger of a CONFIRMED booking in `seat_no` (free, same class); their old
     seat, if any, is free again in the same transaction.  Returns the seat number."""
-    seat_no = seat_no.strip().upper()
+    return rearrange_seats(booking_id=booking_id, choices={passenger_id: seat_no})[passenger_id]
+
+
+@lock_errors_as_too_busy
+def rearrange_seats(*, booking_id: int, choices: Mapping[int, str]) -> dict[int, str]:
+    """Seat passengers of one CONFIRMED booking as `choices` says (passenger id -> seat), in
+    one transaction: the atomic swap.  A chosen seat must be free, or be vacated by another
+    passenger of the same rearrangement (two passengers trading seats); every seat let go and
+    not taken again is free afterwards.  A seat lost to someone else meanwhile
+    (SeatUnavailable) undoes all of it.  Returns passenger id -> seat."""
+    wanted = {pk: seat_no.strip().upper() for pk, seat_no in choices.items()}
+    if len(set(wanted.values())) != len(wanted):
+        raise InvalidRequest(gettext("Two passengers cannot share one seat."), field="seat")
     with transaction.atomic():
         booking = (
             Booking.objects.select_for_update()
@@ -43,43 +55,57 @@ def move_passenger(*, booking_id: int, passenger_id: int, seat_no: str) -> str:
         )
         if booking is None:
             raise BookingNotFound(gettext("No confirmed booking with that id."))
-        passenger = booking.passengers.filter(pk=passenger_id, is_live=True).first()
-        if passenger is None:
+        passengers = list(booking.passengers.filter(pk__in=list(wanted), is_live=True))
+        if len(passengers) != len(wanted):
             raise InvalidRequest(gettext("That passenger is not on this booking."), field="seat")
-        if passenger.seat_id is None:
-            assign_seat(booking_id=booking.pk, passenger_id=passenger.pk, seat_no=seat_no)
-            _copy_seat_to_ticket(passenger.pk, seat_no)
-            return seat_no
-        seats = {
-            s.seat_no: s
-            for s in lock_seats(
-                Seat.objects.filter(sale_id=booking.sale_id, seat_no__in=[seat_no])
-                | Seat.objects.filter(pk=passenger.seat_id)
+        old_ids = {p.seat_id for p in passengers if p.seat_id is not None}
+        seats = list(
+            lock_seats(
+                Seat.objects.filter(sale_id=booking.sale_id, seat_no__in=list(wanted.values()))
+                | Seat.objects.filter(pk__in=old_ids)
             )
-        }
-        old = next(s for s in seats.values() if s.pk == passenger.seat_id)
-        if old.seat_no == seat_no:
-            return seat_no
-        new = seats.get(seat_no)
-        _check_seat(new, seat_no, booking)
-        claimed = Seat.objects.filter(pk=new.pk, status=SeatStatus.AVAILABLE).update(
+        )
+        by_no = {s.seat_no: s for s in seats}
+        to_claim = []
+        for seat_no in wanted.values():
+            seat = by_no.get(seat_no)
+            _check_seat(seat, seat_no, booking)
+            if seat.pk in old_ids:
+                continue  # vacated by this rearrangement: it stays the booking's
+            to_claim.append(seat.pk)
+        taken = sorted(s.seat_no for s in seats if s.pk in to_claim and not _free(s))
+        if taken:
+            raise SeatUnavailable(taken)
+        # The condition guards what the lock already decided (and a caller who forgot it).
+        claimed = Seat.objects.filter(pk__in=to_claim, status=SeatStatus.AVAILABLE).update(
             status=SeatStatus.SOLD, booking=booking, held_until=None
         )
-        if not claimed:
-            raise SeatUnavailable([seat_no])
-        # The old seat lets go first: one live passenger per seat is a UNIQUE constraint.
-        Passenger.objects.filter(pk=passenger.pk).update(seat=None)
-        Seat.objects.filter(pk=old.pk, booking=booking).update(
+        if claimed != len(to_claim):
+            raise SeatUnavailable(sorted(wanted.values()))
+        # Seats let go first: one live passenger per seat is a UNIQUE constraint.
+        Passenger.objects.filter(pk__in=list(wanted)).update(seat=None)
+        kept = {by_no[n].pk for n in wanted.values()}
+        freed = [s for s in seats if s.pk in old_ids and s.pk not in kept]
+        Seat.objects.filter(pk__in=[s.pk for s in freed], booking=booking).update(
             status=SeatStatus.AVAILABLE, booking=None, held_until=None
         )
-        Passenger.objects.filter(pk=passenger.pk).update(seat=new)
-        _copy_seat_to_ticket(passenger.pk, seat_no)
-        announce_seats_on_commit(sale_id=booking.sale_id, seats=[seat_no], status=SeatStatus.SOLD)
+        for passenger_id, seat_no in sorted(wanted.items()):
+            Passenger.objects.filter(pk=passenger_id).update(seat=by_no[seat_no])
+            _copy_seat_to_ticket(passenger_id, seat_no)
         announce_seats_on_commit(
-            sale_id=booking.sale_id, seats=[old.seat_no], status=SeatStatus.AVAILABLE
+            sale_id=booking.sale_id, seats=sorted(wanted.values()), status=SeatStatus.SOLD
         )
-        availability.release_seats(sale_id=booking.sale_id, seat_nos=[old.seat_no])
-    return seat_no
+        if freed:
+            freed_nos = sorted(s.seat_no for s in freed)
+            announce_seats_on_commit(
+                sale_id=booking.sale_id, seats=freed_nos, status=SeatStatus.AVAILABLE
+            )
+            availability.release_seats(sale_id=booking.sale_id, seat_nos=freed_nos)
+    return wanted
+
+
+def _free(seat: Seat) -> bool:
+    return seat.status == SeatStatus.AVAILABLE
 
 
 def _check_seat(seat: Seat | None, seat_no: str, booking: Booking) -> None:

@@ -24,10 +24,12 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Passenger
-from bookings.seat_changes import move_passenger, seat_party
+from bookings.seat_changes import rearrange_seats, seat_party
 from flights.models import Flight, OnlineCheckIn
 from flights.rules import is_online_checkin_open, online_checkin_window
 from kernel.errors import DomainError, InvalidRequest
@@ -36,7 +38,7 @@ from kernel.errors import DomainError, InvalidRequest
 class OnlineCheckInClosed(DomainError):
     status = 409
     code = "online-check-in-closed"
-    title = "Online check-in is not open for this flight"
+    title = _("Online check-in is not open for this flight")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,12 @@ def check_in_online(
     if not is_online_checkin_open(flight, now=now):
         opens, closes = online_checkin_window(flight)
         raise OnlineCheckInClosed(
-            f"Online check-in for {flight.code} is open from {opens:%Y-%m-%d %H:%M} "
-            f"to {closes:%Y-%m-%d %H:%M} UTC."
+            gettext("Online check-in for %(code)s is open from %(opens)s to %(closes)s UTC.")
+            % {
+                "code": flight.code,
+                "opens": f"{opens:%Y-%m-%d %H:%M}",
+                "closes": f"{closes:%Y-%m-%d %H:%M}",
+            }
         )
     passenger_ids = set(
         Passenger.objects.filter(booking=booking, is_live=True).values_list("pk", flat=True)
@@ -80,8 +86,8 @@ def check_in_online(
                 field="seat",
             )
     with transaction.atomic():
-        for passenger_id, seat_no in sorted(seat_choices.items()):
-            move_passenger(booking_id=booking.pk, passenger_id=passenger_id, seat_no=seat_no)
+        if seat_choices:  # one atomic rearrangement: party members may trade seats
+            rearrange_seats(booking_id=booking.pk, choices=seat_choices)
         seat_party(
             booking_id=booking.pk,
             passenger_ids=sorted(passenger_ids - set(seat_choices)),
