@@ -4,6 +4,8 @@ those told a seat is unlikely is a waitlist door: storefront/waitlist_api.py.)""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -13,7 +15,7 @@ from bookings import catalogue
 from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import joining, room_selectors
+from waitroom import joining, room_selectors, socket_tickets
 from waitroom.errors import RoomNotFound
 from waitroom.models import WaitingRoom
 
@@ -154,7 +156,7 @@ class QueueApi(APIView):
         operation_id="waiting_room_queue_status",
         description=(
             "Your place: poll it (every few seconds) when you cannot use the websocket "
-            "`/ws/waiting-room/{room_id}/`. Once ADMITTED it carries your admission token. "
+            "`/ws/waiting-room/{roomId}/` (token clients: `POST …/queue/ticket` first). Once ADMITTED it carries your admission token. "
             + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 404, 503)},
@@ -185,3 +187,46 @@ class QueueApi(APIView):
         )
         waiting_room = room_or_404(room_id)
         return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))
+
+
+class SocketTicketSerializer(serializers.Serializer):
+    ticket = serializers.CharField(help_text="Pass on connect as `?ticket=`.")
+    expires_at = serializers.DateTimeField(
+        help_text=f"Connect before this (UTC): a ticket lives {socket_tickets.TICKET_SECONDS} s."
+    )
+    websocket_url = serializers.CharField(
+        help_text="The queue websocket's path with the ticket: open it on the same host."
+    )
+
+    class Meta:
+        ref_name = "QueueSocketTicket"
+
+
+class QueueSocketTicketApi(APIView):
+    @extend_schema(
+        operation_id="waiting_room_queue_socket_ticket",
+        request=None,
+        description=(
+            "A short-lived ticket that opens the queue websocket `/ws/waiting-room/{roomId}/` "
+            "without a browser session, for clients that authenticate with a token: connect "
+            "to `websocketUrl` (`?ticket=…`) within "
+            f"{socket_tickets.TICKET_SECONDS} seconds. The socket then sends your place "
+            "(the body of `GET …/queue`) and every change of it, until you are ADMITTED (with "
+            "`token`). The ticket names this room and your account only; ask a new one for "
+            "every connection. Without a ticket the socket wants the site's session cookie and "
+            "an Origin of this site, as browsers send. " + ROOM_ID_NOTE
+        ),
+        responses={201: SocketTicketSerializer, **problems(401, 404)},
+        tags=["waiting room"],
+    )
+    def post(self, request, room_id: int):
+        room = room_or_404(room_id)
+        ticket, expires_at = socket_tickets.issue_ticket(
+            room_id=room.pk, customer_id=request.user.pk
+        )
+        body = {
+            "ticket": ticket,
+            "expires_at": expires_at,
+            "websocket_url": f"/ws/waiting-room/{room.pk}/?{urlencode({'ticket': ticket})}",
+        }
+        return Response(SocketTicketSerializer(body).data, status=201)
