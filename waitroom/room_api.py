@@ -156,8 +156,8 @@ class QueueApi(APIView):
         operation_id="waiting_room_queue_status",
         description=(
             "Your place: poll it (every few seconds) when you cannot use the websocket "
-            "`/ws/waiting-room/{roomId}/` (token clients: `POST …/queue/ticket` first). Once ADMITTED it carries your admission token. "
-            + ROOM_ID_NOTE
+            "`/ws/waiting-room/{roomId}/` (token clients: `POST …/queue/ticket` first). "
+            "Once ADMITTED it carries your admission token. " + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 404, 503)},
         tags=["waiting room"],
