@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -28,7 +29,7 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
-from kernel.web.throttles import HoldsThrottle
+from kernel.web.throttles import HoldsThrottle, rate_text
 from payments.cancellation import cancel_booking
 from storefront.booking_serializers import (
     BookingCreateSerializer,
@@ -137,6 +138,11 @@ class BookingListCreateApi(GenericAPIView):
                 "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
                 "Flights keep the slugs they answered with before events were sold.",
                 s422="This Idempotency-Key was already used for a different request.",
+                s429=format_lazy(
+                    "More than {} holds by this account (with the seat-picker page: one budget); "
+                    "retry after `Retry-After` seconds.",
+                    rate_text("holds"),
+                ),
                 s503="The database is briefly unreachable (`service-unavailable`) or too busy: "
                 "retry after `Retry-After` seconds with the same Idempotency-Key.",
             ),
