@@ -509,7 +509,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "holds": env("API_THROTTLE_HOLDS", default="30/min"),
         "payments": env("API_THROTTLE_PAYMENTS", default="20/min"),
+        # Token requests per client address (password spraying) and per account named.
         "auth": env("API_THROTTLE_AUTH", default="10/min"),
+        "auth_account": env("API_THROTTLE_AUTH_ACCOUNT", default="5/min"),
     },
 }
 # "12A" style values are never touched; only keys change case ("seat_no" <-> "seatNo").

@@ -19,6 +19,7 @@ from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
 from kernel.web.openapi import problems
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
+from waitroom.room_api import WaitingRoomSummarySerializer
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)
@@ -81,6 +82,11 @@ class EventSerializer(serializers.Serializer):
     venue = VenueSerializer()
     price_from = PriceSerializer(allow_null=True, help_text="The cheapest category.")
     price_categories = PriceCategorySerializer(many=True)
+    waiting_room = WaitingRoomSummarySerializer(
+        allow_null=True,
+        help_text="The waiting room in front of this event's sale, or null when there is "
+        "none: holds on it then need its admission token (`X-Waiting-Room-Token`).",
+    )
 
 
 class SectionSerializer(serializers.Serializer):

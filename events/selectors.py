@@ -24,6 +24,7 @@ from events.models import (
 )
 from events.rules import is_open
 from kernel import replica
+from waitroom import room_selectors
 
 MAX_RESULTS = 100
 # Days outside this range cannot hold an event, and their UTC bounds may not be representable.
@@ -192,8 +193,9 @@ def event_detail(*, event_id: int) -> dict[str, Any] | None:
 
 
 def _events():
-    return Event.objects.select_related("venue").prefetch_related(
-        Prefetch("price_categories", queryset=PriceCategory.objects.order_by("price", "code"))
+    return Event.objects.select_related("venue", "sale").prefetch_related(
+        Prefetch("price_categories", queryset=PriceCategory.objects.order_by("price", "code")),
+        "sale__waiting_rooms",
     )
 
 
@@ -234,6 +236,10 @@ def _event(event: Event, *, now: datetime) -> dict[str, Any]:
             {"price": cheapest["price"], "currency": cheapest["currency"]} if cheapest else None
         ),
         "price_categories": categories,
+        # At most one (a unique constraint): the room in front of the sale, or None.
+        "waiting_room": next(
+            (room_selectors.room_summary(room) for room in event.sale.waiting_rooms.all()), None
+        ),
     }
 
 

@@ -19,6 +19,7 @@ from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
 from kernel.web.openapi import problems
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
+from waitroom.room_api import WaitingRoomSummarySerializer
 
 IATA = r"^[A-Za-z]{3}$"
 
@@ -87,6 +88,11 @@ class FlightSerializer(serializers.Serializer):
     departure_local = serializers.CharField(help_text="ISO 8601 in the origin's time zone.")
     arrival_local = serializers.CharField(help_text="ISO 8601 in the destination's time zone.")
     fares = FareSerializer(many=True)
+    waiting_room = WaitingRoomSummarySerializer(
+        allow_null=True,
+        help_text="The waiting room in front of this flight's sale, or null when there is "
+        "none: holds on it then need its admission token (`X-Waiting-Room-Token`).",
+    )
 
 
 class SeatSerializer(serializers.Serializer):

@@ -31,6 +31,7 @@ from bookings.live import CachedJson, version_key
 from bookings.models import BookingClass
 from flights.models import Airport, FareInventory, Flight, FlightStatus, SeatStatus
 from kernel import replica
+from waitroom import room_selectors
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
@@ -122,12 +123,18 @@ def _flight(flight: Flight) -> dict[str, Any]:
         "departure_local": flight.departure_at.astimezone(origin_tz).isoformat(),
         "arrival_local": flight.arrival_at.astimezone(destination_tz).isoformat(),
         "fares": _fares(flight.sale),
+        "waiting_room": _room(flight.sale.waiting_rooms.all()),
     }
+
+
+def _room(rooms) -> dict[str, Any] | None:
+    """The waiting room in front of the sale (at most one, a unique constraint), or None."""
+    return next((room_selectors.room_summary(room) for room in rooms), None)
 
 
 def _flights():
     return Flight.objects.select_related("origin", "destination").prefetch_related(
-        "sale__inventories", "sale__booking_classes"
+        "sale__inventories", "sale__booking_classes", "sale__waiting_rooms"
     )
 
 

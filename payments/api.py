@@ -6,6 +6,7 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -18,7 +19,7 @@ from bookings.selectors import access_booking, acts_for_customers
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import ProblemSerializer, problems
 from kernel.web.problems import PROBLEM_CONTENT_TYPE
-from kernel.web.throttles import PaymentsThrottle
+from kernel.web.throttles import PaymentsThrottle, rate_text
 from payments.errors import GatewayNotFound
 from payments.gateways import enabled_gateway_names, gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
@@ -172,6 +173,11 @@ class PayForBookingApi(APIView):
                 s400="Invalid body, missing Idempotency-Key, or an amount/currency that does not "
                 "match the booking.",
                 s404="No such booking of yours.",
+                s429=format_lazy(
+                    "More than {} pay requests by this account; retry after `Retry-After` "
+                    "seconds with the same Idempotency-Key.",
+                    rate_text("payments"),
+                ),
                 s422="A passenger has no name yet (`passenger-names-missing`, with "
                 "`unnamedPassengers`; nothing is recorded or charged), or this Idempotency-Key "
                 "was already used for a different request.",

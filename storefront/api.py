@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -28,10 +29,11 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
-from kernel.web.throttles import HoldsThrottle
+from kernel.web.throttles import HoldsThrottle, rate_text
 from payments.cancellation import cancel_booking
 from storefront.booking_serializers import (
     BookingCreateSerializer,
+    BookingDetailSerializer,
     BookingSerializer,
     CancellationSerializer,
     sale_named_by,
@@ -39,7 +41,14 @@ from storefront.booking_serializers import (
 from waitroom.gate import TOKEN_HEADER, require_admission
 
 HOLD_IDEMPOTENCY_KEY = idempotency_key_parameter(required=False, what="hold")
-ARTICLE_BODY = {"flightId": 1001, "customerId": 42, "fareClass": "ECONOMY", "seats": ["12A", "12B"]}
+ARTICLE_BODY = {
+    "flightId": 1001,
+    "customerId": 42,
+    "fareClass": "ECONOMY",
+    "seats": ["12A", "12B"],
+    "passengerNames": ["Ana Lima", "Bo Chen"],
+}
+EVENT_STANDING_BODY = {"eventId": 7, "fareClass": "GA-3", "passengers": 2}
 
 
 class BookingPagination(LimitOffsetPagination):
@@ -75,6 +84,10 @@ class BookingListCreateApi(GenericAPIView):
             "price category as `category`, or a standing area such as `GA-3` with "
             "`passengers`). Always checked against the database, never against the cached "
             "seat map. "
+            "Send `passengerNames` (one per seat or passenger) with the hold: every passenger "
+            "needs a name before the booking can be paid. A hold without them is still made; "
+            "its 201 then says `namesNeeded: true`, lists `unnamedPassengers` and gives "
+            "`namePassengersUrl` for `PUT` with `passengerNames`. "
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
             "retry never makes a second booking, it returns the first one."
         ),
@@ -94,7 +107,7 @@ class BookingListCreateApi(GenericAPIView):
             ),
         ],
         responses={
-            201: BookingSerializer,
+            201: BookingDetailSerializer,
             **problems(
                 400,
                 401,
@@ -127,11 +140,27 @@ class BookingListCreateApi(GenericAPIView):
                 "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
                 "Flights keep the slugs they answered with before events were sold.",
                 s422="This Idempotency-Key was already used for a different request.",
+                s429=format_lazy(
+                    "More than {} holds by this account (with the seat-picker page: one budget); "
+                    "retry after `Retry-After` seconds.",
+                    rate_text("holds"),
+                ),
                 s503="The database is briefly unreachable (`service-unavailable`) or too busy: "
                 "retry after `Retry-After` seconds with the same Idempotency-Key.",
             ),
         },
-        examples=[OpenApiExample("The article's request", value=ARTICLE_BODY, request_only=True)],
+        examples=[
+            OpenApiExample(
+                "The article's request, with the passengers' names",
+                value=ARTICLE_BODY,
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A standing area at an event (names later, with namePassengersUrl)",
+                value=EVENT_STANDING_BODY,
+                request_only=True,
+            ),
+        ],
     )
     def post(self, request):
         data = BookingCreateSerializer(data=request.data)
@@ -156,7 +185,7 @@ class BookingListCreateApi(GenericAPIView):
 
         def answer(booking: Booking) -> tuple[int, dict[str, Any]]:
             booking = selectors.booking_just_written(booking=booking)
-            return 201, BookingSerializer(booking).data
+            return 201, BookingDetailSerializer(booking, context={"no_payments_yet": True}).data
 
         if key is None:
             status, body = answer(hold())
@@ -194,11 +223,12 @@ class BookingDetailApi(APIView):
         operation_id="bookings_retrieve",
         tags=["bookings"],
         summary="One of my bookings",
-        responses={200: BookingSerializer, **problems(401, 404)},
+        description="The booking with its passengers and its refunds (amount, state, reason).",
+        responses={200: BookingDetailSerializer, **problems(401, 404)},
     )
     def get(self, request, booking_id: int):
         booking = selectors.access_booking(user=request.user, booking_id=booking_id)
-        return Response(BookingSerializer(booking).data)
+        return Response(BookingDetailSerializer(booking).data)
 
     @extend_schema(
         operation_id="bookings_cancel",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
     extend_schema_field,
@@ -15,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 
 from bookings import catalogue, selectors
 from bookings.models import Booking, BookingStatus, SaleKind
+from payments import selectors as payment_selectors
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
 
@@ -92,7 +94,11 @@ class BookingCreateSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=120, allow_blank=True),
         max_length=50,
         required=False,
-        help_text="Optional; one per seat or passenger, in order.",
+        help_text=(
+            "One full name per seat (in seat order) or per passenger. Send them with the "
+            "hold: a booking cannot be paid until every passenger has a name (otherwise the "
+            "201 says `namesNeeded: true` and `namePassengersUrl` takes them later)."
+        ),
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +144,12 @@ class PassengerSerializer(serializers.Serializer):
     seat = serializers.CharField(source="seat.seat_no", allow_null=True, default=None)
 
 
+class UnnamedPassengerSerializer(serializers.Serializer):
+    passenger_id = serializers.IntegerField()
+    position = serializers.IntegerField(help_text="1-based, in the order `passengerNames` takes.")
+    seat = serializers.CharField(allow_null=True, help_text="Null for a seatless place.")
+
+
 class BookingSerializer(serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
@@ -164,6 +176,40 @@ class BookingSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     confirmed_at = serializers.DateTimeField(allow_null=True)
     closed_at = serializers.DateTimeField(allow_null=True)
+    names_needed = serializers.SerializerMethodField(
+        help_text=(
+            "True while a passenger of this HELD booking has no name: it cannot be paid "
+            "(422 `passenger-names-missing`) until every passenger is named with "
+            "`PUT namePassengersUrl` (`passengerNames`). Send `passengerNames` with the hold "
+            "to skip that step."
+        )
+    )
+    unnamed_passengers = serializers.SerializerMethodField(
+        help_text="Who still needs a name (empty when none), in `passengerNames` order."
+    )
+    name_passengers_url = serializers.SerializerMethodField(
+        help_text='Where to `PUT {"passengerNames": [...]}` (one per passenger).'
+    )
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_names_needed(self, booking: Booking) -> bool:
+        return booking.status == BookingStatus.HELD and bool(self.get_unnamed_passengers(booking))
+
+    @extend_schema_field(UnnamedPassengerSerializer(many=True))
+    def get_unnamed_passengers(self, booking: Booking) -> list[dict[str, Any]]:
+        # The order of `bookings.selectors.check_passengers_named`: by seat, seatless last.
+        in_order = sorted(
+            booking.passengers.all(),
+            key=lambda p: (p.seat is None, p.seat.seat_no if p.seat else "", p.pk),
+        )
+        return [
+            {"passenger_id": p.pk, "position": position, "seat": p.seat.seat_no if p.seat else None}
+            for position, p in enumerate(in_order, start=1)
+            if not p.full_name.strip()
+        ]
+
+    def get_name_passengers_url(self, booking: Booking) -> str:
+        return reverse("bookings_api:passengers", args=[booking.pk])
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_seats(self, booking: Booking) -> list[str]:
@@ -194,8 +240,23 @@ class RefundSerializer(serializers.Serializer):
     reason = serializers.ChoiceField(choices=RefundReason.choices)
 
 
+class BookingDetailSerializer(BookingSerializer):
+    """One booking as `GET /api/bookings/{bookingId}` reads it: with its refunds, so the
+    outcome of a cancellation (PENDING, then SUCCEEDED or FAILED) can be followed."""
+
+    refunds = serializers.SerializerMethodField(
+        help_text="Every refund of this booking's payments, oldest first; empty when none."
+    )
+
+    @extend_schema_field(RefundSerializer(many=True))
+    def get_refunds(self, booking: Booking) -> list[dict[str, Any]]:
+        if self.context.get("no_payments_yet"):  # a hold just made: nothing paid, no query
+            return []
+        return RefundSerializer(payment_selectors.refunds_of(booking_id=booking.pk), many=True).data
+
+
 class CancellationSerializer(serializers.Serializer):
-    booking = BookingSerializer()
+    booking = BookingDetailSerializer()
     refund = RefundSerializer(
         allow_null=True,
         help_text="The refund decided; null when nothing was paid or the policy refunds nothing.",

@@ -6,4 +6,9 @@ app_name = "waitroom_api"
 urlpatterns = [
     path("waiting-rooms/<int:room_id>", room_api.RoomApi.as_view(), name="room"),
     path("waiting-rooms/<int:room_id>/queue", room_api.QueueApi.as_view(), name="queue"),
+    path(
+        "waiting-rooms/<int:room_id>/queue/ticket",
+        room_api.QueueSocketTicketApi.as_view(),
+        name="queue_ticket",
+    ),
 ]

@@ -15,8 +15,9 @@ from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.contrib.auth import get_user_model
 
-from waitroom import queue, room_selectors
+from waitroom import queue, room_selectors, socket_tickets
 from waitroom.errors import QueueUnavailable
 from waitroom.live import customer_group, queue_group
 from waitroom.models import WaitingRoom
@@ -31,6 +32,24 @@ def _snapshot(room_id: int, customer_id: int) -> dict | None:
         return room_selectors.queue_status(room=room, customer_id=customer_id)
     except QueueUnavailable:
         return {"saleId": room_id, "status": "UNAVAILABLE"}  # the wire's name for the room
+
+
+@database_sync_to_async
+def _active_customer(customer_id: int) -> int | None:
+    found = get_user_model().objects.filter(pk=customer_id, is_active=True)
+    return customer_id if found.exists() else None
+
+
+async def _customer_of(scope: dict, room_id: int) -> int | None:
+    """Who is connecting: the account a ticket names (token clients, see
+    `waitroom.socket_tickets`), else the browser session's user; None for nobody.  A ticket
+    that is present but invalid refuses the handshake rather than falling back to the session."""
+    ticket = socket_tickets.ticket_in(scope)
+    if ticket is not None:
+        customer_id = socket_tickets.customer_of_ticket(ticket, room_id=room_id)
+        return None if customer_id is None else await _active_customer(customer_id)
+    user = scope.get("user")
+    return user.pk if user is not None and user.is_authenticated else None
 
 
 def _from_redis(read, *args) -> tuple | None:
@@ -84,12 +103,12 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         await handler(message)
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        self.room_id = int(self.scope["url_route"]["kwargs"]["room_id"])
+        customer_id = await _customer_of(self.scope, self.room_id)
+        if customer_id is None:
             await self.close()  # before accept: the handshake is refused with 403
             return
-        self.room_id = int(self.scope["url_route"]["kwargs"]["room_id"])
-        self.customer_id = user.pk
+        self.customer_id = customer_id
         # Join the group before the snapshot: a tick in between arrives as a message whose
         # version the snapshot already covers (ignored) or follows (applied).
         self.group = queue_group(self.room_id)

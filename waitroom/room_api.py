@@ -4,7 +4,9 @@ those told a seat is unlikely is a waitlist door: storefront/waitlist_api.py.)""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from urllib.parse import urlencode
+
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -13,15 +15,21 @@ from bookings import catalogue
 from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import joining, room_selectors
+from waitroom import joining, room_selectors, socket_tickets
 from waitroom.errors import RoomNotFound
 from waitroom.models import WaitingRoom
 
 # The path's id is the waiting room's own (`room_id`), not the engine sale's: a flight's or
 # an event's sale is reached through the room (`sale`), whose catalogue names the item.
 ROOM_ID_NOTE = (
-    "`room_id` is the waiting room's own id (this parameter was named `sale_id` before "
-    "issue 25; the URL is the same), not the id of the sale, flight or event behind it."
+    "`roomId` is the waiting room's own id, as `waitingRoom.roomId` on the flight or event "
+    "names it; not the id of the flight (`flightId`) or event (`eventId`) behind it. "
+    "`saleId` in these answers is the same room id, kept for older clients."
+)
+ID_VOCABULARY = (
+    "Ids: `flightId` names a flight (`GET /api/flights/{flightId}`), `eventId` an event "
+    "(`GET /api/events/{eventId}`), `roomId` a waiting room. `saleId` in waiting-room "
+    "answers is the room's id too (its old name), never a flight's or an event's."
 )
 
 
@@ -32,24 +40,53 @@ def room_or_404(room_id: int) -> WaitingRoom:
     return room
 
 
-class FlightOfRoomField(serializers.IntegerField):
-    """The flight a flight's room guards, named through the catalogue registry; else null."""
+class ItemOfRoomField(serializers.IntegerField):
+    """The flight or event a room guards (by `kind`), named through the catalogue registry;
+    null for a room of another kind."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, kind: str, **kwargs):
+        self.kind = kind
         super().__init__(source="*", allow_null=True, **kwargs)
 
     def to_representation(self, room: WaitingRoom) -> int | None:
         owner = catalogue.owner_item(room.sale)
-        return owner[1].pk if owner and room.sale.kind == SaleKind.FLIGHT else None
+        return owner[1].pk if owner and room.sale.kind == self.kind else None
+
+
+class WaitingRoomSummarySerializer(serializers.Serializer):
+    """`waitroom.room_selectors.room_summary`: the room on a flight's or an event's answer."""
+
+    room_id = serializers.IntegerField(help_text="The waiting room's id (`roomId` in its URLs).")
+    state = serializers.ChoiceField(
+        choices=["PREQUEUE", "OPEN", "PAUSED"],
+        help_text=(
+            "PREQUEUE before `opensAt` (joining takes a place in the pre-queue, shuffled at "
+            "`opensAt`), OPEN while admitting, PAUSED while staff hold admission. As of when "
+            "the answer was built (searches are cached for a few seconds)."
+        ),
+    )
+    opens_at = serializers.DateTimeField(help_text="UTC: the on-sale time.")
+    room_url = serializers.CharField(help_text="`GET`: the room's public facts.")
+    queue_url = serializers.CharField(
+        help_text="`POST` to join, `GET` to poll your place (and your admission token)."
+    )
+    websocket_url = serializers.CharField(
+        help_text="Your place, live. Token clients add `?ticket=` from `POST {queueUrl}/ticket`."
+    )
+    page_url = serializers.CharField(help_text="The queue page for people in a browser.")
 
 
 class WaitingRoomSerializer(serializers.Serializer):
+    room_id = serializers.IntegerField(source="pk", help_text="The waiting room's id.")
     sale_id = serializers.IntegerField(
         source="pk",
-        help_text="The waiting room's id (`room_id` in the path); the name is kept for clients.",
+        help_text="The same as `roomId` (its old name, kept for older clients); not a flight's "
+        "or an event's id.",
     )
-    kind = serializers.CharField()
-    flight_id = FlightOfRoomField()
+    kind = serializers.CharField(help_text="What the room's sale sells: FLIGHT or EVENT.")
+    flight_id = ItemOfRoomField(kind=SaleKind.FLIGHT, help_text="The flight; null for an event.")
+    event_id = ItemOfRoomField(kind=SaleKind.EVENT, help_text="The event; null for a flight.")
+    state = serializers.SerializerMethodField()
     opens_at = serializers.DateTimeField()
     admit_per_minute = serializers.IntegerField()
     paused = serializers.BooleanField()
@@ -64,6 +101,10 @@ class WaitingRoomSerializer(serializers.Serializer):
     shuffled_at = serializers.DateTimeField(allow_null=True)
     shuffled_count = serializers.IntegerField()
     shuffle_algorithm = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=["PREQUEUE", "OPEN", "PAUSED"]))
+    def get_state(self, room) -> str:
+        return room_selectors.room_state(room=room)
 
     def get_shuffle_algorithm(self, room) -> str:
         return room_selectors.SHUFFLE_ALGORITHM
@@ -102,7 +143,7 @@ QueueStatusSerializer = inline_serializer(
 class RoomApi(APIView):
     @extend_schema(
         operation_id="waiting_room_retrieve",
-        description=ROOM_ID_NOTE,
+        description=ROOM_ID_NOTE + " " + ID_VOCABULARY,
         responses={200: WaitingRoomSerializer, **problems(401, 404)},
         tags=["waiting room"],
     )
@@ -115,8 +156,8 @@ class QueueApi(APIView):
         operation_id="waiting_room_queue_status",
         description=(
             "Your place: poll it (every few seconds) when you cannot use the websocket "
-            "`/ws/waiting-room/{room_id}/`. Once ADMITTED it carries your admission token. "
-            + ROOM_ID_NOTE
+            "`/ws/waiting-room/{roomId}/` (token clients: `POST …/queue/ticket` first). "
+            "Once ADMITTED it carries your admission token. " + ROOM_ID_NOTE
         ),
         responses={200: QueueStatusSerializer, **problems(401, 404, 503)},
         tags=["waiting room"],
@@ -146,3 +187,46 @@ class QueueApi(APIView):
         )
         waiting_room = room_or_404(room_id)
         return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))
+
+
+class SocketTicketSerializer(serializers.Serializer):
+    ticket = serializers.CharField(help_text="Pass on connect as `?ticket=`.")
+    expires_at = serializers.DateTimeField(
+        help_text=f"Connect before this (UTC): a ticket lives {socket_tickets.TICKET_SECONDS} s."
+    )
+    websocket_url = serializers.CharField(
+        help_text="The queue websocket's path with the ticket: open it on the same host."
+    )
+
+    class Meta:
+        ref_name = "QueueSocketTicket"
+
+
+class QueueSocketTicketApi(APIView):
+    @extend_schema(
+        operation_id="waiting_room_queue_socket_ticket",
+        request=None,
+        description=(
+            "A short-lived ticket that opens the queue websocket `/ws/waiting-room/{roomId}/` "
+            "without a browser session, for clients that authenticate with a token: connect "
+            "to `websocketUrl` (`?ticket=…`) within "
+            f"{socket_tickets.TICKET_SECONDS} seconds. The socket then sends your place "
+            "(the body of `GET …/queue`) and every change of it, until you are ADMITTED (with "
+            "`token`). The ticket names this room and your account only; ask a new one for "
+            "every connection. Without a ticket the socket wants the site's session cookie and "
+            "an Origin of this site, as browsers send. " + ROOM_ID_NOTE
+        ),
+        responses={201: SocketTicketSerializer, **problems(401, 404)},
+        tags=["waiting room"],
+    )
+    def post(self, request, room_id: int):
+        room = room_or_404(room_id)
+        ticket, expires_at = socket_tickets.issue_ticket(
+            room_id=room.pk, customer_id=request.user.pk
+        )
+        body = {
+            "ticket": ticket,
+            "expires_at": expires_at,
+            "websocket_url": f"/ws/waiting-room/{room.pk}/?{urlencode({'ticket': ticket})}",
+        }
+        return Response(SocketTicketSerializer(body).data, status=201)

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Sum
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -50,6 +51,34 @@ def room_of_sale(*, sale_id: int) -> int | None:
     changes: a stale "unprotected" answer would let holds past the waiting room at the very
     on-sale moment it exists for."""
     return WaitingRoom.objects.filter(sale_id=sale_id).values_list("id", flat=True).first()
+
+
+class RoomState:
+    """What a room's summary says it is doing now (not a stored state: derived from the
+    on-sale time and the pause switch)."""
+
+    PREQUEUE = "PREQUEUE"  # before `opensAt`: joining takes a place in the pre-queue
+    OPEN = "OPEN"  # admitting in queue order
+    PAUSED = "PAUSED"  # staff stopped admission; places are kept
+
+
+def room_state(*, room: WaitingRoom, now: datetime | None = None) -> str:
+    if room.paused:
+        return RoomState.PAUSED
+    return RoomState.PREQUEUE if (now or timezone.now()) < room.opens_at else RoomState.OPEN
+
+
+def room_summary(room: WaitingRoom) -> dict:
+    """The room as the flight and event answers carry it: enough to find and join it."""
+    return {
+        "room_id": room.pk,
+        "state": room_state(room=room),
+        "opens_at": room.opens_at,
+        "room_url": reverse("waitroom_api:room", args=[room.pk]),
+        "queue_url": reverse("waitroom_api:queue", args=[room.pk]),
+        "websocket_url": f"/ws/waiting-room/{room.pk}/",
+        "page_url": reverse("waitroom:queue", args=[room.pk]),
+    }
 
 
 def waitlist_classes(*, room: WaitingRoom) -> list[tuple[str, str]]:

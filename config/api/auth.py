@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from django.utils.text import format_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
@@ -12,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kernel.web.openapi import problems
-from kernel.web.throttles import AuthThrottle
+from kernel.web.throttles import AuthAccountThrottle, AuthThrottle, rate_text
 
 
 class TokenRequestSerializer(serializers.Serializer):
@@ -28,7 +29,7 @@ class ObtainTokenApi(APIView):
     # No authentication here: a stale session must not turn this into a CSRF-checked call.
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [AuthThrottle]
+    throttle_classes = [AuthThrottle, AuthAccountThrottle]
 
     def get_authenticate_header(self, request) -> str:
         # Without authenticators DRF would turn a failed login into 403; it is a 401.
@@ -39,7 +40,26 @@ class ObtainTokenApi(APIView):
         tags=["auth"],
         summary="Get an API token",
         request=TokenRequestSerializer,
-        responses={200: TokenSerializer, **problems(400, 401, 415, 429)},
+        description=(
+            "Limited per client address and per account (the `username` sent), in the shared "
+            'cache: README, "Limits". Over either: 429 with `Retry-After`. Failed logins '
+            "also lock the username and the address out for a while (429)."
+        ),
+        responses={
+            200: TokenSerializer,
+            **problems(
+                400,
+                401,
+                415,
+                429,
+                s429=format_lazy(
+                    "Too many token requests from this address ({}) or for this account ({}), "
+                    "or too many failed logins; retry after `Retry-After` seconds.",
+                    rate_text("auth"),
+                    rate_text("auth_account"),
+                ),
+            ),
+        },
         auth=[],
     )
     def post(self, request):

@@ -20,7 +20,8 @@ PROBLEM_DESCRIPTIONS = {
     413: "The request body is too large.",
     415: "Send `Content-Type: application/json`.",
     422: "The request is well-formed but cannot be processed as sent.",
-    429: "Too many requests for this user; retry after `Retry-After` seconds.",
+    429: 'Too many requests (the limits are in the README, "Limits", and in each '
+    "operation's description); retry after `Retry-After` seconds.",
     503: "Too busy right now (lock timeout); retry after `Retry-After` seconds.",
 }
 RETRY_AFTER = {

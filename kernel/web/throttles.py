@@ -11,10 +11,12 @@ answer, the throttle fails open: it must never be the reason a sale stops.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 
 from django.core.cache import cache
+from django.utils.functional import lazy
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
@@ -62,6 +64,15 @@ def parse_rate(rate: str) -> tuple[int, int]:
     """ "30/min" -> (30, 60)."""
     count, period = rate.split("/")
     return int(count), PERIODS[period[0]]
+
+
+def _rate_text(scope: str) -> str:
+    return api_settings.DEFAULT_THROTTLE_RATES.get(scope) or "unlimited"
+
+
+# The configured rate of a scope, e.g. "30/min", read when the schema is rendered (not at
+# import: settings may change), for the 429 descriptions.
+rate_text = lazy(_rate_text, str)
 
 
 class CacheRateThrottle(BaseThrottle):
@@ -114,6 +125,23 @@ class PaymentsThrottle(CacheRateThrottle):
 
 
 class AuthThrottle(CacheRateThrottle):
-    """Token requests, per client address: slows down password guessing."""
+    """Token requests, per client address: slows down password spraying (docs/security.md)."""
 
     scope = "auth"
+
+    def ident(self, request) -> str:
+        # The endpoint authenticates nobody before it runs: the address is all there is.
+        return f"ip:{self.get_ident(request)}"
+
+
+class AuthAccountThrottle(CacheRateThrottle):
+    """Token requests, per account named in the body (whatever the address): one account
+    cannot be hammered from many addresses.  The name is hashed, so the key stays short."""
+
+    scope = "auth_account"
+
+    def ident(self, request) -> str:
+        data = request.data if isinstance(request.data, dict) else {}
+        username = data.get("username")
+        name = username.strip().casefold() if isinstance(username, str) else ""
+        return "account:" + hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:32]

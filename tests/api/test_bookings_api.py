@@ -91,6 +91,10 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         "createdAt",
         "confirmedAt",
         "closedAt",
+        "namesNeeded",
+        "unnamedPassengers",
+        "namePassengersUrl",
+        "refunds",
     }
     assert data["customerId"] == customer.pk
     assert data["passengers"] == [
