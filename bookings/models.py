@@ -1,7 +1,9 @@
 from datetime import datetime
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -31,7 +33,16 @@ class Sale(models.Model):
         ordering = ["id"]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} sale {self.pk}"
+        # Named by what it sells, as staff pick it ("flight VN213 · SGN → HAN · …"): the
+        # catalogue says; a sale whose item is not written yet keeps its bare name.
+        from bookings import catalogue
+
+        try:
+            summary = catalogue.describe(self)
+        except (ObjectDoesNotExist, LookupError):
+            return f"{self.get_kind_display()} sale {self.pk}"
+        when = summary.starts_at.astimezone(ZoneInfo(summary.time_zone))
+        return f"{summary.title} · {summary.place} · {when:%Y-%m-%d %H:%M} {when.tzname()}"
 
 
 class Inventory(models.Model):

@@ -7,6 +7,7 @@ through `CategoryAssignment` rules ("category A: section Stalls rows 1-5").
 
 from datetime import timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -188,7 +189,9 @@ class Event(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.starts_at:%Y-%m-%d %H:%M}Z)"
+        # The venue's wall clock, zone named: what staff see on the poster.
+        local = self.starts_at.astimezone(ZoneInfo(self.venue.time_zone))
+        return f"{self.name} ({local:%Y-%m-%d %H:%M} {local.tzname()})"
 
     @property
     def ends_at(self):

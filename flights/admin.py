@@ -1,4 +1,4 @@
-from zoneinfo import ZoneInfo
+from datetime import UTC
 
 from django import forms
 from django.contrib import admin, messages
@@ -9,11 +9,13 @@ from django.utils.html import format_html, format_html_join
 from bookings.models import Sale
 from flights import admin_booking_classes  # noqa: F401  (registers the BookingClass admin)
 from flights.admin_departure import CLOSE_GATE, close_gates
+from flights.admin_forms import FlightForm
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
 from flights.overbooking import suggest_overbook_limit
 from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
 from kernel.errors import DomainError
+from kernel.local_time_admin import LocalTimeAdminMixin, local_text
 from kernel.replica_admin import ChangeListFromReplica
 from payments.currency import NotChargeable, check_chargeable
 from storefront.seat_toggle_admin import SeatToggleAdminMixin
@@ -112,7 +114,10 @@ class FareInventoryInline(admin.TabularInline):
 
 
 @admin.register(Flight)
-class FlightAdmin(ChangeListFromReplica, SeatToggleAdminMixin, admin.ModelAdmin):
+class FlightAdmin(
+    LocalTimeAdminMixin, ChangeListFromReplica, SeatToggleAdminMixin, admin.ModelAdmin
+):
+    form = FlightForm
     list_display = [
         "code",
         "origin",
@@ -128,6 +133,9 @@ class FlightAdmin(ChangeListFromReplica, SeatToggleAdminMixin, admin.ModelAdmin)
     readonly_fields = ["seat_map", "gate_closed_at", "gate_settled_at"]
     exclude = ["sale"]
     actions = ["mark_departed", "close_gates"]
+
+    def page_zone(self, obj):
+        return obj.origin.time_zone
 
     def get_queryset(self, request):
         return (
@@ -220,10 +228,10 @@ class FlightAdmin(ChangeListFromReplica, SeatToggleAdminMixin, admin.ModelAdmin)
             format_html_join("", "{}", ((c,) for c in cells)),
         )
 
-    @admin.display(description="departs (local / UTC)")
+    @admin.display(description="departs (local / UTC)", ordering="departure_at")
     def departure_local(self, obj):
-        local = obj.departure_at.astimezone(ZoneInfo(obj.origin.time_zone))
-        return f"{local:%Y-%m-%d %H:%M} {local.tzname()} / {obj.departure_at:%H:%M} UTC"
+        local = local_text(obj.departure_at, obj.origin.time_zone)
+        return f"{local} / {obj.departure_at.astimezone(UTC):%H:%M} UTC"
 
     def save_model(self, request, obj, form, change):
         if not change:  # a flight added here gets its sale as create_flight gives one

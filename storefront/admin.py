@@ -3,16 +3,19 @@ top (`payments.cancellation.cancel_booking`), so it lives above payments, not in
 
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext
 
 from bookings import catalogue
 from bookings.models import Booking, Passenger
 from kernel.errors import DomainError
+from kernel.local_time_admin import LocalTimeAdminMixin, local_column, local_text
 from kernel.replica_admin import ChangeListFromReplica
 from languages.formatting import format_money
 from payments.cancellation import cancel_booking, may_refund_goodwill
+from payments.models import Payment
 from payments.selectors import quote_refund
-from storefront import waitlist_admin  # noqa: F401  (registers the WaitlistEntry admin)
+from storefront import sale_admin, waitlist_admin  # noqa: F401  (register their admins)
 
 
 class PassengerInline(admin.TabularInline):
@@ -26,10 +29,17 @@ class PassengerInline(admin.TabularInline):
         return False
 
 
-@admin.register(Booking)
-class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
-    """Read-only: bookings change state only through services (holds, payments, cancellation)."""
+def _booking_zone(booking: Booking) -> str:
+    return catalogue.describe(booking.sale).time_zone
 
+
+@admin.register(Booking)
+class BookingAdmin(LocalTimeAdminMixin, ChangeListFromReplica, admin.ModelAdmin):
+    """Read-only: bookings change state only through services (holds, payments, cancellation).
+    Its page says what was booked (route or venue, local date), the money moved and offers the
+    cancel-with-refund action for this one booking."""
+
+    change_form_template = "admin/bookings/booking/change_form.html"
     list_display = [
         "id",
         "customer",
@@ -39,8 +49,8 @@ class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
         "seat_count",
         "amount",
         "currency",
-        "expires_at",
-        "created_at",
+        "expires_local",
+        "created_local",
     ]
     list_filter = ["status", "fare_class", "created_at"]
     search_fields = [
@@ -49,7 +59,6 @@ class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
         "customer__email",
         "=sale__id",
     ]
-    list_select_related = ["customer", "sale"]
 
     def get_search_fields(self, request):
         # Staff search bookings by what the catalogue calls them (a flight's code and id).
@@ -57,12 +66,56 @@ class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
 
     date_hierarchy = "created_at"
     inlines = [PassengerInline]
-    readonly_fields = [f.name for f in Booking._meta.fields]
+    readonly_fields = ["booked", *(f.name for f in Booking._meta.fields), "money"]
     actions = ["cancel_with_refund"]
+
+    def page_zone(self, obj):
+        return _booking_zone(obj)
+
+    expires_local = local_column("expires_at", _booking_zone, description="expires (local)")
+    created_local = local_column("created_at", _booking_zone, description="created (local)")
+
+    def get_list_select_related(self, request):
+        return ["customer", "sale", *catalogue.owner_paths("sale__")]
 
     @admin.display(description="sale")
     def sale_title(self, obj):
         return catalogue.describe(obj.sale).title
+
+    @admin.display(description="booked")
+    def booked(self, obj):
+        return describe_booked(obj)
+
+    @admin.display(description="payments and refunds")
+    def money(self, obj):
+        payments = Payment.objects.filter(booking=obj).prefetch_related("refunds").order_by("pk")
+        lines = []
+        for payment in payments:
+            lines.append(
+                (
+                    gettext("Payment %(id)s") % {"id": payment.pk},
+                    format_money(payment.amount, payment.currency),
+                    payment.get_status_display(),
+                    local_text(payment.created_at, _booking_zone(obj)),
+                )
+            )
+            lines += [
+                (
+                    gettext("Refund %(id)s") % {"id": refund.pk},
+                    format_money(refund.amount, refund.currency),
+                    f"{refund.get_status_display()} · {refund.get_reason_display()}",
+                    local_text(refund.created_at, _booking_zone(obj)),
+                )
+                for refund in payment.refunds.order_by("pk")
+            ]
+        if not lines:
+            return gettext("No payment yet.")
+        return format_html(
+            '<table class="booking-money"><tbody>{}</tbody></table>',
+            format_html_join(
+                "", '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>', lines
+            ),
+        )
 
     def has_add_permission(self, request):
         return False
@@ -104,7 +157,14 @@ class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
                     problem = f"{error.title}. {error.detail}"
                 else:
                     problem = "" if quote.cancellable else quote.reason
-                rows.append({"booking": booking, "quote": quote, "problem": problem})
+                rows.append(
+                    {
+                        "booking": booking,
+                        "booked": describe_booked(booking),
+                        "quote": quote,
+                        "problem": problem,
+                    }
+                )
             return TemplateResponse(
                 request,
                 "admin/bookings/booking/cancel_with_refund_confirm.html",
@@ -146,3 +206,10 @@ class BookingAdmin(ChangeListFromReplica, admin.ModelAdmin):
                 % {"id": booking_id, "refund": refund},
             )
         return None
+
+
+def describe_booked(booking: Booking) -> str:
+    """ "flight VN213 · SGN → HAN · 2026-12-24 07:00 +07": what and when, in the place's zone."""
+    summary = catalogue.describe(booking.sale)
+    when = local_text(summary.starts_at, summary.time_zone)
+    return f"{summary.title} · {summary.place} · {when}"

@@ -1,20 +1,47 @@
+from django import forms
 from django.contrib import admin
 from django.utils.html import format_html
 
 from bookings import catalogue
+from kernel.local_time_admin import LocalTimeAdminMixin, LocalTimeFormMixin, local_column
 from waitroom import room_selectors, staff
 from waitroom.models import Admission, WaitingRoom
 
 
+def _sale_zone(sale) -> str | None:
+    return catalogue.describe(sale).time_zone if sale is not None else None
+
+
+class WaitingRoomForm(LocalTimeFormMixin, forms.ModelForm):
+    """The opening time is typed as the clock at the flight's airport or the event's venue."""
+
+    local_time_zones = {"opens_at": "sale"}
+
+    class Meta:
+        model = WaitingRoom
+        fields = [
+            "sale",
+            "opens_at",
+            "admit_per_minute",
+            "max_inside",
+            "stay_seconds",
+            "require_verified_email",
+        ]
+
+    def zone_of(self, related) -> str | None:
+        return _sale_zone(related)
+
+
 @admin.register(WaitingRoom)
-class WaitingRoomAdmin(admin.ModelAdmin):
+class WaitingRoomAdmin(LocalTimeAdminMixin, admin.ModelAdmin):
     """Staff put a sale (a flight's, an event's) behind a waiting room here and watch it live."""
 
+    form = WaitingRoomForm
     list_display = [
         "id",
         "kind",
         "sells",
-        "opens_at",
+        "opens_local",
         "admit_per_minute",
         "max_inside",
         "stay_seconds",
@@ -22,7 +49,13 @@ class WaitingRoomAdmin(admin.ModelAdmin):
         "live_figures",
     ]
     list_filter = ["sale__kind", "paused", "require_verified_email"]
-    raw_id_fields = ["sale"]
+    autocomplete_fields = ["sale"]
+    opens_local = local_column(
+        "opens_at", lambda room: _sale_zone(room.sale), description="opens (local)"
+    )
+
+    def page_zone(self, obj):
+        return _sale_zone(obj.sale)
 
     def get_search_fields(self, request):
         # Staff find a room by what its catalogue calls the item (a flight's code and id).
@@ -86,14 +119,23 @@ class WaitingRoomAdmin(admin.ModelAdmin):
 
 
 @admin.register(Admission)
-class AdmissionAdmin(admin.ModelAdmin):
+class AdmissionAdmin(LocalTimeAdminMixin, admin.ModelAdmin):
     """The audit of who was let in: read-only."""
 
-    list_display = ["id", "room", "customer", "order_key", "admitted_at", "expires_at"]
+    list_display = ["id", "room", "customer", "order_key", "admitted_local", "expires_local"]
     list_filter = ["room"]
     search_fields = ["customer__username", "=room__id"]
-    list_select_related = ["customer"]
+    list_select_related = ["customer", "room__sale"]
     readonly_fields = [f.name for f in Admission._meta.fields]
+    admitted_local = local_column(
+        "admitted_at", lambda a: _sale_zone(a.room.sale), description="admitted (local)"
+    )
+    expires_local = local_column(
+        "expires_at", lambda a: _sale_zone(a.room.sale), description="expires (local)"
+    )
+
+    def page_zone(self, obj):
+        return _sale_zone(obj.room.sale)
 
     def has_add_permission(self, request):
         return False

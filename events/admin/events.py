@@ -6,7 +6,6 @@ write."""
 from __future__ import annotations
 
 from datetime import timedelta
-from zoneinfo import ZoneInfo
 
 from django import forms
 from django.contrib import admin, messages
@@ -26,6 +25,7 @@ from events.models import (
 )
 from events.selectors import category_places, unpriced_places
 from kernel.errors import DomainError
+from kernel.local_time_admin import LocalTimeAdminMixin, LocalTimeFormMixin, local_text
 from storefront.seat_toggle_admin import SeatToggleAdminMixin
 
 
@@ -71,7 +71,9 @@ class PriceCategoryInline(admin.TabularInline):
         return self._editable(obj) and super().has_delete_permission(request, obj)
 
 
-class EventForm(forms.ModelForm):
+class EventForm(LocalTimeFormMixin, forms.ModelForm):
+    local_time_zones = {"starts_at": "venue", "on_sale_at": "venue"}
+
     assignments = forms.CharField(
         label="Seat categories",
         required=False,
@@ -146,7 +148,7 @@ def _rule_text(rule: CategoryAssignment) -> str:
 
 
 @admin.register(Event)
-class EventAdmin(SeatToggleAdminMixin, admin.ModelAdmin):
+class EventAdmin(LocalTimeAdminMixin, SeatToggleAdminMixin, admin.ModelAdmin):
     form = EventForm
     list_display = ["name", "venue", "category", "starts_local", "status", "inventory_summary"]
     list_filter = ["status", "category", "venue__city"]
@@ -158,6 +160,9 @@ class EventAdmin(SeatToggleAdminMixin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("venue")
+
+    def page_zone(self, obj):
+        return obj.venue.time_zone
 
     def get_fields(self, request, obj=None):
         fields = ["name", "venue", "category", "starts_at", "duration", "on_sale_at", "description"]
@@ -179,8 +184,7 @@ class EventAdmin(SeatToggleAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="starts (local)", ordering="starts_at")
     def starts_local(self, obj):
-        local = obj.starts_at.astimezone(ZoneInfo(obj.venue.time_zone))
-        return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+        return local_text(obj.starts_at, obj.venue.time_zone)
 
     @admin.display(description="places per category")
     def places_per_category(self, obj):
