@@ -87,11 +87,12 @@ def test_every_error_is_documented_as_problem_json(openapi):
 def test_schema_documents_bodies_headers_and_camel_case(openapi):
     create = openapi["paths"]["/api/bookings"]["post"]
     request = create["requestBody"]["content"]["application/json"]
-    assert request["examples"]["TheArticle'sRequest"]["value"] == {
+    assert request["examples"]["TheArticle'sRequest,WithThePassengers'Names"]["value"] == {
         "flightId": 1001,
         "customerId": 42,
         "fareClass": "ECONOMY",
         "seats": ["12A", "12B"],
+        "passengerNames": ["Ana Lima", "Bo Chen"],
     }
     schemas = openapi["components"]["schemas"]
     assert {
@@ -103,6 +104,7 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "seats",
         "passengers",
         "passengerNames",
+        "bookingClass",
     } == set(schemas["BookingCreateRequest"]["properties"])
     assert {"bookingId", "expiresAt", "amount", "currency", "seats", "status"} <= set(
         schemas["Booking"]["properties"]
