@@ -29,6 +29,7 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
+from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS
 from kernel.web.throttles import HoldsThrottle, rate_text
 from payments.cancellation import cancel_booking
 from storefront.booking_serializers import (
@@ -52,8 +53,32 @@ EVENT_STANDING_BODY = {"eventId": 7, "fareClass": "GA-3", "passengers": 2}
 
 
 class BookingPagination(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = 200
+    """The API's one pagination (`kernel.web.pagination`: `limit`, `offset`, `Link`), with the
+    body this list always had (`count`, `next`, `previous`, `results`)."""
+
+    default_limit = DEFAULT_LIMIT
+    max_limit = MAX_LIMIT
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        links = [
+            f'<{url}>; rel="{rel}"'
+            for url, rel in ((self.get_next_link(), "next"), (self.get_previous_link(), "prev"))
+            if url
+        ]
+        if links:
+            response["Link"] = ", ".join(links)
+        return response
+
+
+class BookingPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="All your bookings.")
+    next = serializers.CharField(allow_null=True, help_text="The next page's URL, or null.")
+    previous = serializers.CharField(allow_null=True, help_text="The previous page's URL.")
+    results = BookingSerializer(many=True)
+
+    class Meta:
+        ref_name = "BookingPage"
 
 
 class BookingListCreateApi(GenericAPIView):
@@ -68,7 +93,12 @@ class BookingListCreateApi(GenericAPIView):
         operation_id="bookings_list",
         tags=["bookings"],
         summary="My bookings",
-        responses={200: BookingSerializer(many=True), **problems(400, 401)},
+        description=(
+            "Newest first, paged with `limit` (default 50, at most 200) and `offset`: `next` "
+            'in the body and `rel="next"` in the `Link` header while more follow.'
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={200: BookingPageSerializer, **problems(400, 401)},
     )
     def get(self, request):
         page = self.paginate_queryset(selectors.bookings_of(customer=request.user))
