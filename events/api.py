@@ -69,6 +69,14 @@ class PriceCategorySerializer(serializers.Serializer):
 
 class PricedCategorySerializer(PriceCategorySerializer):
     places = serializers.IntegerField(help_text="Seats plus standing places it sells.")
+    standing_areas = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "The `fareClass` to hold this category's standing places by (with `passengers`), "
+            'e.g. ["GA-3"]: the category code itself (GA) books its seats only. Empty for a '
+            "seated category."
+        ),
+    )
 
 
 class EventSerializer(serializers.Serializer):

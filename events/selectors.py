@@ -171,8 +171,16 @@ def event_detail(*, event_id: int) -> dict[str, Any] | None:
         return None
     places = category_places(event=event)
     data = _event(event, now=timezone.now())
+    # sale_snapshot builds on this module's `category_places`: imported when first needed.
+    from events.sale_snapshot import section_codes, standing_class
+
+    codes = section_codes(venue_id=event.venue_id)
     for category in data["price_categories"]:
         category["places"] = places[category["code"]].count
+        # What a hold sends (with `passengers`) for this category's standing places.
+        category["standing_areas"] = sorted(
+            standing_class(codes[section_id]) for section_id in places[category["code"]].standing
+        )
     codes_of: dict[int, set[str]] = defaultdict(set)
     seat_section = dict(
         VenueSeat.objects.filter(section__venue_id=event.venue_id).values_list("pk", "section_id")

@@ -6,6 +6,7 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
@@ -196,7 +197,13 @@ class PayForBookingApi(APIView):
             payment_method=data.validated_data.get("payment_method", ""),
             on_behalf=acts_for_customers(request.user),
         )
-        return idempotent_response(result)
+        # 201: the booking is CONFIRMED; Location names it (there the tickets are linked).
+        headers = (
+            {"Location": reverse("bookings_api:detail", args=[booking_id])}
+            if result.status == 201
+            else None
+        )
+        return idempotent_response(result, headers=headers)
 
 
 class RefundQuoteApi(APIView):

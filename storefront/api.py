@@ -119,7 +119,10 @@ class BookingListCreateApi(GenericAPIView):
             "its 201 then says `namesNeeded: true`, lists `unnamedPassengers` and gives "
             "`namePassengersUrl` for `PUT` with `passengerNames`. "
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
-            "retry never makes a second booking, it returns the first one."
+            "retry never makes a second booking, it returns the first one as it is now "
+            "(`Idempotent-Replayed: true`; e.g. EXPIRED or CONFIRMED, not the HELD of the "
+            "first answer). A hold is over at `expiresAt`; until the sweep (every 30 s) "
+            "marks it EXPIRED it may still read HELD with an `expiresAt` in the past."
         ),
         request=BookingCreateSerializer,
         parameters=[
@@ -179,7 +182,7 @@ class BookingListCreateApi(GenericAPIView):
         },
         examples=[
             OpenApiExample(
-                "The article's request, with the passengers' names",
+                "The article's request",
                 value=ARTICLE_BODY,
                 request_only=True,
             ),
@@ -228,7 +231,15 @@ class BookingListCreateApi(GenericAPIView):
                 answer=answer,
                 what="hold",
             )
-        location = reverse("bookings_api:detail", args=[result.body["booking_id"]])
+        booking_id = result.body["booking_id"]
+        if result.replayed:
+            # A replay answers the booking as it is now (confirmed, cancelled, expired), not
+            # the stored HELD of its first answer, and says it is a replay.
+            current = selectors.access_booking(user=request.user, booking_id=booking_id)
+            result = IdempotentResult(
+                result.status, BookingDetailSerializer(current).data, replayed=True
+            )
+        location = reverse("bookings_api:detail", args=[booking_id])
         return idempotent_response(result, headers={"Location": location})
 
     @staticmethod
