@@ -118,7 +118,9 @@ SIGNATURE_HEADERS = [
         str,
         OpenApiParameter.HEADER,
         required=False,
-        description=f"{gateway}'s signature over the raw body; a missing or wrong one is 400.",
+        description=f"{gateway}'s signature over the raw body: required on that gateway's "
+        "webhooks (each gateway signs with its own header, so neither is required on every "
+        "call); a missing or wrong one is 400.",
     )
     for name, gateway in (
         (SANDBOX_SIGNATURE_HEADER, "The sandbox gateway"),
