@@ -551,6 +551,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
         "kernel.web.openapi.add_problem_headers",
+        "kernel.web.openapi.camel_case_path_parameters",
     ],
 }
 

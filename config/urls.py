@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from config.api.auth import ObtainTokenApi
 from config.health import healthz, readyz
 from config.metrics import metrics_view
+from storefront import account_api
 
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
@@ -16,6 +17,8 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 
 api_patterns = [
     path("auth/token", ObtainTokenApi.as_view(), name="api-token"),
+    path("accounts", account_api.SignUpApi.as_view(), name="api-accounts"),
+    path("me", account_api.MeApi.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("flights.api_urls")),

@@ -18,6 +18,7 @@ from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
 from kernel.web.openapi import problems
+from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
 from waitroom.room_api import WaitingRoomSummarySerializer
 
@@ -68,6 +69,14 @@ class PriceCategorySerializer(serializers.Serializer):
 
 class PricedCategorySerializer(PriceCategorySerializer):
     places = serializers.IntegerField(help_text="Seats plus standing places it sells.")
+    standing_areas = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "The `fareClass` to hold this category's standing places by (with `passengers`), "
+            'e.g. ["GA-3"]: the category code itself (GA) books its seats only. Empty for a '
+            "seated category."
+        ),
+    )
 
 
 class EventSerializer(serializers.Serializer):
@@ -162,21 +171,26 @@ class EventSearchApi(PublicReadApi):
         tags=["events"],
         summary="Search events",
         description=(
-            "Published events still to come, soonest first (at most "
-            f"{selectors.MAX_RESULTS}). Every filter is optional."
+            "Published events still to come, soonest first. Every filter is optional. Paged "
+            "with `limit` (default 50, at most 200) and `offset`: the `Link` header has "
+            '`rel="next"` while more follow (the body stays a plain array).'
         ),
-        parameters=[EventSearchQuerySerializer],
+        parameters=[EventSearchQuerySerializer, *PAGE_PARAMETERS],
         responses={200: EventSerializer(many=True), **problems(400, 401)},
     )
     def get(self, request):
         query = EventSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        found = selectors.search_events(
+        page = page_of(request.query_params)
+        found, has_more = selectors.search_events_page(
             city=query.validated_data.get("city", ""),
             day=query.validated_data.get("date"),
             category=query.validated_data.get("category", ""),
+            offset=page.offset,
+            limit=page.limit,
         )
-        return Response(EventSerializer(found, many=True).data)
+        links = page_links(request.build_absolute_uri(), page=page, has_more=has_more)
+        return Response(EventSerializer(found, many=True).data, headers=links)
 
 
 class EventDetailApi(PublicReadApi):

@@ -121,8 +121,16 @@ def event_cities() -> list[str]:
 def search_events(
     *, city: str = "", day: date | None = None, category: str = ""
 ) -> list[dict[str, Any]]:
+    """The first MAX_RESULTS of `search_events_page` (the events page's list)."""
+    return search_events_page(city=city, day=day, category=category, limit=MAX_RESULTS)[0]
+
+
+def search_events_page(
+    *, city: str = "", day: date | None = None, category: str = "", offset: int = 0, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
     """Published events still to come, soonest first: in `city` (any case), on `day` in the
-    venue's local time, of `category` — each filter only when given."""
+    venue's local time, of `category` — each filter only when given.  `limit` of them from
+    `offset`, and whether more follow."""
     now = timezone.now()
     events = _events().filter(status=EventStatus.ON_SALE, starts_at__gt=now)
     if city.strip():
@@ -130,22 +138,29 @@ def search_events(
     if category:
         events = events.filter(category=category)
     if day is not None and not SEARCHABLE_DAYS[0] <= day <= SEARCHABLE_DAYS[1]:
-        return []
+        return [], False
     if day is not None:
         midnight = datetime.combine(day, time.min, tzinfo=ZoneInfo("UTC"))
         events = events.filter(
             starts_at__gte=midnight - _WIDEST_OFFSET,
             starts_at__lt=midnight + timedelta(days=1) + _WIDEST_OFFSET,
         )
-    found = []
+    found, matched = [], 0
     with replica.reads_within_lag():  # what is shown, not what is decided
-        for event in events.order_by("starts_at", "name"):
+        # Without a day every row matches, so the database skips and stops; with one, the
+        # local date is checked here (a venue's zone), so the rows are walked.
+        rows = events.order_by("starts_at", "name", "id")
+        if day is None:
+            rows, matched = rows[offset : offset + limit + 1], offset
+        for event in rows.iterator(chunk_size=200) if day is not None else rows:
             if day is not None and local_time(event.starts_at, event.venue).date() != day:
                 continue
-            found.append(_event(event, now=now))
-            if len(found) == MAX_RESULTS:
-                break
-    return found
+            if matched >= offset + limit:
+                return found, True
+            if matched >= offset:
+                found.append(_event(event, now=now))
+            matched += 1
+    return found, False
 
 
 def event_detail(*, event_id: int) -> dict[str, Any] | None:
@@ -156,8 +171,16 @@ def event_detail(*, event_id: int) -> dict[str, Any] | None:
         return None
     places = category_places(event=event)
     data = _event(event, now=timezone.now())
+    # sale_snapshot builds on this module's `category_places`: imported when first needed.
+    from events.sale_snapshot import section_codes, standing_class
+
+    codes = section_codes(venue_id=event.venue_id)
     for category in data["price_categories"]:
         category["places"] = places[category["code"]].count
+        # What a hold sends (with `passengers`) for this category's standing places.
+        category["standing_areas"] = sorted(
+            standing_class(codes[section_id]) for section_id in places[category["code"]].standing
+        )
     codes_of: dict[int, set[str]] = defaultdict(set)
     seat_section = dict(
         VenueSeat.objects.filter(section__venue_id=event.venue_id).values_list("pk", "section_id")

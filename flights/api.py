@@ -18,6 +18,7 @@ from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
 from kernel.web.openapi import problems
+from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
 from waitroom.room_api import WaitingRoomSummarySerializer
 
@@ -124,21 +125,31 @@ class FlightSearchApi(PublicReadApi):
         summary="Search flights",
         description=(
             "Cached for a short while: availability may be slightly stale. Carries an `ETag`; "
-            "`If-None-Match` gets 304 while the cached answer is unchanged."
+            "`If-None-Match` gets 304 while the cached answer is unchanged. Paged with "
+            "`limit` (default 50, at most 200) and `offset`: the `Link` header has "
+            '`rel="next"` while more follow (the body stays a plain array).'
         ),
-        parameters=[FlightSearchQuerySerializer],
+        parameters=[FlightSearchQuerySerializer, *PAGE_PARAMETERS],
         responses={200: FlightSerializer(many=True), 304: None, **problems(400, 401)},
     )
     def get(self, request):
         query = FlightSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        found = selectors.search_flights_json(
+        page = page_of(request.query_params)
+        found, has_more = selectors.search_flights_json(
             origin=query.validated_data["from"],
             destination=query.validated_data["to"],
             day=query.validated_data["date"],
             render=lambda flights: camel_json(FlightSerializer(flights, many=True).data),
+            offset=page.offset,
+            limit=page.limit,
         )
-        return cached_json_response(request, body=found.body, etag=found.etag)
+        response = cached_json_response(request, body=found.body, etag=found.etag)
+        for name, value in page_links(
+            request.build_absolute_uri(), page=page, has_more=has_more
+        ).items():
+            response[name] = value
+        return response
 
 
 class FlightDetailApi(PublicReadApi):

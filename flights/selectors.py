@@ -147,27 +147,38 @@ def local_day(day: date, time_zone: str) -> tuple[datetime, datetime]:
     )
 
 
-def search_flights_json(*, origin: str, destination: str, day: date, render: Render) -> CachedJson:
-    """`search_flights` as finished JSON bytes, cached for FLIGHT_SEARCH_SECONDS.
+def search_flights_json(
+    *,
+    origin: str,
+    destination: str,
+    day: date,
+    render: Render,
+    offset: int = 0,
+    limit: int | None = None,
+) -> tuple[CachedJson, bool]:
+    """`search_flights` as finished JSON bytes (`limit` of them from `offset`, all without a
+    limit), cached for FLIGHT_SEARCH_SECONDS, and whether more follow.
 
     The ETag covers the body and the live-seat-map version of every flight in it at the time
     it was built; the entry itself lives by its TTL (availability may be that stale).
     """
     origin, destination = origin.upper(), destination.upper()
-    key = f"flights:search:v2:{origin}:{destination}:{day.isoformat()}"
+    key = f"flights:search:v3:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
     entry = cache.get(key)
     if entry is not None:
-        return CachedJson(body=entry[1], etag=entry[0])
+        return CachedJson(body=entry[1], etag=entry[0]), entry[2]
     with replica.reads_within_lag():  # a search may be FLIGHT_SEARCH_SECONDS stale anyway
         found = search_flights(origin=origin, destination=destination, day=day)
+    stop = len(found) if limit is None else offset + limit
+    found, has_more = found[offset:stop], len(found) > stop
     ids = [f["id"] for f in found]
     versions = (
         cache.get_many([version_key(sale_id_of_flight(i) or 0) for i in ids]) if ids else None
     ) or {}
     body = render(found)
     etag = f'W/"s{_digest(versions, body)}"'
-    cache.set(key, (etag, body), _ttl("FLIGHT_SEARCH_SECONDS"))
-    return CachedJson(body=body, etag=etag)
+    cache.set(key, (etag, body, has_more), _ttl("FLIGHT_SEARCH_SECONDS"))
+    return CachedJson(body=body, etag=etag), has_more
 
 
 def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str, Any]]:

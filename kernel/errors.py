@@ -56,3 +56,8 @@ class IdempotencyKeyInFlight(DomainError):
     status = 409
     code = "idempotency-key-in-flight"
     title = _("A request with this Idempotency-Key is still being processed")
+    # A hold or a pay request finishes within seconds: ask the client back after one.
+    RETRY_AFTER_SECONDS = 1
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail, retryAfter=self.RETRY_AFTER_SECONDS)

@@ -6,6 +6,7 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
@@ -117,7 +118,9 @@ SIGNATURE_HEADERS = [
         str,
         OpenApiParameter.HEADER,
         required=False,
-        description=f"{gateway}'s signature over the raw body; a missing or wrong one is 400.",
+        description=f"{gateway}'s signature over the raw body: required on that gateway's "
+        "webhooks (each gateway signs with its own header, so neither is required on every "
+        "call); a missing or wrong one is 400.",
     )
     for name, gateway in (
         (SANDBOX_SIGNATURE_HEADER, "The sandbox gateway"),
@@ -196,7 +199,13 @@ class PayForBookingApi(APIView):
             payment_method=data.validated_data.get("payment_method", ""),
             on_behalf=acts_for_customers(request.user),
         )
-        return idempotent_response(result)
+        # 201: the booking is CONFIRMED; Location names it (there the tickets are linked).
+        headers = (
+            {"Location": reverse("bookings_api:detail", args=[booking_id])}
+            if result.status == 201
+            else None
+        )
+        return idempotent_response(result, headers=headers)
 
 
 class RefundQuoteApi(APIView):

@@ -29,6 +29,7 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
+from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS
 from kernel.web.throttles import HoldsThrottle, rate_text
 from payments.cancellation import cancel_booking
 from storefront.booking_serializers import (
@@ -52,8 +53,32 @@ EVENT_STANDING_BODY = {"eventId": 7, "fareClass": "GA-3", "passengers": 2}
 
 
 class BookingPagination(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = 200
+    """The API's one pagination (`kernel.web.pagination`: `limit`, `offset`, `Link`), with the
+    body this list always had (`count`, `next`, `previous`, `results`)."""
+
+    default_limit = DEFAULT_LIMIT
+    max_limit = MAX_LIMIT
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        links = [
+            f'<{url}>; rel="{rel}"'
+            for url, rel in ((self.get_next_link(), "next"), (self.get_previous_link(), "prev"))
+            if url
+        ]
+        if links:
+            response["Link"] = ", ".join(links)
+        return response
+
+
+class BookingPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="All your bookings.")
+    next = serializers.CharField(allow_null=True, help_text="The next page's URL, or null.")
+    previous = serializers.CharField(allow_null=True, help_text="The previous page's URL.")
+    results = BookingSerializer(many=True)
+
+    class Meta:
+        ref_name = "BookingPage"
 
 
 class BookingListCreateApi(GenericAPIView):
@@ -68,7 +93,12 @@ class BookingListCreateApi(GenericAPIView):
         operation_id="bookings_list",
         tags=["bookings"],
         summary="My bookings",
-        responses={200: BookingSerializer(many=True), **problems(400, 401)},
+        description=(
+            "Newest first, paged with `limit` (default 50, at most 200) and `offset`: `next` "
+            'in the body and `rel="next"` in the `Link` header while more follow.'
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={200: BookingPageSerializer, **problems(400, 401)},
     )
     def get(self, request):
         page = self.paginate_queryset(selectors.bookings_of(customer=request.user))
@@ -89,7 +119,10 @@ class BookingListCreateApi(GenericAPIView):
             "its 201 then says `namesNeeded: true`, lists `unnamedPassengers` and gives "
             "`namePassengersUrl` for `PUT` with `passengerNames`. "
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
-            "retry never makes a second booking, it returns the first one."
+            "retry never makes a second booking, it returns the first one as it is now "
+            "(`Idempotent-Replayed: true`; e.g. EXPIRED or CONFIRMED, not the HELD of the "
+            "first answer). A hold is over at `expiresAt`; until the sweep (every 30 s) "
+            "marks it EXPIRED it may still read HELD with an `expiresAt` in the past."
         ),
         request=BookingCreateSerializer,
         parameters=[
@@ -151,7 +184,7 @@ class BookingListCreateApi(GenericAPIView):
         },
         examples=[
             OpenApiExample(
-                "The article's request, with the passengers' names",
+                "The article's request",
                 value=ARTICLE_BODY,
                 request_only=True,
             ),
@@ -201,7 +234,15 @@ class BookingListCreateApi(GenericAPIView):
                 answer=answer,
                 what="hold",
             )
-        location = reverse("bookings_api:detail", args=[result.body["booking_id"]])
+        booking_id = result.body["booking_id"]
+        if result.replayed:
+            # A replay answers the booking as it is now (confirmed, cancelled, expired), not
+            # the stored HELD of its first answer, and says it is a replay.
+            current = selectors.access_booking(user=request.user, booking_id=booking_id)
+            result = IdempotentResult(
+                result.status, BookingDetailSerializer(current).data, replayed=True
+            )
+        location = reverse("bookings_api:detail", args=[booking_id])
         return idempotent_response(result, headers={"Location": location})
 
     @staticmethod

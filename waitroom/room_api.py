@@ -113,11 +113,29 @@ class WaitingRoomSerializer(serializers.Serializer):
 QueueStatusSerializer = inline_serializer(
     "QueueStatus",
     {
+        "room_id": serializers.IntegerField(help_text="The waiting room's id."),
         "sale_id": serializers.IntegerField(
-            help_text="The waiting room's id (`room_id` in the path)."
+            help_text="The same as `roomId` (its old name); not a flight's or event's id."
+        ),
+        "opens_at": serializers.DateTimeField(help_text="UTC: the on-sale time."),
+        "entry_id": serializers.IntegerField(
+            required=False,
+            help_text="Once joined: your place's id (the websocket's messages name it).",
+        ),
+        "order_key": serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            help_text="Once joined: your place in the queue's order (lower goes first); null "
+            "in the pre-queue until the shuffle at `opensAt` gives one.",
+        ),
+        "enter_url": serializers.CharField(
+            required=False,
+            help_text="ADMITTED: the page that lets a browser in (sets the admission cookie); "
+            "API clients send `token` instead.",
         ),
         "status": serializers.ChoiceField(
-            choices=["NOT_JOINED", "PREQUEUE", "WAITING", "ADMITTED", "EXPIRED"]
+            choices=["NOT_JOINED", "PREQUEUE", "WAITING", "ADMITTED", "EXPIRED"],
+            help_text="The websocket may also send UNAVAILABLE while the queue store is down.",
         ),
         "position": serializers.IntegerField(required=False, help_text="1-based, WAITING."),
         "ahead": serializers.IntegerField(required=False),

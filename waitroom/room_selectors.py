@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, Sum
@@ -199,6 +199,11 @@ def describe_place(*, position: int, state: dict | None) -> dict:
     }
 
 
+def utc_text(moment: datetime) -> str:
+    """An instant as the rest of the API writes it (DRF's format): UTC with `Z`."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = None) -> dict:
     """A customer's snapshot (also the polling endpoint's body).  The rank and `version` are
     read atomically (they are also written atomically by the tick), so a page applies
@@ -207,9 +212,10 @@ def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = 
     now = now or timezone.now()
     entry = QueueEntry.objects.filter(room=room, customer_id=customer_id).first()
     base = {
-        # The wire keeps its name: `saleId` here is the room's id (docs/architecture.md).
+        "roomId": room.pk,
+        # The wire keeps its old name too: `saleId` here is the room's id (docs/api.md).
         "saleId": room.pk,
-        "opensAt": room.opens_at.isoformat(),
+        "opensAt": utc_text(room.opens_at),
         "seedCommitment": room.seed_commitment,
         "seed": room.seed_published,
     }
@@ -228,7 +234,7 @@ def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = 
                 customer_id=customer_id,
                 expires_at=entry.admission_expires_at,
             ),
-            "expiresAt": entry.admission_expires_at.isoformat(),
+            "expiresAt": utc_text(entry.admission_expires_at),
             "enterUrl": f"/waiting-room/{room.pk}/enter/",
         }
     queue.ensure_index(room.pk)

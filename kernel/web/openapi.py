@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse
@@ -32,6 +33,21 @@ RETRY_AFTER = {
 }
 
 
+# 201s that confirm something addressable elsewhere than a `*_create` resource.
+LOCATION_OF = {"bookings_pay": "The booking just confirmed (`GET` it for its tickets)."}
+IN_FLIGHT_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "With `idempotency-key-in-flight`: seconds before retrying with the key.",
+        "required": False,
+        "schema": {"type": "integer", "minimum": 0},
+    }
+}
+
+
+def _header_names(operation: dict[str, Any]) -> set[str]:
+    return {p.get("name") for p in operation.get("parameters", []) if p.get("in") == "header"}
+
+
 class InvalidParamSerializer(serializers.Serializer):
     name = serializers.CharField(help_text='Field path as sent, e.g. "seats[1]"; "" = whole body.')
     reason = serializers.CharField()
@@ -48,7 +64,7 @@ class ProblemSerializer(serializers.Serializer):
     seats = serializers.ListField(
         child=serializers.CharField(),
         required=False,
-        help_text="The seats the problem is about (unavailable, unknown, wrong cabin).",
+        help_text="The seats the problem is about (unavailable, unknown, in another class).",
     )
     fare_class = serializers.CharField(required=False)
     field = serializers.CharField(required=False)
@@ -72,6 +88,29 @@ def problems(*statuses: int, **descriptions: str) -> dict[tuple[int, str], OpenA
     }
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def camel_case_path_parameters(
+    result: dict[str, Any], generator, request, public
+) -> dict[str, Any]:
+    """Postprocessing hook: path parameters in camelCase, like every body (`{bookingId}`, not
+    Django's `{booking_id}`).  Only their names in the schema change; the URLs are the same."""
+    paths = {}
+    for path, operations in result.get("paths", {}).items():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path":
+                    parameter["name"] = _camel(parameter["name"])
+        paths[re.sub(r"\{(\w+)\}", lambda m: "{" + _camel(m.group(1)) + "}", path)] = operations
+    result["paths"] = paths
+    return result
+
+
 def add_problem_headers(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """Postprocessing hook: document the headers that travel with some answers."""
     for operations in result.get("paths", {}).values():
@@ -92,4 +131,11 @@ def add_problem_headers(result: dict[str, Any], generator, request, public) -> d
                         "description": "URL of the created resource.",
                         "schema": {"type": "string"},
                     }
+                elif status == "201" and operation.get("operationId") in LOCATION_OF:
+                    response.setdefault("headers", {})["Location"] = {
+                        "description": LOCATION_OF[operation["operationId"]],
+                        "schema": {"type": "string"},
+                    }
+                elif status == "409" and "Idempotency-Key" in _header_names(operation):
+                    response.setdefault("headers", {}).update(IN_FLIGHT_RETRY_AFTER)
     return result

@@ -206,10 +206,10 @@ def test_someone_elses_ticket_has_no_credential_for_you(customer, flight):
 def test_the_schema_documents_the_gate_and_live_code_endpoints(anon):
     schema = anon.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     paths = schema["paths"]
-    ticket = "/api/bookings/{booking_id}/tickets/{ticket_id}"
+    ticket = "/api/bookings/{bookingId}/tickets/{ticketId}"
     assert {"201", "400", "401", "403", "404"} <= set(paths["/api/gates"]["post"]["responses"])
     assert {"200", "400", "401", "403", "404"} <= set(
-        paths["/api/gates/{device_id}/scans"]["post"]["responses"]
+        paths["/api/gates/{deviceId}/scans"]["post"]["responses"]
     )
     assert {"200", "201", "400", "409"} <= set(paths[f"{ticket}/credential"]["post"]["responses"])
     assert {"200", "409"} <= set(paths[f"{ticket}/live-code"]["get"]["responses"])

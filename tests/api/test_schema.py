@@ -24,6 +24,7 @@ from kernel.outbox import relay_outbox
 from tests.bookings.confirming import confirm, hold_and_confirm
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory
+from waitroom.models import WaitingRoom
 from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
@@ -31,28 +32,28 @@ pytestmark = pytest.mark.django_db
 OPERATIONS = {
     ("/api/auth/token", "post"),
     ("/api/flights", "get"),
-    ("/api/flights/{flight_id}", "get"),
-    ("/api/flights/{flight_id}/seats", "get"),
+    ("/api/flights/{flightId}", "get"),
+    ("/api/flights/{flightId}/seats", "get"),
     ("/api/bookings", "get"),
     ("/api/bookings", "post"),
-    ("/api/bookings/{booking_id}", "get"),
-    ("/api/bookings/{booking_id}", "delete"),
-    ("/api/bookings/{booking_id}/payments", "post"),
-    ("/api/bookings/{booking_id}/refund-quote", "get"),
-    ("/api/bookings/{booking_id}/tickets", "get"),
-    ("/api/bookings/{booking_id}/tickets/{ticket_id}/qr.png", "get"),
-    ("/api/bookings/{booking_id}/tickets/{ticket_id}/qr.svg", "get"),
-    ("/api/bookings/{booking_id}/tickets/{ticket_id}/boarding-pass.pdf", "get"),
+    ("/api/bookings/{bookingId}", "get"),
+    ("/api/bookings/{bookingId}", "delete"),
+    ("/api/bookings/{bookingId}/payments", "post"),
+    ("/api/bookings/{bookingId}/refund-quote", "get"),
+    ("/api/bookings/{bookingId}/tickets", "get"),
+    ("/api/bookings/{bookingId}/tickets/{ticketId}/qr.png", "get"),
+    ("/api/bookings/{bookingId}/tickets/{ticketId}/qr.svg", "get"),
+    ("/api/bookings/{bookingId}/tickets/{ticketId}/boarding-pass.pdf", "get"),
     ("/api/payments/webhook", "post"),
     ("/api/payments/webhook/{gateway}", "post"),
     ("/api/checkin/scan", "post"),
-    ("/api/flights/{flight_id}/waitlist", "get"),
-    ("/api/flights/{flight_id}/waitlist", "post"),
-    ("/api/flights/{flight_id}/waitlist", "delete"),
-    ("/api/events/{event_id}/seats", "get"),
-    ("/api/events/{event_id}/waitlist", "get"),
-    ("/api/events/{event_id}/waitlist", "post"),
-    ("/api/events/{event_id}/waitlist", "delete"),
+    ("/api/flights/{flightId}/waitlist", "get"),
+    ("/api/flights/{flightId}/waitlist", "post"),
+    ("/api/flights/{flightId}/waitlist", "delete"),
+    ("/api/events/{eventId}/seats", "get"),
+    ("/api/events/{eventId}/waitlist", "get"),
+    ("/api/events/{eventId}/waitlist", "post"),
+    ("/api/events/{eventId}/waitlist", "delete"),
 }
 
 
@@ -92,7 +93,7 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "customerId": 42,
         "fareClass": "ECONOMY",
         "seats": ["12A", "12B"],
-        "passengerNames": ["Ana Lima", "Bo Chen"],
+        "passengerNames": ["Ana Lima", "Bo Chen"],  # issue 31: names travel with the hold
     }
     schemas = openapi["components"]["schemas"]
     assert {
@@ -113,7 +114,7 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
     assert "Retry-After" in create["responses"]["429"]["headers"]
     assert "Location" in create["responses"]["201"]["headers"]
     assert {"tokenAuth", "cookieAuth"} <= set(openapi["components"]["securitySchemes"])
-    cancel = openapi["paths"]["/api/bookings/{booking_id}"]["delete"]
+    cancel = openapi["paths"]["/api/bookings/{bookingId}"]["delete"]
     assert {"200", "404", "409", "410"} <= set(cancel["responses"])
 
 
@@ -124,7 +125,7 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
     ]
     assert len(operation_ids) == len(set(operation_ids))  # the two webhook routes included
 
-    pay = paths["/api/bookings/{booking_id}/payments"]["post"]
+    pay = paths["/api/bookings/{bookingId}/payments"]["post"]
     key = next(p for p in pay["parameters"] if p["name"] == "Idempotency-Key")
     assert key["in"] == "header" and key["required"] is True
     body = openapi["components"]["schemas"]["PayRequestRequest"]["properties"]
@@ -144,7 +145,7 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
         "503",
     } <= set(pay["responses"])
     assert "Retry-After" in pay["responses"]["503"]["headers"]
-    assert "Location" not in pay["responses"]["201"].get("headers", {})
+    assert "Location" in pay["responses"]["201"]["headers"]  # issue 31: the booking confirmed
 
     for path in ("/api/payments/webhook", "/api/payments/webhook/{gateway}"):
         webhook = paths[path]["post"]
@@ -154,14 +155,14 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
         assert {"200", "400", "503"} <= set(webhook["responses"])
         assert "Seatkeeper-Signature" in {p["name"] for p in webhook["parameters"]}
 
-    cancel = paths["/api/bookings/{booking_id}"]["delete"]["responses"]["200"]
+    cancel = paths["/api/bookings/{bookingId}"]["delete"]["responses"]["200"]
     cancellation = cancel["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
     refund = openapi["components"]["schemas"]["Refund"]["properties"]
     assert {"booking", "refund", "policy"} == set(
         openapi["components"]["schemas"][cancellation]["properties"]
     )
     assert {"id", "amount", "currency", "status", "reason"} == set(refund)
-    quote = paths["/api/bookings/{booking_id}/refund-quote"]["get"]["responses"]
+    quote = paths["/api/bookings/{bookingId}/refund-quote"]["get"]["responses"]
     assert {"200", "401", "404"} <= set(quote)
 
     tickets = openapi["components"]["schemas"]["Ticket"]["properties"]
@@ -175,7 +176,7 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
         "code",
         "links",
     } <= set(tickets)
-    base = "/api/bookings/{booking_id}/tickets/{ticket_id}"
+    base = "/api/bookings/{bookingId}/tickets/{ticketId}"
     for path, media_type in [
         ("qr.png", "image/png"),
         ("qr.svg", "image/svg+xml"),
@@ -240,9 +241,9 @@ def world(customer):
     ]
     return {
         "token": Token.objects.get_or_create(user=customer)[0].key,
-        "flight_id": [flight.pk, queued.pk],
-        "event_id": [event.pk, EventFactory(publish=False).pk],
-        "sale_id": [queued.sale_id, event.sale_id, flight.sale_id],
+        "flightId": [flight.pk, queued.pk],
+        "eventId": [event.pk, EventFactory(publish=False).pk],
+        "roomId": list(WaitingRoom.objects.values_list("pk", flat=True)),
         "booking_ticket": pairs,
     }
 
@@ -255,11 +256,11 @@ def with_real_ids(case, world) -> None:
         pick = zlib.crc32(str(value).encode())
         if pick % 4 == 0:
             continue
-        if name in ("booking_id", "ticket_id"):
+        if name in ("bookingId", "ticketId"):
             booking_id, ticket_id = world["booking_ticket"][pick % 2]
-            params["booking_id"] = booking_id
-            if "ticket_id" in params:
-                params["ticket_id"] = ticket_id
+            params["bookingId"] = booking_id
+            if "ticketId" in params:
+                params["ticketId"] = ticket_id
         elif name in world:
             params[name] = world[name][pick % len(world[name])]
 

@@ -122,6 +122,6 @@ def test_dates_at_the_end_of_the_calendar_find_nothing(anon):
 
 def test_the_schema_documents_the_event_endpoints(anon):
     paths = anon.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
-    assert {"/api/events", "/api/events/{event_id}"} <= set(paths)
+    assert {"/api/events", "/api/events/{eventId}"} <= set(paths)
     search = paths["/api/events"]["get"]
     assert {p["name"] for p in search["parameters"]} >= {"city", "date", "category"}
