@@ -10,6 +10,13 @@ order and each one whose party fits what is free gets an offer; a larger party k
 and is served as soon as enough units are free at once.  This never leaves a unit idle while
 someone who could use it waits, and it is applied the same way on every path.
 
+A party with seats fits only as one block side by side in one row, with no aisle between
+(bookings.adjacency), in the sections it accepts and within its price ceiling per seat, chosen
+by best available's single-seat rule (`_best_seats`).  So the smaller party behind may be
+served first, by this rule and no other: when the entry ahead finds no such block among the
+freed seats, it keeps its place and the next entry in join order is tried with the same seats.
+Nobody behind is served while the entry ahead *does* fit, and nobody loses their place.
+
 An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE), by
 the hold path's own rule (`holding.may_offer_within_hold_cap`): an entry whose offer would
 take its customer over the cap, or whose customer is holding on the sale at this very moment,
@@ -21,7 +28,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from decimal import Decimal
-from itertools import groupby
 from typing import Protocol
 
 from django.conf import settings
@@ -29,7 +35,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bookings import catalogue, holding, outbox_payloads
+from bookings import adjacency, catalogue, holding, outbox_payloads
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -185,7 +191,10 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
             customer_id=entry.customer_id, sale_id=sale_id, units=entry.party_size, now=now
         ):
             continue  # over the hold cap (or holding right now): keeps its place, next entry
-        booking = _hold_for_entry(entry, inventory, now)
+        try:
+            booking = _hold_for_entry(entry, inventory, now)
+        except _NoBlock:
+            continue  # no acceptable adjacent block for this party now: keeps its place
         if booking is None:
             break
         free -= entry.party_size
@@ -193,9 +202,15 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
     return offered
 
 
+class _NoBlock(Exception):
+    """No acceptable block of free seats for this entry now: it keeps its place."""
+
+
 def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
     n = entry.party_size
-    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
+    seats = _best_seats(inventory, entry)
+    if seats is None:
+        raise _NoBlock()
     if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
         return None  # its free seats are being locked by someone right now: a later release
     if not holding.reserve_units(
@@ -243,33 +258,48 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -
     return booking
 
 
-def _best_seats(sale_id: int, fare_class: str, n: int) -> list[Seat]:
-    """Adjacent seats in the frontmost row that has them; else any n free seats; else none
-    (a seatless offer: the units exist, a seat is assigned later)."""
+def _best_seats(inventory: Inventory, entry: WaitlistEntry) -> list[Seat] | None:
+    """The entry's seats: the best block of `party_size` free seats side by side in one row
+    (bookings.adjacency), in its sections and within its price ceiling, by the single-seat
+    rule of best available (a block that strands a seat only if nothing else fits).  [] when
+    the class has no free seat this transaction can lock (a seatless offer, where the class
+    sells them); None when free seats exist but no acceptable block: the entry keeps its
+    place."""
     # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
-    # order"): only try seats.
-    free = sorted(
-        lock_seats(
-            Seat.objects.filter(
-                sale_id=sale_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
-            ),
-            skip_locked=True,
+    # order"): only try seats.  A seat locked by someone else counts as taken.
+    free = lock_seats(
+        Seat.objects.filter(
+            sale_id=inventory.sale_id, fare_class=inventory.fare_class, status=SeatStatus.AVAILABLE
         ),
-        key=lambda s: (s.row, s.section, _place_in_row(s)),
+        skip_locked=True,
     )
-    for _, row_seats in groupby(free, key=lambda s: (s.row, s.section)):
-        row_seats = list(row_seats)
-        for start in range(len(row_seats) - n + 1):
-            block = row_seats[start : start + n]
-            places = [_place_in_row(s) for s in block]
-            if places == list(range(places[0], places[0] + n)):
-                return block
-    return free[:n] if len(free) >= n else []
+    free = list(free)
+    if not free:
+        return []
+    rows = adjacency.by_row(free)
+    for may_strand in (False, True):
+        found = [
+            best
+            for row in rows.values()
+            if (
+                best := adjacency.best_block(
+                    row,
+                    n=entry.party_size,
+                    free={s.seat_no for s in row},
+                    pickable=lambda seat: _acceptable(seat, entry, inventory.price),
+                    may_strand=may_strand or not inventory.sale.keeps_no_single_seats,
+                )
+            )
+        ]
+        if found:
+            return min(found, key=lambda b: (sum(s.quality for s in b[0]), b[0][0].row))[0]
+    return None
 
 
-def _place_in_row(seat: Seat) -> int:
-    """Where a seat is along its row: a venue seat's number, a cabin seat's letter."""
-    return seat.number if seat.number is not None else ord(seat.letter)
+def _acceptable(seat: Seat, entry: WaitlistEntry, price: Decimal) -> bool:
+    if entry.sections and seat.section not in entry.sections:
+        return False
+    return entry.max_seat_price is None or price + seat.surcharge <= entry.max_seat_price
 
 
 def close_offers(*, booking_ids: list[int], now: datetime) -> int:
