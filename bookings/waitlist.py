@@ -26,6 +26,7 @@ and it is offered again at the next release.  A party larger than the cap cannot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Protocol
@@ -34,6 +35,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings import adjacency, catalogue, holding, outbox_payloads
 from bookings.errors import (
@@ -53,6 +55,7 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
+from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
@@ -95,9 +98,15 @@ def join_waitlist(
     fare_class: str,
     party_size: int,
     require_sold_out: bool = True,
+    sections: Sequence[str] = (),
+    max_seat_price: Decimal | None = None,
 ) -> WaitlistEntry:
     """`require_sold_out=False` is for the waiting room's "unlikely to get a seat" notice:
-    units may be left, but all of them are spoken for by people ahead in the queue."""
+    units may be left, but all of them are spoken for by people ahead in the queue.
+
+    A seated party may name the `sections` it accepts (empty: any) and `max_seat_price`, the
+    most it pays per seat with the seat's surcharge (None: any); its offer is a block of
+    seats side by side within both (`_best_seats`)."""
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
@@ -116,6 +125,13 @@ def join_waitlist(
     holding.check_sale_open(inventory.sale, now)
     # Once the sale and class are known to be real and open: a refusal here is about who asks.
     _check_may_join(customer=customer, sale_id=sale_id, now=now)
+    sections = _check_seat_wishes(
+        sale_id=sale_id,
+        fare_class=fare_class,
+        sections=sections,
+        max_seat_price=max_seat_price,
+        price=inventory.price,
+    )
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "
@@ -128,10 +144,44 @@ def join_waitlist(
                 fare_class=fare_class,
                 customer=customer,
                 party_size=party_size,
+                sections=sections,
+                max_seat_price=max_seat_price,
                 joined_at=now,
             )
     except IntegrityError as exc:
         raise AlreadyWaiting("You are already on this waitlist.") from exc
+
+
+def _check_seat_wishes(
+    *,
+    sale_id: int,
+    fare_class: str,
+    sections: Sequence[str],
+    max_seat_price: Decimal | None,
+    price: Decimal,
+) -> list[str]:
+    """The entry's sections, each one the class has seats in; a ceiling no seat could meet
+    is refused, since the entry could never be served."""
+    wanted = sorted({str(s).strip() for s in sections if str(s).strip()})
+    if wanted:
+        known = set(
+            Seat.objects.filter(sale_id=sale_id, fare_class=fare_class, section__in=wanted)
+            .values_list("section", flat=True)
+            .distinct()
+        )
+        if unknown := [s for s in wanted if s not in known]:
+            raise InvalidRequest(
+                gettext("No seats of this category in %(sections)s.")
+                % {"sections": ", ".join(unknown)},
+                field="sections",
+            )
+    if max_seat_price is not None and max_seat_price < price:
+        raise InvalidRequest(
+            gettext("The price ceiling is below the price of every seat (%(price)s).")
+            % {"price": price},
+            field="maxSeatPrice",
+        )
+    return wanted
 
 
 def leave_waitlist(*, customer: AbstractBaseUser, sale_id: int, fare_class: str) -> WaitlistEntry:

@@ -124,11 +124,20 @@ class WaitlistForm(forms.Form):
 
     fare_class = forms.ChoiceField(label=_("Tickets"))
     party_size = forms.IntegerField(label=_("Party size"), min_value=1, required=False)
+    # A seated party's wishes (issue 29): the sections it accepts and a price ceiling.
+    sections = forms.CharField(label=_("Sections you accept"), required=False, max_length=400)
+    max_seat_price = forms.DecimalField(
+        label=_("Most you pay per seat"), required=False, min_value=0, decimal_places=2
+    )
 
     def __init__(self, data, *args, classes: list[str], leaving: bool = False, **kwargs):
         super().__init__(data, *args, **kwargs)
         self.fields["fare_class"].choices = [(c, c) for c in classes]
         self.leaving = leaving
+
+    def clean_sections(self):
+        """Section names, comma separated (empty: any)."""
+        return [s.strip() for s in self.cleaned_data["sections"].split(",") if s.strip()]
 
     def clean_party_size(self):
         size = self.cleaned_data["party_size"]

@@ -211,6 +211,8 @@ def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
             sale_id=event.sale_id,
             fare_class=form.cleaned_data["fare_class"],
             party_size=form.cleaned_data["party_size"],
+            sections=form.cleaned_data["sections"],
+            max_seat_price=form.cleaned_data["max_seat_price"],
         )
     except DomainError as error:
         show_domain_error(request, error)
