@@ -15,6 +15,7 @@ from bookings.customer_holds import hold_seats
 from bookings.errors import LeavesSingleSeat, NoAdjacentSeats
 from bookings.models import Booking, BookingStatus, Seat, SeatStatus
 from events.services import AssignmentSpec, PriceCategorySpec, set_single_seat_rule
+from events.venues import import_venue_plan_csv
 from tests.api.conftest import client_for, problem
 from tests.events.factories import EventFactory, VenueFactory
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
@@ -168,3 +169,24 @@ def test_the_event_page_has_the_button_and_it_holds(client):
     booking = Booking.objects.get(customer=user)
     assert response.status_code == 302 and response.url == f"/bookings/{booking.pk}/"
     assert seat_nos(booking) == ["1-1-3", "1-1-4"]
+
+
+def test_staff_set_quality_from_the_plan_ranks_the_seats():
+    """A CSV plan's quality column overrides the distance from the stage: here the back row
+    is the one staff rate best (say, the front is below the stage's sight line)."""
+    venue = VenueFactory(plan="")
+    lines = ["section,row,number,x,y,accessible,restricted_view,quality"]
+    for y, row in ((1, "A"), (2, "B")):
+        for n in range(1, 5):
+            lines.append(f"Hall,{row},{n},{n},{y},no,no,{10 - y}")
+    import_venue_plan_csv(venue=venue, file="\n".join(lines))
+    event = EventFactory(
+        venue=venue,
+        prices=PRICES,
+        assignments=(AssignmentSpec("A", "Hall"),),
+        single_seat_rule=True,
+    )
+    booking = hold_best_available(
+        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", quantity=2
+    )
+    assert seat_nos(booking) in (["1-B-1", "1-B-2"], ["1-B-3", "1-B-4"])
