@@ -121,7 +121,7 @@ def pick_block(
     rule, a first pass takes only blocks that strand nobody; the second (nothing else fits)
     any block."""
     for may_strand in (False, True) if rule else (True,):
-        for row_key in _rows_to_try(
+        for row_key, _block in ranked_blocks(
             sale_id=sale_id,
             fare_class=fare_class,
             quantity=quantity,
@@ -143,17 +143,18 @@ def pick_block(
     raise NoAdjacentSeats(quantity, accessible=accessible)
 
 
-def _rows_to_try(
+def ranked_blocks(
     *,
     sale_id: int,
     fare_class: str,
     quantity: int,
-    accessible: int,
+    accessible: int = 0,
     may_strand: bool,
     now: datetime,
-) -> list[str]:
-    """The keys of the rows with a block, from a plain read, best first: the rows whose best
-    block strands nobody, then the others, each by that block's quality."""
+) -> list[tuple[str, list[Seat]]]:
+    """(row key, its best block) for every row that has one, from a plain read, best first:
+    the blocks that strand nobody, then the others, each by quality.  Also what a refused
+    pick is offered instead (customer_holds.check_leaves_no_single_seat)."""
     seats = Seat.objects.filter(sale_id=sale_id).exclude(row_key="")
     seats = seats.filter(
         row_key__in=Seat.objects.filter(
@@ -165,9 +166,9 @@ def _rows_to_try(
         found = _choose(row, fare_class, quantity, accessible, may_strand=may_strand, now=now)
         if found is not None:
             block, strands = found
-            ranked.append((strands, sum(s.quality for s in block), block[0].place, row_key))
-    ranked.sort()
-    return [row_key for _s, _q, _p, row_key in ranked]
+            ranked.append((strands, sum(s.quality for s in block), block[0].place, row_key, block))
+    ranked.sort(key=lambda r: r[:4])
+    return [(row_key, block) for _s, _q, _p, row_key, block in ranked]
 
 
 def _choose(

@@ -182,28 +182,29 @@ def is_free(seat: Seat, now: datetime) -> bool:
 def check_leaves_no_single_seat(
     locked: list[Seat], *, fare_class: str, seat_nos: list[str], now: datetime
 ) -> None:
-    """Refuse a pick that leaves a free seat alone in its row (bookings.adjacency), with a
-    block of as many seats in the same rows that leaves nobody alone, if there is one.
-    `locked` are the picked seats' whole rows, row-locked."""
+    """Refuse a pick that leaves a free seat alone in its row (bookings.adjacency), unless
+    nothing else fits (no block of as many seats anywhere in the class strands nobody, the
+    rule of best available); the refusal suggests such a block, in the same rows if there is
+    one.  `locked` are the picked seats' whole rows, row-locked."""
+    # Imported here: best_available builds on this module's hold rules.
+    from bookings.best_available import ranked_blocks
+
     rows = adjacency.by_row(locked)
     free = {s.seat_no for s in locked if is_free(s, now)}
     stranded = adjacency.stranded_in(rows, free=free, taking=set(seat_nos))
     if not stranded:
         return
-    suggestions = [
-        found
-        for row in rows.values()
-        if (
-            found := adjacency.best_block(
-                row,
-                n=len(seat_nos),
-                free=free,
-                pickable=lambda s: s.status == SeatStatus.AVAILABLE and s.fare_class == fare_class,
-            )
-        )
-    ]
-    best = min(suggestions, key=lambda f: sum(s.quality for s in f[0]), default=None)
-    raise LeavesSingleSeat(stranded, suggestion=[s.seat_no for s in best[0]] if best else ())
+    others = ranked_blocks(
+        sale_id=locked[0].sale_id,
+        fare_class=fare_class,
+        quantity=len(seat_nos),
+        may_strand=False,
+        now=now,
+    )
+    if not others:
+        return  # nothing else fits: this pick may leave the seat
+    suggestion = next((b for key, b in others if key in rows), others[0][1])
+    raise LeavesSingleSeat(stranded, suggestion=[s.seat_no for s in suggestion])
 
 
 def _check_seats_free(

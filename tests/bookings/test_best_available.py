@@ -190,3 +190,25 @@ def test_staff_set_quality_from_the_plan_ranks_the_seats():
         customer=UserFactory(), sale_id=event.sale_id, fare_class="A", quantity=2
     )
     assert seat_nos(booking) in (["1-B-1", "1-B-2"], ["1-B-3", "1-B-4"])
+
+
+def test_a_pick_that_strands_a_seat_is_allowed_when_nothing_else_fits():
+    event = hall_event()
+    taken = [f"1-{row}-{n}" for row in (1, 2, 3) for n in (1, 8)]
+    set_single_seat_rule(event_id=event.pk, keep=False)
+    hold_seats(customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=taken)
+    set_single_seat_rule(event_id=event.pk, keep=True)
+    # Only stretches of three are left: every pair strands a seat, so this one may.
+    held = hold_seats(
+        customer=UserFactory(),
+        sale_id=event.sale_id,
+        fare_class="A",
+        seat_numbers=["1-1-2", "1-1-3"],
+    )
+    assert seat_nos(held) == ["1-1-2", "1-1-3"]
+    # A single seat still has places that strand nobody (the ends of a stretch of three).
+    with pytest.raises(LeavesSingleSeat) as refused:
+        hold_seats(
+            customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-2-3"]
+        )
+    assert len(refused.value.extra["suggestion"]) == 1
