@@ -204,8 +204,8 @@ def _lock_row_and_choose(
     may_strand: bool,
     now: datetime,
 ) -> list[Seat] | None:
-    """The row's every seat locked in the lock order and the block chosen again from them;
-    None (and the row's locks released) if it no longer has one."""
+    """The row's every seat locked in the lock order (docs/architecture.md) and the block
+    chosen again from them; None (and the row's locks released) if it no longer has one."""
     try:
         with transaction.atomic():  # a savepoint: rolling it back releases the row's locks
             row = list(lock_seats(Seat.objects.filter(sale_id=sale_id, row_key=row_key)))

@@ -118,7 +118,10 @@ class BookingListCreateApi(GenericAPIView):
                 "flights: `fare-class-not-found`); `passengers` for an event's seated "
                 "category (`seats-required`: only standing areas are sold by count).",
                 s409="A seat is taken (`seat-unavailable`) or blocked by staff, not for sale "
-                "(`seat-blocked`; flights: `seat-unavailable`, as before); the class is sold "
+                "(`seat-blocked`; flights: `seat-unavailable`, as before); at an event, the "
+                "seats would leave a single free seat alone in its row while other seats "
+                "would not (`leaves-single-seat`, with `stranded` and a `suggestion`); the "
+                "class is sold "
                 "out (`sold-out`); the sale is closed (`sale-not-bookable`; flights: "
                 "`flight-not-bookable`); or the first request with this Idempotency-Key is "
                 "still running. Paying after the sale closed answers "

@@ -212,3 +212,16 @@ def test_a_pick_that_strands_a_seat_is_allowed_when_nothing_else_fits():
             customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-2-3"]
         )
     assert len(refused.value.extra["suggestion"]) == 1
+
+
+def test_the_api_refuses_a_stranding_pick_with_the_suggestion(customer):
+    event = hall_event()
+    refused = client_for(customer).post(
+        "/api/bookings",
+        {"eventId": event.pk, "category": "A", "seats": ["1-1-2", "1-1-3"]},
+        format="json",
+    )
+    body = problem(refused, 409)
+    assert body["type"].endswith("leaves-single-seat")
+    assert body["stranded"] == ["1-1-1", "1-1-4"] and body["suggestion"] == ["1-1-3", "1-1-4"]
+    assert not Booking.objects.exists()
