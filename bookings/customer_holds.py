@@ -14,13 +14,14 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, booking_classes, catalogue, lifecycle, waitlist
+from bookings import adjacency, availability, booking_classes, catalogue, lifecycle, waitlist
 from bookings.errors import (
     FareClassNotFound,
+    LeavesSingleSeat,
     SeatBlocked,
     SeatNotFound,
     SeatsRequired,
@@ -47,7 +48,7 @@ from kernel.metrics import counts_holds
 # --- validation --------------------------------------------------------------------------------
 
 
-def _check_fare_class(fare_class: str) -> str:
+def check_fare_class(fare_class: str) -> str:
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(
@@ -100,7 +101,7 @@ def hold_seats(
     seat_nos = normalise_seat_numbers(seat_numbers)
     booking_class = booking_class.strip().upper()
     names = clean_passenger_names(passenger_names, len(seat_nos))
-    _check_fare_class(fare_class)
+    check_fare_class(fare_class)
     now = timezone.now()
     with (
         availability.hold_admission(
@@ -113,10 +114,13 @@ def hold_seats(
         transaction.atomic(),
     ):
         check_hold_cap(customer=customer, sale_id=sale_id, units=len(seat_nos), now=now)
-        seats = _lock_requested_seats(sale_id=sale_id, fare_class=fare_class, seat_nos=seat_nos)
+        locked = _lock_requested_seats(sale_id=sale_id, fare_class=fare_class, seat_nos=seat_nos)
+        seats = [s for s in locked if s.seat_no in seat_nos]
         check_sale_open(seats[0].sale, now)
         if seats[0].fare_price is None:
             raise_missing_sale_or_class(sale_id, fare_class)
+        if seats[0].sale.keeps_no_single_seats:
+            check_leaves_no_single_seat(locked, fare_class=fare_class, seat_nos=seat_nos, now=now)
         _check_seats_free(seats, fare_class=fare_class, now=now, seat_nos=seat_nos)
         price = _class_price(sale_id, fare_class, booking_class, default=seats[0].fare_price)
 
@@ -157,24 +161,72 @@ def _class_price(sale_id: int, fare_class: str, booking_class: str, *, default: 
 def _lock_requested_seats(*, sale_id: int, fare_class: str, seat_nos: list[str]) -> list[Seat]:
     """The requested seats, row-locked in the lock order (docs/architecture.md), each with
     its sale (and catalogue item) and the fare class's price; SeatNotFound (or a missing
-    sale) if any is not there."""
+    sale) if any is not there.  Where the sale keeps the single-seat rule, the **whole rows**
+    of those seats, in the same statement and order: whether a pick strands a seat depends
+    on its neighbours, which a concurrent hold may be taking."""
     fare = Inventory.objects.filter(sale_id=OuterRef("sale_id"), fare_class=fare_class)
+    their_rows = (
+        Seat.objects.filter(sale_id=sale_id, seat_no__in=seat_nos)
+        .exclude(row_key="")
+        .values("row_key")
+    )
     seats = list(
         lock_seats(
             Seat.objects.select_related("sale", *catalogue.owner_paths("sale__"))
-            .filter(sale_id=sale_id, seat_no__in=seat_nos)
+            .filter(sale_id=sale_id)
+            .filter(
+                Q(seat_no__in=seat_nos)
+                | Q(sale__keeps_no_single_seats=True, row_key__in=Subquery(their_rows))
+            )
             .annotate(
                 fare_price=Subquery(fare.values("price")[:1]),
                 fare_currency=Subquery(fare.values("currency")[:1]),
             )
         )
     )
-    if len(seats) != len(seat_nos):
+    found = {s.seat_no for s in seats} & set(seat_nos)
+    if len(found) != len(seat_nos):
         texts = catalogue.texts_of_sale(sale_id)
         if texts is None:
             raise_missing_sale_or_class(sale_id, fare_class)
-        raise SeatNotFound(set(seat_nos) - {s.seat_no for s in seats}, texts=texts)
+        raise SeatNotFound(set(seat_nos) - found, texts=texts)
     return seats
+
+
+def is_free(seat: Seat, now: datetime) -> bool:
+    """Free for the single-seat rule: AVAILABLE, or held by a hold that has lapsed (anyone
+    may take it over)."""
+    return seat.status == SeatStatus.AVAILABLE or (
+        seat.status == SeatStatus.HELD and seat.held_until is not None and seat.held_until <= now
+    )
+
+
+def check_leaves_no_single_seat(
+    locked: list[Seat], *, fare_class: str, seat_nos: list[str], now: datetime
+) -> None:
+    """Refuse a pick that leaves a free seat alone in its row (bookings.adjacency), unless
+    nothing else fits (no block of as many seats anywhere in the class strands nobody, the
+    rule of best available); the refusal suggests such a block, in the same rows if there is
+    one.  `locked` are the picked seats' whole rows, row-locked."""
+    # Imported here: best_available builds on this module's hold rules.
+    from bookings.best_available import ranked_blocks
+
+    rows = adjacency.by_row(locked)
+    free = {s.seat_no for s in locked if is_free(s, now)}
+    stranded = adjacency.stranded_in(rows, free=free, taking=set(seat_nos))
+    if not stranded:
+        return
+    others = ranked_blocks(
+        sale_id=locked[0].sale_id,
+        fare_class=fare_class,
+        quantity=len(seat_nos),
+        may_strand=False,
+        now=now,
+    )
+    if not others:
+        return  # nothing else fits: this pick may leave the seat
+    suggestion = next((b for key, b in others if key in rows), others[0][1])
+    raise LeavesSingleSeat(stranded, suggestion=[s.seat_no for s in suggestion])
 
 
 def _check_seats_free(
@@ -251,7 +303,7 @@ def hold_seatless(
     check_party_size(passengers)
     booking_class = booking_class.strip().upper()
     names = clean_passenger_names(passenger_names, passengers)
-    _check_fare_class(fare_class)
+    check_fare_class(fare_class)
     now = timezone.now()
     # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
     with availability.hold_admission(

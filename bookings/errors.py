@@ -290,3 +290,49 @@ class BookingClassSoldOut(SoldOut):
         return gettext(
             "The %(booking_class)s fare is sold out; other fares of %(fare)s may still be open."
         ) % {"booking_class": self.booking_class, "fare": _fare_label(self.fare_class)}
+
+
+class NoAdjacentSeats(DomainError):
+    """Best available found no block of that many seats side by side in one row."""
+
+    status = 409
+    code = "no-adjacent-seats"
+    title = _("No seats together")
+
+    def __init__(self, quantity: int, *, accessible: int = 0) -> None:
+        if accessible:
+            text = gettext(
+                "No %(quantity)s seats side by side with %(accessible)s wheelchair places are "
+                "free in this category. Try fewer seats or another category."
+            )
+        else:
+            text = gettext(
+                "No %(quantity)s seats side by side are free in this category. Try fewer seats "
+                "or another category."
+            )
+        super().__init__(
+            text % {"quantity": quantity, "accessible": accessible},
+            quantity=quantity,
+            accessible=accessible,
+        )
+
+
+class LeavesSingleSeat(DomainError):
+    """A customer's pick would leave a single free seat alone in its row (bookings.adjacency);
+    `suggestion` is a block of as many seats that leaves nobody alone, when there is one."""
+
+    status = 409
+    code = "leaves-single-seat"
+    title = _("That would leave a single seat")
+
+    def __init__(self, stranded: Iterable[str], *, suggestion: Iterable[str] = ()) -> None:
+        stranded, suggestion = sorted(stranded), sorted(suggestion)
+        text = gettext(
+            "Your choice would leave seat %(stranded)s empty on its own, which nobody could "
+            "book beside others. Please move your seats up to it or leave two free."
+        ) % {"stranded": ", ".join(stranded)}
+        if suggestion:
+            text += " " + gettext("For example, take %(suggestion)s.") % {
+                "suggestion": ", ".join(suggestion)
+            }
+        super().__init__(text, stranded=stranded, suggestion=suggestion)

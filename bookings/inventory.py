@@ -42,6 +42,10 @@ class SeatSpec:
     surcharge: Decimal = Decimal("0.00")
     accessible: bool = False
     restricted_view: bool = False
+    # Neighbours and rank (bookings.adjacency); blank/None: a seat with no known neighbours.
+    row_key: str = ""
+    place: int | None = None
+    quality: float = 0.0
 
 
 def open_sale(
@@ -50,6 +54,7 @@ def open_sale(
     classes: Sequence[ClassSpec],
     seats: Sequence[SeatSpec] = (),
     sale_id: int | None = None,
+    keeps_no_single_seats: bool = False,
 ) -> Sale:
     """Create a sale with its inventory classes and seats; the catalogue item that owns it
     (a Flight, an Event) is created next to it, in the caller's transaction.
@@ -68,7 +73,12 @@ def open_sale(
     if unknown:
         raise InvalidRequest(f"Seats of unknown class {', '.join(unknown)}.")
     with transaction.atomic():
-        sale = Sale.objects.create(pk=sale_id, kind=kind, created_at=timezone.now())
+        sale = Sale.objects.create(
+            pk=sale_id,
+            kind=kind,
+            created_at=timezone.now(),
+            keeps_no_single_seats=keeps_no_single_seats,
+        )
         Inventory.objects.bulk_create(
             Inventory(
                 sale=sale,
@@ -94,6 +104,9 @@ def open_sale(
                     surcharge=s.surcharge,
                     accessible=s.accessible,
                     restricted_view=s.restricted_view,
+                    row_key=s.row_key,
+                    place=s.place,
+                    quality=s.quality,
                 )
                 for s in seats
             ),
@@ -317,3 +330,14 @@ def remove_booking_class(*, booking_class_id: int) -> None:
                 )
                 % {"code": bc.code}
             )
+
+
+def set_single_seat_rule(*, sale_id: int, keep: bool) -> bool:
+    """Staff keep (or switch off) the single-seat rule of a sale (bookings.adjacency): holds
+    may not leave a free seat alone in its row.  Returns whether it changed."""
+    with transaction.atomic():
+        return bool(
+            Sale.objects.filter(pk=sale_id)
+            .exclude(keeps_no_single_seats=keep)
+            .update(keeps_no_single_seats=keep)
+        )

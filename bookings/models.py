@@ -28,6 +28,10 @@ class Sale(models.Model):
 
     kind = models.CharField(max_length=10, choices=SaleKind.choices)
     created_at = models.DateTimeField()
+    # Issue 29: a hold may not leave a single free seat between its seats and a taken seat,
+    # an aisle or a row end (bookings.adjacency).  Events keep the rule, staff may switch it
+    # off per event; flights never had it.
+    keeps_no_single_seats = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]
@@ -136,9 +140,15 @@ class Seat(models.Model):
     )
     accessible = models.BooleanField(default=False, help_text="Wheelchair or companion seat.")
     restricted_view = models.BooleanField(default=False)
+    # Neighbours (bookings.adjacency): seats of one `row_key` stand in one physical row and
+    # `place` is the position along it in grid steps; an aisle or a gap leaves a step out.
+    row_key = models.CharField(max_length=24, blank=True, default="")
+    place = models.PositiveSmallIntegerField(null=True, blank=True)
+    quality = models.FloatField(default=0.0, help_text="Best available: lower is better.")
 
     class Meta:
         ordering = ["sale_id", "row", "letter"]
+        indexes = [models.Index(fields=["sale", "row_key"], name="seat_sale_row_key_idx")]
         constraints = [
             models.UniqueConstraint(fields=["sale", "seat_no"], name="seat_sale_seat_no_uniq"),
             models.CheckConstraint(
@@ -396,6 +406,10 @@ class WaitlistEntry(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="waitlist_entries"
     )
     party_size = models.PositiveSmallIntegerField()
+    # A seated party (issue 29): the sections it accepts (empty: any) and the most it pays
+    # per seat, surcharge included (None: the class price, whatever it is).
+    sections = models.JSONField(default=list, blank=True)
+    max_seat_price = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     status = models.CharField(
         max_length=10, choices=WaitlistStatus.choices, default=WaitlistStatus.WAITING
     )

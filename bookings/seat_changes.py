@@ -10,12 +10,11 @@ order"); `assign_seat` (a seatless passenger's first seat) takes the same two.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from itertools import pairwise
 
 from django.db import transaction
 from django.utils.translation import gettext
 
-from bookings import availability, catalogue
+from bookings import adjacency, availability, catalogue
 from bookings.errors import (
     BookingNotFound,
     SeatBlocked,
@@ -131,19 +130,16 @@ def seats_together(
     seated members (or the front) with `count` free seats side by side, else the row with the
     most free seats, then the next rows.  Pure: the caller claims them."""
     by_row: dict[int, list[Seat]] = {}
-    for seat in sorted(free, key=lambda s: (s.row, s.letter)):
+    for seat in sorted(free, key=lambda s: (s.row, s.place or 0, s.letter)):
         by_row.setdefault(seat.row, []).append(seat)
 
     def distance(row: int) -> tuple[int, int]:
         return (min((abs(row - r) for r in near_rows), default=0), row)
 
     rows = sorted(by_row, key=distance)
-    for row in rows:  # side by side: consecutive letters of one row
-        seats = by_row[row]
-        for start in range(len(seats) - count + 1):
-            run = seats[start : start + count]
-            if all(ord(b.letter) - ord(a.letter) == 1 for a, b in pairwise(run)):
-                return run
+    for row in rows:  # side by side: one block of the row, no aisle between (bookings.adjacency)
+        for block in adjacency.blocks(by_row[row], count):
+            return block
     for row in rows:  # one row, not side by side
         if len(by_row[row]) >= count:
             return by_row[row][:count]

@@ -10,6 +10,13 @@ order and each one whose party fits what is free gets an offer; a larger party k
 and is served as soon as enough units are free at once.  This never leaves a unit idle while
 someone who could use it waits, and it is applied the same way on every path.
 
+A party with seats fits only as one block side by side in one row, with no aisle between
+(bookings.adjacency), in the sections it accepts and within its price ceiling per seat, chosen
+by best available's single-seat rule (`_best_seats`).  So the smaller party behind may be
+served first, by this rule and no other: when the entry ahead finds no such block among the
+freed seats, it keeps its place and the next entry in join order is tried with the same seats.
+Nobody behind is served while the entry ahead *does* fit, and nobody loses their place.
+
 An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE), by
 the hold path's own rule (`holding.may_offer_within_hold_cap`): an entry whose offer would
 take its customer over the cap, or whose customer is holding on the sale at this very moment,
@@ -19,17 +26,18 @@ and it is offered again at the next release.  A party larger than the cap cannot
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
-from itertools import groupby
 from typing import Protocol
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from bookings import catalogue, holding, outbox_payloads
+from bookings import adjacency, catalogue, holding, outbox_payloads
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -47,6 +55,7 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
+from kernel.errors import InvalidRequest
 from kernel.locking import lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_events
@@ -89,9 +98,15 @@ def join_waitlist(
     fare_class: str,
     party_size: int,
     require_sold_out: bool = True,
+    sections: Sequence[str] = (),
+    max_seat_price: Decimal | None = None,
 ) -> WaitlistEntry:
     """`require_sold_out=False` is for the waiting room's "unlikely to get a seat" notice:
-    units may be left, but all of them are spoken for by people ahead in the queue."""
+    units may be left, but all of them are spoken for by people ahead in the queue.
+
+    A seated party may name the `sections` it accepts (empty: any) and `max_seat_price`, the
+    most it pays per seat with the seat's surcharge (None: any); its offer is a block of
+    seats side by side within both (`_best_seats`)."""
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
@@ -110,6 +125,13 @@ def join_waitlist(
     holding.check_sale_open(inventory.sale, now)
     # Once the sale and class are known to be real and open: a refusal here is about who asks.
     _check_may_join(customer=customer, sale_id=sale_id, now=now)
+    sections = _check_seat_wishes(
+        sale_id=sale_id,
+        fare_class=fare_class,
+        sections=sections,
+        max_seat_price=max_seat_price,
+        price=inventory.price,
+    )
     if require_sold_out and inventory.available >= party_size:
         raise NotSoldOut(
             f"{inventory.available} seat(s) of {fare_class.title()} are available: "
@@ -122,10 +144,44 @@ def join_waitlist(
                 fare_class=fare_class,
                 customer=customer,
                 party_size=party_size,
+                sections=sections,
+                max_seat_price=max_seat_price,
                 joined_at=now,
             )
     except IntegrityError as exc:
         raise AlreadyWaiting("You are already on this waitlist.") from exc
+
+
+def _check_seat_wishes(
+    *,
+    sale_id: int,
+    fare_class: str,
+    sections: Sequence[str],
+    max_seat_price: Decimal | None,
+    price: Decimal,
+) -> list[str]:
+    """The entry's sections, each one the class has seats in; a ceiling no seat could meet
+    is refused, since the entry could never be served."""
+    wanted = sorted({str(s).strip() for s in sections if str(s).strip()})
+    if wanted:
+        known = set(
+            Seat.objects.filter(sale_id=sale_id, fare_class=fare_class, section__in=wanted)
+            .values_list("section", flat=True)
+            .distinct()
+        )
+        if unknown := [s for s in wanted if s not in known]:
+            raise InvalidRequest(
+                gettext("No seats of this category in %(sections)s.")
+                % {"sections": ", ".join(unknown)},
+                field="sections",
+            )
+    if max_seat_price is not None and max_seat_price < price:
+        raise InvalidRequest(
+            gettext("The price ceiling is below the price of every seat (%(price)s).")
+            % {"price": price},
+            field="maxSeatPrice",
+        )
+    return wanted
 
 
 def leave_waitlist(*, customer: AbstractBaseUser, sale_id: int, fare_class: str) -> WaitlistEntry:
@@ -181,7 +237,10 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
             customer_id=entry.customer_id, sale_id=sale_id, units=entry.party_size, now=now
         ):
             continue  # over the hold cap (or holding right now): keeps its place, next entry
-        booking = _hold_for_entry(entry, inventory, now)
+        try:
+            booking = _hold_for_entry(entry, inventory, now)
+        except _NoBlock:
+            continue  # no acceptable adjacent block for this party now: keeps its place
         if booking is None:
             break
         free -= entry.party_size
@@ -203,9 +262,15 @@ def _claim_waiting_entries(*, sale_id: int, fare_class: str) -> list[WaitlistEnt
     )
 
 
+class _NoBlock(Exception):
+    """No acceptable block of free seats for this entry now: it keeps its place."""
+
+
 def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
     n = entry.party_size
-    seats = _best_seats(inventory.sale_id, inventory.fare_class, n)
+    seats = _best_seats(inventory, entry)
+    if seats is None:
+        raise _NoBlock()
     if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
         return None  # its free seats are being locked by someone right now: a later release
     if not holding.reserve_units(
@@ -253,33 +318,48 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -
     return booking
 
 
-def _best_seats(sale_id: int, fare_class: str, n: int) -> list[Seat]:
-    """Adjacent seats in the frontmost row that has them; else any n free seats; else none
-    (a seatless offer: the units exist, a seat is assigned later)."""
+def _best_seats(inventory: Inventory, entry: WaitlistEntry) -> list[Seat] | None:
+    """The entry's seats: the best block of `party_size` free seats side by side in one row
+    (bookings.adjacency), in its sections and within its price ceiling, by the single-seat
+    rule of best available (a block that strands a seat only if nothing else fits).  [] when
+    the class has no free seat this transaction can lock (a seatless offer, where the class
+    sells them); None when free seats exist but no acceptable block: the entry keeps its
+    place."""
     # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
-    # order"): only try seats.
-    free = sorted(
-        lock_seats(
-            Seat.objects.filter(
-                sale_id=sale_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
-            ),
-            skip_locked=True,
+    # order"): only try seats.  A seat locked by someone else counts as taken.
+    free = lock_seats(
+        Seat.objects.filter(
+            sale_id=inventory.sale_id, fare_class=inventory.fare_class, status=SeatStatus.AVAILABLE
         ),
-        key=lambda s: (s.row, s.section, _place_in_row(s)),
+        skip_locked=True,
     )
-    for _, row_seats in groupby(free, key=lambda s: (s.row, s.section)):
-        row_seats = list(row_seats)
-        for start in range(len(row_seats) - n + 1):
-            block = row_seats[start : start + n]
-            places = [_place_in_row(s) for s in block]
-            if places == list(range(places[0], places[0] + n)):
-                return block
-    return free[:n] if len(free) >= n else []
+    free = list(free)
+    if not free:
+        return []
+    rows = adjacency.by_row(free)
+    for may_strand in (False, True):
+        found = [
+            best
+            for row in rows.values()
+            if (
+                best := adjacency.best_block(
+                    row,
+                    n=entry.party_size,
+                    free={s.seat_no for s in row},
+                    pickable=lambda seat: _acceptable(seat, entry, inventory.price),
+                    may_strand=may_strand or not inventory.sale.keeps_no_single_seats,
+                )
+            )
+        ]
+        if found:
+            return min(found, key=lambda b: (sum(s.quality for s in b[0]), b[0][0].row))[0]
+    return None
 
 
-def _place_in_row(seat: Seat) -> int:
-    """Where a seat is along its row: a venue seat's number, a cabin seat's letter."""
-    return seat.number if seat.number is not None else ord(seat.letter)
+def _acceptable(seat: Seat, entry: WaitlistEntry, price: Decimal) -> bool:
+    if entry.sections and seat.section not in entry.sections:
+        return False
+    return entry.max_seat_price is None or price + seat.surcharge <= entry.max_seat_price
 
 
 def close_offers(*, booking_ids: list[int], now: datetime) -> int:

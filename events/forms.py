@@ -90,16 +90,54 @@ class StandingHoldForm(forms.Form):
         return _clean_name(self.cleaned_data["name"])
 
 
+class BestAvailableForm(forms.Form):
+    """Best available: how many seats of which category, how many of them wheelchair places,
+    whose name (the engine picks the seats: bookings.best_available)."""
+
+    category = forms.ChoiceField(label=_("Price category"))
+    quantity = forms.IntegerField(label=_("Number of seats"), min_value=1)
+    accessible = forms.IntegerField(
+        label=_("Of which wheelchair places"), min_value=0, required=False
+    )
+    name = forms.CharField(label=_("Name on the tickets"), max_length=120)
+    idempotency_key = forms.CharField(required=False, max_length=MAX_KEY_LENGTH)
+
+    def __init__(self, data, *args, categories: list[str], **kwargs):
+        super().__init__(data, *args, **kwargs)
+        self.fields["category"].choices = [(c, c) for c in categories]
+        self.fields["quantity"].validators.append(MaxValueValidator(max_tickets()))
+
+    def clean_name(self):
+        return _clean_name(self.cleaned_data["name"])
+
+    def clean(self):
+        data = super().clean()
+        accessible = data.get("accessible") or 0
+        if data.get("quantity") is not None and accessible > data["quantity"]:
+            raise forms.ValidationError(_("Wheelchair places are part of the seats asked for."))
+        data["accessible"] = accessible
+        return data
+
+
 class WaitlistForm(forms.Form):
     """Join (or leave) the waitlist of one of the event's inventory classes."""
 
     fare_class = forms.ChoiceField(label=_("Tickets"))
     party_size = forms.IntegerField(label=_("Party size"), min_value=1, required=False)
+    # A seated party's wishes (issue 29): the sections it accepts and a price ceiling.
+    sections = forms.CharField(label=_("Sections you accept"), required=False, max_length=400)
+    max_seat_price = forms.DecimalField(
+        label=_("Most you pay per seat"), required=False, min_value=0, decimal_places=2
+    )
 
     def __init__(self, data, *args, classes: list[str], leaving: bool = False, **kwargs):
         super().__init__(data, *args, **kwargs)
         self.fields["fare_class"].choices = [(c, c) for c in classes]
         self.leaving = leaving
+
+    def clean_sections(self):
+        """Section names, comma separated (empty: any)."""
+        return [s.strip() for s in self.cleaned_data["sections"].split(",") if s.strip()]
 
     def clean_party_size(self):
         size = self.cleaned_data["party_size"]

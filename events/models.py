@@ -100,6 +100,14 @@ class VenueSeat(models.Model):
     y = models.PositiveSmallIntegerField(help_text="Line in the section's grid, from 1.")
     accessible = models.BooleanField(default=False, help_text="Wheelchair space or step-free.")
     restricted_view = models.BooleanField(default=False)
+    quality = models.FloatField(
+        null=True,
+        blank=True,
+        help_text=_(
+            "Best available ranks seats by this, lower first. Empty: the distance from the "
+            "stage centre."
+        ),
+    )
 
     class Meta:
         ordering = ["section_id", "row_index", "number"]

@@ -150,6 +150,12 @@ def standing_classes(*, event: Event) -> list[str]:
     return [a["fare_class"] for a in data["standing_areas"] if is_standing_class(a["fare_class"])]
 
 
+def seated_categories(*, event: Event) -> list[str]:
+    """The price categories of the event's seats (what best available picks from)."""
+    data = seat_map(event_id=event.pk) or {"seats": []}
+    return sorted({s["category"] for s in data["seats"]})
+
+
 def class_codes(*, event: Event) -> list[str]:
     """Every inventory class of the event's sale: price categories and standing areas."""
     data = seat_map(event_id=event.pk) or {"seats": [], "standing_areas": []}

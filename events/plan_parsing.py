@@ -21,8 +21,10 @@ ignored, keywords are case-insensitive):
 Sections are drawn in the order they are written, the first nearest the stage.
 
 The CSV import lists seats one per line under the header
-``section,row,number,x,y,accessible,restricted_view``; accessible and restricted_view are
-yes/no, true/false, 1/0 or empty (no).  Rows are ordered front to back by their smallest y.
+``section,row,number,x,y,accessible,restricted_view`` (and optionally ``,quality``: the
+seat's best-available score, lower is better, empty for the distance from the stage centre);
+accessible and restricted_view are yes/no, true/false, 1/0 or empty (no).  Rows are ordered
+front to back by their smallest y.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class SeatSpec:
     y: int
     accessible: bool = False
     restricted_view: bool = False
+    quality: float | None = None
 
 
 @dataclass
@@ -261,9 +264,9 @@ def parse_csv(content: bytes | str) -> VenuePlan:
         except UnicodeDecodeError as error:
             raise InvalidVenuePlan(["The file is not UTF-8 text."]) from error
     reader = csv.reader(io.StringIO(content))
-    header = next(reader, None)
-    if header is None or tuple(h.strip().lower() for h in header) != CSV_HEADER:
-        raise InvalidVenuePlan([f"Line 1: the header must be {','.join(CSV_HEADER)}."])
+    header = tuple(h.strip().lower() for h in next(reader, None) or ())
+    if header not in (CSV_HEADER, (*CSV_HEADER, "quality")):
+        raise InvalidVenuePlan([f"Line 1: the header must be {','.join(CSV_HEADER)}[,quality]."])
     problems: list[str] = []
     by_section: dict[str, list[tuple[int, SeatSpec]]] = defaultdict(list)
     names: dict[str, str] = {}  # lower-case -> as first written
@@ -272,7 +275,7 @@ def parse_csv(content: bytes | str) -> VenuePlan:
         if not any(c.strip() for c in cells):
             continue
         try:
-            section, seat = _csv_seat(cells)
+            section, seat = _csv_seat(cells, columns=len(header))
         except _LineError as error:
             problems.append(f"Line {line}: {error}")
             continue
@@ -298,10 +301,14 @@ def parse_csv(content: bytes | str) -> VenuePlan:
     return VenuePlan(sections=sections)
 
 
-def _csv_seat(cells: list[str]) -> tuple[str, SeatSpec]:
-    if len(cells) != len(CSV_HEADER):
-        raise _LineError(f"expected {len(CSV_HEADER)} columns, found {len(cells)}.")
-    section, row, number, x, y, accessible, restricted = (c.strip() for c in cells)
+def _csv_seat(cells: list[str], *, columns: int) -> tuple[str, SeatSpec]:
+    if len(cells) != columns:
+        raise _LineError(f"expected {columns} columns, found {len(cells)}.")
+    section, row, number, x, y, accessible, restricted, *quality = (c.strip() for c in cells)
+    try:
+        score = float(quality[0]) if quality and quality[0] else None
+    except ValueError:
+        raise _LineError(f'quality "{quality[0]}" must be a number.') from None
     if not section or len(section) > 60:
         raise _LineError("the section name is required (at most 60 characters).")
     if not ROW_LABEL.match(row):
@@ -314,6 +321,7 @@ def _csv_seat(cells: list[str]) -> tuple[str, SeatSpec]:
         y=_csv_int("y", y),
         accessible=_csv_bool("accessible", accessible),
         restricted_view=_csv_bool("restricted_view", restricted),
+        quality=score,
     )
 
 

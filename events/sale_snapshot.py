@@ -15,6 +15,7 @@ event goes on sale; docs/events.md, "Selling").
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from bookings.inventory import ClassSpec, SeatSpec
@@ -34,6 +35,41 @@ def section_codes(*, venue_id: int) -> dict[int, int]:
 
 def seat_no(*, section_code: int, row: str, number: int) -> str:
     return f"{section_code}-{row.upper()}-{number}"
+
+
+def row_key(*, section_code: int, row: str) -> str:
+    """The engine's row of a venue seat (bookings.adjacency): its seat number without the
+    seat ("2-F"); its place in the row is the plan's grid column, where aisles leave gaps."""
+    return f"{section_code}-{row.upper()}"
+
+
+def seat_quality(venue_seats, sections: dict[int, Section]) -> dict[int, float]:
+    """Venue seat id -> its best-available rank (lower is better): what staff set on the
+    seat, else its distance from the stage centre: from the middle of its section's width,
+    and as many rows back as it sits behind the rows of the sections in front of it (the
+    drawing's order, nearest the stage first)."""
+    seats = list(venue_seats)
+    width: dict[int, tuple[int, int]] = {}
+    depth: dict[int, int] = {}
+    for seat in seats:
+        low, high = width.get(seat.section_id, (seat.x, seat.x))
+        width[seat.section_id] = (min(low, seat.x), max(high, seat.x))
+        depth[seat.section_id] = max(depth.get(seat.section_id, 0), seat.y)
+    in_front: dict[int, int] = {}
+    rows_so_far = 0
+    for section in sorted(sections.values(), key=lambda s: (s.position, s.name, s.pk)):
+        in_front[section.pk] = rows_so_far
+        rows_so_far += depth.get(section.pk, 0)
+    quality = {}
+    for seat in seats:
+        if seat.quality is not None:
+            quality[seat.pk] = float(seat.quality)
+            continue
+        low, high = width[seat.section_id]
+        across = seat.x - (low + high) / 2
+        back = in_front[seat.section_id] + seat.y
+        quality[seat.pk] = round(math.hypot(across, back), 3)
+    return quality
 
 
 def standing_class(section_code: int) -> str:
@@ -69,9 +105,12 @@ def sale_plan(*, event: Event) -> SalePlan:
             standing.append(_class(standing_class(codes[section_id]), capacity, category))
     seats = []
     too_long = []
-    venue_seats = VenueSeat.objects.filter(section__venue_id=event.venue_id).order_by(
-        "section_id", "row_index", "number"
+    venue_seats = list(
+        VenueSeat.objects.filter(section__venue_id=event.venue_id).order_by(
+            "section_id", "row_index", "number"
+        )
     )
+    quality = seat_quality(venue_seats, sections)
     for seat in venue_seats:
         if seat.pk not in category_of_seat:  # put_event_on_sale refuses unpriced plans first
             continue
@@ -91,6 +130,9 @@ def sale_plan(*, event: Event) -> SalePlan:
                 number=seat.number,
                 accessible=seat.accessible,
                 restricted_view=seat.restricted_view,
+                row_key=row_key(section_code=codes[section.pk], row=seat.row),
+                place=seat.x,
+                quality=quality[seat.pk],
             )
         )
     if too_long:

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings import inventory as engine_inventory
 from bookings.errors import HoldExpired, InvalidBookingState
 from bookings.inventory import open_sale
 from bookings.models import LIVE_STATUSES, Booking, SaleKind
@@ -276,9 +277,20 @@ def open_missing_sale(*, event_id: int) -> bool:
 def _open_sale(event: Event) -> None:
     """The caller holds the event's row lock."""
     plan = sale_plan(event=event)
-    sale = open_sale(kind=SaleKind.EVENT, classes=plan.classes, seats=plan.seats)
+    sale = open_sale(
+        kind=SaleKind.EVENT, classes=plan.classes, seats=plan.seats, keeps_no_single_seats=True
+    )
     Event.objects.filter(pk=event.pk, sale__isnull=True).update(sale=sale)
     event.sale = sale
+
+
+def set_single_seat_rule(*, event_id: int, keep: bool) -> bool:
+    """Keep (or switch off) the rule that no hold leaves a single seat alone, for an event on
+    sale (bookings.inventory.set_single_seat_rule).  Returns whether it changed."""
+    sale_id = Event.objects.filter(pk=event_id).values_list("sale_id", flat=True).first()
+    if sale_id is None:
+        raise InvalidEvent(gettext("The event is not on sale yet: nothing to change."))
+    return engine_inventory.set_single_seat_rule(sale_id=sale_id, keep=keep)
 
 
 @dataclass(frozen=True)

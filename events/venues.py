@@ -110,6 +110,7 @@ def _replace_plan(*, venue: Venue, plan: plan_parsing.VenuePlan, keep_standing: 
                         y=seat.y,
                         accessible=seat.accessible,
                         restricted_view=seat.restricted_view,
+                        quality=seat.quality,
                     )
                     for seat in spec.seats
                 ],

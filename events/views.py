@@ -12,9 +12,15 @@ from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings import customer_holds, waitlist, waitlist_selectors
+from bookings import best_available, customer_holds, waitlist, waitlist_selectors
 from events import picker, selectors
-from events.forms import EventSearchForm, SeatHoldForm, StandingHoldForm, WaitlistForm
+from events.forms import (
+    BestAvailableForm,
+    EventSearchForm,
+    SeatHoldForm,
+    StandingHoldForm,
+    WaitlistForm,
+)
 from events.models import Event, EventStatus
 from events.plan_drawing import presale_drawing
 from kernel.errors import DomainError
@@ -55,6 +61,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     buying = None
     if event["sale_open"] and not queue_url:
         buying = picker.seat_picker(event=row)
+    best_categories = picker.seated_categories(event=row) if buying else []
     return render(
         request,
         "events/detail.html",
@@ -63,6 +70,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
             # The drawing without availability while the sale is not open.
             "plan": None if buying else presale_drawing(event=row),
             "picker": buying,
+            "best_categories": best_categories,
             "queue_url": queue_url,
         },
     )
@@ -131,6 +139,36 @@ def hold_seats(request: HttpRequest, event_id: int) -> HttpResponse:
 
 
 @require_POST
+def hold_best_available(request: HttpRequest, event_id: int) -> HttpResponse:
+    """Best available: the engine picks the best seats side by side (issue 29)."""
+
+    def order(event: Event, form: BestAvailableForm) -> HoldOrder:
+        category, quantity, accessible, name = (
+            form.cleaned_data[k] for k in ("category", "quantity", "accessible", "name")
+        )
+        asked = {"event": event.pk, "best": category, "quantity": quantity, "a": accessible}
+        return asked, lambda: best_available.hold_best_available(
+            customer=request.user,
+            sale_id=event.sale_id,
+            fare_class=category,
+            quantity=quantity,
+            accessible=accessible,
+            passenger_names=[name] * quantity,
+        )
+
+    return hold_from_form(
+        request,
+        back=reverse("events:detail", args=[event_id]),
+        find=lambda: _sold_event(event_id),
+        make_form=lambda event: BestAvailableForm(
+            request.POST, categories=picker.seated_categories(event=event)
+        ),
+        sale_id=lambda event: event.sale_id,
+        order=order,
+    )
+
+
+@require_POST
 def hold_standing(request: HttpRequest, event_id: int) -> HttpResponse:
     """A standing area's form: hold a number of places, sold by count."""
 
@@ -173,6 +211,8 @@ def waitlist_join(request: HttpRequest, event_id: int) -> HttpResponse:
             sale_id=event.sale_id,
             fare_class=form.cleaned_data["fare_class"],
             party_size=form.cleaned_data["party_size"],
+            sections=form.cleaned_data["sections"],
+            max_seat_price=form.cleaned_data["max_seat_price"],
         )
     except DomainError as error:
         show_domain_error(request, error)

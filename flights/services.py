@@ -21,6 +21,7 @@ from bookings.inventory import (
 )
 from bookings.models import Sale, SaleKind
 from flights.models import Airport, Carrier, FareClass, Flight
+from flights.seat_places import places_in_row, seat_quality
 from kernel.errors import InvalidRequest
 from payments.currency import NotChargeable, check_chargeable
 
@@ -109,6 +110,31 @@ def _check_chargeable_layout(layout: CabinLayout, seats: list) -> None:
         raise InvalidRequest(str(exc), field="price") from None
 
 
+def _seat_specs(seats: list[tuple[str, int, str, Decimal]]) -> list[SeatSpec]:
+    """The engine's seats of a cabin, each with its place in its row (flights.seat_places)."""
+    cabin_letters = {letter for _fare, _row, letter, _surcharge in seats}
+    row_letters: dict[int, set[str]] = {}
+    for _fare, row, letter, _surcharge in seats:
+        row_letters.setdefault(row, set()).add(letter)
+    places = {
+        row: places_in_row(letters, cabin_letters=cabin_letters)
+        for row, letters in row_letters.items()
+    }
+    return [
+        SeatSpec(
+            seat_no=f"{row}{letter}",
+            row=row,
+            letter=letter,
+            fare_class=fare_class,
+            surcharge=surcharge,
+            row_key=str(row),
+            place=places[row][letter],
+            quality=seat_quality(row),
+        )
+        for fare_class, row, letter, surcharge in seats
+    ]
+
+
 def create_flight(
     *,
     code: str,
@@ -149,16 +175,7 @@ def create_flight(
                 )
                 for section in layout.sections
             ],
-            seats=[
-                SeatSpec(
-                    seat_no=f"{row}{letter}",
-                    row=row,
-                    letter=letter,
-                    fare_class=fare_class,
-                    surcharge=surcharge,
-                )
-                for fare_class, row, letter, surcharge in seats
-            ],
+            seats=_seat_specs(seats),
         )
         flight = Flight.objects.create(
             id=sale.pk,

@@ -1,11 +1,16 @@
 from django.urls import path
 
-from storefront import api, checkin_api, gate_api, live_ticket_api, ticket_api
+from storefront import api, best_available_api, checkin_api, gate_api, live_ticket_api, ticket_api
 
 app_name = "bookings_api"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
 urlpatterns = [
     path("bookings", api.BookingListCreateApi.as_view(), name="list"),
+    path(
+        "bookings/best-available",
+        best_available_api.BestAvailableApi.as_view(),
+        name="best-available",
+    ),
     path("bookings/<int:booking_id>", api.BookingDetailApi.as_view(), name="detail"),
     path(
         "bookings/<int:booking_id>/passengers",

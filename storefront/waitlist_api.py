@@ -35,6 +35,13 @@ def sale_of_flight(flight_id: int) -> int:
 class JoinSerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
     party_size = serializers.IntegerField(min_value=1, max_value=9)
+    max_seat_price = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        min_value=0,
+        required=False,
+        help_text="The most you pay per seat, its surcharge included (default: any).",
+    )
 
 
 class FareClassQuerySerializer(serializers.Serializer):
@@ -64,6 +71,10 @@ class EntrySerializer(serializers.Serializer):
     flight_id = serializers.IntegerField(source="sale.flight.id")
     fare_class = serializers.ChoiceField(choices=FARE_CLASSES)
     party_size = serializers.IntegerField()
+    sections = serializers.ListField(child=serializers.CharField(), help_text="Empty: any.")
+    max_seat_price = serializers.DecimalField(
+        max_digits=12, decimal_places=2, allow_null=True, help_text="Null: any."
+    )
     status = serializers.ChoiceField(choices=WaitlistStatus.choices)
     position = serializers.SerializerMethodField(
         help_text="1-based place while WAITING, else null."
@@ -141,6 +152,22 @@ class EventJoinSerializer(serializers.Serializer):
         max_length=10, help_text="Price category (A) or standing area (GA-3) that is sold out."
     )
     party_size = serializers.IntegerField(min_value=1, max_value=9)
+    sections = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        max_length=20,
+        required=False,
+        help_text=(
+            "Seated categories: the sections you accept (default: any). The offer is always "
+            "`partySize` seats side by side in one row, no aisle between."
+        ),
+    )
+    max_seat_price = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        min_value=0,
+        required=False,
+        help_text="The most you pay per seat (default: any).",
+    )
 
 
 class CategoryQuerySerializer(serializers.Serializer):
@@ -202,6 +229,8 @@ class EventWaitlistApi(APIView):
             sale_id=sale_id_of(SaleKind.EVENT, event_id),
             fare_class=data.validated_data["category"].strip().upper(),
             party_size=data.validated_data["party_size"],
+            sections=data.validated_data.get("sections", ()),
+            max_seat_price=data.validated_data.get("max_seat_price"),
         )
         return Response(EventEntrySerializer(entry).data, status=201)
 

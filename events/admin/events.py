@@ -156,7 +156,7 @@ class EventAdmin(LocalTimeAdminMixin, SeatToggleAdminMixin, admin.ModelAdmin):
     date_hierarchy = "starts_at"
     inlines = [PriceCategoryInline]
     readonly_fields = ["status", "places_per_category", "inventory_overview", "seat_map"]
-    actions = ["put_on_sale", "cancel"]
+    actions = ["put_on_sale", "allow_single_seats", "forbid_single_seats", "cancel"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("venue")
@@ -331,6 +331,25 @@ class EventAdmin(LocalTimeAdminMixin, SeatToggleAdminMixin, admin.ModelAdmin):
                 self.message_user(request, error.detail, messages.ERROR)
             else:
                 self.message_user(request, f"{event.name} is on sale.")
+
+    @admin.action(description="Allow holds that leave a single seat", permissions=["change"])
+    def allow_single_seats(self, request, queryset):
+        self._single_seat_rule(request, queryset, keep=False)
+
+    @admin.action(description="Refuse holds that leave a single seat", permissions=["change"])
+    def forbid_single_seats(self, request, queryset):
+        self._single_seat_rule(request, queryset, keep=True)
+
+    def _single_seat_rule(self, request, queryset, *, keep: bool) -> None:
+        for event in queryset:
+            try:
+                services.set_single_seat_rule(event_id=event.pk, keep=keep)
+            except DomainError as error:
+                self.message_user(request, f"{event.name}: {error.detail}", messages.ERROR)
+            else:
+                self.message_user(
+                    request, f"{event.name}: single-seat rule {'on' if keep else 'off'}."
+                )
 
     @admin.action(
         description="Cancel selected events (confirm the refunds first)",

@@ -134,14 +134,18 @@ def test_party_of_three_behind_party_of_one_first_fit_policy():
     assert (big.status, small.status) == ("WAITING", "OFFERED")
     assert waitlist_position(entry=big) == 1
 
-    for h in holders[2:5]:  # 3 units free: the party of 3 gets adjacent seats
+    for h in holders[2:5]:  # 1C, 1D, 1E free: 3 units, but the aisle runs between C and D
+        cancel_hold(customer=h.customer, booking_id=h.pk)
+    big.refresh_from_db()
+    assert big.status == "WAITING" and waitlist_position(entry=big) == 1
+    for h in holders[0:2]:  # 1A, 1B: now 1A-1C is a block of three side by side
         cancel_hold(customer=h.customer, booking_id=h.pk)
     big.refresh_from_db()
     assert big.status == "OFFERED" and big.offer.seat_count == 3
     assert sorted(big.offer.passengers.values_list("seat__seat_no", flat=True)) == [
+        "1A",
+        "1B",
         "1C",
-        "1D",
-        "1E",
     ]
     assert check_inventory(sale_id=flight.sale_id) == []
 
@@ -268,10 +272,15 @@ def test_an_offer_that_would_exceed_the_hold_cap_skips_to_the_next_entry(hold_ca
     held = Booking.objects.filter(customer=greedy, status=BookingStatus.HELD)
     assert sum(held.values_list("seat_count", flat=True)) == 1
 
-    # Once its own hold is gone, the next release serves it, within the cap.
+    # Once its own hold is gone, the next release serves it, within the cap: 1A alone is no
+    # pair side by side (the other free seat is 1F), so it is served when 1B frees too.
     cancel_hold(customer=greedy, booking_id=holders[0].pk)
     first.refresh_from_db()
+    assert first.status == "WAITING" and waitlist_position(entry=first) == 1
+    cancel_hold(customer=holders[1].customer, booking_id=holders[1].pk)
+    first.refresh_from_db()
     assert first.status == "OFFERED" and first.offer.seat_count == 2
+    assert sorted(first.offer.passengers.values_list("seat__seat_no", flat=True)) == ["1A", "1B"]
     assert check_inventory(sale_id=flight.sale_id) == []
 
 

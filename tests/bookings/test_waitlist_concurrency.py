@@ -2,6 +2,7 @@ import random
 
 import pytest
 
+from bookings import adjacency
 from bookings.customer_holds import hold_seatless, hold_seats
 from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingStatus, WaitlistEntry, WaitlistStatus
@@ -77,13 +78,19 @@ def test_releases_and_new_holds_racing_never_offer_a_unit_twice():
     offer_ids = list(offers.values_list("offer_id", flat=True))
     assert len(offer_ids) == len(set(offer_ids))
     assert all(b.status == BookingStatus.HELD for b in Booking.objects.filter(pk__in=offer_ids))
-    # Every offer is exactly the party's size, and a waiting entry never stands behind free units
-    # it would fit into (first fit).
+    # Every offer is exactly the party's size, its seats side by side, and a waiting entry
+    # never stands behind free units it would fit into (first fit): not enough units, or free
+    # seats but no block of its size side by side among them (issue 29).
     for entry in offers.select_related("offer"):
         assert entry.offer.seat_count == entry.party_size
+        assert adjacency.is_block([p.seat for p in entry.offer.passengers.all() if p.seat])
     left = FareInventory.objects.get(sale=flight.sale).available
+    free = list(Seat.objects.filter(sale=flight.sale, status="AVAILABLE"))
     for entry in WaitlistEntry.objects.filter(status=WaitlistStatus.WAITING):
-        assert entry.party_size > left, (entry.party_size, left)
+        fits = entry.party_size <= left and (
+            not free or any(adjacency.blocks(free, entry.party_size))
+        )
+        assert not fits, (entry.party_size, left, [s.seat_no for s in free])
     assert len(entries) == 10
 
 

@@ -16,6 +16,7 @@ from events.services import (
     assign_categories,
     create_event,
     put_event_on_sale,
+    set_single_seat_rule,
 )
 from events.venues import build_venue_plan_from_grid
 
@@ -61,7 +62,11 @@ class VenueFactory(factory.django.DjangoModelFactory):
 
 
 class EventFactory(factory.django.DjangoModelFactory):
-    """A published concert in 30 days whose sale opened yesterday, every place priced."""
+    """A published concert in 30 days whose sale opened yesterday, every place priced.
+
+    Its sale does not keep the single-seat rule (issue 29) unless `single_seat_rule=True`:
+    the application's events keep it, as staff may switch it off; tests written before the
+    rule pick seats freely, and the rule's own tests switch it on."""
 
     class Meta:
         model = Event
@@ -81,6 +86,7 @@ class EventFactory(factory.django.DjangoModelFactory):
         prices=SMALL_HALL_PRICES,
         assignments=SMALL_HALL_ASSIGNMENTS,
         publish=True,
+        single_seat_rule=False,
         **kwargs,
     ):
         event = create_event(price_categories=prices, **kwargs)
@@ -88,5 +94,6 @@ class EventFactory(factory.django.DjangoModelFactory):
             assign_categories(event_id=event.pk, assignments=assignments)
         if publish:
             put_event_on_sale(event_id=event.pk)
+            set_single_seat_rule(event_id=event.pk, keep=single_seat_rule)
         event.refresh_from_db()
         return event

@@ -152,10 +152,27 @@ FORMS = [
         },
     ),
     PageForm(
+        "event-best-available",
+        "post",
+        "/events/{event}/best-available/",
+        {
+            "category": field("A", "B", "GA-3", ""),
+            "quantity": field("1", "2", "9", "10"),
+            "accessible": field("0", "1", "3", ""),
+            "name": field("Clara Schumann"),
+            "idempotency_key": field("{key}"),
+        },
+    ),
+    PageForm(
         "event-waitlist-join",
         "post",
         "/events/{event}/waitlist/join/",
-        {"fare_class": field("A", "B", "GA-3"), "party_size": field("1", "2", "9", "10")},
+        {
+            "fare_class": field("A", "B", "GA-3"),
+            "party_size": field("1", "2", "9", "10"),
+            "sections": field("", "Stalls", "Balcony, Stalls", "Nowhere"),
+            "max_seat_price": field("", "80.00", "1.00", "-3"),
+        },
     ),
     PageForm(
         "event-waitlist-leave",

@@ -1,0 +1,224 @@
+"""Best available (issue 29): "4 of the best seats in category A", held for the customer.
+
+The seats are one block side by side in one row, no aisle between (bookings.adjacency),
+with at least `accessible` wheelchair places among them ("2 wheelchair places and 2
+companion seats" is quantity 4, accessible 2).  Blocks are ranked by the sum of their seats'
+quality (the venue's score, staff-set or the distance from the stage centre; a cabin's row),
+and a block that would leave a single seat alone is taken only when no other block fits
+anywhere (and freely where staff switched the single-seat rule off for the sale).
+
+One transaction, in the one lock order (docs/architecture.md): the hold cap's advisory lock;
+then one row at a time, the **whole row** locked (whether a block strands a seat depends on
+its neighbours, which a concurrent hold may be taking), the block chosen again from the
+locked rows; then the booking and, last, the fare-inventory reserve.  The rows to try come
+from a plain read; a row that has changed meanwhile is let go (its savepoint rolled back,
+which releases its row locks) before the next one is locked, so a transaction never holds
+two rows' locks out of order.  Only AVAILABLE seats are picked: a lapsed hold's seats come
+back through the expiry sweep (and the waitlist first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from bookings import adjacency, availability, catalogue
+from bookings.customer_holds import check_fare_class, is_free
+from bookings.errors import NoAdjacentSeats, SoldOut
+from bookings.holding import (
+    check_hold_cap,
+    check_party_size,
+    check_sale_open,
+    create_held_booking,
+    hold_ttl,
+    raise_missing_sale_or_class,
+    reserve_units,
+)
+from bookings.live import announce_seats_on_commit
+from bookings.models import Booking, Inventory, Seat, SeatStatus
+from bookings.passengers import clean_passenger_names
+from kernel.errors import InvalidRequest
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+from kernel.metrics import counts_holds
+
+SEAT_FIELDS = ("id", "sale_id", "seat_no", "fare_class", "status", "held_until")
+NEIGHBOUR_FIELDS = ("row_key", "place", "quality", "accessible", "surcharge")
+
+
+@counts_holds
+@lock_errors_as_too_busy
+def hold_best_available(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    quantity: int,
+    accessible: int = 0,
+    passenger_names: Sequence[str] | None = None,
+) -> Booking:
+    """Hold the best block of `quantity` seats of `fare_class` for `customer`, or nothing."""
+    check_party_size(quantity, field="quantity")
+    if not 0 <= accessible <= quantity:
+        raise InvalidRequest(
+            gettext("Wheelchair places are between 0 and the number of seats."),
+            field="accessible",
+        )
+    names = clean_passenger_names(passenger_names, quantity)
+    check_fare_class(fare_class)
+    now = timezone.now()
+    with (
+        availability.hold_admission(sale_id=sale_id, fare_class=fare_class, units=quantity),
+        transaction.atomic(),
+    ):
+        check_hold_cap(customer=customer, sale_id=sale_id, units=quantity, now=now)
+        inventory = (
+            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+            .filter(sale_id=sale_id, fare_class=fare_class)
+            .first()
+        )
+        if inventory is None:
+            raise_missing_sale_or_class(sale_id, fare_class)
+        check_sale_open(inventory.sale, now)
+        seats = pick_block(
+            sale_id=sale_id,
+            fare_class=fare_class,
+            quantity=quantity,
+            accessible=accessible,
+            rule=inventory.sale.keeps_no_single_seats,
+            now=now,
+        )
+        booking = create_held_booking(
+            customer_id=customer.pk,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=quantity,
+            seats=seats,
+            names=names,
+            amount=inventory.price * quantity + sum((s.surcharge for s in seats), Decimal(0)),
+            currency=inventory.currency,
+            expires_at=now + hold_ttl(),
+            now=now,
+        )
+        if not reserve_units(sale_id=sale_id, fare_class=fare_class, units=quantity):
+            raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
+        announce_seats_on_commit(
+            sale_id=sale_id, seats=sorted(s.seat_no for s in seats), status=SeatStatus.HELD
+        )
+    booking.sale = inventory.sale
+    return booking
+
+
+def pick_block(
+    *, sale_id: int, fare_class: str, quantity: int, accessible: int, rule: bool, now: datetime
+) -> list[Seat]:
+    """The chosen block, its row locked; NoAdjacentSeats if none fits.  With the single-seat
+    rule, a first pass takes only blocks that strand nobody; the second (nothing else fits)
+    any block."""
+    for may_strand in (False, True) if rule else (True,):
+        for row_key, _block in ranked_blocks(
+            sale_id=sale_id,
+            fare_class=fare_class,
+            quantity=quantity,
+            accessible=accessible,
+            may_strand=may_strand,
+            now=now,
+        ):
+            block = _lock_row_and_choose(
+                sale_id=sale_id,
+                row_key=row_key,
+                fare_class=fare_class,
+                quantity=quantity,
+                accessible=accessible,
+                may_strand=may_strand,
+                now=now,
+            )
+            if block is not None:
+                return block
+    raise NoAdjacentSeats(quantity, accessible=accessible)
+
+
+def ranked_blocks(
+    *,
+    sale_id: int,
+    fare_class: str,
+    quantity: int,
+    accessible: int = 0,
+    may_strand: bool,
+    now: datetime,
+) -> list[tuple[str, list[Seat]]]:
+    """(row key, its best block) for every row that has one, from a plain read, best first:
+    the blocks that strand nobody, then the others, each by quality.  Also what a refused
+    pick is offered instead (customer_holds.check_leaves_no_single_seat)."""
+    seats = Seat.objects.filter(sale_id=sale_id).exclude(row_key="")
+    seats = seats.filter(
+        row_key__in=Seat.objects.filter(
+            sale_id=sale_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
+        ).values("row_key")
+    ).only(*SEAT_FIELDS, *NEIGHBOUR_FIELDS)
+    ranked = []
+    for row_key, row in adjacency.by_row(seats).items():
+        found = _choose(row, fare_class, quantity, accessible, may_strand=may_strand, now=now)
+        if found is not None:
+            block, strands = found
+            ranked.append((strands, sum(s.quality for s in block), block[0].place, row_key, block))
+    ranked.sort(key=lambda r: r[:4])
+    return [(row_key, block) for _s, _q, _p, row_key, block in ranked]
+
+
+def _choose(
+    row: Sequence[Seat],
+    fare_class: str,
+    quantity: int,
+    accessible: int,
+    *,
+    may_strand: bool,
+    now: datetime,
+) -> tuple[list[Seat], bool] | None:
+    return adjacency.best_block(
+        row,
+        n=quantity,
+        free={s.seat_no for s in row if is_free(s, now)},
+        pickable=lambda s: s.status == SeatStatus.AVAILABLE and s.fare_class == fare_class,
+        accessible=accessible,
+        may_strand=may_strand,
+    )
+
+
+class _RowChanged(Exception):
+    pass
+
+
+def _lock_row_and_choose(
+    *,
+    sale_id: int,
+    row_key: str,
+    fare_class: str,
+    quantity: int,
+    accessible: int,
+    may_strand: bool,
+    now: datetime,
+) -> list[Seat] | None:
+    """The row's every seat locked in the lock order (docs/architecture.md) and the block
+    chosen again from them; None (and the row's locks released) if it no longer has one."""
+    try:
+        with transaction.atomic():  # a savepoint: rolling it back releases the row's locks
+            row = list(lock_seats(Seat.objects.filter(sale_id=sale_id, row_key=row_key)))
+            found = _choose(
+                adjacency.by_row(row).get(row_key, []),
+                fare_class,
+                quantity,
+                accessible,
+                may_strand=may_strand,
+                now=now,
+            )
+            if found is None:
+                raise _RowChanged()
+            return found[0]
+    except _RowChanged:
+        return None
