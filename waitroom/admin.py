@@ -3,7 +3,7 @@ from django.utils.html import format_html
 
 from bookings import catalogue
 from waitroom import room_selectors, staff
-from waitroom.models import Admission, WaitingRoom
+from waitroom.models import Admission, PresaleCode, PresaleRedemption, WaitingRoom
 
 
 @admin.register(WaitingRoom)
@@ -102,4 +102,32 @@ class AdmissionAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(PresaleCode)
+class PresaleCodeAdmin(admin.ModelAdmin):
+    """Staff issue presale codes here (the code is drawn for them; 1 use: single-use)."""
+
+    list_display = ["code", "room", "uses", "uses_allowed", "note", "created_at"]
+    list_filter = ["room"]
+    search_fields = ["code", "note", "=room__id"]
+    raw_id_fields = ["room"]
+    readonly_fields = ["uses"]
+
+
+@admin.register(PresaleRedemption)
+class PresaleRedemptionAdmin(admin.ModelAdmin):
+    """Which account redeemed which code: read-only (a code is bound to that account)."""
+
+    list_display = ["id", "room", "code", "customer", "redeemed_at"]
+    list_filter = ["room"]
+    search_fields = ["code__code", "customer__username"]
+    list_select_related = ["code", "customer"]
+    readonly_fields = [f.name for f in PresaleRedemption._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False
