@@ -1,9 +1,28 @@
+from django import forms
 from django.contrib import admin
 from django.utils.html import format_html
 
 from bookings import catalogue
 from waitroom import room_selectors, staff
 from waitroom.models import Admission, PresaleCode, PresaleRedemption, WaitingRoom
+
+
+class WaitingRoomForm(forms.ModelForm):
+    """Left empty or out (a script posting the fields it always did), the presale lane's
+    share is the default, 100: code holders first."""
+
+    class Meta:
+        model = WaitingRoom
+        fields = "__all__"  # noqa: DJ007  (the admin's own field list decides)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "priority_share" in self.fields:
+            self.fields["priority_share"].required = False
+
+    def clean_priority_share(self) -> int:
+        share = self.cleaned_data.get("priority_share")
+        return 100 if share is None else share
 
 
 @admin.register(WaitingRoom)
@@ -21,6 +40,7 @@ class WaitingRoomAdmin(admin.ModelAdmin):
         "paused",
         "live_figures",
     ]
+    form = WaitingRoomForm
     list_filter = ["sale__kind", "paused", "require_verified_email"]
     raw_id_fields = ["sale"]
 
