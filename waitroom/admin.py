@@ -8,8 +8,10 @@ from waitroom.models import Admission, PresaleCode, PresaleRedemption, WaitingRo
 
 
 class WaitingRoomForm(forms.ModelForm):
-    """Left empty or out (a script posting the fields it always did), the presale lane's
-    share is the default, 100: code holders first."""
+    """Left empty or out (a script posting the fields it always did), a setting issue 30
+    added keeps its default: code holders first, a calm period of 60 s."""
+
+    DEFAULTED = ("priority_share", "safety_net_calm_seconds")
 
     class Meta:
         model = WaitingRoom
@@ -17,12 +19,16 @@ class WaitingRoomForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if "priority_share" in self.fields:
-            self.fields["priority_share"].required = False
+        for name in self.DEFAULTED:
+            if name in self.fields:
+                self.fields[name].required = False
 
-    def clean_priority_share(self) -> int:
-        share = self.cleaned_data.get("priority_share")
-        return 100 if share is None else share
+    def clean(self):
+        cleaned = super().clean()
+        for name in self.DEFAULTED:
+            if name in cleaned and cleaned[name] is None:
+                cleaned[name] = WaitingRoom._meta.get_field(name).get_default()
+        return cleaned
 
 
 @admin.register(WaitingRoom)

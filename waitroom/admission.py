@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings.models import Sale
-from waitroom import lanes, live, queue, room_selectors, sell_out
+from waitroom import lanes, live, queue, room_selectors, safety_net, sell_out
 from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 from waitroom.shuffle import key_late_arrivals, shuffle_prequeue
 
@@ -124,6 +124,7 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
         admitted = lanes.next_in_line(room, take)
         _admit(room, admitted, now)
         room.admission_clock = start + timedelta(seconds=interval * len(admitted))
+    safety_net.go_dormant_if_calm(room=room, now=now)
     sold_out_now = sell_out.follow_stock(
         room=room, state=room_selectors.stock_state(inventory), now=now
     )
@@ -134,6 +135,7 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
             "admission_clock",
             "sold_out_at",
             "priority_credit",
+            "safety_net_on_since",
         ]
     )
     result.admitted = [e.pk for e in admitted]

@@ -51,6 +51,24 @@ class WaitingRoom(models.Model):
             "accounts (docs/security.md, 'Proof-of-work')."
         ),
     )
+    safety_net = models.BooleanField(
+        default=False,
+        help_text=(
+            "Safety-net mode: the room stays dormant (shoppers pass straight through) until "
+            "hold attempts per second or shoppers holding pass a threshold below, then "
+            "queues everyone new; it goes dormant again once nobody waits."
+        ),
+    )
+    safety_net_holds_per_second = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Switch on at this many hold attempts in a second."
+    )
+    safety_net_shoppers = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Switch on at this many shoppers holding at once."
+    )
+    safety_net_calm_seconds = models.PositiveIntegerField(
+        default=60, help_text="Stay on at least this long, and until nobody waits."
+    )
+    safety_net_on_since = models.DateTimeField(null=True, blank=True, editable=False)
     seed = models.CharField(max_length=64, default=new_shuffle_seed, editable=False)
     shuffled_at = models.DateTimeField(null=True, blank=True, editable=False)
     shuffled_count = models.PositiveIntegerField(default=0, editable=False)

@@ -336,3 +336,14 @@ def spend_nonce(room_id: int, nonce: str, *, seconds: int) -> bool:
     """Mark a proof-of-work challenge spent; False if it was already."""
     with reachable():
         return bool(client().set(key(room_id, f"pown:{nonce}"), "1", nx=True, ex=seconds))
+
+
+def count_hold_attempt(room_id: int, *, second: int, keep: int) -> int:
+    """One more hold attempt on a dormant safety-net room in this second; the count."""
+    name = key(room_id, f"net:{second}")
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, keep)
+        attempts, _ = pipe.execute()
+    return int(attempts)

@@ -53,6 +53,12 @@ class WaitingRoomSerializer(serializers.Serializer):
     opens_at = serializers.DateTimeField()
     admit_per_minute = serializers.IntegerField()
     paused = serializers.BooleanField()
+    safety_net = serializers.BooleanField(
+        help_text="Safety-net mode: dormant (no queue, holds pass) until a rush switches it on."
+    )
+    safety_net_on = serializers.SerializerMethodField(
+        help_text="A safety-net room switched on by a rush: new shoppers queue."
+    )
     require_proof_of_work = serializers.BooleanField(
         help_text="Joining needs a proof-of-work (`POST .../challenge`)."
     )
@@ -67,6 +73,9 @@ class WaitingRoomSerializer(serializers.Serializer):
     shuffled_at = serializers.DateTimeField(allow_null=True)
     shuffled_count = serializers.IntegerField()
     shuffle_algorithm = serializers.SerializerMethodField()
+
+    def get_safety_net_on(self, room) -> bool:
+        return room.safety_net and room.safety_net_on_since is not None
 
     def get_shuffle_algorithm(self, room) -> str:
         return room_selectors.SHUFFLE_ALGORITHM
