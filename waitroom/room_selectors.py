@@ -261,6 +261,10 @@ def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = 
             "prequeue": pre,
             "version": version,
         }
+    return _waiting_place(room=room, entry=entry, base=base)
+
+
+def _waiting_place(*, room: WaitingRoom, entry: QueueEntry, base: dict) -> dict:
     rank, version = queue.rank_and_version(room.pk, entry.pk)
     if rank is None:  # joined a moment ago and not indexed yet: count in PostgreSQL
         rank = QueueEntry.objects.filter(
