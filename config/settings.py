@@ -430,6 +430,20 @@ WAITING_ROOM = {
     "JOINS_PER_ACCOUNT_PER_MINUTE": env.int("WAITING_ROOM_JOINS_PER_ACCOUNT", default=10),
     # Admission tokens are HMAC-SHA256 signed with this key.
     "SIGNING_KEY": env("WAITING_ROOM_SIGNING_KEY", default=f"waiting-room:{SECRET_KEY}"),
+    # Proof-of-work for rooms that require it (waitroom/proof_of_work.py, docs/security.md):
+    # difficulty in bits (about 2^bits scrypt tries); scrypt's cost (N, r, p: 128 r N bytes
+    # of memory per try, 1 MiB by default) and how long a challenge may be solved.
+    "POW_BASE_BITS": env.int("WAITING_ROOM_POW_BASE_BITS", default=3),
+    "POW_MAX_BITS": env.int("WAITING_ROOM_POW_MAX_BITS", default=16),
+    "POW_NEW_ACCOUNT_DAYS": env.int("WAITING_ROOM_POW_NEW_ACCOUNT_DAYS", default=7),
+    "POW_NEW_ACCOUNT_BITS": env.int("WAITING_ROOM_POW_NEW_ACCOUNT_BITS", default=2),
+    "POW_UNVERIFIED_BITS": env.int("WAITING_ROOM_POW_UNVERIFIED_BITS", default=1),
+    # Accounts this old with a verified address pay at most this (carrier-NAT humans).
+    "POW_TRUSTED_ACCOUNT_DAYS": env.int("WAITING_ROOM_POW_TRUSTED_ACCOUNT_DAYS", default=30),
+    "POW_TRUSTED_CAP_BITS": env.int("WAITING_ROOM_POW_TRUSTED_CAP_BITS", default=6),
+    "POW_SCRYPT_N": env.int("WAITING_ROOM_POW_SCRYPT_N", default=1024),
+    "POW_SCRYPT_R": env.int("WAITING_ROOM_POW_SCRYPT_R", default=8),
+    "POW_CHALLENGE_SECONDS": env.int("WAITING_ROOM_POW_CHALLENGE_SECONDS", default=600),
 }
 
 # Redis filters in front of the hold (bookings/availability.py): cheap refusals for losers,

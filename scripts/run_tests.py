@@ -72,6 +72,8 @@ TOOLS = (
     # starts a real nginx.
     Tool("pgbouncer", "pgbouncer", "tests"),
     Tool("nginx", "nginx", "tests/project"),
+    # The proof-of-work's scrypt in JavaScript is checked against hashlib under Node.
+    Tool("node", "nodejs", "tests/waitroom"),
 )
 
 

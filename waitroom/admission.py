@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings.models import Sale
-from waitroom import live, queue, room_selectors
+from waitroom import lanes, live, queue, room_selectors, safety_net, sell_out
 from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 from waitroom.shuffle import key_late_arrivals, shuffle_prequeue
 
@@ -46,6 +46,7 @@ class _Step:
     late: list[tuple[int, int]]
     admitted: list[QueueEntry]
     state: dict
+    sold_out_now: bool = False
 
 
 def _rate_budget(room: WaitingRoom, now: datetime) -> tuple[int, datetime, float]:
@@ -120,14 +121,23 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
     if take > 0:
         # Who is next is read from PostgreSQL, the record, not from the Redis index:
         # admission goes on while Redis is down, and never trusts a stale index.
-        admitted = list(
-            QueueEntry.objects.select_for_update()
-            .filter(room=room, status=QueueStatus.WAITING, order_key__isnull=False)
-            .order_by("order_key")[:take]
-        )
+        admitted = lanes.next_in_line(room, take)
         _admit(room, admitted, now)
         room.admission_clock = start + timedelta(seconds=interval * len(admitted))
-    room.save(update_fields=["shuffled_at", "shuffled_count", "admission_clock"])
+    safety_net.go_dormant_if_calm(room=room, now=now)
+    sold_out_now = sell_out.follow_stock(
+        room=room, state=room_selectors.stock_state(inventory), now=now
+    )
+    room.save(
+        update_fields=[
+            "shuffled_at",
+            "shuffled_count",
+            "admission_clock",
+            "sold_out_at",
+            "priority_credit",
+            "safety_net_on_since",
+        ]
+    )
     result.admitted = [e.pk for e in admitted]
     result.horizon = max(horizon - len(admitted), 0)
     result.shopping = shopping + len(admitted)
@@ -136,10 +146,13 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
         "horizon": result.horizon,
         "paused": room.paused,
         "interval": interval,
-        "unitsLeft": inventory.left,
         "shuffled": True,
+        # unitsLeft, unitsHeld, stock, soldOut: from PostgreSQL, like the horizon.
+        **room_selectors.stock_facts(inventory, at=now),
     }
-    return _Step(result=result, late=late, admitted=admitted, state=state)
+    return _Step(
+        result=result, late=late, admitted=admitted, state=state, sold_out_now=sold_out_now
+    )
 
 
 def _engine_sale_open(room: WaitingRoom, now: datetime) -> bool:
@@ -176,6 +189,10 @@ def _publish_tick(*, room_id: int, step: _Step, broadcast: bool = True) -> None:
     or after a shuffle) tell every queue page."""
     reshuffled = step.result.shuffled is not None
     live.publish_admitted(room_id=room_id, customer_ids=[e.customer_id for e in step.admitted])
+    if step.sold_out_now:
+        live.publish_sold_out(
+            room_id=room_id, stock=room_selectors.stock_facts_of_state(step.state)
+        )
     if reshuffled:
         queue.invalidate(room_id)
         queue.ensure_index(room_id)
@@ -187,12 +204,15 @@ def _publish_tick(*, room_id: int, step: _Step, broadcast: bool = True) -> None:
     # The state goes with the removals: a snapshot never pairs a place that still counts
     # the deferred with a horizon that already took them off.
     queue.save_state(room_id, step.state)
+    # Someone entered the priority lane ahead of general places since the last broadcast:
+    # every page re-reads its place (one shared read per web process).
+    resync = queue.take_lane_change(room_id) or reshuffled
     version, removed = queue.remove_and_bump(room_id, pairs)
     live.publish_queue_moved(
         room_id=room_id,
         version=version,
         message={
-            "resync": reshuffled,
+            "resync": resync,
             "removed": [order_key for _entry_id, order_key in removed],
             "admitted": [entry_id for entry_id, _order_key in removed],
             "state": step.state,

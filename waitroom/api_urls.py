@@ -11,4 +11,7 @@ urlpatterns = [
         room_api.QueueSocketTicketApi.as_view(),
         name="queue_ticket",
     ),
+    path(
+        "waiting-rooms/<int:room_id>/challenge", room_api.ChallengeApi.as_view(), name="challenge"
+    ),
 ]

@@ -7,6 +7,7 @@ class WaitroomConfig(AppConfig):
 
     def ready(self) -> None:
         from bookings.waitlist import register_join_check
+        from waitroom import outbox_handlers  # noqa: F401  (registers the consumers)
         from waitroom.gate import require_queue_place_for_waitlist
         from waitroom.protection import connect_protection_cache_invalidation
 

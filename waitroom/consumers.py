@@ -152,12 +152,15 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
             if place is not None:
                 rank, order_key, version, state = place
                 await self._send(
-                    {
-                        **mine,
-                        "orderKey": order_key,
-                        **room_selectors.describe_place(position=rank + 1, state=state),
-                        "version": version,
-                    }
+                    room_selectors.newer_stock(
+                        mine,
+                        {
+                            **mine,
+                            "orderKey": order_key,
+                            **room_selectors.describe_place(position=rank + 1, state=state),
+                            "version": version,
+                        },
+                    )
                 )
                 return
         # Not waiting any more (admitted, left), or Redis is down: the full snapshot.
@@ -201,12 +204,24 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         ahead_removed = sum(1 for key in event["removed"] if key < mine["orderKey"])
         position = mine["position"] - ahead_removed
         await self._send(
-            {
-                **mine,
-                **room_selectors.describe_place(position=position, state=event["state"]),
-                "version": event["version"],
-            }
+            room_selectors.newer_stock(
+                mine,
+                {
+                    **mine,
+                    **room_selectors.describe_place(position=position, state=event["state"]),
+                    "version": event["version"],
+                },
+            )
         )
+
+    async def queue_sold_out(self, event: dict) -> None:
+        """Every unit sold: the page says so and offers the waitlist; the place is kept.
+        No database, no Redis: the message carries the news."""
+        mine = self.snapshot or {}
+        if mine.get("status") in (None, "ADMITTED", "EXPIRED", "NOT_JOINED"):
+            return
+        facts = {name: event[name] for name in room_selectors.STOCK_FIELDS if name in event}
+        await self._send({**mine, **facts, "queueClosed": True, "unlikely": True})
 
     async def queue_admitted(self, event: dict) -> None:
         """This customer was just admitted (a step of the tick): the token is read now,

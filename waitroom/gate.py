@@ -19,7 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from waitroom import room_selectors
+from waitroom import room_selectors, safety_net
 from waitroom.errors import WaitingRoomRequired
 from waitroom.models import QueueStatus, WaitingRoom
 from waitroom.protection import cached_room_of_sale
@@ -39,7 +39,9 @@ def require_admission(
     `sale_id` (a flight's, an event's) has no waiting room or the request carries a live
     token for this customer and its room.  Whether the sale has a room comes from the
     cache (one Redis round trip, waitroom/protection.py; the database when Redis is down);
-    the token itself is checked by HMAC, without Redis or the database."""
+    the token itself is checked by HMAC, without Redis or the database.  Only without a
+    valid token is the safety net asked (`waitroom.safety_net`: one query, and a Redis count
+    while dormant)."""
     room_id = cached_room_of_sale(sale_id=sale_id)
     if room_id is None:
         return
@@ -48,7 +50,9 @@ def require_admission(
     valid, reason = check_token(
         token, room_id=room_id, customer_id=customer_id, now=now or timezone.now()
     )
-    if not valid:
+    if not valid and not safety_net.lets_through(
+        room_id=room_id, customer_id=customer_id, now=now or timezone.now()
+    ):
         raise WaitingRoomRequired(room_id=room_id, reason=reason)
 
 

@@ -17,10 +17,11 @@ from django.utils import timezone
 
 from accounts.errors import EmailNotVerified
 from accounts.selectors import has_verified_email
-from waitroom import queue
-from waitroom.errors import RoomNotFound, TooManyJoins
+from kernel.web.client_ip import address_prefix
+from waitroom import presale, proof_of_work, queue
+from waitroom.errors import ProofOfWorkRequired, QueueClosed, RoomNotFound, TooManyJoins
 from waitroom.models import QueueEntry, QueueStatus, WaitingRoom
-from waitroom.order_keys import next_fifo_key
+from waitroom.order_keys import in_lane, next_fifo_key
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ def join_queue(
     room_id: int,
     customer: AbstractBaseUser,
     address: str | None = None,
+    presale_code: str | None = None,
+    proof: tuple[str, str] | None = None,
     now: datetime | None = None,
 ) -> QueueEntry:
     """Take a place in the queue, or keep the one you have.
@@ -56,7 +59,10 @@ def join_queue(
     back.  Redis is asked first (join limits, index), so with Redis down nothing is written
     and the caller gets 503.  A room with `require_verified_email` refuses (403) an account
     whose address is not verified (docs/security.md, "Sign-up limits and e-mail
-    verification").
+    verification").  A sold-out room (`sold_out_at`) takes no new places (409 `queue-sold-out`).
+    A `presale_code` redeems it and queues in the priority lane (`waitroom.presale`).  A room
+    with `require_proof_of_work` takes a new place only with a solved challenge, `proof` =
+    (challenge, solution): 403 `proof-of-work-required` without, 400 if it does not pass.
     """
     now = now or timezone.now()
     _check_join_limits(customer_id=customer.pk, address=address)
@@ -67,7 +73,21 @@ def join_queue(
         raise EmailNotVerified()
     queue.ensure_index(room.pk)
     entry = QueueEntry.objects.filter(room=room, customer=customer).first()
-    if entry is None:
+    if room.sold_out_at is not None and (entry is None or entry.status != QueueStatus.WAITING):
+        # Sold out: nobody new queues for nothing; those waiting keep their place.
+        raise QueueClosed()
+    if room.require_proof_of_work and (entry is None or entry.status != QueueStatus.WAITING):
+        # A new place costs a solved challenge (proof_of_work.py); a kept place costs nothing.
+        if not proof:
+            raise ProofOfWorkRequired(room_id=room.pk)
+        proof_of_work.spend_proof(
+            room=room, customer=customer, challenge=proof[0], solution=proof[1], now=now
+        )
+    if presale_code:
+        entry = presale.enter_priority_lane(
+            room=room, customer=customer, code=presale_code, address=address, now=now
+        )
+    elif entry is None:
         entry = _create_entry(room=room, customer=customer, address=address, now=now)
     elif entry.status == QueueStatus.ADMITTED and entry.admission_expires_at <= now:
         entry = _queue_again(entry=entry, room=room, now=now)
@@ -92,6 +112,7 @@ def _create_entry(
                 order_key=next_fifo_key() if room.shuffled_at else None,
                 joined_at=now,
                 joined_from=address,
+                joined_prefix=address_prefix(address),
             )
     except IntegrityError:
         # The same account joined twice at once: the other request's row is the place.
@@ -100,7 +121,7 @@ def _create_entry(
 
 def _queue_again(*, entry: QueueEntry, room: WaitingRoom, now: datetime) -> QueueEntry:
     with transaction.atomic():
-        order_key = next_fifo_key() if room.shuffled_at else None
+        order_key = in_lane(next_fifo_key(), entry.lane) if room.shuffled_at else None
         won = QueueEntry.objects.filter(
             pk=entry.pk, status=QueueStatus.ADMITTED, admission_expires_at__lte=now
         ).update(status=QueueStatus.WAITING, order_key=order_key, joined_at=now)

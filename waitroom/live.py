@@ -50,3 +50,12 @@ def publish_queue_moved(*, room_id: int, version: int, message: dict) -> None:
     async_to_sync(layer.group_send)(
         queue_group(room_id), {"type": "queue.moved", "version": version, **message}
     )
+
+
+def publish_sold_out(*, room_id: int, stock: dict) -> None:
+    """Every page of the room: sold out, here is the waitlist.  Not a move of the queue (no
+    version): each page keeps its place and adds the news.  Unsafe inside a transaction."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    async_to_sync(layer.group_send)(queue_group(room_id), {"type": "queue.sold_out", **stock})

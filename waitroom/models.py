@@ -4,6 +4,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 from bookings import catalogue
 
@@ -42,6 +43,32 @@ class WaitingRoom(models.Model):
             "sign-up farms). Set it before the sale opens: places taken earlier are kept."
         ),
     )
+    require_proof_of_work = models.BooleanField(
+        default=False,
+        help_text=(
+            "Joining needs a proof-of-work solved by the page's script (scrypt, memory-hard), "
+            "harder for addresses that already hold many places and for new, unverified "
+            "accounts (docs/security.md, 'Proof-of-work')."
+        ),
+    )
+    safety_net = models.BooleanField(
+        default=False,
+        help_text=(
+            "Safety-net mode: the room stays dormant (shoppers pass straight through) until "
+            "hold attempts per second or shoppers holding pass a threshold below, then "
+            "queues everyone new; it goes dormant again once nobody waits."
+        ),
+    )
+    safety_net_holds_per_second = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Switch on at this many hold attempts in a second."
+    )
+    safety_net_shoppers = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Switch on at this many shoppers holding at once."
+    )
+    safety_net_calm_seconds = models.PositiveIntegerField(
+        default=60, help_text="Stay on at least this long, and until nobody waits."
+    )
+    safety_net_on_since = models.DateTimeField(null=True, blank=True, editable=False)
     seed = models.CharField(max_length=64, default=new_shuffle_seed, editable=False)
     shuffled_at = models.DateTimeField(null=True, blank=True, editable=False)
     shuffled_count = models.PositiveIntegerField(default=0, editable=False)
@@ -50,6 +77,28 @@ class WaitingRoom(models.Model):
         blank=True,
         editable=False,
         help_text="Rate limiter state: admissions are paid for up to this instant.",
+    )
+    priority_share = models.PositiveSmallIntegerField(
+        default=100,
+        help_text=(
+            "Share of the admission rate (percent) for the presale-code lane: 100 admits "
+            "code holders first; less keeps that share for them while both lanes wait."
+        ),
+    )
+    priority_credit = models.FloatField(
+        default=0,
+        editable=False,
+        help_text="The priority lane's admissions owed by its share (0..1 carried over).",
+    )
+    sold_out_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=(
+            "When every unit was sold (none left, none held): the queue takes no new joins "
+            "from then on; those in it keep their place and may join the waitlist. Cleared "
+            "if units come back and are not all taken by the waitlist."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -68,6 +117,9 @@ class WaitingRoom(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(stay_seconds__gte=30), name="protected_sale_stay_at_least_30s"
+            ),
+            models.CheckConstraint(
+                condition=Q(priority_share__lte=100), name="waiting_room_priority_share_percent"
             ),
         ]
 
@@ -89,9 +141,23 @@ class WaitingRoom(models.Model):
         return self.seed if self.shuffled_at else None
 
 
+class StockState(models.TextChoices):
+    """What the queue page says about the units: some left; none left but some only held
+    (holds lapse, so they may come back); none left and none held (all sold)."""
+
+    AVAILABLE = "AVAILABLE", _("Units left")
+    ALL_HELD = "ALL_HELD", _("All held for now: holds may lapse")
+    SOLD_OUT = "SOLD_OUT", _("Sold out")
+
+
 class QueueStatus(models.TextChoices):
     WAITING = "WAITING", "Waiting"
     ADMITTED = "ADMITTED", "Admitted"
+
+
+class Lane(models.TextChoices):
+    GENERAL = "GENERAL", _("General")
+    PRIORITY = "PRIORITY", _("Presale code")
 
 
 class QueueEntry(models.Model):
@@ -111,8 +177,12 @@ class QueueEntry(models.Model):
         max_length=10, choices=QueueStatus.choices, default=QueueStatus.WAITING
     )
     order_key = models.BigIntegerField(null=True, blank=True)
+    lane = models.CharField(max_length=10, choices=Lane.choices, default=Lane.GENERAL)
     joined_at = models.DateTimeField()
     joined_from = models.GenericIPAddressField(null=True, blank=True)
+    # The joining address's /24 (IPv4) or /64 (IPv6): what the proof-of-work's difficulty
+    # counts places by (kernel.web.client_ip.address_prefix).
+    joined_prefix = models.CharField(max_length=50, blank=True, default="")
     admitted_at = models.DateTimeField(null=True, blank=True)
     admission_expires_at = models.DateTimeField(null=True, blank=True)
 
@@ -121,6 +191,7 @@ class QueueEntry(models.Model):
         verbose_name_plural = "queue entries"
         indexes = [
             models.Index(fields=["room", "status", "order_key"], name="queue_entry_order_idx"),
+            models.Index(fields=["room", "joined_prefix"], name="queue_entry_prefix_idx"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -130,6 +201,13 @@ class QueueEntry(models.Model):
                 condition=~Q(status="ADMITTED")
                 | (Q(admitted_at__isnull=False) & Q(admission_expires_at__isnull=False)),
                 name="queue_entry_admission_has_times",
+            ),
+            # The priority lane's keys sort before every general key (order_keys.py).
+            models.CheckConstraint(
+                condition=Q(order_key__isnull=True)
+                | (Q(lane="PRIORITY") & Q(order_key__lt=0))
+                | (Q(lane="GENERAL") & Q(order_key__gt=0)),
+                name="queue_entry_key_in_its_lane",
             ),
         ]
 
@@ -160,3 +238,59 @@ class Admission(models.Model):
 
     def __str__(self) -> str:
         return f"Admission {self.pk} room {self.room_id} customer {self.customer_id}"
+
+
+def new_presale_code() -> str:
+    # 12 characters of an unambiguous alphabet: easy to type from an e-mail, 59 bits.
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(12))
+
+
+class PresaleCode(models.Model):
+    """A code staff issue for one room: whoever redeems it queues in the priority lane.
+    Single-use (`uses_allowed` = 1) or counted; each use binds the code to one account
+    (`PresaleRedemption`), so a code passed on after use is worth nothing."""
+
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="presale_codes")
+    code = models.CharField(max_length=32, default=new_presale_code)
+    uses_allowed = models.PositiveIntegerField(default=1, help_text="1: single-use.")
+    uses = models.PositiveIntegerField(default=0, editable=False)
+    note = models.CharField(max_length=200, blank=True, help_text="For whom (staff only).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["room_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "code"], name="presale_code_unique_in_room"),
+            models.CheckConstraint(
+                condition=Q(uses_allowed__gte=1), name="presale_code_allows_a_use"
+            ),
+            models.CheckConstraint(
+                condition=Q(uses__lte=F("uses_allowed")), name="presale_code_uses_within_allowed"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Presale code {self.code} ({self.uses}/{self.uses_allowed}) room {self.room_id}"
+
+
+class PresaleRedemption(models.Model):
+    """One account's use of a presale code: at most one per account and room."""
+
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="redemptions")
+    code = models.ForeignKey(PresaleCode, on_delete=models.CASCADE, related_name="redemptions")
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="presale_redemptions"
+    )
+    redeemed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["room_id", "redeemed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "customer"], name="presale_redemption_one_per_account"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Presale redemption {self.pk} code {self.code_id} customer {self.customer_id}"

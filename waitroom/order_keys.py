@@ -1,5 +1,7 @@
 """Order keys of queue entries: 1..n for the shuffled pre-queue, FIFO_BASE + a sequence
-number for everyone who joins after the shuffle (docs/architecture.md, "Waiting room")."""
+number for everyone who joins after the shuffle (docs/architecture.md, "Waiting room").
+The priority lane (presale codes) has the same keys minus PRIORITY_OFFSET: negative, so
+the lane sorts before every general key and keeps its own shuffled-then-FIFO order."""
 
 from __future__ import annotations
 
@@ -9,6 +11,12 @@ from django.db.models import Max
 from waitroom.models import QueueEntry
 
 FIFO_BASE = 10**12
+PRIORITY_OFFSET = 10**15
+
+
+def in_lane(order_key: int, lane: str) -> int:
+    """The key `order_key` (1..n or FIFO) takes in `lane`."""
+    return order_key - PRIORITY_OFFSET if lane == "PRIORITY" else order_key
 
 
 def next_fifo_key() -> int:
@@ -18,6 +26,11 @@ def next_fifo_key() -> int:
         # the database's one write lock from BEGIN (IMMEDIATE, config/settings.py), and every
         # caller is inside one: the largest key + 1 cannot be handed out twice.
         top = QueueEntry.objects.aggregate(top=Max("order_key"))["top"] or 0
+        priority_top = QueueEntry.objects.filter(order_key__lt=0).aggregate(top=Max("order_key"))[
+            "top"
+        ]
+        if priority_top is not None:
+            top = max(top, priority_top + PRIORITY_OFFSET)
         return max(top, FIFO_BASE) + 1
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval('waitroom_queue_order_seq')")

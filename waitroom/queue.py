@@ -9,7 +9,8 @@ Keys, per room: `<prefix>:<room>:q` (zset: member = zero-padded entry id, score 
 key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
 version for the websocket), `:state` (hash: what the last admission tick decided),
 `:gone` (hash: entries admitted by a step of the tick whose removal from `:q` waits for the
-tick's one broadcast; member -> order key).
+tick's one broadcast; member -> order key), `:lanes` (marker: someone entered the priority
+lane since the last broadcast).
 Any Redis error becomes `QueueUnavailable` (HTTP 503).
 """
 
@@ -296,3 +297,53 @@ def count_attempt(scope: str, ident: str, *, limit: int, period: int = 60) -> in
     if attempts > limit:
         return max(1, int((window + 1) * period - now) + 1)
     return None
+
+
+def mark_lane_change(room_id: int) -> None:
+    """A place was taken in the priority lane, ahead of general places: the next broadcast
+    makes every page re-read its place."""
+    with reachable():
+        client().set(key(room_id, "lanes"), "1")
+
+
+def take_lane_change(room_id: int) -> bool:
+    with reachable():
+        return bool(client().delete(key(room_id, "lanes")))
+
+
+def note_challenger(room_id: int, prefix: str, customer_id: int, *, seconds: int) -> None:
+    """This account of `prefix` holds an unspent proof-of-work challenge for the room."""
+    name = key(room_id, f"powp:{prefix}")
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.sadd(name, customer_id)
+        pipe.expire(name, seconds)
+        pipe.execute()
+
+
+def prefix_challengers(room_id: int, prefix: str, *, excluding: int) -> int:
+    """Other accounts of `prefix` holding a challenge for the room now (or lately)."""
+    name = key(room_id, f"powp:{prefix}")
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.scard(name)
+        pipe.sismember(name, excluding)
+        count, mine = pipe.execute()
+    return count - (1 if mine else 0)
+
+
+def spend_nonce(room_id: int, nonce: str, *, seconds: int) -> bool:
+    """Mark a proof-of-work challenge spent; False if it was already."""
+    with reachable():
+        return bool(client().set(key(room_id, f"pown:{nonce}"), "1", nx=True, ex=seconds))
+
+
+def count_hold_attempt(room_id: int, *, second: int, keep: int) -> int:
+    """One more hold attempt on a dormant safety-net room in this second; the count."""
+    name = key(room_id, f"net:{second}")
+    with reachable():
+        pipe = client().pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, keep)
+        attempts, _ = pipe.execute()
+    return int(attempts)

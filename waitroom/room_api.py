@@ -15,9 +15,9 @@ from bookings import catalogue
 from bookings.models import SaleKind
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
-from waitroom import joining, room_selectors, socket_tickets
+from waitroom import joining, proof_of_work, room_selectors, socket_tickets
 from waitroom.errors import RoomNotFound
-from waitroom.models import WaitingRoom
+from waitroom.models import Lane, StockState, WaitingRoom
 
 # The path's id is the waiting room's own (`room_id`), not the engine sale's: a flight's or
 # an event's sale is reached through the room (`sale`), whose catalogue names the item.
@@ -90,6 +90,15 @@ class WaitingRoomSerializer(serializers.Serializer):
     opens_at = serializers.DateTimeField()
     admit_per_minute = serializers.IntegerField()
     paused = serializers.BooleanField()
+    safety_net = serializers.BooleanField(
+        help_text="Safety-net mode: dormant (no queue, holds pass) until a rush switches it on."
+    )
+    safety_net_on = serializers.SerializerMethodField(
+        help_text="A safety-net room switched on by a rush: new shoppers queue."
+    )
+    require_proof_of_work = serializers.BooleanField(
+        help_text="Joining needs a proof-of-work (`POST .../challenge`)."
+    )
     seed_commitment = serializers.CharField(
         help_text="SHA-256 of the shuffle seed, published before the on-sale time."
     )
@@ -105,6 +114,9 @@ class WaitingRoomSerializer(serializers.Serializer):
     @extend_schema_field(serializers.ChoiceField(choices=["PREQUEUE", "OPEN", "PAUSED"]))
     def get_state(self, room) -> str:
         return room_selectors.room_state(room=room)
+
+    def get_safety_net_on(self, room) -> bool:
+        return room.safety_net and room.safety_net_on_since is not None
 
     def get_shuffle_algorithm(self, room) -> str:
         return room_selectors.SHUFFLE_ALGORITHM
@@ -154,8 +166,96 @@ QueueStatusSerializer = inline_serializer(
         "seed_commitment": serializers.CharField(),
         "seed": serializers.CharField(allow_null=True),
         "version": serializers.IntegerField(required=False),
+        "units_left": serializers.IntegerField(
+            required=False,
+            help_text="Units free to hold, as PostgreSQL counted them at the last admission "
+            "tick or the sell-out (not the Redis counter in front of the hold, which may drift).",
+        ),
+        "units_held": serializers.IntegerField(
+            required=False, help_text="Units held by shoppers now: they come back if holds lapse."
+        ),
+        "stock": serializers.ChoiceField(
+            choices=StockState.values,
+            required=False,
+            help_text="AVAILABLE: units left; ALL_HELD: none left, but holds may lapse; "
+            "SOLD_OUT: all sold.",
+        ),
+        "sold_out": serializers.BooleanField(
+            required=False, help_text="Every unit sold: the waitlist is open to you."
+        ),
+        "stock_at": serializers.FloatField(
+            required=False, help_text="When the stock was read (Unix seconds)."
+        ),
+        "lane": serializers.ChoiceField(
+            choices=Lane.values,
+            required=False,
+            help_text="PRIORITY: a presale code's lane, admitted first or at its share.",
+        ),
+        "queue_closed": serializers.BooleanField(
+            help_text="Sold out: the queue takes no new joins (places taken are kept)."
+        ),
     },
 )
+
+
+class JoinInput(serializers.Serializer):
+    proof_challenge = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Rooms with `requireProofOfWork`: the challenge from `POST .../challenge`.",
+    )
+    proof_solution = serializers.CharField(
+        required=False, max_length=12, help_text="Its solution (decimal digits)."
+    )
+    presale_code = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="A presale code staff issued for this room: queue in the priority lane. "
+        "It binds to your account (400 `presale-code-invalid`, 409 `presale-code-used-up`).",
+    )
+
+
+ChallengeSerializer = inline_serializer(
+    "ProofOfWorkChallenge",
+    {
+        "challenge": serializers.CharField(
+            help_text="Find a decimal `solution` such that scrypt(password = challenge, salt = "
+            "solution, N, r, p, dkLen) starts with `difficulty` zero bits; join with both."
+        ),
+        "difficulty": serializers.IntegerField(help_text="Leading zero bits: ~2^difficulty tries."),
+        "expires_at": serializers.DateTimeField(),
+        "scrypt": inline_serializer(
+            "ScryptParameters",
+            {
+                "n": serializers.IntegerField(),
+                "r": serializers.IntegerField(),
+                "p": serializers.IntegerField(),
+                "dk_len": serializers.IntegerField(),
+            },
+        ),
+    },
+)
+
+
+class ChallengeApi(APIView):
+    @extend_schema(
+        operation_id="waiting_room_challenge",
+        request=None,
+        description=(
+            "A proof-of-work challenge for joining a room that requires one (`requireProofOf"
+            "Work`): bound to your account and this room, single-use, expiring. Harder for "
+            "addresses whose /24 (IPv6 /64) already holds places here and for new or "
+            "unverified accounts. " + ROOM_ID_NOTE
+        ),
+        responses={200: ChallengeSerializer, **problems(401, 404, 503)},
+        tags=["waiting room"],
+    )
+    def post(self, request, room_id: int):
+        challenge = proof_of_work.issue_challenge(
+            room=room_or_404(room_id), customer=request.user, address=client_ip(request) or None
+        )
+        return Response(challenge.wire())
 
 
 class RoomApi(APIView):
@@ -167,6 +267,12 @@ class RoomApi(APIView):
     )
     def get(self, request, room_id: int):
         return Response(WaitingRoomSerializer(room_or_404(room_id)).data)
+
+
+def _proof(data: dict) -> tuple[str, str] | None:
+    if not data.get("proof_challenge"):
+        return None
+    return data["proof_challenge"], data.get("proof_solution", "")
 
 
 class QueueApi(APIView):
@@ -186,22 +292,34 @@ class QueueApi(APIView):
 
     @extend_schema(
         operation_id="waiting_room_queue_join",
-        request=None,
+        request=JoinInput,
         description=(
             "Take a place (before the on-sale time: the pre-queue, shuffled at the on-sale "
             "time). Joining again keeps your place. Limited per account and per address "
             "(429 `too-many-joins` with Retry-After); 503 while the queue store is down. "
             "A room that lets in only verified e-mail addresses answers 403 "
             "`email-not-verified` (with `sendLinkUrl`) to an account whose address is not. "
+            "A sold-out room answers 409 `queue-sold-out` to anyone not already waiting in it. "
+            "With `presaleCode` you queue in the priority lane: an unknown code is 400 "
+            "`presale-code-invalid`, one used by other accounts 409 `presale-code-used-up`. "
+            "A room with `requireProofOfWork` needs `proofChallenge` and `proofSolution` for a "
+            "new place: 403 `proof-of-work-required` without, 400 `proof-of-work-invalid` "
+            "if it does not pass (forged, another account's, expired, wrong or used). "
             + ROOM_ID_NOTE
         ),
-        responses={200: QueueStatusSerializer, **problems(401, 403, 404, 429, 503)},
+        responses={200: QueueStatusSerializer, **problems(400, 401, 403, 404, 409, 429, 503)},
         tags=["waiting room"],
     )
     def post(self, request, room_id: int):
+        body = JoinInput(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
         # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
         joining.join_queue(
-            room_id=room_id, customer=request.user, address=client_ip(request) or None
+            room_id=room_id,
+            customer=request.user,
+            address=client_ip(request) or None,
+            presale_code=body.validated_data.get("presale_code") or None,
+            proof=_proof(body.validated_data),
         )
         waiting_room = room_or_404(room_id)
         return Response(room_selectors.queue_status(room=waiting_room, customer_id=request.user.pk))

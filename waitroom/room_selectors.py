@@ -18,7 +18,7 @@ from bookings import catalogue
 from bookings.models import Booking, BookingStatus
 from bookings.models import Inventory as EngineInventory
 from waitroom import queue
-from waitroom.models import QueueEntry, QueueStatus, WaitingRoom
+from waitroom.models import QueueEntry, QueueStatus, StockState, WaitingRoom
 from waitroom.tokens import issue_token
 
 SHUFFLE_ALGORITHM = gettext_noop(
@@ -114,6 +114,38 @@ def inventory_of(*, room: WaitingRoom) -> Inventory:
     )
 
 
+def stock_state(inventory: Inventory) -> StockState:
+    if inventory.left > 0:
+        return StockState.AVAILABLE
+    return StockState.ALL_HELD if inventory.held > 0 else StockState.SOLD_OUT
+
+
+def stock_facts(inventory: Inventory, *, at: datetime) -> dict:
+    """The wire's words for the stock (the tick's state, the snapshot, the sell-out push).
+    Always from PostgreSQL's inventory rows: the Redis availability counter in front of
+    the hold may drift by design (bookings/availability.py) and is never shown."""
+    state = stock_state(inventory)
+    return {
+        "unitsLeft": inventory.left,
+        "unitsHeld": inventory.held,
+        "stock": state.value,
+        "soldOut": state == StockState.SOLD_OUT,
+        # When PostgreSQL was read: a page keeps the newer of two readings that cross.
+        "stockAt": at.timestamp(),
+    }
+
+
+SOLD_OUT_FACTS = {"unitsLeft": 0, "unitsHeld": 0, "stock": StockState.SOLD_OUT.value}
+
+
+def newer_stock(mine: dict, update: dict) -> dict:
+    """`update` with the stock facts of `mine` when those were read later (a tick's message
+    read before the sale that a sell-out push already announced)."""
+    if mine.get("stockAt", 0) > update.get("stockAt", 0):
+        return {**update, **{name: mine[name] for name in STOCK_FIELDS if name in mine}}
+    return update
+
+
 def shopping_count(*, room: WaitingRoom, now: datetime) -> int:
     """Admitted, still inside, and without a live booking on the sale: the people who may
     still take units.  (Once they hold, their units are counted in `held`.)"""
@@ -185,7 +217,8 @@ def describe_place(*, position: int, state: dict | None) -> dict:
     horizon = state.get("horizon")
     paused = bool(state.get("paused"))
     interval = state.get("interval")
-    unlikely = horizon is not None and position > horizon
+    # Sold out: nothing reaches any place in the queue; the waitlist is the only way on.
+    unlikely = (horizon is not None and position > horizon) or bool(state.get("soldOut"))
     eta = None
     if interval and not paused and not unlikely:
         eta = math.ceil(position * interval)
@@ -196,12 +229,21 @@ def describe_place(*, position: int, state: dict | None) -> dict:
         "etaSeconds": eta,
         "unlikely": unlikely,
         "paused": paused,
+        **stock_facts_of_state(state),
     }
 
 
 def utc_text(moment: datetime) -> str:
     """An instant as the rest of the API writes it (DRF's format): UTC with `Z`."""
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def stock_facts_of_state(state: dict) -> dict:
+    """The stock as the last tick read it from PostgreSQL (empty before the first tick)."""
+    return {name: state[name] for name in STOCK_FIELDS if name in state}
+
+
+STOCK_FIELDS = ("unitsLeft", "unitsHeld", "stock", "soldOut", "stockAt")
 
 
 def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = None) -> dict:
@@ -218,11 +260,16 @@ def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = 
         "opensAt": utc_text(room.opens_at),
         "seedCommitment": room.seed_commitment,
         "seed": room.seed_published,
+        # Sold out: the queue takes no new joins (PostgreSQL's word, the room row).
+        "queueClosed": room.sold_out_at is not None,
     }
+    if room.sold_out_at is not None:
+        base.update(SOLD_OUT_FACTS, soldOut=True, stockAt=room.sold_out_at.timestamp())
     if entry is None:
         return {**base, "status": "NOT_JOINED"}
     base["entryId"] = entry.pk
     base["orderKey"] = entry.order_key
+    base["lane"] = entry.lane
     if entry.status == QueueStatus.ADMITTED:
         if entry.admission_expires_at <= now:
             return {**base, "status": "EXPIRED"}
@@ -241,14 +288,28 @@ def queue_status(*, room: WaitingRoom, customer_id: int, now: datetime | None = 
     if entry.order_key is None:
         version = queue.current_version(room.pk)
         _waiting, pre = queue.counts(room.pk)
-        return {**base, "status": "PREQUEUE", "prequeue": pre, "version": version}
+        state = queue.load_state(room.pk) or {}
+        return {
+            **stock_facts_of_state(state),
+            **base,
+            "status": "PREQUEUE",
+            "prequeue": pre,
+            "version": version,
+        }
+    return _waiting_place(room=room, entry=entry, base=base)
+
+
+def _waiting_place(*, room: WaitingRoom, entry: QueueEntry, base: dict) -> dict:
     rank, version = queue.rank_and_version(room.pk, entry.pk)
     if rank is None:  # joined a moment ago and not indexed yet: count in PostgreSQL
         rank = QueueEntry.objects.filter(
             room=room, status=QueueStatus.WAITING, order_key__lt=entry.order_key
         ).count()
+    place = newer_stock(
+        base, {**base, **describe_place(position=rank + 1, state=queue.load_state(room.pk))}
+    )
     return {
-        **base,
-        **describe_place(position=rank + 1, state=queue.load_state(room.pk)),
+        **place,
+        "unlikely": place["unlikely"] or place.get("soldOut", False),
         "version": version,
     }

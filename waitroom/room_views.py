@@ -21,7 +21,7 @@ from bookings.models import SaleKind
 from kernel.errors import DomainError
 from kernel.web.client_ip import client_ip
 from kernel.web.problems import domain_error_response
-from waitroom import joining, room_selectors
+from waitroom import joining, proof_of_work, room_selectors
 from waitroom.errors import QueueUnavailable
 from waitroom.gate import cookie_name
 from waitroom.models import WaitingRoom
@@ -68,6 +68,7 @@ def queue_page(request: HttpRequest, room_id: int) -> HttpResponse:
             "needs_verified_email": room.require_verified_email
             and not has_verified_email(request.user),
             "algorithm": room_selectors.SHUFFLE_ALGORITHM,
+            "has_presale_codes": room.presale_codes.exists(),
             "waitlist_classes": room_selectors.waitlist_classes(room=room),
             "your_shuffle_key": room_selectors.shuffle_key(
                 seed=room.seed, room_id=room.pk, customer_id=request.user.pk
@@ -85,11 +86,36 @@ def join(request: HttpRequest, room_id: int) -> HttpResponse:
         return redirect_to_login(page)
     try:
         joining.join_queue(
-            room_id=room_id, customer=request.user, address=client_ip(request) or None
+            room_id=room_id,
+            customer=request.user,
+            address=client_ip(request) or None,
+            presale_code=request.POST.get("presale_code", "")[:64].strip() or None,
+            proof=_proof(request),
         )
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(page)
+
+
+def _proof(request: HttpRequest) -> tuple[str, str] | None:
+    challenge = request.POST.get("proof_challenge", "")[:200]
+    return (challenge, request.POST.get("proof_solution", "")[:12]) if challenge else None
+
+
+@require_POST
+@never_cache
+def challenge(request: HttpRequest, room_id: int) -> JsonResponse:
+    """The join form's script asks for its proof-of-work challenge here (CSRF-checked)."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"detail": _("Please log in first.")}, status=401)
+    waiting_room = _room(room_id)
+    try:
+        issued = proof_of_work.issue_challenge(
+            room=waiting_room, customer=request.user, address=client_ip(request) or None
+        )
+    except DomainError as error:
+        return domain_error_response(error)
+    return JsonResponse(issued.wire())
 
 
 @require_GET

@@ -20,8 +20,9 @@ def join_waitlist_from_queue(
 ) -> WaitlistEntry:
     """The one-click waitlist join offered to those beyond the inventory horizon.  It is
     allowed while units are still on sale (they are all spoken for by people ahead), and
-    the queue place is kept.  `fare_class` is one of the room's sale's own classes (a
-    flight's fare class, an event's category); None: its catalogue's default, if it has one."""
+    the queue place is kept; once the sale is sold out, to everyone waiting.  `fare_class`
+    is one of the room's sale's own classes (a flight's fare class, an event's category);
+    None: its catalogue's default, if it has one."""
     room = WaitingRoom.objects.select_related("sale").filter(pk=room_id).first()
     if room is None:
         raise RoomNotFound(f"There is no waiting room {room_id}.")
@@ -35,7 +36,7 @@ def join_waitlist_from_queue(
     status = room_selectors.queue_status(room=room, customer_id=customer.pk)
     if status["status"] != QueueStatus.WAITING:
         raise NotInQueue("Only people waiting in the queue can use this.")
-    if not status["unlikely"]:
+    if not (status["unlikely"] or status.get("soldOut")):
         raise NotBeyondHorizon(
             "Seats are still likely to reach your place in the queue: keep your place."
         )

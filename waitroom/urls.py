@@ -8,4 +8,5 @@ urlpatterns = [
     path("waiting-room/<int:room_id>/join/", room_views.join, name="queue_join"),
     path("waiting-room/<int:room_id>/status.json", room_views.status_json, name="queue_status"),
     path("waiting-room/<int:room_id>/enter/", room_views.enter, name="queue_enter"),
+    path("waiting-room/<int:room_id>/challenge.json", room_views.challenge, name="challenge"),
 ]

@@ -45,3 +45,16 @@ def client_ip(request) -> str:
     # Anything further left was written by the client and is ignored.
     candidate = forwarded[-min(proxies, len(forwarded))]
     return candidate if _is_ip(candidate) else remote_addr
+
+
+def address_prefix(address: str | None) -> str:
+    """The network an address is counted by where one household or one carrier NAT pool
+    should count once: IPv4 /24, IPv6 /64 (one customer's usual delegation); an IPv4-mapped
+    IPv6 address as its IPv4.  "" when there is no usable address."""
+    if not address or not _is_ip(address):
+        return ""
+    ip = ipaddress.ip_address(address)
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    bits = 24 if ip.version == 4 else 64
+    return str(ipaddress.ip_network(f"{ip}/{bits}", strict=False))

@@ -9,6 +9,9 @@
   var line = statusBox.querySelector(".queue-position-line");
   var detail = document.getElementById("queue-detail");
   var unlikely = document.getElementById("queue-unlikely");
+  var unlikelyText = document.getElementById("queue-unlikely-text");
+  var soldOut = document.getElementById("queue-sold-out");
+  var stock = document.getElementById("queue-stock");
   var connection = document.getElementById("queue-connection");
   var socket = null;
   var retry = 0;
@@ -29,20 +32,31 @@
     line.innerHTML = html;
   }
 
+  function renderStock(s) {
+    // The units left as PostgreSQL counted them at the last tick (or the sell-out push).
+    if (s.soldOut) stock.textContent = gettext("Sold out: every seat or ticket is sold.");
+    else if (s.stock === "ALL_HELD") stock.textContent = gettext("All held for now: none is free, but holds lapse, so some may come back.");
+    else if (typeof s.unitsLeft === "number") stock.textContent = interpolate(gettext("Left on sale: %(count)s."), { count: s.unitsLeft }, true);
+  }
+
   function render(s) {
     if (s.status === "ADMITTED" && s.enterUrl) {
       setLine(gettext("It is your turn! Taking you to the seat map…"), "admitted");
       window.location.assign(s.enterUrl);
       return;
     }
-    unlikely.hidden = !s.unlikely;
+    // Sold out offers the waitlist whatever the place; otherwise only beyond the horizon.
+    unlikely.hidden = !(s.unlikely || s.soldOut);
+    soldOut.hidden = !s.soldOut;
+    unlikelyText.hidden = !!s.soldOut;
+    renderStock(s);
     if (s.status === "WAITING") {
       setLine(interpolate(gettext('You are number %(position)s in line.'),
         { position: '<strong id="queue-position">' + Number(s.position) + "</strong>" }, true),
         "pos" + s.position);
       var parts = [interpolate(ngettext("%(count)s person ahead of you.", "%(count)s people ahead of you.", s.ahead), { count: s.ahead }, true)];
       if (s.paused) parts.push(gettext("Admission is paused for a moment."));
-      else if (s.unlikely) parts.push(gettext("The seats left will probably be gone before your turn."));
+      else if (s.unlikely && !s.soldOut) parts.push(gettext("The seats left will probably be gone before your turn."));
       else if (minutes(s.etaSeconds)) parts.push(interpolate(gettext("Estimated wait: %(wait)s."), { wait: minutes(s.etaSeconds) }, true));
       detail.textContent = parts.join(" ");
     } else if (s.status === "PREQUEUE") {

@@ -10,16 +10,23 @@ from contextlib import ExitStack
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from bookings.customer_holds import hold_seatless
+from bookings.lifecycle import sell_held_booking
+from bookings.models import Booking
+from kernel.outbox import relay_outbox
+from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot, start_asgi_server, stop_asgi_server
 from tests.pages.test_browser import logged_in_page, off_loop
 from tests.waitroom.room_helpers import make_customers, protect, small_flight
 from waitroom import admission, joining, queue, room_selectors
+from waitroom.models import WaitingRoom
 
 # One worker for the module under xdist: room_server starts once.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("waiting-room-live")]
@@ -212,3 +219,77 @@ def test_admission_steps_tell_the_admitted_at_once_and_move_the_others_at_the_br
         assert (after["position"], after["version"]) == (1, moved["version"])
         with pytest.raises(TimeoutError):  # the admitted pages ignore the broadcast
             ws1.recv(timeout=0.3)
+
+
+# --- issue 30 in a browser, in each language: the proof-of-work solved by the page's own
+# scrypt (progress shown), the place and the units left live, and the sell-out pushed over
+# the websocket with the waitlist offered, without a reload; axe on the page.
+
+WORDS = {
+    "en": {"left": "Left on sale: 6.", "sold": "Sold out", "wait": "Join the waitlist"},
+    "de": {"left": "Noch im Verkauf: 6.", "sold": "Ausverkauft", "wait": "Warteliste"},
+    "ru": {"left": "Осталось в продаже: 6.", "sold": "Распродано", "wait": "лист ожидания"},
+}
+
+
+def pow_room():
+    flight = small_flight(rows=1, overbook=0)  # 6 units
+    room = protect(flight, opens_at=timezone.now() - timedelta(seconds=1), rate=60)
+    # Paused: the shuffle happens but nobody is admitted (the page must stay in the queue).
+    WaitingRoom.objects.filter(pk=room.pk).update(require_proof_of_work=True, paused=True)
+    customer, buyer = make_customers(2)
+    return flight, room, customer, buyer
+
+
+def sell_everything(flight, buyer) -> None:
+    booking = hold_seatless(
+        customer=buyer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=6
+    )
+    with transaction.atomic():
+        sell_held_booking(
+            Booking.objects.select_for_update().get(pk=booking.pk), now=timezone.now()
+        )
+    relay_outbox()  # what the worker does when the sale commits: the push to every page
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    ("language", "width", "height"), [("en", 390, 844), ("de", 1366, 900), ("ru", 390, 844)]
+)
+def test_proof_of_work_place_stock_and_sold_out_in_each_language(
+    browser, room_server, same_prefix, language, width, height
+):
+    flight, room, customer, buyer = off_loop(pow_room)
+    client = Client()
+    client.force_login(customer)
+    context = browser.new_context(
+        locale={"en": "en-GB", "de": "de-DE", "ru": "ru-RU"}[language],
+        viewport={"width": width, "height": height},
+    )
+    context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": room_server.url}]
+    )
+    page = context.new_page()
+    page.goto(f"{room_server.url}/waiting-room/{room.pk}/")
+    page.click("#join-queue")
+    # The browser solves the challenge itself (scrypt, 1 MiB a try), showing its progress.
+    expect(page.locator("#pow-progress")).to_be_visible(timeout=5000)
+    expect(page.locator("#queue-status")).to_be_visible(timeout=60000)
+
+    off_loop(admission.admit_shoppers, room_id=room.pk, now=timezone.now())  # the shuffle
+    expect(page.locator("#queue-position")).to_have_text("1", timeout=10000)
+    expect(page.locator("#queue-stock")).to_have_text(WORDS[language]["left"], timeout=10000)
+    assert_no_serious_axe_violations(page)
+    shot(page, f"32-waiting-room-stock-{language}")
+
+    off_loop(sell_everything, flight, buyer)
+    # No reload: the push says sold out and offers the waitlist; the place is kept.
+    sold_out = page.locator("#queue-sold-out")
+    expect(sold_out).to_be_visible(timeout=3000)
+    expect(sold_out).to_contain_text(WORDS[language]["sold"])
+    expect(page.locator("#join-waitlist")).to_be_visible()
+    expect(page.locator("#queue-unlikely")).to_contain_text(WORDS[language]["wait"])
+    expect(page.locator("#queue-position")).to_have_text("1")
+    assert_no_serious_axe_violations(page)
+    shot(page, f"33-waiting-room-sold-out-{language}")
+    context.close()

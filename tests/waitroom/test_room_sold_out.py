@@ -1,0 +1,215 @@
+"""Issue 30, item 5, the truth about stock: queued customers see the units PostgreSQL says
+are left; "all held for now" is told apart from "sold out"; at the sell-out every waiting
+page hears it over the websocket (without waiting for a tick), the queue closes to new
+joins, and those in it keep their place and may join the waitlist."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from asgiref.testing import ApplicationCommunicator
+from django.db import transaction
+from django.utils import timezone
+
+from bookings.customer_holds import hold_seatless
+from bookings.lifecycle import cancel_hold, sell_held_booking
+from bookings.models import Booking
+from kernel.outbox import relay_outbox
+from tests.api.conftest import client_for
+from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
+from waitroom import admission, joining, room_selectors, room_waitlist
+from waitroom.consumers import QueueConsumer
+from waitroom.errors import QueueClosed
+from waitroom.models import QueueEntry, QueueStatus, StockState, WaitingRoom
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _sell(booking: Booking) -> None:
+    with transaction.atomic():
+        locked = Booking.objects.select_for_update().get(pk=booking.pk)
+        sell_held_booking(locked, now=timezone.now())
+
+
+@pytest.fixture
+def tiny_room(room_redis, settings):
+    """A protected flight of 6 units (one row of seats), shuffled, two shoppers admitted
+    and holding all 6, two more customers waiting behind them."""
+    no_limits(settings)
+    flight = small_flight(rows=1, overbook=0)
+    t0 = timezone.now() - timedelta(seconds=30)
+    room = protect(flight, opens_at=t0, rate=6000, max_inside=2)
+    first, second, *waiting = make_customers(4)
+    for customer in (first, second, *waiting):
+        joining.join_queue(room_id=room.pk, customer=customer)
+    admission.admit_shoppers(room_id=room.pk, now=t0)  # the shuffle
+    admitted = admission.admit_shoppers(room_id=room.pk).admitted
+    assert len(admitted) == 2
+    inside = {e.customer_id for e in QueueEntry.objects.filter(pk__in=admitted)}
+    shoppers = [c for c in (first, second, *waiting) if c.pk in inside]
+    keys = dict(QueueEntry.objects.filter(room=room).values_list("customer_id", "order_key"))
+    behind = sorted(
+        (c for c in (first, second, *waiting) if c.pk not in inside), key=lambda c: keys[c.pk]
+    )
+    holds = [
+        hold_seatless(
+            customer=shoppers[0], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=3
+        ),
+        hold_seatless(
+            customer=shoppers[1], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=3
+        ),
+    ]
+    return flight, room, holds, behind
+
+
+def test_the_waiting_see_units_left_from_postgresql_and_all_held_is_not_sold_out(tiny_room):
+    _flight, room, holds, behind = tiny_room
+    admission.admit_shoppers(room_id=room.pk)  # a tick reads the stock
+    status = room_selectors.queue_status(room=room, customer_id=behind[0].pk)
+    assert status["status"] == "WAITING"
+    assert (status["unitsLeft"], status["unitsHeld"]) == (0, 6)
+    assert status["stock"] == StockState.ALL_HELD and status["soldOut"] is False
+    assert status["queueClosed"] is False
+    # All held is not sold out: a newcomer may still queue (holds may lapse).
+    newcomer = make_customers(1)[0]
+    assert joining.join_queue(room_id=room.pk, customer=newcomer).status == QueueStatus.WAITING
+
+    cancel_hold(customer=holds[1].customer, booking_id=holds[1].pk)
+    admission.admit_shoppers(room_id=room.pk)  # lets one more in (one place free inside)
+    status = room_selectors.queue_status(room=room, customer_id=newcomer.pk)
+    assert status["status"] == "WAITING"
+    assert (status["unitsLeft"], status["unitsHeld"], status["stock"]) == (3, 3, "AVAILABLE")
+    assert status["unitsLeft"] == room_selectors.inventory_of(room=room).left
+
+
+def test_the_sell_out_closes_the_queue_and_the_waiting_keep_their_place(tiny_room):
+    _flight, room, holds, behind = tiny_room
+    for booking in holds:
+        _sell(booking)
+    relay_outbox()  # the consumer of booking.confirmed: no tick needed
+    room.refresh_from_db()
+    assert room.sold_out_at is not None
+
+    status = room_selectors.queue_status(room=room, customer_id=behind[0].pk)
+    assert status["status"] == "WAITING" and status["position"] == 1
+    assert status["soldOut"] is True and status["stock"] == "SOLD_OUT"
+    assert status["unitsLeft"] == 0 and status["queueClosed"] is True
+
+    # Joining again keeps the place; nobody new gets in: 409 problem+json, nothing written.
+    kept = joining.join_queue(room_id=room.pk, customer=behind[0])
+    assert kept.status == QueueStatus.WAITING
+    newcomer = make_customers(1)[0]
+    answer = client_for(newcomer).post(f"/api/waiting-rooms/{room.pk}/queue")
+    assert answer.status_code == 409
+    assert answer["Content-Type"] == "application/problem+json"
+    assert answer.json()["type"].endswith("/queue-sold-out")
+    assert not QueueEntry.objects.filter(room=room, customer=newcomer).exists()
+    with pytest.raises(QueueClosed):
+        joining.join_queue(room_id=room.pk, customer=newcomer)
+
+    # The waiting may join the waitlist (the queue page's form).
+    entry = room_waitlist.join_waitlist_from_queue(
+        room_id=room.pk, customer=behind[0], fare_class="ECONOMY", party_size=1
+    )
+    assert entry.pk
+
+    # A tick after the sell-out says the same and admits nobody.
+    step = admission.admit_shoppers(room_id=room.pk)
+    assert step.admitted == [] and step.units_left == 0
+
+
+def test_the_tick_reopens_the_queue_when_units_come_back(tiny_room):
+    flight, room, holds, _behind = tiny_room
+    for booking in holds:
+        _sell(booking)
+    assert admission.admit_shoppers(room_id=room.pk).admitted == []  # the tick closes it too
+    room.refresh_from_db()
+    assert room.sold_out_at is not None
+    WaitingRoom.objects.filter(pk=room.pk).update(sold_out_at=None)
+    from bookings.models import Inventory
+
+    Inventory.objects.filter(sale_id=flight.sale_id).update(sold=5)  # one came back
+    admission.admit_shoppers(room_id=room.pk)
+    room.refresh_from_db()
+    assert room.sold_out_at is None
+    assert joining.join_queue(room_id=room.pk, customer=make_customers(1)[0])
+
+
+def test_the_sell_out_reaches_every_waiting_page_over_the_websocket(tiny_room):
+    _flight, room, holds, behind = tiny_room
+    pages = behind + make_customers(3)
+    for customer in pages[2:]:
+        joining.join_queue(room_id=room.pk, customer=customer)
+    admission.admit_shoppers(room_id=room.pk)  # the later ones get their order keys
+
+    async def watch_the_sell_out() -> list[dict]:
+        sockets = []
+        for customer in pages:
+            ws = ApplicationCommunicator(QueueConsumer.as_asgi(), _scope(room.pk, customer))
+            await ws.send_input({"type": "websocket.connect"})
+            assert (await ws.receive_output(timeout=5))["type"] == "websocket.accept"
+            first = await _receive_json(ws, timeout=5)
+            assert first["status"] == "WAITING" and not first.get("soldOut")
+            sockets.append(ws)
+        await asyncio.to_thread(_sell_everything, holds)
+        told = [await _receive_json(ws, timeout=1) for ws in sockets]
+        for ws in sockets:
+            await ws.send_input({"type": "websocket.disconnect", "code": 1000})
+            await ws.wait(timeout=2)
+        return told
+
+    told = async_to_sync(watch_the_sell_out)()
+    assert len(told) == len(pages)
+    for message in told:
+        assert message["soldOut"] is True and message["stock"] == "SOLD_OUT"
+        assert message["queueClosed"] is True and message["unitsLeft"] == 0
+        assert message["status"] == "WAITING" and message["position"] >= 1  # place kept
+
+
+def _scope(room_id: int, customer) -> dict:
+    return {
+        "type": "websocket",
+        "path": f"/ws/waiting-room/{room_id}/",
+        "user": customer,
+        "url_route": {"kwargs": {"room_id": room_id}},
+        "headers": [],
+    }
+
+
+async def _receive_json(ws: ApplicationCommunicator, *, timeout: float) -> dict:
+    message = await ws.receive_output(timeout=timeout)
+    assert message["type"] == "websocket.send", message
+    return json.loads(message["text"])
+
+
+def _sell_everything(holds) -> None:
+    from django.db import close_old_connections
+
+    for booking in holds:
+        _sell(booking)
+    relay_outbox()
+    close_old_connections()
+
+
+def test_without_the_outbox_path_the_pages_wait_for_a_tick(tiny_room):
+    """The control: the push comes from the consumer of booking.confirmed.  Without that
+    consumer the room is not closed at the sale; only the next tick finds it."""
+    from kernel.events import _consumers
+
+    _flight, room, holds, _behind = tiny_room
+    consumer = _consumers.pop("waitroom.close_if_sold_out")
+    try:
+        for booking in holds:
+            _sell(booking)
+        relay_outbox()
+        room.refresh_from_db()
+        assert room.sold_out_at is None
+    finally:
+        _consumers[consumer.name] = consumer
+    admission.admit_shoppers(room_id=room.pk)
+    room.refresh_from_db()
+    assert room.sold_out_at is not None
