@@ -4,6 +4,7 @@ not fly (volunteers and those denied), and the compensation ledger, which is not
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from flights.eu261 import Remedy
 
@@ -89,6 +90,7 @@ class DeniedBoarding(models.Model):
 
     class Meta:
         ordering = ["flight_id", "decided_at", "id"]
+        permissions = [("deny_boarding", "Can ask for volunteers and deny boarding")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(remedy=Remedy.REFUND, rebooked_onto__isnull=True)
@@ -102,8 +104,8 @@ class DeniedBoarding(models.Model):
 
 
 class PayoutStatus(models.TextChoices):
-    PENDING = "PENDING", "Pending"
-    PAID = "PAID", "Paid"
+    PENDING = "PENDING", _("Pending")
+    PAID = "PAID", _("Paid")
 
 
 class Compensation(models.Model):
