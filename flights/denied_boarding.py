@@ -23,6 +23,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from bookings.models import BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
+from bookings.seat_changes import release_seat, seat_party
 from flights import compensation
 from flights.eu261 import Remedy
 from flights.models import (
@@ -244,6 +245,7 @@ def take_off(
     if not revoked:
         raise InvalidRequest(gettext("That passenger has boarded or holds no valid ticket."))
     booking = passenger.booking
+    _pass_seat_on(flight, passenger)
     rerouting = None
     if remedy == Remedy.REROUTING:
         rerouting = rebook_onto_next_flight(
@@ -275,6 +277,31 @@ def take_off(
         OutboxEventType.BOARDING_DENIED, booking.pk, flight, decided_by, denied=denied, entry=entry
     )
     return denied
+
+
+def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
+    """The seat of a passenger taken off goes to the first checked-in passenger of the same
+    class still without one (check-in time order), so no seat flies empty for nothing."""
+    if not release_seat(booking_id=passenger.booking_id, passenger_id=passenger.pk):
+        return
+    waiting = (
+        _flying(flight)
+        .filter(
+            passenger__seat__isnull=True,
+            passenger__booking__fare_class=passenger.booking.fare_class,
+        )
+        .exclude(passenger=passenger)
+        .select_related("passenger")
+        .order_by("checked_in_at", "id")
+        .first()
+    )
+    if waiting is not None:
+        exit_rows = () if waiting.exit_row_confirmed else tuple(flight.exit_rows or ())
+        seat_party(
+            booking_id=waiting.passenger.booking_id,
+            passenger_ids=[waiting.passenger_id],
+            avoid_rows=exit_rows,
+        )
 
 
 def _emit(event_type, booking_id: int, flight: Flight, who, *, offer=None, denied=None, entry=None):

@@ -260,3 +260,24 @@ def test_control_denying_without_the_flight_lock_and_the_ticket_condition_rebook
 
     assert outcomes.results == [2, 2], "both staff denied the same two passengers"
     assert Booking.objects.filter(sale_id=later.sale_id).count() == 4, "rebooked twice each"
+
+
+@pytest.mark.django_db
+def test_a_denied_passengers_seat_goes_to_the_first_seatless_one_checked_in():
+    flight, _later, tickets = oversold_flight()
+    seated_one, seatless_first = tickets[0], tickets[6]
+    # The seated passenger checked in last: first to be denied.
+    OnlineCheckIn.objects.filter(passenger_id=seated_one.passenger_id).update(
+        checked_in_at=timezone.now()
+    )
+    from bookings.models import Passenger
+
+    expected = [c.passenger_id for c in denial_order(flight)[:2]]
+    assert expected[0] == seated_one.passenger_id
+
+    deny_boarding(flight_id=flight.pk, staff=staff_member(), expected_passenger_ids=expected)
+
+    assert Passenger.objects.get(pk=seated_one.passenger_id).seat is None
+    assert Passenger.objects.get(pk=seatless_first.passenger_id).seat.seat_no == "1A"
+    assert Ticket.objects.get(pk=seatless_first.pk).seat_no == "1A"
+    assert check_inventory(sale_id=flight.sale_id) == []
