@@ -330,6 +330,8 @@ class NotificationKind(models.TextChoices):
     BOOKING_CANCELLED = "booking_cancelled", "Booking cancelled"
     REFUND_ISSUED = "refund_issued", "Refund issued"
     WAITLIST_OFFER = "waitlist_offer", "Waitlist offer"
+    VOLUNTEER_OFFER = "volunteer_offer", "Offer to give up a seat (oversold flight)"
+    BOARDING_DENIED = "boarding_denied", "Not flying: compensation and rebooking"
 
 
 class NotificationStatus(models.TextChoices):

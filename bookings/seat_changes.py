@@ -202,3 +202,31 @@ def seat_party(
                 sale_id=booking.sale_id, seats=sorted(given.values()), status=SeatStatus.SOLD
             )
     return given
+
+
+@lock_errors_as_too_busy
+def release_seat(*, booking_id: int, passenger_id: int) -> str | None:
+    """Free the seat of a live passenger of a CONFIRMED booking who will not use it (denied
+    boarding): the unit stays sold, the seat is AVAILABLE for someone seatless.  Returns the
+    seat number freed, or None (they had none)."""
+    with transaction.atomic():
+        booking = (
+            Booking.objects.select_for_update()
+            .filter(pk=booking_id, status=BookingStatus.CONFIRMED)
+            .first()
+        )
+        if booking is None:
+            raise BookingNotFound(gettext("No confirmed booking with that id."))
+        passenger = booking.passengers.filter(pk=passenger_id, is_live=True).first()
+        if passenger is None or passenger.seat_id is None:
+            return None
+        (seat,) = lock_seats(Seat.objects.filter(pk=passenger.seat_id))
+        Passenger.objects.filter(pk=passenger.pk).update(seat=None)
+        Seat.objects.filter(pk=seat.pk, booking=booking).update(
+            status=SeatStatus.AVAILABLE, booking=None, held_until=None
+        )
+        announce_seats_on_commit(
+            sale_id=booking.sale_id, seats=[seat.seat_no], status=SeatStatus.AVAILABLE
+        )
+        availability.release_seats(sale_id=booking.sale_id, seat_nos=[seat.seat_no])
+    return seat.seat_no

@@ -8,6 +8,7 @@ from django.utils.html import format_html, format_html_join
 
 from bookings.models import Sale
 from flights import admin_booking_classes  # noqa: F401  (registers the BookingClass admin)
+from flights.admin_denied import departure_panel_view
 from flights.admin_departure import CLOSE_GATE, close_gates
 from flights.admin_forms import FlightForm
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
@@ -125,6 +126,7 @@ class FlightAdmin(
         "departure_local",
         "status",
         "inventory_overview",
+        "departure_link",
     ]
     list_filter = ["status", "origin", "destination"]
     search_fields = ["code", "id"]
@@ -260,6 +262,22 @@ class FlightAdmin(
     )
     def close_gates(self, request, queryset):
         return close_gates(self, request, queryset)
+
+    def get_urls(self):
+        from django.urls import path
+
+        panel = self.admin_site.admin_view(
+            lambda request, flight_id: departure_panel_view(self, request, flight_id)
+        )
+        return [
+            path("<int:flight_id>/departure/", panel, name="flights_flight_departure"),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="departure")
+    def departure_link(self, obj):
+        url = reverse("admin:flights_flight_departure", args=[obj.pk])
+        return format_html('<a href="{}">departure panel</a>', url)
 
     def has_close_gate_permission(self, request):
         return request.user.has_perm(CLOSE_GATE)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from flights import api, checkin_api
+from flights import api, checkin_api, volunteer_api
 
 app_name = "flights_api"
 urlpatterns = [
@@ -11,5 +11,10 @@ urlpatterns = [
         "bookings/<int:booking_id>/online-check-in",
         checkin_api.OnlineCheckInApi.as_view(),
         name="online_check_in",
+    ),
+    path(
+        "bookings/<int:booking_id>/volunteer-offers/<int:offer_id>",
+        volunteer_api.VolunteerAnswerApi.as_view(),
+        name="volunteer_answer",
     ),
 ]

@@ -11,3 +11,4 @@ class FlightsConfig(AppConfig):
         from flights.catalogue import FlightCatalogue
 
         catalogue.register(SaleKind.FLIGHT, FlightCatalogue())
+        from flights import outbox_handlers  # noqa: F401  (registers the e-mail consumers)

@@ -198,6 +198,9 @@ class OnlineCheckIn(models.Model):
     exit_row_confirmed = models.BooleanField(
         default=False, help_text="Confirmed the exit-row conditions (able and willing to help)."
     )
+    # Art. 11: they board first and are never denied boarding (flights.denied_boarding).
+    reduced_mobility = models.BooleanField(default=False)
+    unaccompanied_minor = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["flight_id", "checked_in_at", "id"]
@@ -262,16 +265,33 @@ class Seat(EngineSeat):
         proxy = True
 
 
+from flights.denied_models import (  # noqa: E402  (models of this app, split for size)
+    Compensation,
+    DeniedBoarding,
+    DeniedKind,
+    OfferStatus,
+    PayoutMethod,
+    PayoutStatus,
+    VolunteerOffer,
+)
+
 __all__ = [
     "Airport",
     "CabinDeparture",
     "Carrier",
+    "Compensation",
+    "DeniedBoarding",
+    "DeniedKind",
     "FareClass",
     "FareInventory",
     "Flight",
     "FlightStatus",
     "NoShow",
+    "OfferStatus",
     "OnlineCheckIn",
+    "PayoutMethod",
+    "PayoutStatus",
     "Seat",
     "SeatStatus",
+    "VolunteerOffer",
 ]

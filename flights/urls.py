@@ -1,6 +1,6 @@
 from django.urls import path
 
-from flights import checkin_views, views
+from flights import checkin_views, views, volunteer_views
 
 app_name = "flights"
 urlpatterns = [
@@ -11,5 +11,10 @@ urlpatterns = [
         "bookings/<int:booking_id>/online-check-in/",
         checkin_views.online_check_in,
         name="online_check_in",
+    ),
+    path(
+        "bookings/<int:booking_id>/volunteer-offers/<int:offer_id>/",
+        volunteer_views.volunteer_answer,
+        name="volunteer_answer",
     ),
 ]

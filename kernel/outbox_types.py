@@ -19,3 +19,8 @@ class OutboxEventType(models.TextChoices):
     SEATS_RELEASED = "seats.released", "Seats released"
     WAITLIST_OFFERED = "waitlist.offered", "Waitlist offer made"
     REFUND_ISSUED = "refund.issued", "Refund issued"
+    # The day of departure (flights.denied_boarding): each step, with who decided it.
+    VOLUNTEERS_ASKED = "boarding.volunteer_offered", "Volunteers asked to give up their seat"
+    VOLUNTEER_ANSWERED = "boarding.volunteer_answered", "A volunteer offer answered"
+    BOARDING_DENIED = "boarding.denied", "Boarding denied (or given up by a volunteer)"
+    COMPENSATION_PAID = "compensation.paid", "EU 261 compensation paid"

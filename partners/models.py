@@ -19,6 +19,11 @@ class PartnerEventType(models.TextChoices):
     BOOKING_CANCELLED = OutboxEventType.BOOKING_CANCELLED.value, "Booking cancelled"
     REFUND_ISSUED = OutboxEventType.REFUND_ISSUED.value, "Refund issued"
     WAITLIST_OFFERED = OutboxEventType.WAITLIST_OFFERED.value, "Waitlist offer made"
+    # The day of departure (docs/departure.md): each step with who decided it.
+    VOLUNTEERS_ASKED = OutboxEventType.VOLUNTEERS_ASKED.value, "Volunteers asked"
+    VOLUNTEER_ANSWERED = OutboxEventType.VOLUNTEER_ANSWERED.value, "A volunteer offer answered"
+    BOARDING_DENIED = OutboxEventType.BOARDING_DENIED.value, "Boarding denied or given up"
+    COMPENSATION_PAID = OutboxEventType.COMPENSATION_PAID.value, "EU 261 compensation paid"
 
 
 class WebhookEndpoint(models.Model):

@@ -1,0 +1,130 @@
+"""The flight admin's departure panel (`/admin/flights/flight/<id>/departure/`): the day's
+counts, and its actions, each behind its permission and a confirmation page that shows what
+will happen before anything changes (`confirm=yes` only from that page):
+
+- ask for volunteers (`flights.deny_boarding`): the offer amount, e-mailed and on their pages;
+- deny boarding (`flights.deny_boarding`): DENIAL_PRIORITY stated, the passengers it takes
+  now, each one's choice (next flight or refund) and the care offered;
+- pay compensation (`flights.pay_compensation`): one ledger entry, with its payout reference.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+
+from flights import compensation
+from flights.denied_boarding import DENIAL_PRIORITY, ask_for_volunteers, deny_boarding
+from flights.departure_panel import departure_panel
+from flights.eu261 import Remedy, assess_flight
+from flights.models import Compensation
+from kernel.errors import DomainError
+
+DENY = "flights.deny_boarding"
+PAY = "flights.pay_compensation"
+CARE = ["meals and refreshments", "hotel accommodation", "transport to the hotel", "two calls"]
+
+
+def departure_panel_view(model_admin: admin.ModelAdmin, request: HttpRequest, flight_id: int):
+    if not request.user.has_perm("flights.view_flight"):
+        raise PermissionDenied
+    if request.method == "POST":
+        return _act(model_admin, request, flight_id)
+    panel = departure_panel(flight_id=flight_id)
+    assessment = assess_flight(panel.flight)
+    return _render(
+        model_admin,
+        request,
+        panel,
+        mode="panel",
+        suggested_amount=assessment.amount(remedy=Remedy.REFUND),
+    )
+
+
+def _render(model_admin, request, panel, *, mode: str, **extra) -> TemplateResponse:
+    return TemplateResponse(
+        request,
+        "admin/flights/flight/departure_panel.html",
+        {
+            **model_admin.admin_site.each_context(request),
+            "title": f"Departure of {panel.flight}",
+            "opts": model_admin.model._meta,
+            "panel": panel,
+            "mode": mode,
+            "priority": DENIAL_PRIORITY,
+            "care_options": CARE,
+            "can_deny": request.user.has_perm(DENY),
+            "can_pay": request.user.has_perm(PAY),
+            **extra,
+        },
+    )
+
+
+def _act(model_admin, request, flight_id: int) -> HttpResponse:
+    action, confirmed = request.POST.get("action"), request.POST.get("confirm") == "yes"
+    if action not in ("ask", "deny", "pay"):
+        messages.error(request, "Unknown action.")
+        return redirect(request.path)
+    if not request.user.has_perm(PAY if action == "pay" else DENY):
+        raise PermissionDenied
+    panel = departure_panel(flight_id=flight_id)
+    try:
+        if action == "ask":
+            try:
+                amount = Decimal(request.POST.get("amount", ""))
+            except InvalidOperation:
+                amount = Decimal(-1)
+            if not (0 <= amount <= 10000):
+                messages.error(request, "The offer amount must be between 0 and 10,000 EUR.")
+                return redirect(request.path)
+            if not confirmed:
+                return _render(model_admin, request, panel, mode="confirm_ask", amount=amount)
+            offers = ask_for_volunteers(flight_id=flight_id, staff=request.user, amount=amount)
+            messages.success(request, f"{len(offers)} passenger(s) asked to volunteer.")
+        elif action == "deny":
+            if not confirmed:
+                return _render(model_admin, request, panel, mode="confirm_deny")
+            expected = [int(pk) for pk in request.POST.getlist("passenger") if pk.isdigit()]
+            remedies = {
+                pk: Remedy(request.POST.get(f"remedy_{pk}"))
+                for pk in expected
+                if request.POST.get(f"remedy_{pk}") in Remedy.values
+            }
+            care = [c for c in request.POST.getlist("care") if c in CARE]
+            denied = deny_boarding(
+                flight_id=flight_id,
+                staff=request.user,
+                expected_passenger_ids=expected,
+                remedies=remedies,
+                care=care,
+            )
+            messages.success(request, f"{len(denied)} passenger(s) denied boarding.")
+        else:
+            entry = Compensation.objects.filter(
+                pk=request.POST.get("compensation", "0") or 0, denied_boarding__flight_id=flight_id
+            ).first()
+            reference = request.POST.get("reference", "").strip()[:60]
+            if entry is None or not reference:
+                messages.error(request, "Choose a ledger entry and give its payout reference.")
+                return redirect(request.path)
+            if not confirmed:
+                return _render(
+                    model_admin,
+                    request,
+                    panel,
+                    mode="confirm_pay",
+                    entry=entry,
+                    reference=reference,
+                )
+            paid = compensation.pay_out(
+                compensation_id=entry.pk, staff=request.user, reference=reference
+            )
+            messages.success(request, "Paid." if paid else "That entry was already paid.")
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+    return redirect(request.path)
