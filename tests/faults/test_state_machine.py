@@ -254,6 +254,19 @@ class SaleMachine(RuleBasedStateMachine):
                 party_size=party,
             )
 
+    @rule(who=st.integers(0, 2))
+    def sold_out_one_waits_a_crowd_member_gives_up(self, who):
+        """The waitlist's common path in one step: the crowd takes what is left, a customer
+        joins the waitlist, and a crowd hold is given up (without it an offer needs those
+        three steps in that order, with nothing freeing units between them, and a run of
+        this size may never reach one)."""
+        self.crowd_holds_the_rest()
+        self.join_waitlist(who, 1)
+        crowd_holds = [b for b in self._bookings(BookingStatus.HELD) if b.customer in self.crowd]
+        if crowd_holds:
+            with contextlib.suppress(CancellationRefused):
+                cancel_booking(customer=crowd_holds[0].customer, booking_id=crowd_holds[0].pk)
+
     @rule(capacity=st.integers(8, 14), overbook=st.integers(0, 2))
     def staff_changes_limits(self, capacity, overbook):
         with contextlib.suppress(InvalidRequest):  # below what is sold and held
