@@ -19,7 +19,7 @@ from events.models import Event, EventStatus
 from events.plan_drawing import presale_drawing
 from kernel.errors import DomainError
 from kernel.web.forms import form_errors, labelled_form_errors
-from storefront.hold_form import HoldOrder, hold_from_form, show_domain_error
+from storefront.hold_form import HoldOrder, hold_from_form, show_domain_error, typed_names
 from waitroom.errors import WaitingRoomRequired
 from waitroom.gate import require_admission
 
@@ -64,6 +64,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
             "plan": None if buying else presale_drawing(event=row),
             "picker": buying,
             "queue_url": queue_url,
+            "typed_name": next(iter(typed_names(request)), ""),
         },
     )
 

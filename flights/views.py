@@ -18,6 +18,7 @@ from flights.rules import is_bookable
 from kernel import replica
 from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
+from storefront.hold_form import typed_names
 
 
 @require_GET
@@ -87,7 +88,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             "fare": fares[fare_class],
             "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
             "passengers": passengers,
-            "passenger_slots": range(1, passengers + 1),
+            "passenger_slots": _slots(passengers, typed_names(request)),
             "left_letters": left_letters,
             "right_letters": right_letters,
             "rows": rows,
@@ -105,3 +106,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
 def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
     get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
     return JsonResponse(cabin_map.seat_map_snapshot(flight_id=flight_id))
+
+
+def _slots(passengers: int, typed: list[str]) -> list[tuple[int, str]]:
+    """(number, name typed before a refusal) for each passenger field."""
+    return [(n, typed[n - 1] if n <= len(typed) else "") for n in range(1, passengers + 1)]
