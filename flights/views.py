@@ -18,7 +18,7 @@ from flights.rules import is_bookable
 from kernel import replica
 from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
-from storefront.hold_form import typed_names
+from storefront.hold_form import admission_state, typed_names
 
 
 @require_GET
@@ -58,6 +58,17 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             request, _("Flight %(code)s can no longer be booked.") % {"code": flight.code}
         )
         return redirect("flights:search")
+    queue_url, turn_ends_at = admission_state(request, sale_id=flight.sale_id)
+    if queue_url:  # the queue up front, as event pages do: nothing to pick or type yet
+        return render(
+            request,
+            "flights/queue_first.html",
+            {
+                "flight": flight,
+                "departure_local": local_time(flight.departure_at, flight.origin),
+                "queue_url": queue_url,
+            },
+        )
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
     version = current_version(flight.sale_id)
@@ -97,6 +108,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
                 format_money(s, fares[fare_class].currency) for s in surcharges
             ),
             "has_exit_rows": any(row.is_exit for row in rows),
+            "turn_ends_at": turn_ends_at,
+            "now": timezone.now(),
         },
     )
 

@@ -24,7 +24,7 @@ from kernel.idempotency import clean_key, fingerprint, run_once
 from kernel.web.forms import form_errors
 from kernel.web.throttles import HoldsThrottle
 from waitroom.errors import WaitingRoomRequired
-from waitroom.gate import require_admission
+from waitroom.gate import admitted_until, require_admission
 
 # How long a second submission of the same form waits for the first to finish.
 SAME_FORM_WAIT_SECONDS = 10
@@ -53,6 +53,16 @@ def keep_typed_names(request: HttpRequest) -> None:
 def typed_names(request: HttpRequest) -> list[str]:
     """The names kept by the last refusal, once; [] if none."""
     return request.session.pop(TYPED_NAMES, []) if hasattr(request, "session") else []
+
+
+def admission_state(request: HttpRequest, *, sale_id: int) -> tuple[str | None, object]:
+    """(queue URL, None) when the shopper must queue before picking anything; (None, the end
+    of their turn) once let in; (None, None) for a sale without a waiting room.  Pickers show
+    the queue up front instead of refusing a form already filled in."""
+    try:
+        return None, admitted_until(request=request, customer_id=request.user.pk, sale_id=sale_id)
+    except WaitingRoomRequired as error:
+        return error.extra["queueUrl"], None
 
 
 def hold_from_form(
