@@ -9,16 +9,13 @@ from django.utils.translation import ngettext
 
 from bookings.errors import SeatBlocked, SeatUnavailable
 from bookings.models import Seat
+from bookings.templatetags.sales import seat_words
 from kernel.errors import DomainError
 
 
 def seat_name(seat: Seat) -> str:
     if seat.section and seat.number is not None:
-        return _("%(section)s, row %(row)s, seat %(number)s") % {
-            "section": seat.section,
-            "row": seat.row_label or seat.row,
-            "number": seat.number,
-        }
+        return seat_words(section=seat.section, row=seat.row_label or seat.row, number=seat.number)
     return _("seat %(seat)s") % {"seat": seat.seat_no}
 
 
