@@ -13,7 +13,7 @@ from flights import cabin_map
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
 from flights.offers import fare_offers, local_time, search_flight_offers
-from flights.routes import is_route_flown
+from flights.routes import is_route_flown, routes_on_sale
 from flights.rules import is_bookable
 from kernel import replica
 from kernel.web.forms import labelled_form_errors
@@ -40,7 +40,14 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "flights/search.html",
-        {"form": form, "offers": offers, "passengers": passengers, "route_flown": route_flown},
+        {
+            "form": form,
+            "offers": offers,
+            "passengers": passengers,
+            "route_flown": route_flown,
+            # Before any search: a hint of what can be found, and when.
+            "routes": routes_on_sale() if not form.is_bound else [],
+        },
     )
 
 
