@@ -31,7 +31,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "config.apps.SeatkeeperConfig",
-    "django.contrib.admin",
+    "config.admin_site.SeatkeeperAdminConfig",  # django.contrib.admin, sale day first
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -8,6 +8,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -25,9 +26,13 @@ from events.models import Event, EventStatus
 from events.plan_drawing import presale_drawing
 from kernel.errors import DomainError
 from kernel.web.forms import form_errors, labelled_form_errors
-from storefront.hold_form import HoldOrder, hold_from_form, show_domain_error
-from waitroom.errors import WaitingRoomRequired
-from waitroom.gate import require_admission
+from storefront.hold_form import (
+    HoldOrder,
+    admission_state,
+    hold_from_form,
+    show_domain_error,
+    typed_names,
+)
 
 
 @require_GET
@@ -57,7 +62,7 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     if event is None:
         raise Http404(gettext("No such event."))
     row = get_object_or_404(Event.objects.select_related("venue"), pk=event_id)
-    queue_url = _queue_url(request, row)
+    queue_url, turn_ends_at = _admission(request, row)
     buying = None
     if event["sale_open"] and not queue_url:
         buying = picker.seat_picker(event=row)
@@ -72,6 +77,9 @@ def event_detail(request: HttpRequest, event_id: int) -> HttpResponse:
             "picker": buying,
             "best_categories": best_categories,
             "queue_url": queue_url,
+            "turn_ends_at": turn_ends_at,
+            "now": timezone.now(),
+            "typed_name": next(iter(typed_names(request)), ""),
         },
     )
 
@@ -88,17 +96,13 @@ def _sold_event(event_id: int) -> Event:
     )
 
 
-def _queue_url(request: HttpRequest, event: Event) -> str | None:
+def _admission(request: HttpRequest, event: Event) -> tuple[str | None, object]:
     """The waiting room's page when the event's sale is behind one and this customer has not
-    been let in (no live admission token): the page then sends them there instead of drawing
-    the seat map.  None for a sale without a waiting room, or a shopper admitted."""
+    been let in (the page then sends them there instead of drawing the seat map), or the end
+    of their turn once let in; (None, None) for a sale without a waiting room."""
     if event.sale_id is None or event.status != EventStatus.ON_SALE:
-        return None
-    try:
-        require_admission(request=request, customer_id=request.user.pk, sale_id=event.sale_id)
-    except WaitingRoomRequired as error:
-        return error.extra["queueUrl"]
-    return None
+        return None, None
+    return admission_state(request, sale_id=event.sale_id)
 
 
 @require_POST

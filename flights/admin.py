@@ -40,6 +40,11 @@ class FareInventoryForm(forms.ModelForm):
         model = FareInventory
         fields = ["fare_class", "capacity", "overbook_limit", "price", "currency"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():  # a table row's inputs: the column header is far
+            field.widget.attrs.setdefault("aria-label", str(field.label))
+
     def clean(self):
         cleaned = super().clean()
         price, currency = cleaned.get("price"), cleaned.get("currency")
@@ -103,6 +108,11 @@ class FareInventoryInline(admin.TabularInline):
                 if isinstance(instance, Flight):
                     instance = instance.sale if instance.sale_id else Sale()
                 super().__init__(*args, instance=instance, **kwargs)
+
+            def add_fields(self, form, index):
+                super().add_fields(form, index)
+                if "DELETE" in form.fields:
+                    form.fields["DELETE"].widget.attrs["aria-label"] = "Delete"
 
         return FlightSaleFormSet
 

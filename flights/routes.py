@@ -3,6 +3,9 @@ date) from "no flight on this route" (try another destination)."""
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
+from django.db.models import Min
 from django.utils import timezone
 
 from flights.models import Airport, Flight
@@ -14,3 +17,24 @@ def is_route_flown(*, origin: Airport, destination: Airport) -> bool:
     return Flight.objects.filter(
         bookable_q(now=timezone.now()), origin=origin, destination=destination
     ).exists()
+
+
+def routes_on_sale(*, limit: int = 8) -> list[dict]:
+    """What the home page suggests before any search: each route one can still book, with its
+    next departure's local date (at the origin), soonest first."""
+    rows = (
+        Flight.objects.filter(bookable_q(now=timezone.now()))
+        .values("origin", "destination", "origin__city", "destination__city", "origin__time_zone")
+        .annotate(next_at=Min("departure_at"))
+        .order_by("next_at")[:limit]
+    )
+    return [
+        {
+            "origin": row["origin"],
+            "destination": row["destination"],
+            "origin_city": row["origin__city"],
+            "destination_city": row["destination__city"],
+            "date": row["next_at"].astimezone(ZoneInfo(row["origin__time_zone"])).date(),
+        }
+        for row in rows
+    ]

@@ -13,11 +13,12 @@ from flights import cabin_map
 from flights.forms import PickerQuery, SearchForm
 from flights.models import Flight
 from flights.offers import fare_offers, local_time, search_flight_offers
-from flights.routes import is_route_flown
+from flights.routes import is_route_flown, routes_on_sale
 from flights.rules import is_bookable
 from kernel import replica
 from kernel.web.forms import labelled_form_errors
 from languages.formatting import format_money
+from storefront.hold_form import admission_state, typed_names
 
 
 @require_GET
@@ -39,7 +40,14 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "flights/search.html",
-        {"form": form, "offers": offers, "passengers": passengers, "route_flown": route_flown},
+        {
+            "form": form,
+            "offers": offers,
+            "passengers": passengers,
+            "route_flown": route_flown,
+            # Before any search: a hint of what can be found, and when.
+            "routes": routes_on_sale() if not form.is_bound else [],
+        },
     )
 
 
@@ -57,6 +65,17 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             request, _("Flight %(code)s can no longer be booked.") % {"code": flight.code}
         )
         return redirect("flights:search")
+    queue_url, turn_ends_at = admission_state(request, sale_id=flight.sale_id)
+    if queue_url:  # the queue up front, as event pages do: nothing to pick or type yet
+        return render(
+            request,
+            "flights/queue_first.html",
+            {
+                "flight": flight,
+                "departure_local": local_time(flight.departure_at, flight.origin),
+                "queue_url": queue_url,
+            },
+        )
     fare_class, passengers = query.cleaned_data["fare"], query.cleaned_data["passengers"]
     # Version before seats: the drawn map is at least as new as the version it carries.
     version = current_version(flight.sale_id)
@@ -91,7 +110,7 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
             ),
             "other_fares": [f for f in fares.values() if f.fare_class != fare_class],
             "passengers": passengers,
-            "passenger_slots": range(1, passengers + 1),
+            "passenger_slots": _slots(passengers, typed_names(request)),
             "left_letters": left_letters,
             "right_letters": right_letters,
             "rows": rows,
@@ -100,6 +119,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
                 format_money(s, fares[fare_class].currency) for s in surcharges
             ),
             "has_exit_rows": any(row.is_exit for row in rows),
+            "turn_ends_at": turn_ends_at,
+            "now": timezone.now(),
         },
     )
 
@@ -109,3 +130,8 @@ def seat_picker(request: HttpRequest, flight_id: int) -> HttpResponse:
 def seat_map_snapshot(request: HttpRequest, flight_id: int) -> JsonResponse:
     get_object_or_404(Flight.objects.only("pk"), pk=flight_id)
     return JsonResponse(cabin_map.seat_map_snapshot(flight_id=flight_id))
+
+
+def _slots(passengers: int, typed: list[str]) -> list[tuple[int, str]]:
+    """(number, name typed before a refusal) for each passenger field."""
+    return [(n, typed[n - 1] if n <= len(typed) else "") for n in range(1, passengers + 1)]

@@ -72,6 +72,9 @@ class LocalTimeFormMixin:
                 help_text=_local_help(field.help_text, zone, self.fields.get(relation)),
             )
             self.fields[name] = wall
+            # The admin's date and time boxes share one label: each says which half it is.
+            for part, widget in zip((_("date"), _("time")), wall.widget.widgets, strict=False):
+                widget.attrs.setdefault("aria-label", f"{field.label}: {part}")
             value = getattr(self.instance, name, None) if self.instance.pk else None
             if value is not None and zone:
                 self.initial[name] = timezone.make_naive(value, ZoneInfo(zone))

@@ -11,9 +11,11 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from bookings import catalogue
@@ -44,6 +46,7 @@ TEST_CARDS = [
 ]
 
 
+@method_decorator(never_cache, name="dispatch")  # Back re-asks: it shows the checkout as it is now
 class SandboxCheckoutView(View):
     template_name = "payments/sandbox_checkout.html"
 

@@ -18,12 +18,13 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 
 from bookings.models import Booking
+from bookings.seat_names import refusal_text
 from kernel.errors import DomainError, IdempotencyKeyInFlight
 from kernel.idempotency import clean_key, fingerprint, run_once
 from kernel.web.forms import form_errors
 from kernel.web.throttles import HoldsThrottle
 from waitroom.errors import WaitingRoomRequired
-from waitroom.gate import require_admission
+from waitroom.gate import admitted_until, require_admission
 
 # How long a second submission of the same form waits for the first to finish.
 SAME_FORM_WAIT_SECONDS = 10
@@ -32,8 +33,36 @@ Item = TypeVar("Item")  # what the page sells from: a flight's id, an event
 HoldOrder = tuple[dict, Callable[[], Booking]]  # what was asked (for the resubmit check), the hold
 
 
-def show_domain_error(request: HttpRequest, error: DomainError) -> None:
-    messages.error(request, f"{error.title}. {error.detail}")
+#: The names typed into a refused hold form, kept for the page it goes back to.
+TYPED_NAMES = "hold_form_typed_names"
+
+
+def show_domain_error(
+    request: HttpRequest, error: DomainError, *, sale_id: int | None = None
+) -> None:
+    messages.error(request, refusal_text(error, sale_id=sale_id))
+
+
+def keep_typed_names(request: HttpRequest) -> None:
+    """A refusal must not cost the shopper the names they typed: the picker fills them in
+    again once (`typed_names`)."""
+    names = request.POST.getlist("names") or request.POST.getlist("name")
+    request.session[TYPED_NAMES] = [str(n)[:120] for n in names[:20]]
+
+
+def typed_names(request: HttpRequest) -> list[str]:
+    """The names kept by the last refusal, once; [] if none."""
+    return request.session.pop(TYPED_NAMES, []) if hasattr(request, "session") else []
+
+
+def admission_state(request: HttpRequest, *, sale_id: int) -> tuple[str | None, object]:
+    """(queue URL, None) when the shopper must queue before picking anything; (None, the end
+    of their turn) once let in; (None, None) for a sale without a waiting room.  Pickers show
+    the queue up front instead of refusing a form already filled in."""
+    try:
+        return None, admitted_until(request=request, customer_id=request.user.pk, sale_id=sale_id)
+    except WaitingRoomRequired as error:
+        return error.extra["queueUrl"], None
 
 
 def hold_from_form(
@@ -57,6 +86,7 @@ def hold_from_form(
     form = make_form(item)
     if not form.is_valid():
         messages.error(request, form_errors(form))
+        keep_typed_names(request)
         return redirect(back)
     try:
         require_admission(request=request, customer_id=request.user.pk, sale_id=sale_id(item))
@@ -68,6 +98,7 @@ def hold_from_form(
         return redirect(back)
     ordered = order(item, form)
     if ordered is None:
+        keep_typed_names(request)
         return redirect(back)
     asked, hold = ordered
     try:
@@ -75,7 +106,8 @@ def hold_from_form(
             request, key=form.cleaned_data.get("idempotency_key"), asked=asked, hold=hold
         )
     except DomainError as error:
-        show_domain_error(request, error)
+        show_domain_error(request, error, sale_id=sale_id(item))
+        keep_typed_names(request)
         return redirect(back)
     return redirect("bookings:detail", booking_id=booking_id)
 

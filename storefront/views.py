@@ -169,6 +169,7 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "booking": booking,
             "passengers": passengers,
             "names_missing": any(not p.full_name for p in passengers),
+            "price_lines": price_lines(booking, passengers),
             "now": now,
             # A flight's own line (origin, destination, local times); other sales are
             # described by their catalogue (the `sale_summary` tag).
@@ -245,3 +246,20 @@ def name_passengers(request: HttpRequest, booking_id: int) -> HttpResponse:
     else:
         messages.success(request, _("Passenger names saved. You can pay now."))
     return redirect("bookings:detail", booking_id=booking_id)
+
+
+def price_lines(booking: Booking, passengers: list) -> dict | None:
+    """What the total is made of, when seats add surcharges: the fare per place times the
+    places, and each seat's surcharge (the total is the booking's own amount, so the lines
+    add up to what is charged).  None when there is nothing to break down."""
+    surcharged = [p.seat for p in passengers if p.seat is not None and p.seat.surcharge]
+    count = booking.seat_count or len(passengers)
+    if not surcharged or not count:
+        return None
+    extras = sum(seat.surcharge for seat in surcharged)
+    return {
+        "count": count,
+        "each": (booking.amount - extras) / count,
+        "fare_total": booking.amount - extras,
+        "surcharges": surcharged,
+    }

@@ -23,7 +23,7 @@ from waitroom import room_selectors, safety_net
 from waitroom.errors import WaitingRoomRequired
 from waitroom.models import QueueStatus, WaitingRoom
 from waitroom.protection import cached_room_of_sale
-from waitroom.tokens import check_token
+from waitroom.tokens import check_token, read_token
 
 TOKEN_HEADER = "X-Waiting-Room-Token"
 
@@ -54,6 +54,21 @@ def require_admission(
         room_id=room_id, customer_id=customer_id, now=now or timezone.now()
     ):
         raise WaitingRoomRequired(room_id=room_id, reason=reason)
+
+
+def admitted_until(
+    *, request, customer_id: int | None, sale_id: int, now: datetime | None = None
+) -> datetime | None:
+    """When this shopper's turn on a protected sale ends (pages show the time left, as holds
+    do); None for a sale without a waiting room.  Raises WaitingRoomRequired, as
+    `require_admission` does, when they were not let in."""
+    require_admission(request=request, customer_id=customer_id, sale_id=sale_id, now=now)
+    room_id = cached_room_of_sale(sale_id=sale_id)
+    if room_id is None:
+        return None
+    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
+    claims = read_token(token)
+    return claims.expires_at if claims is not None else None
 
 
 def require_queue_place_for_waitlist(

@@ -18,6 +18,7 @@ from events.models import (
     SectionKind,
     Venue,
 )
+from events.plan_grid_text import grid_description
 from events.selectors import venue_plan
 from kernel.errors import DomainError
 
@@ -27,11 +28,16 @@ class GridPlanForm(forms.Form):
         label="Plan",
         widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "style": "font-family: monospace"}),
         help_text=(
-            "One line per section, e.g. <code>Section Stalls: rows 1-20 x seats 1-30; "
-            "aisle after 15; accessible: row 20 seats 1-4</code>, <code>Section Balcony: rows "
-            "A-F x seats 1-24; restricted: row F seats 1-3</code>, <code>Standing Floor: "
-            "capacity 800</code>, <code>stage: top</code>. The first section is nearest the "
-            "stage. Replaces the whole plan."
+            "One line per section; the first section is nearest the stage. Saving replaces "
+            "the whole plan (it opens with the current one). For example:"
+            '<ul class="grid-help">'
+            "<li><code>Section Stalls: rows 1-20 x seats 1-30; aisle after 15; "
+            "accessible: row 20 seats 1-4</code></li>"
+            "<li><code>Section Balcony: rows A-F x seats 1-24; restricted: row F seats "
+            "1-3</code></li>"
+            "<li><code>Standing Floor: capacity 800</code></li>"
+            "<li><code>stage: top</code> (or bottom, left, right)</li>"
+            "<li>Lines starting with <code>#</code> are comments.</li></ul>"
         ),
     )
 
@@ -186,7 +192,10 @@ class VenueAdmin(admin.ModelAdmin):
         venue = get_object_or_404(Venue, pk=venue_id)
         if not self.has_change_permission(request, venue):
             raise PermissionDenied
-        form = form_class(request.POST or None, request.FILES or None)
+        initial = (
+            {"description": grid_description(venue=venue)} if form_class is GridPlanForm else {}
+        )
+        form = form_class(request.POST or None, request.FILES or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 plan = build(venue, form.cleaned_data)

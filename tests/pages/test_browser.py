@@ -199,7 +199,7 @@ def test_a_seat_held_in_one_browser_turns_unavailable_in_the_other(browser, asgi
     second.fill("#name-2", "Cy Chen")
     second.click("#hold-button")
     expect(second.locator(".messages")).to_contain_text(
-        "Seat just taken. Seat 15A, 15B was just taken by someone else."
+        "Seat just taken. Seat 15A; seat 15B were just taken by someone else."
     )
     expect(second.locator("#seat-15A")).to_be_disabled()
     shot(second, "07-seat-just-taken-message")

@@ -259,7 +259,7 @@ def test_seat_just_taken_message(client, customer, flight):
     before = state(flight)
     response = hold_post(client, flight, ["12A", "12B"], ["Ana", "Bo"])
     assert messages_of(response) == [
-        "Seat just taken. Seat 12A was just taken by someone else. Please pick another."
+        "Seat just taken. Seat 12A was just taken by someone else. Please pick another seat."
     ]
     assert state(flight) == before
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -28,7 +29,8 @@ def staff_client(user) -> Client:
 def test_staff_create_a_sale_and_see_live_figures(room_redis, staff_user):
     flight = small_flight(rows=2, overbook=3)
     admin = staff_client(staff_user)
-    opens = timezone.now() - timedelta(seconds=1)
+    # Typed as the clock at the flight's origin airport (issue 31, item 12).
+    opens = (timezone.now() - timedelta(seconds=1)).astimezone(ZoneInfo(flight.origin.time_zone))
     created = admin.post(
         "/admin/waitroom/waitingroom/add/",
         {
