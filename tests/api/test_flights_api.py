@@ -49,6 +49,9 @@ def test_search_result_shape(anon, evening_flights):
         "price": "89.00",
         "currency": "EUR",
         "available": 171,
+        # A fare class without nested booking classes (docs/fare-classes.md): its own is open.
+        "bookingClasses": [],
+        "cheapestOpen": {"bookingClass": "", "price": "89.00", "available": 171},
     }
     assert fares["BUSINESS"]["available"] == 12
 
