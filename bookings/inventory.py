@@ -223,10 +223,10 @@ def set_booking_class(
 ) -> BookingClass:
     """Create a booking class or change its name, limit and price (staff, the admin).
 
-    Under the fare class's row lock (the lock order): the limit may not fall below what the
-    class and its lower ones already hold and sold, must lie between the lower class's limit
-    and the dearer class's (or the fare class's capacity + overbook), and a class's rank is
-    fixed once it exists (its counters count the ranks below it)."""
+    Under the fare class's row lock (the lock order, docs/architecture.md): the limit may not
+    fall below what the class and its lower ones already hold and sold, must lie between the
+    lower class's limit and the dearer class's (or the fare class's capacity + overbook), and
+    a class's rank is fixed once it exists (its counters count the ranks below it)."""
     code = code.strip().upper()
     if not code or auth_limit < 0 or price < 0 or rank < 1:
         raise InvalidRequest(

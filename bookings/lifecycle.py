@@ -111,7 +111,7 @@ def _give_units_back(bookings: list[Booking], *, counter: str) -> dict[tuple[int
         Inventory.objects.filter(sale_id=sale_id, fare_class=fare_class).update(
             **{counter: F(counter) - n}
         )
-        # Under the row lock just taken, as the lock order wants (bookings.booking_classes).
+        # Under the row lock just taken, as the lock order in docs/architecture.md wants.
         for booking_class, m in sorted(nested[(sale_id, fare_class)].items()):
             booking_classes.move_class_counters(
                 sale_id=sale_id, fare_class=fare_class, booking_class=booking_class, **{counter: -m}

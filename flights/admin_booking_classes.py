@@ -1,8 +1,8 @@
 """Staff set a flight's nested booking classes and their limits (docs/fare-classes.md).
 
 Thin: every write is the engine's `set_booking_class` / `remove_booking_class`, which keep
-the nesting, refuse a limit below what is held and sold, and lock in the one lock order; the
-counters are read-only here, since they move under live holds."""
+the nesting, refuse a limit below what is held and sold, and lock in the one lock order
+(docs/architecture.md); the counters are read-only here, since they move under live holds."""
 
 from __future__ import annotations
 

@@ -82,6 +82,7 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         "flightId",
         "flightCode",
         "fareClass",
+        "bookingClass",  # nested booking classes (docs/fare-classes.md); blank here
         "seatCount",
         "seats",
         "passengers",
@@ -98,6 +99,7 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         "bookingClass",
     }
     assert data["customerId"] == customer.pk
+    assert data["bookingClass"] == ""
     assert data["passengers"] == [
         {"name": "Ana Lima", "seat": "12A"},
         {"name": "Bo Chen", "seat": "12B"},

@@ -49,7 +49,8 @@ def test_search_result_shape(anon, evening_flights):
         "price": "89.00",
         "currency": "EUR",
         "available": 171,
-        "bookingClasses": [],  # no nested booking classes on this cabin (docs/fare-classes.md)
+        # A fare class without nested booking classes (docs/fare-classes.md): its own is open.
+        "bookingClasses": [],
         "cheapestOpen": {"bookingClass": "", "price": "89.00", "available": 171},
     }
     assert fares["BUSINESS"]["available"] == 12

@@ -102,11 +102,14 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "customerId",
         "fareClass",
         "category",
+        "bookingClass",  # optional: nested booking classes (docs/fare-classes.md)
         "seats",
         "passengers",
         "passengerNames",
         "bookingClass",
     } == set(schemas["BookingCreateRequest"]["properties"])
+    assert "bookingClass" not in schemas["BookingCreateRequest"].get("required", [])
+    assert {"bookingClasses", "cheapestOpen"} <= set(schemas["Fare"]["properties"])
     assert {"bookingId", "expiresAt", "amount", "currency", "seats", "status"} <= set(
         schemas["Booking"]["properties"]
     )

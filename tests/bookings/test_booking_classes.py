@@ -201,3 +201,30 @@ def test_staff_rules_on_classes_and_limits():
     inventory = Inventory.objects.get(sale_id=flight.sale_id, fare_class="ECONOMY")
     set_fare_limits(inventory_id=inventory.pk, capacity=12, overbook_limit=0, price=inventory.price)
     assert check_inventory(sale_id=flight.sale_id) == []
+
+
+def test_the_embedded_modes_statement_is_all_or_none_on_sqlite():
+    """The SQLite form of the nested reserve (the embedded mode) on a real SQLite table: it
+    fills the chain to its tightest limit and then takes nothing, not a row of it."""
+    import sqlite3
+
+    from bookings.booking_classes import _RESERVE_SQL_SQLITE, _TABLE
+
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        f'CREATE TABLE "{_TABLE}" (id INTEGER PRIMARY KEY, sale_id INT, fare_class TEXT, '
+        "code TEXT, rank INT, auth_limit INT, sold INT, held INT)"
+    )
+    db.execute(
+        f'INSERT INTO "{_TABLE}" VALUES (1, 7, "ECONOMY", "LAUNCH", 1, 3, 0, 0), '
+        '(2, 7, "ECONOMY", "SAVER", 2, 4, 0, 2), (3, 7, "ECONOMY", "FLEX", 3, 9, 0, 2)'
+    )
+    chain = [7, "ECONOMY", "LAUNCH"]
+    sql = _RESERVE_SQL_SQLITE.replace("%s", "?")
+
+    def reserve(units):
+        return db.execute(sql, [units, 7, "ECONOMY", *chain, 7, "ECONOMY", *chain, units]).rowcount
+
+    assert reserve(2) == 3  # SAVER's room (2) binds
+    assert reserve(1) == 0
+    assert [r[0] for r in db.execute(f'SELECT held FROM "{_TABLE}" ORDER BY rank')] == [2, 4, 4]
