@@ -566,6 +566,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
         "kernel.web.openapi.add_problem_headers",
         "kernel.web.openapi.camel_case_path_parameters",
+        "kernel.web.openapi.forbid_nul_in_request_strings",
     ],
 }
 

@@ -32,7 +32,9 @@ class EndpointCreateSerializer(serializers.Serializer):
     event_types = serializers.ListField(
         child=serializers.ChoiceField(choices=PartnerEventType.choices), min_length=1, max_length=4
     )
-    description = serializers.CharField(max_length=200, required=False, default="")
+    description = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True
+    )
 
 
 class EndpointUpdateSerializer(serializers.Serializer):
@@ -44,7 +46,7 @@ class EndpointUpdateSerializer(serializers.Serializer):
         required=False,
     )
     is_active = serializers.BooleanField(required=False)
-    description = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
 class EndpointSerializer(serializers.Serializer):

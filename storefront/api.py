@@ -318,7 +318,8 @@ class BookingPassengersApi(APIView):
 
     class PassengerNamesInputSerializer(serializers.Serializer):
         passenger_names = serializers.ListField(
-            child=serializers.CharField(max_length=120, allow_blank=True, trim_whitespace=True),
+            # Blank names are refused (every passenger needs one), so the schema says so.
+            child=serializers.CharField(max_length=120, trim_whitespace=True),
             min_length=1,
             max_length=50,
             help_text="One full name per passenger, in seat order (seatless places last).",

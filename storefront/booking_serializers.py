@@ -16,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 
 from bookings import catalogue, selectors
 from bookings.models import Booking, BookingStatus, SaleKind
+from kernel.web.fields import ClassCodeField
 from payments import selectors as payment_selectors
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
@@ -53,8 +54,7 @@ class BookingCreateSerializer(serializers.Serializer):
         required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
-    fare_class = serializers.CharField(
-        max_length=10,
+    fare_class = ClassCodeField(
         required=False,
         help_text=(
             "Flights: the fare class (ECONOMY, BUSINESS). Events: the price category of the "
@@ -62,11 +62,8 @@ class BookingCreateSerializer(serializers.Serializer):
             "`GET /api/events/{id}/seats` names them."
         ),
     )
-    category = serializers.CharField(
-        max_length=10, required=False, help_text="Events: the same as `fareClass`."
-    )
-    booking_class = serializers.CharField(
-        max_length=10,
+    category = ClassCodeField(required=False, help_text="Events: the same as `fareClass`.")
+    booking_class = ClassCodeField(
         required=False,
         allow_blank=True,
         help_text=(

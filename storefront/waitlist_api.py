@@ -17,6 +17,7 @@ from bookings import catalogue, waitlist, waitlist_selectors
 from bookings.errors import NotWaiting
 from bookings.models import SaleKind, WaitlistEntry, WaitlistStatus
 from bookings.selectors import sale_id_of
+from kernel.web.fields import ClassCodeField
 from kernel.web.openapi import problems
 from waitroom import room_waitlist
 from waitroom.room_api import ROOM_ID_NOTE
@@ -148,8 +149,8 @@ class WaitlistApi(APIView):
 
 
 class EventJoinSerializer(serializers.Serializer):
-    category = serializers.CharField(
-        max_length=10, help_text="Price category (A) or standing area (GA-3) that is sold out."
+    category = ClassCodeField(
+        help_text="Price category (A) or standing area (GA-3) that is sold out."
     )
     party_size = serializers.IntegerField(min_value=1, max_value=9)
     sections = serializers.ListField(
@@ -172,7 +173,7 @@ class EventJoinSerializer(serializers.Serializer):
 
 class CategoryQuerySerializer(serializers.Serializer):
     def get_fields(self):
-        return {"category": serializers.CharField(max_length=10)}
+        return {"category": ClassCodeField()}
 
 
 class EventEntrySerializer(EntrySerializer):
@@ -254,8 +255,7 @@ class EventWaitlistApi(APIView):
 
 class WaitlistFromQueueSerializer(serializers.Serializer):
     # Checked against the room's sale's own classes by the service (flights and events).
-    fare_class = serializers.CharField(
-        max_length=10,
+    fare_class = ClassCodeField(
         required=False,
         help_text=(
             f"An inventory class of the sale: a flight's fare class (default "

@@ -139,3 +139,63 @@ def add_problem_headers(result: dict[str, Any], generator, request, public) -> d
                 elif status == "409" and "Idempotency-Key" in _header_names(operation):
                     response.setdefault("headers", {}).update(IN_FLIGHT_RETRY_AFTER)
     return result
+
+
+# DRF's CharField (and every field built on it) refuses a NUL character with a 400, and the
+# others (dates, numbers) cannot parse one: every string the server reads excludes it.
+NO_NUL_PATTERN = r"^[^\u0000]*$"
+
+
+def _request_strings(schema: dict[str, Any], components: dict[str, Any], seen: set[str]):
+    """Every string schema a request body may carry, following `$ref`s once each."""
+    ref = schema.get("$ref")
+    if ref:
+        name = ref.rsplit("/", 1)[-1]
+        if name not in seen:
+            seen.add(name)
+            yield from _request_strings(components.get(name, {}), components, seen)
+        return
+    for key in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(key, []):
+            yield from _request_strings(sub, components, seen)
+    for prop in schema.get("properties", {}).values():
+        if not prop.get("readOnly"):
+            yield from _request_strings(prop, components, seen)
+    if "items" in schema:
+        yield from _request_strings(schema["items"], components, seen)
+    if schema.get("type") == "string":
+        yield schema
+
+
+def forbid_nul_in_request_strings(
+    result: dict[str, Any], generator, request, public
+) -> dict[str, Any]:
+    """Postprocessing hook: a request string with no `pattern` or `enum` of its own gets
+    `NO_NUL_PATTERN`, so the schema forbids the NUL the server refuses (issue 31); a decimal
+    needs a digit.  Own patterns already exclude NUL (tests/api/test_request_strings.py
+    checks both)."""
+    components = result.get("components", {}).get("schemas", {})
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                for string in _request_strings(media.get("schema", {}), components, set()):
+                    if "pattern" not in string and "enum" not in string:
+                        string["pattern"] = NO_NUL_PATTERN
+                    elif string.get("format") == "decimal":
+                        string["pattern"] = _strict_decimal(string["pattern"])
+    return result
+
+
+# drf-spectacular's decimal pattern (`^-?\d{0,10}(?:\.\d{0,2})?$`) lets "", "-" and "." through,
+# which DRF's DecimalField refuses: at least one digit, as the server reads it.
+_LAX_DECIMAL = re.compile(r"^\^-\?\\d\{0,(\d+)\}\(\?:\\\.\\d\{0,(\d+)\}\)\?\$$")
+
+
+def _strict_decimal(pattern: str) -> str:
+    found = _LAX_DECIMAL.match(pattern)
+    if not found:
+        return pattern
+    whole, places = found.groups()
+    return rf"^-?(?:\d{{1,{whole}}}(?:\.\d{{0,{places}}})?|\.\d{{1,{places}}})$"

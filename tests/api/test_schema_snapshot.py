@@ -50,5 +50,5 @@ def test_the_committed_schema_is_what_the_code_generates(tmp_path):
 
 def test_control_a_renamed_path_parameter_is_caught(tmp_path):
     generated = _generated(tmp_path)
-    renamed = generated.replace("name: booking_id", "name: bookingRef", 1)
-    assert "+        name: booking_id" in _contract_diff(renamed, generated)
+    renamed = generated.replace("name: bookingId", "name: bookingRef", 1)
+    assert "+        name: bookingId" in _contract_diff(renamed, generated)

@@ -1,0 +1,29 @@
+"""Serializer fields shared by the APIs, written so that the schema drf-spectacular derives
+from them is the rule the server applies (issue 31: schema and server agree)."""
+
+from __future__ import annotations
+
+from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+# An inventory-class code: a flight's fare class (ECONOMY), an event's price category (A, VIP)
+# or standing area (GA-3), a booking class (LAUNCH).  Length is max_length's business, so
+# the same pattern serves fields that may be blank.
+CLASS_CODE_PATTERN = r"^[A-Za-z0-9-]+$"
+
+
+class ClassCodeField(serializers.CharField):
+    """A class code as sent, checked against `CLASS_CODE_PATTERN` (documented as the field's
+    `pattern`).  Not trimmed: " A" is refused as the pattern says, not quietly read as "A"."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 10)
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+        self.validators.append(
+            RegexValidator(
+                CLASS_CODE_PATTERN,
+                message=_("Use letters, digits and hyphens only, e.g. ECONOMY, A or GA-3."),
+            )
+        )
