@@ -11,9 +11,9 @@ BEGIN;
 UPDATE bookings_inventory SET held = held + 1
  WHERE id = :inv_id AND sold + held + 1 <= capacity + overbook_limit;
 INSERT INTO bookings_booking
-       (customer_id, sale_id, fare_class, status, seat_count, amount, currency,
+       (customer_id, sale_id, fare_class, status, seat_count, booking_class, amount, currency,
         expires_at, created_at, updated_at)
-VALUES (:customer_id, :flight_id, 'ECONOMY', 'HELD', 1, 89.00, 'EUR',
+VALUES (:customer_id, :flight_id, 'ECONOMY', 'HELD', 1, '', 89.00, 'EUR',
         now() + interval '10 minutes', now(), now())
 RETURNING id AS booking_id \gset
 UPDATE bookings_seat
