@@ -96,7 +96,6 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         "unnamedPassengers",
         "namePassengersUrl",
         "refunds",
-        "bookingClass",
     }
     assert data["customerId"] == customer.pk
     assert data["bookingClass"] == ""
