@@ -186,7 +186,7 @@ class BookingListCreateApi(GenericAPIView):
         },
         examples=[
             OpenApiExample(
-                "The article's request",
+                "The article's request, with the passengers' names",
                 value=ARTICLE_BODY,
                 request_only=True,
             ),
