@@ -189,6 +189,43 @@ def subjects_to(mailoutbox, email: str) -> list[str]:
     return [m.subject for m in mailoutbox if m.to == [email]]
 
 
+def assert_not_flying(panel, customer_page, flight, later, volunteer, to_deny, *, in_eu):
+    """Both rerouted onto the next flight; the compensation the distance gives (EU), or none."""
+    denied = {
+        d.passenger_id: d
+        for d in DeniedBoarding.objects.filter(flight=flight).select_related("rebooked_onto")
+    }
+    assert set(denied) == {volunteer.passenger_id, to_deny.passenger_id}
+    for record in denied.values():
+        assert record.rebooked_onto.sale_id == later.sale_id
+    ledger = {c.denied_boarding.passenger_id: c for c in Compensation.objects.all()}
+    if in_eu:  # FRA-BER, about 470 km: Art. 7(1)(a); rerouted 3 h later, so not halved
+        assert {pk: (c.amount, c.method) for pk, c in ledger.items()} == {
+            volunteer.passenger_id: (Decimal("250.00"), "CASH"),
+            to_deny.passenger_id: (Decimal("250.00"), "CASH"),
+        }
+        expect(panel.locator("#ledger tbody tr")).to_have_count(2)
+        expect(panel.locator("#ledger")).to_contain_text("Art. 7(1)(a)")
+        customer_page.reload()
+        expect(customer_page.locator(".denied-boarding")).to_contain_text("250")
+    else:
+        assert ledger == {}
+        expect(panel.locator("#ledger tbody")).to_have_text("—")
+
+
+def assert_emails_in_each_language(mailoutbox, tickets, *, not_flying):
+    """Every one of the 8 was asked to volunteer, and the two not flying were told so, each
+    in their customer's language."""
+    for ticket, language in zip(tickets, LANGUAGES, strict=True):
+        subjects = subjects_to(mailoutbox, booking_of(ticket).customer.email)
+        assert any(OFFER_WORDS[language] in s for s in subjects), (language, subjects)
+        told = [s for s in subjects if any(w in s for w in DENIED_WORDS.values())]
+        if ticket in not_flying:
+            assert len(told) == 1 and DENIED_WORDS[language] in told[0], (language, told)
+        else:
+            assert told == [], (language, told)
+
+
 @pytest.mark.parametrize("in_eu", [True, False], ids=["eu-flight", "non-eu-flight"])
 def test_a_departure_of_8_tickets_on_6_seats_through_the_pages(
     in_eu, browser, asgi_server, mailoutbox
@@ -226,26 +263,7 @@ def test_a_departure_of_8_tickets_on_6_seats_through_the_pages(
     assert panel_counts(panel)["oversold"] == "1"
     deny_one(panel, expected_passenger_id=to_deny.passenger_id)
 
-    denied = {
-        d.passenger_id: d
-        for d in DeniedBoarding.objects.filter(flight=flight).select_related("rebooked_onto")
-    }
-    assert set(denied) == {volunteer.passenger_id, to_deny.passenger_id}
-    for record in denied.values():
-        assert record.rebooked_onto.sale_id == later.sale_id
-    ledger = {c.denied_boarding.passenger_id: c for c in Compensation.objects.all()}
-    if in_eu:  # FRA-BER, about 470 km: Art. 7(1)(a); rerouted 3 h later, so not halved
-        assert {pk: (c.amount, c.method) for pk, c in ledger.items()} == {
-            volunteer.passenger_id: (Decimal("250.00"), "CASH"),
-            to_deny.passenger_id: (Decimal("250.00"), "CASH"),
-        }
-        expect(panel.locator("#ledger tbody tr")).to_have_count(2)
-        expect(panel.locator("#ledger")).to_contain_text("Art. 7(1)(a)")
-        customer_page.reload()
-        expect(customer_page.locator(".denied-boarding")).to_contain_text("250")
-    else:
-        assert ledger == {}
-        expect(panel.locator("#ledger tbody")).to_have_text("—")
+    assert_not_flying(panel, customer_page, flight, later, volunteer, to_deny, in_eu=in_eu)
     customer_page.context.close()
     expect(panel.locator("#not-flying tbody tr")).to_have_count(2)
     expect(panel.locator("#not-flying")).to_contain_text("meals and refreshments")
@@ -272,11 +290,4 @@ def test_a_departure_of_8_tickets_on_6_seats_through_the_pages(
     panel.context.close()
 
     send_the_emails()
-    for ticket, language in zip(tickets, LANGUAGES, strict=True):
-        subjects = subjects_to(mailoutbox, booking_of(ticket).customer.email)
-        assert any(OFFER_WORDS[language] in s for s in subjects), (language, subjects)
-        not_flying = [s for s in subjects if any(w in s for w in DENIED_WORDS.values())]
-        if ticket in (volunteer, to_deny):
-            assert len(not_flying) == 1 and DENIED_WORDS[language] in not_flying[0]
-        else:
-            assert not_flying == []
+    assert_emails_in_each_language(mailoutbox, tickets, not_flying=(volunteer, to_deny))
