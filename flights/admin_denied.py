@@ -5,7 +5,9 @@ will happen before anything changes (`confirm=yes` only from that page):
 - ask for volunteers (`flights.deny_boarding`): the offer amount, e-mailed and on their pages;
 - deny boarding (`flights.deny_boarding`): DENIAL_PRIORITY stated, the passengers it takes
   now, each one's choice (next flight or refund) and the care offered;
-- pay compensation (`flights.pay_compensation`): one ledger entry, with its payout reference.
+- pay compensation (`flights.pay_compensation`): one ledger entry, with its payout reference;
+- set a checked-in passenger's Art. 11 flags (`flights.deny_boarding`, no confirmation: it
+  only protects a passenger): `flights.boarding_priority.set_boarding_priority`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
 from flights import compensation
+from flights.boarding_priority import set_boarding_priority
 from flights.denied_boarding import DENIAL_PRIORITY, ask_for_volunteers, deny_boarding
 from flights.departure_panel import departure_panel
 from flights.eu261 import Remedy, assess_flight
@@ -33,6 +36,8 @@ CARE = ["meals and refreshments", "hotel accommodation", "transport to the hotel
 def departure_panel_view(model_admin: admin.ModelAdmin, request: HttpRequest, flight_id: int):
     if not request.user.has_perm("flights.view_flight"):
         raise PermissionDenied
+    if request.method == "POST" and request.POST.get("action") == "priority":
+        return _set_priority(request, flight_id)
     if request.method == "POST":
         return _act(model_admin, request, flight_id)
     panel = departure_panel(flight_id=flight_id)
@@ -63,6 +68,25 @@ def _render(model_admin, request, panel, *, mode: str, **extra) -> TemplateRespo
             **extra,
         },
     )
+
+
+def _set_priority(request: HttpRequest, flight_id: int) -> HttpResponse:
+    if not request.user.has_perm(DENY):
+        raise PermissionDenied
+    passenger = request.POST.get("passenger", "")
+    try:
+        changed = set_boarding_priority(
+            flight_id=flight_id,
+            passenger_id=int(passenger) if passenger.isdigit() else 0,
+            reduced_mobility=request.POST.get("reduced_mobility") == "on",
+            unaccompanied_minor=request.POST.get("unaccompanied_minor") == "on",
+            staff=request.user,
+        )
+    except DomainError as error:
+        messages.error(request, f"{error.title}. {error.detail}")
+    else:
+        messages.success(request, "Boarding priority saved." if changed else "Nothing changed.")
+    return redirect(request.path)
 
 
 def _act(model_admin, request, flight_id: int) -> HttpResponse:

@@ -35,6 +35,9 @@ def online_check_in(request: HttpRequest, booking_id: int) -> HttpResponse:
                 booking_id=booking_id,
                 seat_choices=choices,
                 exit_row_confirmed=request.POST.get("exit_row_confirmed") == "on",
+                reduced_mobility_ids={
+                    p.pk for p in state.passengers if request.POST.get(f"assistance_{p.pk}") == "on"
+                },
             )
         except DomainError as error:
             show_domain_error(request, error)
@@ -63,5 +66,6 @@ def online_check_in(request: HttpRequest, booking_id: int) -> HttpResponse:
                 if cell and cell.in_fare and cell.is_free
             ],
             "has_exit_rows": any(row.is_exit for row in rows),
+            "needs_assistance": {pk for pk, c in state.checked_in.items() if c.reduced_mobility},
         },
     )

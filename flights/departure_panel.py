@@ -29,6 +29,7 @@ class DeparturePanel:
     to_deny: list[OnlineCheckIn] = field(default_factory=list)
     denied: list[DeniedBoarding] = field(default_factory=list)
     ledger: list[Compensation] = field(default_factory=list)
+    checked_in: list[OnlineCheckIn] = field(default_factory=list)  # with their Art. 11 flags
 
 
 def departure_panel(*, flight_id: int) -> DeparturePanel:
@@ -67,5 +68,10 @@ def departure_panel(*, flight_id: int) -> DeparturePanel:
             Compensation.objects.filter(denied_boarding__flight=flight)
             .select_related("denied_boarding__passenger")
             .order_by("id")
+        ),
+        checked_in=list(
+            OnlineCheckIn.objects.filter(flight=flight)
+            .select_related("passenger")
+            .order_by("checked_in_at", "id")
         ),
     )

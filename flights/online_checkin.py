@@ -17,7 +17,7 @@ whole check-in, and the customer chooses again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -53,8 +53,11 @@ def check_in_online(
     booking_id: int,
     seat_choices: Mapping[int, str] | None = None,
     exit_row_confirmed: bool = False,
+    reduced_mobility_ids: Collection[int] | None = None,
     now: datetime | None = None,
 ) -> CheckInResult:
+    """`reduced_mobility_ids`: the passengers the customer declares as needing assistance
+    (EU 261 Art. 11: never denied boarding); None leaves the declarations as they are."""
     now = now or timezone.now()
     seat_choices = dict(seat_choices or {})
     booking = Booking.objects.filter(
@@ -78,6 +81,8 @@ def check_in_online(
     )
     if not set(seat_choices) <= passenger_ids:
         raise InvalidRequest("A seat was chosen for someone not on this booking.", field="seat")
+    if reduced_mobility_ids is not None and not set(reduced_mobility_ids) <= passenger_ids:
+        raise InvalidRequest(gettext("Assistance was declared for someone not on this booking."))
     exit_rows = set(flight.exit_rows or ())
     for seat_no in seat_choices.values():
         if not exit_row_confirmed and _row_of(seat_no) in exit_rows:
@@ -105,6 +110,12 @@ def check_in_online(
             ],
             ignore_conflicts=True,  # checking in again (a seat change) keeps the first time
         )
+        if reduced_mobility_ids is not None:
+            declared = set(reduced_mobility_ids)
+            for flag in (True, False):
+                OnlineCheckIn.objects.filter(
+                    passenger_id__in=[pk for pk in passenger_ids if (pk in declared) == flag]
+                ).update(reduced_mobility=flag)
         seats = dict(
             Passenger.objects.filter(pk__in=passenger_ids).values_list("pk", "seat__seat_no")
         )

@@ -24,3 +24,4 @@ class OutboxEventType(models.TextChoices):
     VOLUNTEER_ANSWERED = "boarding.volunteer_answered", "A volunteer offer answered"
     BOARDING_DENIED = "boarding.denied", "Boarding denied (or given up by a volunteer)"
     COMPENSATION_PAID = "compensation.paid", "EU 261 compensation paid"
+    BOARDING_PRIORITY_SET = "boarding.priority_set", "Art. 11 boarding priority set by staff"
