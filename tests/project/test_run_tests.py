@@ -35,7 +35,7 @@ def names(tools):
 # --- which tools a run needs ----------------------------------------------------------------
 
 
-EVERY_TOOL = ["chromium", "docker-compose", "pgbouncer", "nginx"]
+EVERY_TOOL = ["chromium", "docker-compose", "pgbouncer", "nginx", "node"]
 
 
 def test_the_whole_suite_needs_every_tool():
@@ -51,7 +51,14 @@ def test_a_run_of_some_directories_needs_only_their_tools():
         "chromium",
         "pgbouncer",
     ]
-    assert names(run_tests.tools_needed(["tests/project", "tests/pages"])) == EVERY_TOOL
+    assert names(run_tests.tools_needed(["tests/project", "tests/pages"])) == [
+        "chromium",
+        "docker-compose",
+        "pgbouncer",
+        "nginx",
+    ]
+    # Node checks the proof-of-work's scrypt in JavaScript against hashlib.
+    assert names(run_tests.tools_needed(["tests/waitroom"])) == ["pgbouncer", "node"]
 
 
 # --- installing them ------------------------------------------------------------------------
