@@ -109,6 +109,9 @@ class Catalogue(Protocol):
     owner_details: tuple[str, ...]
     #: Whether seatless units beyond the seats (overbooking) may be sold.
     allows_overbooking: bool
+    #: The lookup from a Passenger to the time they checked in before the day (a flight's
+    #: online check-in), which orders standby (bookings.seating.standby_order); None: none.
+    checkin_time_path: str | None
     #: Admin search lookups from a Sale into its item ("<owner>__code", "=<owner>__id").
     search_fields: tuple[str, ...]
     #: What its seat numbers look like ("12A"; "B-12-7"): malformed ones are refused unread.

@@ -19,10 +19,10 @@ they reported at the gate and wait for a seat.  Each no-show is settled in one t
 With no standby passenger the seat stays with the no-show (sold, empty): the unit is paid,
 and the sale is over.
 
-Standby priority, stated once (`standby_queue`): the fare classes in the order the catalogue
-gives (a higher class first), then the time the passenger reported at the gate (the scan), then
-ticket id.  Only passengers of the seat's own class are seated in it (`assign_seat` refuses a
-seat of another cabin).
+Standby priority, stated once (`standby_order`): the fare class (the catalogue's order of
+cabins, then the booking class within the cabin, higher first), then the earliest online
+check-in, then the time the passenger reported at the gate (the scan), then ticket id.  Only
+passengers of the seat's own cabin are seated in it (`assign_seat` refuses a seat of another).
 """
 
 from __future__ import annotations
@@ -32,12 +32,26 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    F,
+    IntegerField,
+    OrderBy,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
+from bookings import catalogue
+from bookings.booking_class_models import BookingClass
 from bookings.models import (
     Booking,
     BookingStatus,
     Passenger,
+    Sale,
     Seat,
     SeatStatus,
     Ticket,
@@ -71,14 +85,48 @@ def unboarded_tickets(*, sale_id: int) -> QuerySet[Ticket]:
     ).order_by("id")
 
 
-def standby_queue(*, sale_id: int, fare_classes: Sequence[str]) -> QuerySet[Passenger]:
-    """Passengers waiting for a seat, first served first: live, seatless, on a CONFIRMED
-    booking, their ticket scanned at the gate; by the classes' order, then scan time."""
-    rank = Case(
-        *(When(booking__fare_class=code, then=Value(i)) for i, code in enumerate(fare_classes)),
-        default=Value(len(fare_classes)),
+def standby_order(*, sale: Sale, fare_classes: Sequence[str]) -> tuple[dict, list[OrderBy]]:
+    """THE standby priority (docs/departure.md, "Standby priority"), as annotations and an
+    ordering of passengers: (1) the cabin in the catalogue's order of classes (a flight's
+    BUSINESS before ECONOMY); (2) within a cabin, the booking class: the cabin's own (full)
+    fare first, then booking classes from the highest rank down; (3) the earliest check-in
+    before the day (a flight's online check-in; never checked in: last); (4) the time they
+    reported at the gate (their scan); (5) ticket id."""
+    sells = catalogue.for_sale(sale)
+    cabins = sells.class_codes or tuple(fare_classes)  # per-sale codes: the caller's order
+    cabin_rank = Case(
+        *(When(booking__fare_class=code, then=Value(i)) for i, code in enumerate(cabins)),
+        default=Value(len(cabins)),
         output_field=IntegerField(),
     )
+    booking_class_rank = Subquery(
+        BookingClass.objects.filter(
+            sale_id=sale.pk,
+            fare_class=OuterRef("booking__fare_class"),
+            code=OuterRef("booking__booking_class"),
+        ).values("rank")[:1]
+    )
+    path = sells.checkin_time_path
+    checked_in_at = F(path) if path else Value(None, output_field=DateTimeField())
+    annotations = {
+        "cabin_rank": cabin_rank,
+        "booking_class_rank": booking_class_rank,
+        "checked_in_before_day_at": checked_in_at,
+    }
+    order = [
+        F("cabin_rank").asc(),
+        F("booking_class_rank").desc(nulls_first=True),  # none: the cabin's own fare
+        F("checked_in_before_day_at").asc(nulls_last=True),
+        F("ticket__used_at").asc(),
+        F("ticket__id").asc(),
+    ]
+    return annotations, order
+
+
+def standby_queue(*, sale_id: int, fare_classes: Sequence[str]) -> QuerySet[Passenger]:
+    """Passengers waiting for a seat, first served first (`standby_order`): live, seatless,
+    on a CONFIRMED booking, their ticket scanned at the gate."""
+    annotations, order = standby_order(sale=Sale.objects.get(pk=sale_id), fare_classes=fare_classes)
     return (
         Passenger.objects.filter(
             booking__sale_id=sale_id,
@@ -88,8 +136,8 @@ def standby_queue(*, sale_id: int, fare_classes: Sequence[str]) -> QuerySet[Pass
             seat__isnull=True,
             ticket__status=TicketStatus.USED,
         )
-        .annotate(class_rank=rank)
-        .order_by("class_rank", "ticket__used_at", "ticket__id")
+        .annotate(**annotations)
+        .order_by(*order)
     )
 
 

@@ -27,6 +27,7 @@ class EventCatalogue:
     owner = "event"
     owner_details = ()  # its ticket face reads the event when it needs it
     allows_overbooking = False
+    checkin_time_path = None
     class_codes = None  # price categories are chosen per event
     default_class = None
     search_fields = ("event__name", "=event__id")

@@ -31,6 +31,7 @@ class FlightCatalogue:
     owner = "flight"
     owner_details = ("origin", "destination")
     allows_overbooking = True
+    checkin_time_path = "online_checkin__checked_in_at"  # flights.OnlineCheckIn
     class_codes = tuple(FareClass.values)
     default_class = FareClass.ECONOMY.value
     search_fields = ("flight__code", "=flight__id")

@@ -53,6 +53,7 @@ class ConcertHall:
     owner: str | None = None  # its rule needs no row of its own
     owner_details: tuple[str, ...] = ()
     allows_overbooking: bool = False
+    checkin_time_path: str | None = None
     class_codes: tuple[str, ...] | None = None
     default_class: str | None = None
     search_fields: tuple[str, ...] = ()

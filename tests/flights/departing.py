@@ -28,7 +28,7 @@ def seated(flight, *seats: str, customer=None) -> list[Ticket]:
     return list(Ticket.objects.filter(booking=booking).order_by("seat_no"))
 
 
-def seatless(flight, count: int = 1, *, customer=None) -> list[Ticket]:
+def seatless(flight, count: int = 1, *, customer=None, booking_class: str = "") -> list[Ticket]:
     """A confirmed booking of `count` seatless units (the overbooking margin), ticketed."""
     booking = hold_seatless(
         customer=customer or UserFactory(),
@@ -36,6 +36,7 @@ def seatless(flight, count: int = 1, *, customer=None) -> list[Ticket]:
         fare_class="ECONOMY",
         passengers=count,
         passenger_names=passenger_names(count),
+        booking_class=booking_class,
     )
     confirm(booking)
     issue_tickets(booking_id=booking.pk)
