@@ -13,8 +13,8 @@ from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
 from bookings.errors import SaleNotFound
 from bookings.models import Sale, Ticket
 from flights import tickets
-from flights.models import FareClass, FlightStatus
-from flights.rules import bookable_q, is_bookable
+from flights.models import FareClass, Flight, FlightStatus
+from flights.rules import bookable_q, is_bookable, require_exit_row_confirmation
 from flights.selectors import sale_id_of_flight
 
 #: (sale-neutral problem type, the flight's own), on the wire since before events were sold.
@@ -90,6 +90,13 @@ class FlightCatalogue:
 
     def sale_id_for(self, ref: int) -> int | None:
         return sale_id_of_flight(ref)
+
+    def require_seat_conditions(
+        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+    ) -> None:
+        flight = Flight.objects.filter(pk=ref).only("exit_rows").first()
+        if flight is not None:  # no such flight: the hold itself says so
+            require_exit_row_confirmation(flight, seat_numbers, confirmed=confirmed)
 
     def describe_class(self, sale: Sale, code: str) -> str:
         return self.class_label(code) or code
