@@ -94,9 +94,11 @@ class FlightCatalogue:
     def require_seat_conditions(
         self, ref: int, seat_numbers: list[str], *, confirmed: bool
     ) -> None:
+        # No such flight, or a malformed seat number: the hold itself refuses those.
         flight = Flight.objects.filter(pk=ref).only("exit_rows").first()
-        if flight is not None:  # no such flight: the hold itself says so
-            require_exit_row_confirmation(flight, seat_numbers, confirmed=confirmed)
+        seats = [s for s in seat_numbers if self.seat_no_pattern.fullmatch(s)]
+        if flight is not None:
+            require_exit_row_confirmation(flight, seats, confirmed=confirmed)
 
     def describe_class(self, sale: Sale, code: str) -> str:
         return self.class_label(code) or code
