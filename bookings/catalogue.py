@@ -187,6 +187,13 @@ class Catalogue(Protocol):
         Front stalls", "Standing — Floor".  Pages and tickets show it."""
         ...
 
+    def require_seat_conditions(
+        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+    ) -> None:
+        """Refuse (a DomainError) seats of item `ref` that carry conditions the customer has
+        not confirmed (a flight's exit rows); nothing for catalogues without such seats."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 

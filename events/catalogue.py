@@ -85,6 +85,11 @@ class EventCatalogue:
     def class_label(self, code: str) -> str | None:
         return None  # a category's name belongs to its event; the code is shown as it is
 
+    def require_seat_conditions(
+        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+    ) -> None:
+        return None  # no event seat carries conditions to confirm
+
     def sale_id_for(self, ref: int) -> int | None:
         return Event.objects.filter(pk=ref).values_list("sale_id", flat=True).first()
 

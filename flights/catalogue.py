@@ -13,8 +13,8 @@ from bookings.catalogue import GateEntry, SaleSummary, SaleTexts, TicketFace
 from bookings.errors import SaleNotFound
 from bookings.models import Sale, Ticket
 from flights import tickets
-from flights.models import FareClass, FlightStatus
-from flights.rules import bookable_q, is_bookable
+from flights.models import FareClass, Flight, FlightStatus
+from flights.rules import bookable_q, is_bookable, require_exit_row_confirmation
 from flights.selectors import sale_id_of_flight
 
 #: (sale-neutral problem type, the flight's own), on the wire since before events were sold.
@@ -91,6 +91,15 @@ class FlightCatalogue:
 
     def sale_id_for(self, ref: int) -> int | None:
         return sale_id_of_flight(ref)
+
+    def require_seat_conditions(
+        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+    ) -> None:
+        # No such flight, or a malformed seat number: the hold itself refuses those.
+        flight = Flight.objects.filter(pk=ref).only("exit_rows").first()
+        seats = [s for s in seat_numbers if self.seat_no_pattern.fullmatch(s)]
+        if flight is not None:
+            require_exit_row_confirmation(flight, seats, confirmed=confirmed)
 
     def describe_class(self, sale: Sale, code: str) -> str:
         return self.class_label(code) or code

@@ -31,7 +31,11 @@ from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Passenger
 from bookings.seat_changes import rearrange_seats, seat_party
 from flights.models import Flight, OnlineCheckIn
-from flights.rules import is_online_checkin_open, online_checkin_window
+from flights.rules import (
+    is_online_checkin_open,
+    online_checkin_window,
+    require_exit_row_confirmation,
+)
 from kernel.errors import DomainError, InvalidRequest
 
 
@@ -83,13 +87,8 @@ def check_in_online(
         raise InvalidRequest("A seat was chosen for someone not on this booking.", field="seat")
     if reduced_mobility_ids is not None and not set(reduced_mobility_ids) <= passenger_ids:
         raise InvalidRequest(gettext("Assistance was declared for someone not on this booking."))
+    require_exit_row_confirmation(flight, seat_choices.values(), confirmed=exit_row_confirmed)
     exit_rows = set(flight.exit_rows or ())
-    for seat_no in seat_choices.values():
-        if not exit_row_confirmed and _row_of(seat_no) in exit_rows:
-            raise InvalidRequest(
-                f"Seat {seat_no} is in an exit row: confirm the exit-row conditions to take it.",
-                field="seat",
-            )
     with transaction.atomic():
         if seat_choices:  # one atomic rearrangement: party members may trade seats
             rearrange_seats(booking_id=booking.pk, choices=seat_choices)
@@ -122,8 +121,3 @@ def check_in_online(
     return CheckInResult(
         booking_id=booking.pk, seats={pk: seat or "" for pk, seat in seats.items()}
     )
-
-
-def _row_of(seat_no: str) -> int | None:
-    digits = "".join(ch for ch in seat_no if ch.isdigit())
-    return int(digits) if digits else None

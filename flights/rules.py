@@ -5,11 +5,14 @@ function (or its queryset form), so "departed or cancelled" can never mean two t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from flights.models import Flight, FlightStatus
+from kernel.errors import InvalidRequest
 
 
 def is_bookable(flight: Flight, *, now: datetime) -> bool:
@@ -70,3 +73,28 @@ def is_online_checkin_open(flight: Flight, *, now: datetime) -> bool:
         and flight.gate_closed_at is None
         and opens <= now < closes
     )
+
+
+def exit_row_seats(flight: Flight, seat_numbers: Iterable[str]) -> list[str]:
+    """The seats of `seat_numbers` in the flight's emergency exit rows."""
+    exit_rows = set(flight.exit_rows or ())
+    return [s for s in seat_numbers if _row_of(s) in exit_rows]
+
+
+def require_exit_row_confirmation(
+    flight: Flight, seat_numbers: Iterable[str], *, confirmed: bool
+) -> None:
+    """THE exit-row rule, for every door that seats a customer by choice (the seat picker,
+    online check-in): an exit-row seat only for a customer who confirms its conditions."""
+    seats = exit_row_seats(flight, seat_numbers)
+    if seats and not confirmed:
+        raise InvalidRequest(
+            gettext("Seat %(seat)s is in an exit row: confirm the exit-row conditions to take it.")
+            % {"seat": seats[0]},
+            field="seat",
+        )
+
+
+def _row_of(seat_no: str) -> int | None:
+    digits = "".join(ch for ch in seat_no if ch.isdigit())
+    return int(digits) if digits else None

@@ -18,6 +18,8 @@ class HoldForm(forms.Form):
     # Drawn fresh with each picker page: two submissions of one drawing are one hold.  Optional
     # so a form from a page drawn before this field existed still works.
     idempotency_key = forms.CharField(required=False, max_length=MAX_KEY_LENGTH)
+    # The exit-row conditions, confirmed for the passengers seated in an exit row.
+    exit_row_confirmed = forms.BooleanField(required=False)
 
     def __init__(self, data, *args, **kwargs):
         super().__init__(data, *args, **kwargs)

@@ -51,8 +51,15 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
         )
     )
 
-    def order(flight_id: int, form: HoldForm) -> HoldOrder:
+    def order(flight_id: int, form: HoldForm) -> HoldOrder | None:
         data = form.cleaned_data
+        try:  # an exit-row seat only with its conditions confirmed (as at online check-in)
+            catalogue.for_kind(SaleKind.FLIGHT).require_seat_conditions(
+                flight_id, form.seats, confirmed=data["exit_row_confirmed"]
+            )
+        except DomainError as error:
+            show_domain_error(request, error)
+            return None
         asked = {
             "flight": flight_id,
             "fare": data["fare_class"],

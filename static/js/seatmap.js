@@ -35,6 +35,17 @@
   var barSelection = document.getElementById("bar-selection");
   var storeKey = "seatkeeper:picker:" + form.dataset.flight + ":" + form.dataset.fareClass + ":" + maxSeats;
 
+  // The exit-row conditions to confirm: shown (and required) only while an exit seat is picked.
+  var exitConditions = document.getElementById("exit-row-conditions");
+  function showExitConditions(picked) {
+    if (!exitConditions) return;
+    var exitPicked = picked.some(function (i) { return i.dataset.exit === "1"; });
+    var box = exitConditions.querySelector("input");
+    exitConditions.hidden = !exitPicked;
+    box.required = exitPicked;
+    if (!exitPicked) box.checked = false;
+  }
+
   function refresh() {
     var picked = chosen();
     var full = picked.length >= maxSeats;
@@ -52,6 +63,7 @@
     });
     if (!full) limitNote.textContent = "";
     roving();
+    showExitConditions(picked);
     if (!picked.length) {
       selection.textContent = interpolate(gettext("No seat chosen yet (0 of %(max)s)."), { max: maxSeats }, true);
       barSelection.textContent = interpolate(ngettext("0 of %(max)s seat", "0 of %(max)s seats", maxSeats), { max: maxSeats }, true);

@@ -152,7 +152,13 @@ def own_throttle_budget(settings):
 def post_hold(client, flight, seat):
     return client.post(
         f"/flights/{flight.pk}/hold/",
-        {"fare_class": "ECONOMY", "passengers": 1, "seats": [seat], "names": ["Ana Lima"]},
+        {
+            "fare_class": "ECONOMY",
+            "passengers": 1,
+            "seats": [seat],
+            "names": ["Ana Lima"],
+            "exit_row_confirmed": "on",  # rows 12-13 are exit rows
+        },
         follow=True,
     )
 

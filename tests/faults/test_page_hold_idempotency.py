@@ -26,6 +26,7 @@ def picker_form(browser: Client, flight) -> dict:
         "passengers": "2",
         "seats": ["12A", "12B"],
         "names": ["Ada Lovelace", "Alan Turing"],
+        "exit_row_confirmed": "on",  # row 12 is an exit row
     }
 
 

@@ -123,6 +123,7 @@ def test_sign_up_search_pick_two_seats_by_keyboard_and_hold_with_countdown(brows
     page.fill("#name-1", "Ana Lima")
     page.fill("#name-2", "Bo Chen")
     shot(page, "02-seat-picker")
+    page.check("#exit-row-confirmed")  # row 12 is an exit row
     page.click("#hold-button")
 
     expect(page.locator("h1")).to_have_text("Your seats are held")

@@ -60,6 +60,7 @@ def test_search_pick_hold_pay_confirm_with_two_qr_codes_cancel_and_refund(
     page.click("#seat-12B")
     page.fill("#name-1", "Ana Lima")
     page.fill("#name-2", "Bo Chen")
+    page.check("#exit-row-confirmed")  # row 12 is an exit row
     page.click("#hold-button")
     expect(page.locator("h1")).to_have_text("Your seats are held")
     shot(page, "10-journey-hold")

@@ -253,6 +253,7 @@ def test_the_journey_in_each_language(browser, asgi_server, journey_data, langua
     page.click("#seat-12B")
     page.fill("#name-1", "Ana Lima")
     page.fill("#name-2", "Bo Chen")
+    page.check("#exit-row-confirmed")  # row 12 is an exit row
     assert_in_language(page, language, english, "seat-picker")
     shot(page, f"journey-{language}")
 

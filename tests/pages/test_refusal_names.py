@@ -57,6 +57,7 @@ def test_a_flight_seat_just_taken_is_named_and_the_names_kept(client, customer, 
             "passengers": 2,
             "seats": ["12A", "12B"],
             "names": ["Ada Lovelace", "Alan Turing"],
+            "exit_row_confirmed": "on",  # row 12 is an exit row
         },
         follow=True,
     )

@@ -33,6 +33,7 @@ def hold_post(client, flight, seats, names, fare="ECONOMY", passengers=None):
             "passengers": passengers or len(seats),
             "seats": seats,
             "names": names,
+            "exit_row_confirmed": "on",  # rows 12-13 are exit rows (tests/storefront)
         },
         follow=True,
     )
