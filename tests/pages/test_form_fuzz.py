@@ -300,6 +300,29 @@ FORMS = [
         who="anonymous",
     ),
     PageForm(
+        "online-check-in",
+        "post",
+        "/bookings/{booking}/online-check-in/",
+        {
+            "seat_1": field("12A", "1A", ""),
+            "seat_2": field("12B", ""),
+            "exit_row_confirmed": field("on"),
+            "assistance_1": field("on"),
+        },
+    ),
+    PageForm(
+        "volunteer-answer",
+        "post",
+        "/bookings/{booking}/volunteer-offers/1/",
+        {
+            "answer": field("accept", "decline"),
+            "remedy": field("REROUTING", "REFUND"),
+            "method": field("CASH", "VOUCHER"),
+            "voucher_agreed": field("on"),
+        },
+    ),
+    PageForm("queue-challenge", "get", "/waiting-room/{sale}/challenge.json", {}),
+    PageForm(
         "sandbox-checkout",
         "post",
         "/sandbox/checkout/ch_{key}",
