@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from bookings import best_available, selectors
 from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
+from kernel.web.fields import ClassCodeField
 from kernel.web.idempotency import idempotent_response
 from kernel.web.openapi import problems
 from kernel.web.throttles import HoldsThrottle
@@ -40,8 +41,8 @@ class BestAvailableSerializer(serializers.Serializer):
         required=False,
         help_text="Defaults to you. Another customer only with the book-on-behalf permission.",
     )
-    category = serializers.CharField(
-        max_length=10, help_text="The price category of the seats (A); a flight's fare class."
+    category = ClassCodeField(
+        help_text="The price category of the seats (A); a flight's fare class."
     )
     quantity = serializers.IntegerField(min_value=1, max_value=50, help_text="How many seats.")
     accessible = serializers.IntegerField(

@@ -20,6 +20,7 @@ from tests.bookings.confirming import hold_and_confirm
 from tests.events.factories import EventFactory
 from tests.factories import FlightFactory, UserFactory
 from tests.partners.pinning import HOST, rebinding_resolver
+from waitroom.presale import issue_presale_codes
 from waitroom.staff import open_waiting_room
 
 pytestmark = pytest.mark.django_db
@@ -150,9 +151,13 @@ def world(monkeypatch):
         "flightId": flight.pk,
         "eventId": EventFactory().pk,
         "roomId": room.pk,
+        # A real presale code: an unknown one is refused for what it is, not for its form.
+        "presaleCode": issue_presale_codes(room_id=room.pk, count=1, uses_allowed=100)[0].code,
         "deviceId": gate.json().get("deviceId"),
         "endpointId": endpoint.json().get("endpointId"),
         "confirmed": confirmed.pk,
+        # No volunteer offer exists: the body is validated before the offer is looked up.
+        "offerId": 999_999,
     }
 
 
@@ -179,6 +184,7 @@ def test_the_server_refuses_what_the_schema_forbids(request_strings, sandbox_pay
     unexpected = []
     for method, url, path, schema in request_strings:
         name, good = _field_name(path), _good(schema)
+        good = ids.get(name, good) if isinstance(ids.get(name), str) else good
         control = _send(client, ids, method, url, _body(path, good))
         # Whether the path reached the serializer at all, the 400s below prove.
         if name in _refused_fields(control):
@@ -208,7 +214,7 @@ def test_class_codes_keep_to_their_pattern(api, flight, request_strings):
         for *_, p, s in request_strings
         if p[-1:] in (("fareClass",), ("category",)) and "enum" not in s
     ]
-    assert len(codes) == 4
+    assert len(codes) == 5  # holds, best available, and the three waitlists' bodies
     assert all(_accepts(s, "GA-3") and not _accepts(s, "GA 3") for s in codes)
     for code in (" ECONOMY", "ECO NOMY", "ECONOMY\x00", "É"):
         body = problem(

@@ -35,10 +35,23 @@ def economy_policy(db):
     )
 
 
+# The day of departure's events (issue 28) are built in flights, one place per type
+# (flights/denied_boarding.py `_emit`, flights/compensation.py, flights/boarding_priority.py),
+# not yet through a builder table like the engine's and payments'.
+BUILT_IN_FLIGHTS = {
+    OutboxEventType.VOLUNTEERS_ASKED,
+    OutboxEventType.VOLUNTEER_ANSWERED,
+    OutboxEventType.BOARDING_DENIED,
+    OutboxEventType.COMPENSATION_PAID,
+    OutboxEventType.BOARDING_PRIORITY_SET,
+}
+
+
 def test_every_outbox_type_has_one_builder_in_one_app():
     engine, payments = set(booking_payloads.BUILDERS), set(payment_payloads.BUILDERS)
     assert not engine & payments
-    assert engine | payments == set(OutboxEventType)
+    assert not (engine | payments) & BUILT_IN_FLIGHTS
+    assert engine | payments | BUILT_IN_FLIGHTS == set(OutboxEventType)
 
 
 def test_refund_issued(customer):
