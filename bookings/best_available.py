@@ -34,14 +34,13 @@ from bookings.errors import NoAdjacentSeats, SoldOut
 from bookings.holding import (
     check_hold_cap,
     check_party_size,
-    check_sale_open,
     create_held_booking,
     hold_ttl,
-    raise_missing_sale_or_class,
+    open_inventory,
     reserve_units,
 )
 from bookings.live import announce_seats_on_commit
-from bookings.models import Booking, Inventory, Seat, SeatStatus
+from bookings.models import Booking, Seat, SeatStatus
 from bookings.passengers import clean_passenger_names
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_errors_as_too_busy, lock_seats
@@ -77,14 +76,7 @@ def hold_best_available(
         transaction.atomic(),
     ):
         check_hold_cap(customer=customer, sale_id=sale_id, units=quantity, now=now)
-        inventory = (
-            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
-            .filter(sale_id=sale_id, fare_class=fare_class)
-            .first()
-        )
-        if inventory is None:
-            raise_missing_sale_or_class(sale_id, fare_class)
-        check_sale_open(inventory.sale, now)
+        inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
         seats = pick_block(
             sale_id=sale_id,
             fare_class=fare_class,

@@ -35,6 +35,7 @@ from bookings.holding import (
     check_sale_open,
     create_held_booking,
     hold_ttl,
+    open_inventory,
     raise_missing_sale_or_class,
     reserve_units,
 )
@@ -332,15 +333,7 @@ def _hold_units(
 ) -> Booking:
     with transaction.atomic():
         check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
-        # A plain read (no row lock): the price and the sale's state, see reserve_units.
-        inventory = (
-            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
-            .filter(sale_id=sale_id, fare_class=fare_class)
-            .first()
-        )
-        if inventory is None:
-            raise_missing_sale_or_class(sale_id, fare_class)
-        check_sale_open(inventory.sale, now)
+        inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
         if not catalogue.sells_seatless(inventory.sale, fare_class):
             raise SeatsRequired(fare_class)
         price = _class_price(sale_id, fare_class, booking_class, default=inventory.price)

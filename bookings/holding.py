@@ -91,6 +91,21 @@ def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
     )
 
 
+def open_inventory(*, sale_id: int, fare_class: str, now: datetime) -> Inventory:
+    """The fare class's inventory row with its sale and catalogue item, read without a lock
+    (the price and the sale's state; the units are taken by `reserve_units`): SaleNotFound or
+    FareClassNotFound when there is none, SaleClosed when the sale is not open."""
+    inventory = (
+        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+        .filter(sale_id=sale_id, fare_class=fare_class)
+        .first()
+    )
+    if inventory is None:
+        raise_missing_sale_or_class(sale_id, fare_class)
+    check_sale_open(inventory.sale, now)
+    return inventory
+
+
 # --- the customer's hold cap -------------------------------------------------------------------
 
 

@@ -115,14 +115,7 @@ def join_waitlist(
     if cap is not None and party_size > cap:  # its offer could never be made
         raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
     now = timezone.now()
-    inventory = (
-        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
-        .filter(sale_id=sale_id, fare_class=fare_class)
-        .first()
-    )
-    if inventory is None:
-        holding.raise_missing_sale_or_class(sale_id, fare_class)
-    holding.check_sale_open(inventory.sale, now)
+    inventory = holding.open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
     # Once the sale and class are known to be real and open: a refusal here is about who asks.
     _check_may_join(customer=customer, sale_id=sale_id, now=now)
     sections = _check_seat_wishes(
