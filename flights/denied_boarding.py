@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from bookings.models import BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
+from bookings.models import Booking, BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
 from bookings.seat_changes import release_seat, seat_party
 from flights import compensation
 from flights.eu261 import Remedy
@@ -266,6 +266,7 @@ def take_off(
         care_offered=list(care),
         reason=f"{DeniedKind(kind).label} on {flight.code} {flight.departure_at:%Y-%m-%d}",
     )
+    _close_if_nobody_flies(booking, now=now)
     entry = compensation.record(
         denied=denied,
         flight=flight,
@@ -277,6 +278,21 @@ def take_off(
         OutboxEventType.BOARDING_DENIED, booking.pk, flight, decided_by, denied=denied, entry=entry
     )
     return denied
+
+
+def _close_if_nobody_flies(booking, *, now: datetime) -> None:
+    """The original booking is closed once none of its live passengers flies (issue 28: "closed
+    with a reason").  It stays CONFIRMED with `closed_at` set rather than CANCELLED: cancelling
+    would hand its units back to the oversold flight, which would sell them again.  The
+    reason is each passenger's DeniedBoarding.reason; `Booking.is_closed_unflown` reads it."""
+    still_flying = Passenger.objects.filter(
+        booking_id=booking.pk, is_live=True, denied_boarding__isnull=True
+    ).exists()
+    if still_flying:
+        return
+    Booking.objects.filter(
+        pk=booking.pk, status=BookingStatus.CONFIRMED, closed_at__isnull=True
+    ).update(closed_at=now, updated_at=now)
 
 
 def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
