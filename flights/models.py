@@ -211,9 +211,9 @@ class OnlineCheckIn(models.Model):
 
 class CabinDeparture(models.Model):
     """What gate close measured for one fare class of one flight: the data behind the
-    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows
-    (volunteers and passengers denied boarding count as shows, or the forecast would learn
-    from its own denials)."""
+    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows,
+    and `volunteers` and `denied` (taken off before gate close) are among the shows, or the
+    forecast would learn from its own denials."""
 
     flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="cabin_departures")
     fare_class = models.CharField(max_length=10)
@@ -226,6 +226,12 @@ class CabinDeparture(models.Model):
     unseated = models.PositiveIntegerField(
         default=0, help_text="Reported at the gate with a seatless unit and found no seat."
     )
+    volunteers = models.PositiveIntegerField(
+        default=0, help_text="Gave up their seat for compensation (Art. 4(1)): shows."
+    )
+    denied = models.PositiveIntegerField(
+        default=0, help_text="Denied boarding against their will (Art. 4(3)): shows."
+    )
     recorded_at = models.DateTimeField()
 
     class Meta:
@@ -236,6 +242,12 @@ class CabinDeparture(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(no_shows__lte=F("sold")), name="cabin_departure_no_shows_of_sold"
+            ),
+            # Volunteers and the denied were sold and stay sold (their units are not given
+            # back, docs/departure.md); none of them is a no-show.
+            models.CheckConstraint(
+                condition=Q(no_shows__lte=F("sold") - F("volunteers") - F("denied")),
+                name="cabin_departure_taken_off_of_sold",
             ),
         ]
 
