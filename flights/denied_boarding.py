@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Booking, BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
 from bookings.seat_changes import release_seat, seat_party
-from flights import compensation
+from flights import compensation, outbox_payloads
 from flights.eu261 import Remedy
 from flights.models import (
     DeniedBoarding,
@@ -321,33 +321,12 @@ def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
 
 
 def _emit(event_type, booking_id: int, flight: Flight, who, *, offer=None, denied=None, entry=None):
-    payload = {
-        "bookingId": booking_id,
-        "flightId": flight.pk,
-        "flightCode": flight.code,
-        "decidedBy": who.pk,
-        "decidedByName": who.get_username(),
-    }
     if offer is not None:
-        payload |= {
-            "offerId": offer.pk,
-            "passengerId": offer.passenger_id,
-            "status": offer.status,
-            "amount": str(offer.amount),
-            "currency": offer.currency,
-        }
-    if denied is not None:
-        payload |= {
-            "deniedBoardingId": denied.pk,
-            "passengerId": denied.passenger_id,
-            "kind": denied.kind,
-            "remedy": denied.remedy,
-            "rebookedBookingId": denied.rebooked_onto_id,
-            "care": denied.care_offered,
-            "compensation": str(entry.amount) if entry else "0.00",
-            "currency": entry.currency if entry else compensation.CURRENCY,
-            "payoutMethod": entry.method if entry else "",
-        }
+        payload = outbox_payloads.volunteer_offer(offer, flight=flight, who=who)
+    else:
+        payload = outbox_payloads.boarding_denied(
+            denied, flight=flight, who=who, entry=entry, currency=compensation.CURRENCY
+        )
     emit_event(
         aggregate_type="booking", aggregate_id=booking_id, event_type=event_type, payload=payload
     )
