@@ -38,8 +38,8 @@ def suggestion_html(suggestion: OverbookSuggestion) -> str:
         )
     return format_html(
         '<span class="overbook-suggestion" data-suggested="{}">suggested <b>{}</b> '
-        "(now {}) · {} flights, {} sold, {} boarded, {} volunteers and {} denied (shows), "
-        "{} no-shows ({}) · risk of any denied "
+        "(now {}) · {} flights, {} sold, {} boarded, {} no-shows ({}) · {} volunteers and {} "
+        "denied counted as shows · risk of any denied "
         "boarding {} now, {} suggested (target {})</span>",
         suggestion.suggested_limit,
         suggestion.suggested_limit,
@@ -47,10 +47,10 @@ def suggestion_html(suggestion: OverbookSuggestion) -> str:
         h.flights,
         h.sold,
         h.boarded,
-        h.volunteers,
-        h.denied,
         h.no_shows,
         percent(h.no_show_rate),
+        h.volunteers,
+        h.denied,
         percent(suggestion.current_risk),
         percent(suggestion.suggested_risk),
         percent(suggestion.target_risk),
