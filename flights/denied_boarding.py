@@ -18,7 +18,7 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -264,7 +264,7 @@ def take_off(
         rebooked_onto=rerouting.booking if rerouting else None,
         rerouted_arrival_delay=rerouting.arrival_delay if rerouting else None,
         care_offered=list(care),
-        reason=f"{DeniedKind(kind).label} on {flight.code} {flight.departure_at:%Y-%m-%d}",
+        reason=_reason(kind, flight),
     )
     _close_if_nobody_flies(booking, now=now)
     entry = compensation.record(
@@ -278,6 +278,11 @@ def take_off(
         OutboxEventType.BOARDING_DENIED, booking.pk, flight, decided_by, denied=denied, entry=entry
     )
     return denied
+
+
+def _reason(kind: DeniedKind, flight: Flight) -> str:
+    with translation.override("en"):  # the audit's language, whoever decided
+        return f"{DeniedKind(kind).label} on {flight.code} {flight.departure_at:%Y-%m-%d}"
 
 
 def _close_if_nobody_flies(booking, *, now: datetime) -> None:

@@ -6,7 +6,7 @@ import pytest
 from bookings.errors import InvalidBookingState
 from bookings.models import Booking, BookingStatus, Inventory
 from flights.denied_boarding import denial_order, deny_boarding
-from flights.models import DeniedBoarding, DeniedKind, OnlineCheckIn
+from flights.models import DeniedBoarding, OnlineCheckIn
 from flights.services import check_inventory
 from payments.cancellation import cancel_booking
 from tests.factories import UserFactory
@@ -34,7 +34,7 @@ def test_a_booking_whose_passengers_are_all_denied_is_closed_and_keeps_its_units
     assert party.is_closed_unflown
     reasons = set(DeniedBoarding.objects.filter(booking=party).values_list("reason", flat=True))
     day = f"{flight.departure_at:%Y-%m-%d}"
-    assert reasons == {f"{DeniedKind.DENIED.label} on {flight.code} {day}"}
+    assert reasons == {f"Denied boarding against their will (Art. 4(3)) on {flight.code} {day}"}
     assert sold_of(flight) == sold_before  # no unit back to the oversold flight
     assert check_inventory(sale_id=flight.sale_id) == []
     with pytest.raises(InvalidBookingState):  # nor by cancelling it afterwards
