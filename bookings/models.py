@@ -234,6 +234,13 @@ class Booking(models.Model):
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
 
+    @property
+    def is_closed_unflown(self) -> bool:
+        """CONFIRMED but closed: every passenger was taken off the flight (denied boarding).
+        The units stay sold (the status says so to the counters and the audit); the reason is
+        on the passengers' DeniedBoarding rows."""
+        return self.status == BookingStatus.CONFIRMED and self.closed_at is not None
+
     def hold_lapsed(self, now: datetime | None = None) -> bool:
         """THE rule "this hold has lapsed": still HELD, but past its deadline, whether or not
         the sweep has marked it EXPIRED yet."""
@@ -245,6 +252,10 @@ class Booking(models.Model):
         status outside `statuses` is refused with `refused`, a message naming %(status)s."""
         if self.status == BookingStatus.EXPIRED:
             raise HoldExpired(gettext("This hold had already expired; its seats are released."))
+        if self.is_closed_unflown:
+            # Denied boarding closed it: its fare was refunded or rerouted, and its units stay
+            # sold so the oversold flight cannot sell them again (docs/departure.md).
+            raise InvalidBookingState(gettext("This booking was closed at departure."))
         if self.status not in statuses:
             raise InvalidBookingState(refused % {"status": str(self.get_status_display()).lower()})
 

@@ -25,7 +25,7 @@ from storefront.seat_toggle_admin import SeatToggleAdminMixin
 @admin.register(Airport)
 class AirportAdmin(admin.ModelAdmin):
     list_display = ["code", "name", "city", "country", "latitude", "longitude", "time_zone"]
-    search_fields = ["code", "name", "city"]
+    search_fields = ["code", "name", "city", "city_de", "city_ru"]
 
 
 @admin.register(Carrier)

@@ -13,6 +13,7 @@ from bookings.inventory import remove_booking_class, set_booking_class
 from bookings.models import BookingClass
 from flights.models import FareClass, Flight
 from kernel.errors import DomainError
+from kernel.web.fields import class_code_validator
 
 
 class BookingClassForm(forms.ModelForm):
@@ -26,6 +27,8 @@ class BookingClassForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["code"].validators.append(class_code_validator)
+        self.fields["code"].strip = False  # " LAUNCH" is refused, as the API refuses it
         if self.instance.pk:
             self.fields["flight"].initial = self.instance.sale.flight
             for name in ("flight", "fare_class", "code", "rank"):

@@ -19,6 +19,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from flights import compensation
 from flights.boarding_priority import set_boarding_priority
@@ -30,7 +32,13 @@ from kernel.errors import DomainError
 
 DENY = "flights.deny_boarding"
 PAY = "flights.pay_compensation"
-CARE = ["meals and refreshments", "hotel accommodation", "transport to the hotel", "two calls"]
+# Stored as these English values (the audit's language); shown in the staff member's.
+CARE = {
+    "meals and refreshments": _("meals and refreshments"),
+    "hotel accommodation": _("hotel accommodation"),
+    "transport to the hotel": _("transport to the hotel"),
+    "two calls": _("two calls"),
+}
 
 
 def departure_panel_view(model_admin: admin.ModelAdmin, request: HttpRequest, flight_id: int):
@@ -57,12 +65,12 @@ def _render(model_admin, request, panel, *, mode: str, **extra) -> TemplateRespo
         "admin/flights/flight/departure_panel.html",
         {
             **model_admin.admin_site.each_context(request),
-            "title": f"Departure of {panel.flight}",
+            "title": gettext("Departure of %(flight)s") % {"flight": panel.flight},
             "opts": model_admin.model._meta,
             "panel": panel,
             "mode": mode,
             "priority": DENIAL_PRIORITY,
-            "care_options": CARE,
+            "care_options": list(CARE.items()),
             "can_deny": request.user.has_perm(DENY),
             "can_pay": request.user.has_perm(PAY),
             **extra,
@@ -85,14 +93,16 @@ def _set_priority(request: HttpRequest, flight_id: int) -> HttpResponse:
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     else:
-        messages.success(request, "Boarding priority saved." if changed else "Nothing changed.")
+        messages.success(
+            request, gettext("Boarding priority saved.") if changed else gettext("Nothing changed.")
+        )
     return redirect(request.path)
 
 
 def _act(model_admin, request, flight_id: int) -> HttpResponse:
     action, confirmed = request.POST.get("action"), request.POST.get("confirm") == "yes"
     if action not in ("ask", "deny", "pay"):
-        messages.error(request, "Unknown action.")
+        messages.error(request, gettext("Unknown action."))
         return redirect(request.path)
     if not request.user.has_perm(PAY if action == "pay" else DENY):
         raise PermissionDenied
@@ -104,12 +114,17 @@ def _act(model_admin, request, flight_id: int) -> HttpResponse:
             except InvalidOperation:
                 amount = Decimal(-1)
             if not (0 <= amount <= 10000):
-                messages.error(request, "The offer amount must be between 0 and 10,000 EUR.")
+                messages.error(
+                    request, gettext("The offer amount must be between 0 and 10,000 EUR.")
+                )
                 return redirect(request.path)
             if not confirmed:
                 return _render(model_admin, request, panel, mode="confirm_ask", amount=amount)
             offers = ask_for_volunteers(flight_id=flight_id, staff=request.user, amount=amount)
-            messages.success(request, f"{len(offers)} passenger(s) asked to volunteer.")
+            messages.success(
+                request,
+                gettext("%(count)d passenger(s) asked to volunteer.") % {"count": len(offers)},
+            )
         elif action == "deny":
             if not confirmed:
                 return _render(model_admin, request, panel, mode="confirm_deny")
@@ -127,14 +142,19 @@ def _act(model_admin, request, flight_id: int) -> HttpResponse:
                 remedies=remedies,
                 care=care,
             )
-            messages.success(request, f"{len(denied)} passenger(s) denied boarding.")
+            messages.success(
+                request,
+                gettext("%(count)d passenger(s) denied boarding.") % {"count": len(denied)},
+            )
         else:
             entry = Compensation.objects.filter(
                 pk=request.POST.get("compensation", "0") or 0, denied_boarding__flight_id=flight_id
             ).first()
             reference = request.POST.get("reference", "").strip()[:60]
             if entry is None or not reference:
-                messages.error(request, "Choose a ledger entry and give its payout reference.")
+                messages.error(
+                    request, gettext("Choose a ledger entry and give its payout reference.")
+                )
                 return redirect(request.path)
             if not confirmed:
                 return _render(
@@ -148,7 +168,9 @@ def _act(model_admin, request, flight_id: int) -> HttpResponse:
             paid = compensation.pay_out(
                 compensation_id=entry.pk, staff=request.user, reference=reference
             )
-            messages.success(request, "Paid." if paid else "That entry was already paid.")
+            messages.success(
+                request, gettext("Paid.") if paid else gettext("That entry was already paid.")
+            )
     except DomainError as error:
         messages.error(request, f"{error.title}. {error.detail}")
     return redirect(request.path)

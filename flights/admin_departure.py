@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
+from django.utils.translation import gettext
 
 from flights.departure import close_gate
 from flights.departure_selectors import gate_close_preview
@@ -39,11 +40,21 @@ def close_gates(model_admin: admin.ModelAdmin, request, queryset):
         except DomainError as error:
             model_admin.message_user(request, f"{flight.code}: {error.detail}", messages.ERROR)
             continue
+        counts = {"flight": flight.code, "no_shows": result.no_shows}
+        counts["seated"] = result.standby_seated
+        if result.settled:
+            text = gettext(
+                "%(flight)s: gate closed, %(no_shows)d no-show(s), "
+                "%(seated)d standby passenger(s) seated."
+            )
+        else:
+            text = gettext(
+                "%(flight)s: gate closed, %(no_shows)d no-show(s), %(seated)d standby "
+                "passenger(s) seated; some tickets were busy: the beat finishes them."
+            )
         model_admin.message_user(
             request,
-            f"{flight.code}: gate closed, {result.no_shows} no-show(s), "
-            f"{result.standby_seated} standby passenger(s) seated"
-            + ("." if result.settled else "; some tickets were busy: the beat finishes them."),
+            text % counts,
             messages.SUCCESS if result.settled else messages.WARNING,
         )
     return None

@@ -38,7 +38,8 @@ def suggestion_html(suggestion: OverbookSuggestion) -> str:
         )
     return format_html(
         '<span class="overbook-suggestion" data-suggested="{}">suggested <b>{}</b> '
-        "(now {}) · {} flights, {} sold, {} boarded, {} no-shows ({}) · risk of any denied "
+        "(now {}) · {} flights, {} sold, {} boarded, {} no-shows ({}) · {} volunteers and {} "
+        "denied counted as shows · risk of any denied "
         "boarding {} now, {} suggested (target {})</span>",
         suggestion.suggested_limit,
         suggestion.suggested_limit,
@@ -48,6 +49,8 @@ def suggestion_html(suggestion: OverbookSuggestion) -> str:
         h.boarded,
         h.no_shows,
         percent(h.no_show_rate),
+        h.volunteers,
+        h.denied,
         percent(suggestion.current_risk),
         percent(suggestion.suggested_risk),
         percent(suggestion.target_risk),

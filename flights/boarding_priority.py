@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext
 
+from flights import outbox_payloads
 from flights.models import Flight, OnlineCheckIn
 from kernel.errors import InvalidRequest
 from kernel.outbox import emit_event
@@ -51,14 +52,13 @@ def set_boarding_priority(
             aggregate_type="booking",
             aggregate_id=record.passenger.booking_id,
             event_type=OutboxEventType.BOARDING_PRIORITY_SET,
-            payload={
-                "bookingId": record.passenger.booking_id,
-                "flightId": flight_id,
-                "passengerId": passenger_id,
-                "reducedMobility": reduced_mobility,
-                "unaccompaniedMinor": unaccompanied_minor,
-                "decidedBy": staff.pk,
-                "decidedByName": staff.get_username(),
-            },
+            payload=outbox_payloads.boarding_priority_set(
+                booking_id=record.passenger.booking_id,
+                flight_id=flight_id,
+                passenger_id=passenger_id,
+                reduced_mobility=reduced_mobility,
+                unaccompanied_minor=unaccompanied_minor,
+                who=staff,
+            ),
         )
     return True

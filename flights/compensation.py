@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from flights import outbox_payloads
 from flights.eu261 import CURRENCY, Remedy, assess_flight
 from flights.models import Compensation, DeniedBoarding, Flight, PayoutMethod, PayoutStatus
 from kernel.errors import InvalidRequest
@@ -76,14 +77,6 @@ def pay_out(
                 aggregate_type="booking",
                 aggregate_id=entry.denied_boarding.booking_id,
                 event_type=OutboxEventType.COMPENSATION_PAID,
-                payload={
-                    "bookingId": entry.denied_boarding.booking_id,
-                    "compensationId": entry.pk,
-                    "amount": str(entry.amount),
-                    "currency": entry.currency,
-                    "method": entry.method,
-                    "decidedBy": staff.pk,
-                    "decidedByName": staff.get_username(),
-                },
+                payload=outbox_payloads.compensation_paid(entry, who=staff),
             )
     return bool(won)

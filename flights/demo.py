@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from flights.airport_names import local_name_fields
 from flights.models import Airport, CabinDeparture, Carrier, Flight, FlightStatus
 from flights.services import a320_layout, create_flight
 
@@ -78,6 +79,7 @@ def load_demo(*, days: int = 30, password: str | None = None) -> DemoResult:
                 "time_zone": tz,
                 "latitude": Decimal(latitude),
                 "longitude": Decimal(longitude),
+                **local_name_fields(code),
             },
         )
     for code, name, is_eu in CARRIERS:

@@ -18,13 +18,13 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from bookings.models import BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
+from bookings.models import Booking, BookingStatus, Passenger, SeatStatus, Ticket, TicketStatus
 from bookings.seat_changes import release_seat, seat_party
-from flights import compensation
+from flights import compensation, outbox_payloads
 from flights.eu261 import Remedy
 from flights.models import (
     DeniedBoarding,
@@ -264,8 +264,9 @@ def take_off(
         rebooked_onto=rerouting.booking if rerouting else None,
         rerouted_arrival_delay=rerouting.arrival_delay if rerouting else None,
         care_offered=list(care),
-        reason=f"{DeniedKind(kind).label} on {flight.code} {flight.departure_at:%Y-%m-%d}",
+        reason=_reason(kind, flight),
     )
+    _close_if_nobody_flies(booking, now=now)
     entry = compensation.record(
         denied=denied,
         flight=flight,
@@ -277,6 +278,26 @@ def take_off(
         OutboxEventType.BOARDING_DENIED, booking.pk, flight, decided_by, denied=denied, entry=entry
     )
     return denied
+
+
+def _reason(kind: DeniedKind, flight: Flight) -> str:
+    with translation.override("en"):  # the audit's language, whoever decided
+        return f"{DeniedKind(kind).label} on {flight.code} {flight.departure_at:%Y-%m-%d}"
+
+
+def _close_if_nobody_flies(booking, *, now: datetime) -> None:
+    """The original booking is closed once none of its live passengers flies (issue 28: "closed
+    with a reason").  It stays CONFIRMED with `closed_at` set rather than CANCELLED: cancelling
+    would hand its units back to the oversold flight, which would sell them again.  The
+    reason is each passenger's DeniedBoarding.reason; `Booking.is_closed_unflown` reads it."""
+    still_flying = Passenger.objects.filter(
+        booking_id=booking.pk, is_live=True, denied_boarding__isnull=True
+    ).exists()
+    if still_flying:
+        return
+    Booking.objects.filter(
+        pk=booking.pk, status=BookingStatus.CONFIRMED, closed_at__isnull=True
+    ).update(closed_at=now, updated_at=now)
 
 
 def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
@@ -305,33 +326,12 @@ def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
 
 
 def _emit(event_type, booking_id: int, flight: Flight, who, *, offer=None, denied=None, entry=None):
-    payload = {
-        "bookingId": booking_id,
-        "flightId": flight.pk,
-        "flightCode": flight.code,
-        "decidedBy": who.pk,
-        "decidedByName": who.get_username(),
-    }
     if offer is not None:
-        payload |= {
-            "offerId": offer.pk,
-            "passengerId": offer.passenger_id,
-            "status": offer.status,
-            "amount": str(offer.amount),
-            "currency": offer.currency,
-        }
-    if denied is not None:
-        payload |= {
-            "deniedBoardingId": denied.pk,
-            "passengerId": denied.passenger_id,
-            "kind": denied.kind,
-            "remedy": denied.remedy,
-            "rebookedBookingId": denied.rebooked_onto_id,
-            "care": denied.care_offered,
-            "compensation": str(entry.amount) if entry else "0.00",
-            "currency": entry.currency if entry else compensation.CURRENCY,
-            "payoutMethod": entry.method if entry else "",
-        }
+        payload = outbox_payloads.volunteer_offer(offer, flight=flight, who=who)
+    else:
+        payload = outbox_payloads.boarding_denied(
+            denied, flight=flight, who=who, entry=entry, currency=compensation.CURRENCY
+        )
     emit_event(
         aggregate_type="booking", aggregate_id=booking_id, event_type=event_type, payload=payload
     )

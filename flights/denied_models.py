@@ -10,15 +10,15 @@ from flights.eu261 import Remedy
 
 
 class PayoutMethod(models.TextChoices):
-    CASH = "CASH", "Cash (bank transfer or cheque, Art. 7(3))"
-    VOUCHER = "VOUCHER", "Travel voucher (only with the passenger's signed agreement)"
+    CASH = "CASH", _("Cash (bank transfer or cheque, Art. 7(3))")
+    VOUCHER = "VOUCHER", _("Travel voucher (only with the passenger's signed agreement)")
 
 
 class OfferStatus(models.TextChoices):
-    OFFERED = "OFFERED", "Offered"
-    ACCEPTED = "ACCEPTED", "Accepted"
-    DECLINED = "DECLINED", "Declined"
-    WITHDRAWN = "WITHDRAWN", "Withdrawn (enough volunteers, or the flight closed)"
+    OFFERED = "OFFERED", _("Offered")
+    ACCEPTED = "ACCEPTED", _("Accepted")
+    DECLINED = "DECLINED", _("Declined")
+    WITHDRAWN = "WITHDRAWN", _("Withdrawn (enough volunteers, or the flight closed)")
 
 
 class VolunteerOffer(models.Model):
@@ -53,8 +53,8 @@ class VolunteerOffer(models.Model):
 
 
 class DeniedKind(models.TextChoices):
-    VOLUNTEER = "VOLUNTEER", "Volunteered (Art. 4(1))"
-    DENIED = "DENIED", "Denied boarding against their will (Art. 4(3))"
+    VOLUNTEER = "VOLUNTEER", _("Volunteered (Art. 4(1))")
+    DENIED = "DENIED", _("Denied boarding against their will (Art. 4(3))")
 
 
 class DeniedBoarding(models.Model):

@@ -26,7 +26,14 @@ from django.utils import timezone
 
 from bookings.models import BookingStatus, Inventory, Ticket, TicketStatus
 from bookings.seating import settle_no_show, standby_queue, unboarded_tickets
-from flights.models import CabinDeparture, Flight, FlightStatus, NoShow
+from flights.models import (
+    CabinDeparture,
+    DeniedBoarding,
+    DeniedKind,
+    Flight,
+    FlightStatus,
+    NoShow,
+)
 from flights.rules import gate_close_due_q
 from kernel.errors import DomainError, InvalidRequest
 
@@ -132,6 +139,12 @@ def _record_departure(*, flight: Flight, now: datetime) -> bool:
             .values("fare_class")
             .annotate(n=Count("id"), seated=Count("id", filter=Q(seat_given_to__isnull=False)))
         }
+        taken_off = {
+            (row["booking__fare_class"], row["kind"]): row["n"]
+            for row in DeniedBoarding.objects.filter(flight=flight)
+            .values("booking__fare_class", "kind")
+            .annotate(n=Count("id"))
+        }
         for inventory in Inventory.objects.filter(sale_id=flight.sale_id).order_by("fare_class"):
             code = inventory.fare_class
             CabinDeparture.objects.create(
@@ -144,6 +157,8 @@ def _record_departure(*, flight: Flight, now: datetime) -> bool:
                 no_shows=no_shows.get(code, {}).get("n", 0),
                 standby_seated=no_shows.get(code, {}).get("seated", 0),
                 unseated=standby_queue(sale_id=flight.sale_id, fare_classes=[code]).count(),
+                volunteers=taken_off.get((code, DeniedKind.VOLUNTEER), 0),
+                denied=taken_off.get((code, DeniedKind.DENIED), 0),
                 recorded_at=now,
             )
     return True

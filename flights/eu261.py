@@ -21,6 +21,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from flights.geo import airport_distance_km
 
@@ -39,8 +40,8 @@ MEDIUM_HAUL_KM = 3500  # Art. 7(1)(b): "between 1 500 and 3 500 kilometres"
 class Remedy(models.TextChoices):
     """What the denied passenger chose under Art. 8(1)."""
 
-    REFUND = "REFUND", "Refund of the ticket (Art. 8(1)(a))"
-    REROUTING = "REROUTING", "Rerouting to the final destination (Art. 8(1)(b))"
+    REFUND = "REFUND", _("Refund of the ticket (Art. 8(1)(a))")
+    REROUTING = "REROUTING", _("Rerouting to the final destination (Art. 8(1)(b))")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def _limit_party_size(field: forms.IntegerField) -> None:
 
 class AirportChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Airport) -> str:
-        return f"{obj.city} — {obj.name} ({obj.code})"
+        return f"{obj.local_city} — {obj.local_name} ({obj.code})"
 
 
 class SearchForm(forms.Form):

@@ -1,5 +1,6 @@
 from django.db import models
 from django.db.models import F, Q
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Inventory, Sale, SeatStatus
@@ -15,6 +16,12 @@ class Airport(models.Model):
     code = models.CharField("IATA code", max_length=3, primary_key=True)
     name = models.CharField(max_length=120)
     city = models.CharField(max_length=80)
+    # The customer-facing names in the site's other languages (issue 31); blank: the English
+    # one.  Read through `local_city` / `local_name`, never directly on a page.
+    name_de = models.CharField("name (German)", max_length=120, blank=True, default="")
+    name_ru = models.CharField("name (Russian)", max_length=120, blank=True, default="")
+    city_de = models.CharField("city (German)", max_length=80, blank=True, default="")
+    city_ru = models.CharField("city (Russian)", max_length=80, blank=True, default="")
     country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2")
     time_zone = models.CharField(max_length=64, help_text="IANA time zone, e.g. Asia/Ho_Chi_Minh")
     # Degrees (WGS 84).  EU 261 compensation is banded by the great-circle distance between
@@ -47,6 +54,27 @@ class Airport(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} ({self.city})"
+
+    @property
+    def local_city(self) -> str:
+        """The city in the active language (the customer's), else the English name."""
+        return localised(self, "city")
+
+    @property
+    def local_name(self) -> str:
+        return localised(self, "name")
+
+
+LOCALISED_LANGUAGES = ("de", "ru")
+
+
+def localised(airport: Airport, field: str, language: str | None = None) -> str:
+    """`airport.<field>_<language>` when the language has one and it is filled in, else the
+    English `<field>`.  `language` defaults to the active one."""
+    language = (language or translation.get_language() or "en").split("-")[0]
+    if language in LOCALISED_LANGUAGES:
+        return getattr(airport, f"{field}_{language}") or getattr(airport, field)
+    return getattr(airport, field)
 
 
 class Carrier(models.Model):
@@ -211,9 +239,9 @@ class OnlineCheckIn(models.Model):
 
 class CabinDeparture(models.Model):
     """What gate close measured for one fare class of one flight: the data behind the
-    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows
-    (volunteers and passengers denied boarding count as shows, or the forecast would learn
-    from its own denials)."""
+    overbooking forecast.  `sold` are the units sold at gate close; showed = sold - no_shows,
+    and `volunteers` and `denied` (taken off before gate close) are among the shows, or the
+    forecast would learn from its own denials."""
 
     flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="cabin_departures")
     fare_class = models.CharField(max_length=10)
@@ -226,6 +254,12 @@ class CabinDeparture(models.Model):
     unseated = models.PositiveIntegerField(
         default=0, help_text="Reported at the gate with a seatless unit and found no seat."
     )
+    volunteers = models.PositiveIntegerField(
+        default=0, help_text="Gave up their seat for compensation (Art. 4(1)): shows."
+    )
+    denied = models.PositiveIntegerField(
+        default=0, help_text="Denied boarding against their will (Art. 4(3)): shows."
+    )
     recorded_at = models.DateTimeField()
 
     class Meta:
@@ -236,6 +270,12 @@ class CabinDeparture(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(no_shows__lte=F("sold")), name="cabin_departure_no_shows_of_sold"
+            ),
+            # Volunteers and the denied were sold and stay sold (their units are not given
+            # back, docs/departure.md); none of them is a no-show.
+            models.CheckConstraint(
+                condition=Q(no_shows__lte=F("sold") - F("volunteers") - F("denied")),
+                name="cabin_departure_taken_off_of_sold",
             ),
         ]
 

@@ -33,10 +33,19 @@ class NoShowHistory:
     sold: int
     boarded: int
     no_shows: int
+    volunteers: int = 0
+    denied: int = 0
+
+    @property
+    def showed(self) -> int:
+        """Everyone sold who was not a no-show: the boarded, the standby and the volunteers
+        and denied passengers taken off before the gate (shows, or the forecast would feed
+        on its own denials and suggest ever lower limits)."""
+        return self.sold - self.no_shows
 
     @property
     def no_show_rate(self) -> float | None:
-        return self.no_shows / self.sold if self.sold else None
+        return 1 - self.showed / self.sold if self.sold else None
 
     @property
     def no_show_percent(self) -> str:
@@ -71,13 +80,15 @@ def no_show_history(*, flight: Flight, fare_class: str) -> NoShowHistory:
             fare_class=fare_class,
         )
         .order_by("-flight__departure_at")
-        .values_list("sold", "boarded", "no_shows")[:HISTORY_FLIGHTS]
+        .values_list("sold", "boarded", "no_shows", "volunteers", "denied")[:HISTORY_FLIGHTS]
     )
     return NoShowHistory(
         flights=len(records),
         sold=sum(r[0] for r in records),
         boarded=sum(r[1] for r in records),
         no_shows=sum(r[2] for r in records),
+        volunteers=sum(r[3] for r in records),
+        denied=sum(r[4] for r in records),
     )
 
 

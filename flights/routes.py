@@ -24,16 +24,19 @@ def routes_on_sale(*, limit: int = 8) -> list[dict]:
     next departure's local date (at the origin), soonest first."""
     rows = (
         Flight.objects.filter(bookable_q(now=timezone.now()))
-        .values("origin", "destination", "origin__city", "destination__city", "origin__time_zone")
+        .values("origin", "destination", "origin__time_zone")
         .annotate(next_at=Min("departure_at"))
         .order_by("next_at")[:limit]
     )
+    rows = list(rows)
+    codes = {row["origin"] for row in rows} | {row["destination"] for row in rows}
+    airports = Airport.objects.in_bulk(codes)
     return [
         {
             "origin": row["origin"],
             "destination": row["destination"],
-            "origin_city": row["origin__city"],
-            "destination_city": row["destination__city"],
+            "origin_city": airports[row["origin"]].local_city,
+            "destination_city": airports[row["destination"]].local_city,
             "date": row["next_at"].astimezone(ZoneInfo(row["origin__time_zone"])).date(),
         }
         for row in rows

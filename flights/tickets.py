@@ -28,8 +28,8 @@ def boarding_pass(ticket: Ticket) -> TicketFace:
     rows = [
         (_("Passenger"), ticket.passenger_name or _("Name missing: see the check-in desk")),
         (_("Flight"), flight.code),
-        (_("From"), f"{origin.code} {origin.city}"),
-        (_("To"), f"{destination.code} {destination.city}"),
+        (_("From"), f"{origin.code} {origin.local_city}"),
+        (_("To"), f"{destination.code} {destination.local_city}"),
         (_("Departure"), local_label(flight.departure_at, origin.time_zone)),
         (_("Arrival"), local_label(flight.arrival_at, destination.time_zone)),
         (_("Boarding"), local_label(boarding, origin.time_zone)),

@@ -26,6 +26,7 @@ from events.models import (
 from events.selectors import category_places, unpriced_places
 from kernel.errors import DomainError
 from kernel.local_time_admin import LocalTimeAdminMixin, LocalTimeFormMixin, local_text
+from kernel.web.fields import class_code_validator
 from storefront.seat_toggle_admin import SeatToggleAdminMixin
 
 
@@ -52,8 +53,20 @@ class PriceCategoryFormSet(forms.BaseInlineFormSet):
         self.specs = specs
 
 
+class PriceCategoryForm(forms.ModelForm):
+    """The code checked as the API checks it (kernel.web.fields), with the field's own message
+    beside it, before the formset's rules (capitals first) run."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "code" in self.fields:
+            self.fields["code"].validators.append(class_code_validator)
+            self.fields["code"].strip = False
+
+
 class PriceCategoryInline(admin.TabularInline):
     model = PriceCategory
+    form = PriceCategoryForm
     formset = PriceCategoryFormSet
     extra = 3
     fields = ["code", "name", "price", "currency", "colour"]

@@ -11,6 +11,11 @@ from rest_framework import serializers
 # or standing area (GA-3), a booking class (LAUNCH).  Length is max_length's business, so
 # the same pattern serves fields that may be blank.
 CLASS_CODE_PATTERN = r"^[A-Za-z0-9-]+$"
+CLASS_CODE_MESSAGE = _("Use letters, digits and hyphens only, e.g. ECONOMY, A or GA-3.")
+
+# The same rule for the admin's forms (issue 31): a code staff can save is a code the API
+# accepts, so "VIP 1" is refused when typed, not when a partner tries to book it.
+class_code_validator = RegexValidator(CLASS_CODE_PATTERN, message=CLASS_CODE_MESSAGE)
 
 
 class ClassCodeField(serializers.CharField):
@@ -21,9 +26,4 @@ class ClassCodeField(serializers.CharField):
         kwargs.setdefault("max_length", 10)
         kwargs["trim_whitespace"] = False
         super().__init__(**kwargs)
-        self.validators.append(
-            RegexValidator(
-                CLASS_CODE_PATTERN,
-                message=_("Use letters, digits and hyphens only, e.g. ECONOMY, A or GA-3."),
-            )
-        )
+        self.validators.append(class_code_validator)
