@@ -18,9 +18,10 @@ import copy
 from rest_framework.serializers import BaseSerializer
 
 
+# Mix in before `serializers.Serializer`.  No docstring on purpose: drf-spectacular takes a
+# serializer's description from the first docstring in its MRO, and this one would become the
+# schema's description of every serializer without its own.
 class CopiedFields:
-    """Mix in before `serializers.Serializer`."""
-
     def get_fields(self):
         cls = type(self)
         prototype = cls.__dict__.get("_prototype_fields")
