@@ -165,7 +165,9 @@ def main() -> None:
     parser.add_argument("--save", type=Path)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument(
-        "--profile", type=Path, help="write a CPU profile of the winning holds (pyinstrument) here"
+        "--profile",
+        type=Path,
+        help="write a CPU-time profile (cProfile on thread_time) of the winning and losing holds",
     )
     args = parser.parse_args()
 
@@ -183,13 +185,21 @@ def main() -> None:
     settings.DEBUG = False
 
     if args.profile:
-        from pyinstrument import Profiler
+        # CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
+        # PostgreSQL and Redis and hides the Python (docs/performance.md, issue 26).
+        import cProfile
+        import io
+        import pstats
 
-        profiler = Profiler(interval=0.0002, async_mode="disabled")
-        profiler.start()
+        profiler = cProfile.Profile(time.thread_time)
+        profiler.enable()
         holds, losers = scenario_holds()
-        profiler.stop()
-        args.profile.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).strip_dirs()
+        stats.sort_stats("cumulative").print_stats(70)
+        stats.sort_stats("tottime").print_stats(40)
+        args.profile.write_text(out.getvalue())
     else:
         holds, losers = scenario_holds()
     warm, not_modified = scenario_seat_map()

@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from bookings import catalogue, selectors
 from bookings.models import Booking, BookingStatus, SaleKind
 from kernel.web.fields import ClassCodeField
+from kernel.web.lean import CopiedFields
 from payments import selectors as payment_selectors
 from payments.api import RefundQuoteSerializer
 from payments.models import RefundReason, RefundStatus
@@ -32,7 +33,7 @@ def sale_named_by(data: dict[str, Any]) -> int:
     return selectors.sale_id_of(SaleKind.FLIGHT, data["flight_id"])
 
 
-class BookingCreateSerializer(serializers.Serializer):
+class BookingCreateSerializer(CopiedFields, serializers.Serializer):
     """What to hold: on a flight (`flightId`, `fareClass`) or at an event (`eventId`, the
     price category as `category` or `fareClass`), exactly one of the two."""
 
@@ -136,7 +137,7 @@ class BookingCreateSerializer(serializers.Serializer):
         return data
 
 
-class PassengerSerializer(serializers.Serializer):
+class PassengerSerializer(CopiedFields, serializers.Serializer):
     name = serializers.CharField(source="full_name")
     seat = serializers.CharField(source="seat.seat_no", allow_null=True, default=None)
 
@@ -147,7 +148,7 @@ class UnnamedPassengerSerializer(serializers.Serializer):
     seat = serializers.CharField(allow_null=True, help_text="Null for a seatless place.")
 
 
-class BookingSerializer(serializers.Serializer):
+class BookingSerializer(CopiedFields, serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
     customer_id = serializers.IntegerField()

@@ -8,12 +8,19 @@ password change, staff flags) or deleted, and when the token is deleted.  A bulk
 time.  Only the user's own row is cached; permissions are still read per request.  With Redis
 down every request asks the database, as before.
 
+The cache read and the view's per-user throttle hits (`kernel.web.throttles`) share one Redis
+round trip: the throttle's key names the user, so the process remembers which user each token
+it has seen belongs to (a token's user never changes; a guess that no longer matches the
+cached user is simply not used, and the throttle then counts on its own).
+
 This module must not import DRF's views: DRF imports it while loading its settings.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -23,21 +30,86 @@ from django.db.models.signals import post_delete, post_save
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
+from kernel.web.throttles import PREFETCHED_ATTR, CacheRateThrottle, count_hits_with_get
+
+# token cache key -> user id, for the throttle keys of the token's next request.  Bounded:
+# cleared when full (a miss only costs the throttle its own round trip once).
+_USER_OF_TOKEN: dict[str, int] = {}
+_USER_OF_TOKEN_MAX = 50_000
+_user_of_token_lock = threading.Lock()
+
 
 def token_cache_key(key: str) -> str:
     return "auth:token:" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
 class CachedTokenAuthentication(TokenAuthentication):
+    _request = None
+
+    def authenticate(self, request):
+        # DRF makes one authenticator per request; the request tells which view (and so
+        # which throttles) the credentials are checked for.
+        self._request = request
+        return super().authenticate(request)
+
     def authenticate_credentials(self, key: str):
         cache_key = token_cache_key(key)
-        user = cache.get(cache_key)
+        user = self._cached_user(cache_key)
         if user is not None and user.is_active:
+            self._remember(cache_key, user.pk)
             return user, key
         # Unknown, inactive or not cached: DRF's own query and its error messages.
         user, _token = super().authenticate_credentials(key)
         cache.set(cache_key, user, settings.API_TOKEN_CACHE_SECONDS)
+        self._remember(cache_key, user.pk)
         return user, key
+
+    def _cached_user(self, cache_key: str):
+        """The cached user; with the hits of the view's per-user throttles counted in the
+        same round trip when the token's user is known to this process."""
+        user_id = _USER_OF_TOKEN.get(cache_key)
+        hits = self._throttle_hits(user_id) if user_id is not None else []
+        fetched = count_hits_with_get(cache.make_key(cache_key), hits) if hits else None
+        if fetched is None:
+            return cache.get(cache_key)
+        raw, counts = fetched
+        user = None
+        if raw is not None:
+            try:
+                user = cache.client.decode(raw)
+            except Exception:  # an unreadable entry is a miss, as for cache.get
+                user = None
+        if user is None or user.pk == user_id:
+            # Counted for this user (or for nobody: the request then fails or re-reads the
+            # token, and the user id is the token's own).
+            setattr(self._request, PREFETCHED_ATTR, counts)
+        return user
+
+    def _throttle_hits(self, user_id: int) -> list[tuple[str, int]]:
+        view = (getattr(self._request, "parser_context", None) or {}).get("view")
+        if view is None:
+            return []
+        now = time.time()
+        hits = []
+        for throttle in view.get_throttles():
+            if not isinstance(throttle, CacheRateThrottle) or not throttle.per_user:
+                continue
+            rate = throttle.rate()
+            if rate is not None:
+                _limit, period = rate
+                hits.append(
+                    (throttle.window_key(f"user:{user_id}", period=period, now=now), period)
+                )
+        return hits
+
+    @staticmethod
+    def _remember(cache_key: str, user_id: int) -> None:
+        if _USER_OF_TOKEN.get(cache_key) == user_id:
+            return
+        with _user_of_token_lock:
+            if len(_USER_OF_TOKEN) >= _USER_OF_TOKEN_MAX:
+                _USER_OF_TOKEN.clear()
+            _USER_OF_TOKEN[cache_key] = user_id
 
 
 def _forget(cache_keys: list[str]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Sequence
 
 from django.core.cache import cache
 from django.utils.functional import lazy
@@ -75,8 +76,44 @@ def _rate_text(scope: str) -> str:
 rate_text = lazy(_rate_text, str)
 
 
+def count_hits_with_get(
+    get_key: str, hits: Sequence[tuple[str, int]]
+) -> tuple[bytes | None, dict[str, int | None]] | None:
+    """One round trip for a per-user request: GET the (already made) cache key `get_key` and
+    count one hit in each window of `hits` (`(key, period)`, keys as `count_hit` takes them).
+
+    The raw value and the counts; a count of None means "uncountable" (Redis did not answer:
+    the throttle fails open, as `count_hit` does).  None when the cache is not Redis (embedded
+    mode): the caller then asks the cache the ordinary way."""
+    redis = _redis_client()
+    if redis is None:
+        return None
+    from redis.exceptions import RedisError
+
+    try:
+        pipe = redis.pipeline(transaction=False)
+        pipe.get(get_key)
+        for key, period in hits:
+            raw_key = cache.make_key(key)
+            pipe.incr(raw_key)
+            pipe.expire(raw_key, period + 1)
+        replies = pipe.execute()
+    except RedisError as exc:
+        logger.info("throttle: Redis unreachable, letting the request through (%s)", exc)
+        return None, {key: None for key, _ in hits}
+    counts = {key: int(replies[1 + 2 * i]) for i, (key, _) in enumerate(hits)}
+    return replies[0], counts
+
+
+# Counts taken ahead, in the token check's round trip (`config.api.tokens`), by window key.
+PREFETCHED_ATTR = "_seatkeeper_throttle_counts"
+
+
 class CacheRateThrottle(BaseThrottle):
     scope: str = ""
+    # Counted per authenticated user (`ident`'s "user:<pk>"): such a throttle's hit can be
+    # counted in the token check's round trip.  Throttles keyed otherwise say False.
+    per_user: bool = True
 
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -96,6 +133,9 @@ class CacheRateThrottle(BaseThrottle):
         # Not DRF's: with NUM_PROXIES unset it would trust a client-written X-Forwarded-For.
         return client_ip(request)
 
+    def window_key(self, ident: str, *, period: int, now: float) -> str:
+        return f"throttle:{self.scope}:{ident}:{int(now // period)}"
+
     def allow_request(self, request, view) -> bool:
         rate = self.rate()
         if rate is None:
@@ -103,8 +143,10 @@ class CacheRateThrottle(BaseThrottle):
         limit, period = rate
         now = time.time()
         window = int(now // period)
-        key = f"throttle:{self.scope}:{self.ident(request)}:{window}"
-        count = count_hit(key, period=period)
+        key = self.window_key(self.ident(request), period=period, now=now)
+        prefetched = getattr(request, PREFETCHED_ATTR, {})
+        # Already counted with the token check when the window is the same.
+        count = prefetched.pop(key) if key in prefetched else count_hit(key, period=period)
         if count is None:  # cache unreachable: fail open, never block sales
             return True
         self._wait = (window + 1) * period - now
@@ -128,6 +170,7 @@ class AuthThrottle(CacheRateThrottle):
     """Token requests, per client address: slows down password spraying (docs/security.md)."""
 
     scope = "auth"
+    per_user = False
 
     def ident(self, request) -> str:
         # The endpoint authenticates nobody before it runs: the address is all there is.
@@ -139,6 +182,7 @@ class AuthAccountThrottle(CacheRateThrottle):
     cannot be hammered from many addresses.  The name is hashed, so the key stays short."""
 
     scope = "auth_account"
+    per_user = False
 
     def ident(self, request) -> str:
         data = request.data if isinstance(request.data, dict) else {}
