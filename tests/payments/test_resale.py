@@ -178,3 +178,33 @@ def test_withdrawing_cancels_the_offer_and_the_party_waits_again_in_its_place():
     }
     refund = Refund.objects.get()
     assert refund.payment_id == payment.pk and refund.reason == RefundReason.LATE_PAYMENT
+
+
+@pytest.mark.parametrize(
+    ("language", "subject", "refund"),
+    [
+        ("de", "wurden weiterverkauft", "144,00\u00a0€"),
+        ("ru", "перепроданы", "144,00\u00a0€"),
+        ("en", "were resold", "€144.00"),
+    ],
+)
+def test_the_seller_is_told_in_their_language(mailoutbox, language, subject, refund):
+    from bookings.models import Notification, NotificationKind
+    from bookings.notifications import send_notification
+    from kernel.outbox import relay_outbox
+    from languages.models import LanguagePreference
+
+    r = sold_out_event_with_paid_booking()
+    LanguagePreference.objects.create(user=r.seller, language=language)
+    wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer = Booking.objects.get(pk=resale.offer_id)
+    name(offer)
+    confirm_payment(payment_id=payment_in_flight(offer).pk)
+    relay_outbox(now=timezone.now() + timedelta(hours=1))
+    notification = Notification.objects.get(kind=NotificationKind.RESALE_SOLD)
+    send_notification(notification_id=notification.pk)  # a no-op if already sent
+
+    sent = [m for m in mailoutbox if m.to == [r.seller.email] and subject in m.subject]
+    assert len(sent) == 1, [m.subject for m in mailoutbox]
+    assert refund in sent[0].body and refund in sent[0].alternatives[0][0]
