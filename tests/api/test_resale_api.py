@@ -100,7 +100,7 @@ def test_the_booking_page_lists_and_withdraws(resellable):
     assert b'id="resale-withdraw"' in listed.content
     assert Resale.objects.get().status == ResaleStatus.LISTED
     twice = client.post(f"/bookings/{resellable.booking.pk}/resale/", follow=True)
-    assert "already listed".encode() in twice.content
+    assert b"already listed" in twice.content
     assert Resale.objects.count() == 1
 
     client.post(f"/bookings/{resellable.booking.pk}/resale/withdraw/", follow=True)
