@@ -336,3 +336,41 @@ class LeavesSingleSeat(DomainError):
                 "suggestion": ", ".join(suggestion)
             }
         super().__init__(text, stranded=stranded, suggestion=suggestion)
+
+
+# --- resale through the waitlist (bookings.resale) -------------------------------------------
+
+
+class NotForResale(DomainError):
+    status = 409
+    code = "not-for-resale"
+    title = _("These tickets cannot be resold")
+
+
+class ResaleNotFound(DomainError):
+    status = 404
+    code = "resale-not-found"
+    title = _("These tickets were never listed for resale")
+
+
+class ResaleListed(DomainError):
+    status = 409
+    code = "resale-already-listed"
+    title = _("Already listed for resale")
+    default = _("These tickets are already listed for resale.")
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail or self.default)
+
+
+class ResaleBusy(DomainError):
+    status = 409
+    code = "resale-being-bought"
+    title = _("Someone is buying these tickets right now")
+    default = _(
+        "Someone on the waitlist is paying for these tickets right now. Try again in a minute: "
+        "if they were sold, you will be refunded."
+    )
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(detail or self.default)

@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, booking_classes, outbox_payloads, waitlist
+from bookings import availability, booking_classes, outbox_payloads, resale, waitlist
 from bookings.errors import BookingNotFound, InvalidBookingState
 from bookings.live import announce_seats_on_commit
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
@@ -51,14 +51,22 @@ def close_bookings(
     _move_bookings(ids, from_status=from_status, to_status=to_status, now=now)
     released = _release_seats(bookings)
     Passenger.objects.filter(booking_id__in=ids, is_live=True).update(is_live=False)
+    # A resale offer ending unpaid has no units of its own (they are still the seller's):
+    # it gives none back, and the tickets go to the next party waiting (bookings.resale).
+    offers = resale.take_back_offers(bookings) if from_status == BookingStatus.HELD else set()
+    if from_status == BookingStatus.CONFIRMED:
+        resale.end_resales_of(ids, now=now)
     units = _give_units_back(
-        bookings, counter="held" if from_status == BookingStatus.HELD else "sold"
+        [b for b in bookings if b.pk not in offers],
+        counter="held" if from_status == BookingStatus.HELD else "sold",
     )
     if from_status == BookingStatus.HELD:
         waitlist.close_offers(booking_ids=ids, now=now)
     # Freed units go to the waitlist before this transaction ends: nobody can grab them first.
     for sale_id, fare_class in sorted(units):
         waitlist.offer_freed_units(sale_id=sale_id, fare_class=fare_class, now=now)
+    if offers:
+        resale.relist_after_close(bookings, offers=offers, now=now)
     for b in bookings:
         b.status = to_status
     _emit_closed(bookings, to_status=to_status, released=released)
@@ -206,22 +214,16 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     )
     if not won:  # the caller's booking lock makes this impossible
         raise InvalidBookingState(gettext("The booking changed state concurrently."))
+    # A resale offer takes the seller's seats and sold units over instead (bookings.resale).
+    resold = resale.hand_over(booking, now=now)
     seat_nos = list(
         lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
     )
     Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
         status=SeatStatus.SOLD, held_until=None
     )
-    Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
-        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
-    )
-    booking_classes.move_class_counters(
-        sale_id=booking.sale_id,
-        fare_class=booking.fare_class,
-        booking_class=booking.booking_class,
-        held=-booking.seat_count,
-        sold=booking.seat_count,
-    )
+    if resold is None:
+        _move_held_to_sold(booking)
     waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
     # Who travels where: systems that read the event log (check-in) mirror it from here.
@@ -243,3 +245,16 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return seat_nos
+
+
+def _move_held_to_sold(booking: Booking) -> None:
+    Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
+        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
+    )
+    booking_classes.move_class_counters(
+        sale_id=booking.sale_id,
+        fare_class=booking.fare_class,
+        booking_class=booking.booking_class,
+        held=-booking.seat_count,
+        sold=booking.seat_count,
+    )

@@ -343,6 +343,7 @@ class NotificationKind(models.TextChoices):
     WAITLIST_OFFER = "waitlist_offer", "Waitlist offer"
     VOLUNTEER_OFFER = "volunteer_offer", "Offer to give up a seat (oversold flight)"
     BOARDING_DENIED = "boarding_denied", "Not flying: compensation and rebooking"
+    RESALE_SOLD = "resale_sold", "Resold tickets: refund on its way"
 
 
 class NotificationStatus(models.TextChoices):
@@ -479,3 +480,4 @@ from bookings.gate_models import (  # noqa: E402, F401
     ScanFlag,
     TicketCredential,
 )
+from bookings.resale_models import ACTIVE_RESALE_STATUSES, Resale, ResaleStatus  # noqa: E402, F401

@@ -3,6 +3,8 @@ event in, service call.  (The websocket of live seat maps is bookings.consumers.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from bookings import tickets
 from bookings.models import Booking, NotificationKind
 from bookings.notifications import queue_notification
@@ -69,5 +71,22 @@ def email_refund(event: OutboxEvent) -> None:
             "refund_id": payload.get("refundId"),
             "amount": payload.get("amount"),
             "currency": payload.get("currency"),
+        },
+    )
+
+
+@register_consumer(OutboxEventType.RESALE_SOLD, name="email.resale_sold")
+def email_resale_sold(event: OutboxEvent) -> None:
+    payload = event.payload
+    queue_notification(
+        booking=_booking(event),
+        kind=NotificationKind.RESALE_SOLD,
+        event=event,
+        context={
+            "face_value": payload["faceValue"],
+            "fee": payload["fee"],
+            "refund": str(Decimal(payload["faceValue"]) - Decimal(payload["fee"])),
+            "currency": payload["currency"],
+            "seats": payload["seats"],
         },
     )

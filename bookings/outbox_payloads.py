@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, Resale
 from kernel.outbox_types import OutboxEventType
 
 # The event announcing a booking's close, by the status it closed to (close_bookings).
@@ -75,10 +75,28 @@ def waitlist_offered(
     }
 
 
+def resale_changed(resale: Resale, *, seats: Iterable[str] = ()) -> dict[str, Any]:
+    """`resale.listed`, `resale.withdrawn`, `resale.sold`: the seller's booking, and once
+    sold the buyer's booking and the seats that passed to it."""
+    return {
+        "resaleId": resale.pk,
+        "bookingId": resale.booking_id,
+        "status": resale.status,
+        "faceValue": str(resale.face_value),
+        "fee": str(resale.fee),
+        "currency": resale.currency,
+        "buyerBookingId": resale.buyer_booking_id,
+        "seats": sorted(seats),
+    }
+
+
 BUILDERS = {
     OutboxEventType.BOOKING_CONFIRMED: booking_confirmed,
     OutboxEventType.BOOKING_EXPIRED: booking_closed,
     OutboxEventType.BOOKING_CANCELLED: booking_closed,
     OutboxEventType.SEATS_RELEASED: booking_closed,
     OutboxEventType.WAITLIST_OFFERED: waitlist_offered,
+    OutboxEventType.RESALE_LISTED: resale_changed,
+    OutboxEventType.RESALE_WITHDRAWN: resale_changed,
+    OutboxEventType.RESALE_SOLD: resale_changed,
 }

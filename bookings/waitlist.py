@@ -37,7 +37,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import adjacency, catalogue, holding, outbox_payloads
+from bookings import adjacency, catalogue, holding, outbox_payloads, resale
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -132,7 +132,7 @@ def join_waitlist(
         )
     try:
         with transaction.atomic():
-            return WaitlistEntry.objects.create(
+            entry = WaitlistEntry.objects.create(
                 sale_id=sale_id,
                 fare_class=fare_class,
                 customer=customer,
@@ -141,6 +141,10 @@ def join_waitlist(
                 max_seat_price=max_seat_price,
                 joined_at=now,
             )
+            # Tickets listed for resale while nobody of this size waited go to the newcomer.
+            if resale.offer_listed(sale_id=sale_id, fare_class=fare_class, now=now):
+                entry.refresh_from_db()
+            return entry
     except IntegrityError as exc:
         raise AlreadyWaiting("You are already on this waitlist.") from exc
 

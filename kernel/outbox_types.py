@@ -19,6 +19,10 @@ class OutboxEventType(models.TextChoices):
     SEATS_RELEASED = "seats.released", "Seats released"
     WAITLIST_OFFERED = "waitlist.offered", "Waitlist offer made"
     REFUND_ISSUED = "refund.issued", "Refund issued"
+    # Resale through the waitlist (bookings.resale): listed, withdrawn, sold to a buyer.
+    RESALE_LISTED = "resale.listed", "Tickets listed for resale"
+    RESALE_WITHDRAWN = "resale.withdrawn", "Resale withdrawn by the seller"
+    RESALE_SOLD = "resale.sold", "Resold tickets paid for by a buyer"
     # The day of departure (flights.denied_boarding): each step, with who decided it.
     VOLUNTEERS_ASKED = "boarding.volunteer_offered", "Volunteers asked to give up their seat"
     VOLUNTEER_ANSWERED = "boarding.volunteer_answered", "A volunteer offer answered"

@@ -113,6 +113,7 @@ class RefundPolicyAdmin(admin.ModelAdmin):
         "full_refund_days",
         "partial_refund_percent",
         "partial_refund_hours",
+        "resale_fee_percent",
         "updated_at",
     ]
     readonly_fields = ["updated_at"]
@@ -129,13 +130,15 @@ class RefundPolicyAdmin(admin.ModelAdmin):
                     "full_refund_days",
                     "partial_refund_percent",
                     "partial_refund_hours",
+                    "resale_fee_percent",
                     "updated_at",
                 ],
                 "description": "Full refund until N days before the start (departure, show); "
                 "then the percentage until H hours before it; nothing after that. No "
                 "cancellation after the start. A policy is for one catalogue (flights or "
                 "events); with a sale it overrides the catalogue's for that sale only; a blank "
-                "class covers every class.",
+                "class covers every class. The resale fee is kept from the seller's refund "
+                "when their tickets are resold through the waitlist.",
             },
         )
     ]

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings.errors import BookingNotFound
+from bookings import resale_selectors
+from bookings.errors import BookingNotFound, ResaleListed
 from bookings.lifecycle import close_bookings
 from bookings.models import Booking, BookingStatus
 from kernel.locking import lock_errors_as_too_busy
@@ -102,4 +103,11 @@ def _lock_cancellable(bookings, *, booking_id: int) -> Booking:
         statuses=(BookingStatus.HELD, BookingStatus.CONFIRMED),
         refused=gettext("A %(status)s booking cannot be cancelled."),
     )
+    # Read under the booking's lock, which every change of a resale's listing takes: a
+    # buyer paying right now cannot have the seller refunded twice (tests/bookings/
+    # test_resale_races.py).
+    if resale_selectors.active_resale(booking_id=booking.pk) is not None:
+        raise ResaleListed(
+            gettext("These tickets are listed for resale: withdraw the resale to cancel.")
+        )
     return booking

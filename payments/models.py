@@ -109,6 +109,7 @@ class RefundReason(models.TextChoices):
     CANCELLATION = "CANCELLATION", _("Booking cancelled")
     NAMES_MISSING = "NAMES_MISSING", _("Paid while a passenger had no name")
     AMOUNT_MISMATCH = "AMOUNT_MISMATCH", _("The gateway captured another amount than the price")
+    RESALE = "RESALE", _("Tickets resold through the waitlist")
 
 
 class Refund(models.Model):
@@ -220,6 +221,12 @@ class RefundPolicy(models.Model):
     full_refund_days = models.PositiveSmallIntegerField(default=14)
     partial_refund_percent = models.PositiveSmallIntegerField(default=50)
     partial_refund_hours = models.PositiveSmallIntegerField(default=24)
+    resale_fee_percent = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        default=Decimal("0.00"),
+        help_text="Kept from the seller's refund when their tickets are resold (0-100).",
+    )
     updated_at = models.DateTimeField()
 
     class Meta:
@@ -228,6 +235,10 @@ class RefundPolicy(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(partial_refund_percent__lte=100), name="refund_policy_percent_max_100"
+            ),
+            models.CheckConstraint(
+                condition=Q(resale_fee_percent__gte=0) & Q(resale_fee_percent__lte=100),
+                name="refund_policy_resale_fee_0_to_100",
             ),
             models.UniqueConstraint(
                 fields=["kind", "fare_class"],

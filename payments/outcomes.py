@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from bookings import catalogue
+from bookings import catalogue, resale, resale_selectors
 from bookings.errors import PassengerNamesMissing
 from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus
@@ -22,6 +22,7 @@ from payments.gateways import get_gateway
 from payments.gateways.base import ChargeResult
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, Payment, PaymentStatus, RefundReason
 from payments.refunds import create_refund
+from payments.resale import refund_seller
 from payments.selectors import sale_of
 
 # A payment in one of these has had its success applied already: a duplicate changes nothing.
@@ -85,6 +86,9 @@ def _why_not_sellable(booking: Booking, *, now: datetime) -> str | None:
     if booking.hold_lapsed(now):
         # Expired but not yet swept: expire it ourselves so the seats go back now.
         _expire(booking, now=now)
+    if booking.status == BookingStatus.HELD and not resale.offer_still_for_sale(booking):
+        # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
+        _expire(booking, now=now)
     if booking.status != BookingStatus.HELD:
         return RefundReason.LATE_PAYMENT
     if not _named(booking):
@@ -120,6 +124,9 @@ def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) 
             "currency": payment.currency,
         },
     )
+    # Resold tickets: their seller is refunded in this transaction, never before it.
+    if (sold := resale_selectors.sold_through(booking_id=booking.pk)) is not None:
+        refund_seller(resale=sold, now=now)
     Payment.objects.filter(pk=payment.pk).update(
         status=PaymentStatus.SUCCEEDED,
         gateway_reference=reference,

@@ -1,6 +1,14 @@
 from django.urls import path
 
-from storefront import api, best_available_api, checkin_api, gate_api, live_ticket_api, ticket_api
+from storefront import (
+    api,
+    best_available_api,
+    checkin_api,
+    gate_api,
+    live_ticket_api,
+    resale_api,
+    ticket_api,
+)
 
 app_name = "bookings_api"
 ticket = "bookings/<int:booking_id>/tickets/<int:ticket_id>"
@@ -17,6 +25,7 @@ urlpatterns = [
         api.BookingPassengersApi.as_view(),
         name="passengers",
     ),
+    path("bookings/<int:booking_id>/resale", resale_api.BookingResaleApi.as_view(), name="resale"),
     path("bookings/<int:booking_id>/tickets", ticket_api.TicketListApi.as_view(), name="tickets"),
     path(f"{ticket}/qr.png", ticket_api.TicketPngApi.as_view(), name="ticket-qr-png"),
     path(f"{ticket}/qr.svg", ticket_api.TicketSvgApi.as_view(), name="ticket-qr-svg"),

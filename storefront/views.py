@@ -21,7 +21,15 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from bookings import catalogue, customer_holds, lifecycle, passengers, selectors, waitlist_selectors
+from bookings import (
+    catalogue,
+    customer_holds,
+    lifecycle,
+    passengers,
+    resale_selectors,
+    selectors,
+    waitlist_selectors,
+)
 from bookings.models import Booking, BookingStatus, SaleKind
 from bookings.templatetags.sales import seat_label
 from kernel.errors import DomainError
@@ -184,6 +192,7 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "arrival_local": flight and local_time(flight.arrival_at, flight.destination.time_zone),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
+            "resale": resale_selectors.latest_resale(booking_id=booking.pk),
             **_page_state(booking, now),
         },
     )

@@ -102,6 +102,10 @@ FORMS = [
         },
     ),
     PageForm("cancel-hold", "post", "/bookings/{booking}/cancel-hold/", {}),
+    # Resale (issue 29): a held booking or another's is refused with a message, never a 5xx.
+    PageForm("resale", "post", "/bookings/{booking}/resale/", {}),
+    PageForm("resale-list-other", "post", "/bookings/{other_booking}/resale/", {}),
+    PageForm("resale-withdraw", "post", "/bookings/{other_booking}/resale/withdraw/", {}),
     PageForm(
         "pay",
         "post",

@@ -228,6 +228,7 @@ def test_staff_edit_refund_policy_in_admin_changes_the_quote(customer, staff_use
             "full_refund_days": 3,
             "partial_refund_percent": 50,
             "partial_refund_hours": 24,
+            "resale_fee_percent": "0",
         },
     )
     assert response.status_code == 302
@@ -240,6 +241,7 @@ def test_staff_edit_refund_policy_in_admin_changes_the_quote(customer, staff_use
             "full_refund_days": 3,
             "partial_refund_percent": 150,
             "partial_refund_hours": 24,
+            "resale_fee_percent": "0",
         },
     )
     assert bad.status_code == 200  # form re-shown with the constraint error

@@ -1,0 +1,350 @@
+"""Resale through the waitlist (issue 29, item 4; pretix/pretix#310): the engine's writes.
+
+A customer who can no longer go lists all tickets of a confirmed booking at face value
+(`list_for_resale`).  The tickets are offered to the waitlist with its own offer machinery:
+the first waiting party of exactly that size that accepts the seats gets a hold (a HELD
+booking, paid like any other).  Until a buyer pays, nothing of the seller's changes: their
+booking stays CONFIRMED with its seats, its units stay sold, their tickets stay valid, and
+they may withdraw the resale (`withdraw_resale`).
+
+The offer hold has no seats and takes no units of its own (the units are still the
+seller's), so two engine paths treat it apart, each by asking this module:
+  - paid: `sell_held_booking` calls `hand_over` first, which in the buyer's confirmation
+    transaction closes the seller's booking, moves its seats to the buyer, revokes the
+    seller's tickets and marks the resale SOLD (payments.resale then refunds the seller in
+    the same transaction);
+  - not paid (expired, given up, the sale closing): `close_bookings` calls
+    `take_back_offers`, which leaves the inventory alone and offers the tickets to the next
+    waiting party.
+
+Lock order (docs/architecture.md, "Lock order"): booking rows before resale rows.  The buyer
+locks the offer booking, then the resale, then the seller's booking; the seller locks their
+booking, then the resale, then tries the offer booking with SKIP LOCKED, so the two never wait
+on each other in a cycle: a withdrawal that finds the buyer paying is refused (ResaleBusy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from bookings import catalogue, holding, outbox_payloads, waitlist
+from bookings.errors import (
+    BookingNotFound,
+    InvalidBookingState,
+    NotForResale,
+    ResaleBusy,
+    ResaleListed,
+    SaleClosed,
+)
+from bookings.models import (
+    ACTIVE_RESALE_STATUSES,
+    Booking,
+    BookingStatus,
+    Passenger,
+    Resale,
+    ResaleStatus,
+    Seat,
+    SeatStatus,
+    Ticket,
+    TicketStatus,
+    WaitlistEntry,
+    WaitlistStatus,
+)
+from kernel.locking import lock_errors_as_too_busy, lock_seats
+from kernel.outbox import emit_event
+from kernel.outbox_types import OutboxEventType
+
+CENT = Decimal("0.01")
+
+
+@lock_errors_as_too_busy
+def list_for_resale(
+    *, customer: AbstractBaseUser, booking_id: int, fee_percent: Decimal = Decimal(0)
+) -> Resale:
+    """List all tickets of the customer's confirmed booking at face value, keeping
+    `fee_percent` of it when sold, and offer them to the waitlist at once."""
+    now = timezone.now()
+    with transaction.atomic():
+        booking = _lock_own_booking(customer=customer, booking_id=booking_id)
+        _check_resellable(booking, now=now)
+        face = booking.amount
+        fee = min((face * fee_percent / 100).quantize(CENT, rounding=ROUND_HALF_UP), face)
+        try:
+            with transaction.atomic():
+                resale = Resale.objects.create(
+                    booking=booking,
+                    face_value=face,
+                    fee=fee,
+                    currency=booking.currency,
+                    listed_at=now,
+                )
+        except IntegrityError as exc:  # the booking's lock makes this a second request's
+            raise ResaleListed() from exc
+        _emit(OutboxEventType.RESALE_LISTED, resale)
+        _offer(resale, seller=booking, now=now)
+    return resale
+
+
+def _lock_own_booking(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
+    booking = (
+        Booking.objects.select_for_update(of=("self",))
+        .select_related("sale", *catalogue.owner_paths("sale__"))
+        .filter(pk=booking_id, customer=customer)
+        .first()
+    )
+    if booking is None:
+        raise BookingNotFound()
+    return booking
+
+
+def _check_resellable(booking: Booking, *, now: datetime) -> None:
+    if booking.status != BookingStatus.CONFIRMED:
+        raise NotForResale(
+            gettext("A %(status)s booking cannot be resold.")
+            % {"status": str(booking.get_status_display()).lower()}
+        )
+    if not catalogue.is_open(booking.sale, now=now):
+        raise SaleClosed(
+            gettext("The sale has closed: these tickets can no longer be resold."),
+            texts=catalogue.texts_of_sale(booking.sale_id),
+        )
+    if Resale.objects.filter(booking=booking, status__in=ACTIVE_RESALE_STATUSES).exists():
+        raise ResaleListed()
+    if Ticket.objects.filter(booking=booking, status=TicketStatus.USED).exists():
+        raise NotForResale(gettext("A ticket of this booking was already used at the gate."))
+
+
+@lock_errors_as_too_busy
+def withdraw_resale(*, customer: AbstractBaseUser, booking_id: int) -> Resale:
+    """The seller takes the tickets back before they sell.  An offer already made to the
+    waitlist is cancelled and its party goes back to waiting, in its old place."""
+    now = timezone.now()
+    with transaction.atomic():
+        booking = _lock_own_booking(customer=customer, booking_id=booking_id)
+        resale = (
+            Resale.objects.select_for_update(of=("self",))
+            .filter(booking=booking, status__in=ACTIVE_RESALE_STATUSES)
+            .first()
+        )
+        if resale is None:
+            raise NotForResale(gettext("These tickets are not listed for resale."))
+        if resale.offer_id is not None:
+            _cancel_offer(resale, now=now)
+        Resale.objects.filter(pk=resale.pk, status__in=ACTIVE_RESALE_STATUSES).update(
+            status=ResaleStatus.WITHDRAWN, offer=None, closed_at=now
+        )
+        resale.status, resale.offer, resale.closed_at = ResaleStatus.WITHDRAWN, None, now
+        _emit(OutboxEventType.RESALE_WITHDRAWN, resale)
+    return resale
+
+
+def lock_offer(offer_id: int) -> Booking | None:
+    """The offer hold, locked, or None when a buyer's payment holds it right now.  Never
+    waits: we hold the seller's booking and the resale, which the buyer locks after it."""
+    return (
+        Booking.objects.select_for_update(skip_locked=True)
+        .filter(pk=offer_id, status=BookingStatus.HELD)
+        .first()
+    )
+
+
+def _cancel_offer(resale: Resale, *, now: datetime) -> None:
+    offer = lock_offer(resale.offer_id)
+    if offer is None:
+        if Booking.objects.filter(pk=resale.offer_id, status=BookingStatus.HELD).exists():
+            raise ResaleBusy()
+        return  # closed meanwhile (its close puts the resale back to LISTED)
+    Booking.objects.filter(pk=offer.pk, status=BookingStatus.HELD).update(
+        status=BookingStatus.CANCELLED, closed_at=now, updated_at=now
+    )
+    Passenger.objects.filter(booking=offer, is_live=True).update(is_live=False)
+    # Not the party's doing: it waits again, in its old place (join order is its id).
+    WaitlistEntry.objects.filter(offer=offer, status=WaitlistStatus.OFFERED).update(
+        status=WaitlistStatus.WAITING, offer=None, offered_at=None
+    )
+    emit_event(
+        aggregate_type="booking",
+        aggregate_id=offer.pk,
+        event_type=OutboxEventType.BOOKING_CANCELLED,
+        payload=outbox_payloads.booking_closed(offer, seats=()),
+    )
+
+
+# --- offering to the waitlist -----------------------------------------------------------------
+
+
+def offer_listed(*, sale_id: int, fare_class: str, now: datetime) -> int:
+    """Offer every listed (not yet offered) resale of the class to the waitlist, oldest
+    first; returns how many were offered.  After a join and after an offer lapsed."""
+    offered = 0
+    for resale in (
+        Resale.objects.select_for_update(of=("self",), skip_locked=True)
+        .select_related("booking")
+        .filter(
+            status=ResaleStatus.LISTED,
+            booking__sale_id=sale_id,
+            booking__fare_class=fare_class,
+            booking__status=BookingStatus.CONFIRMED,
+        )
+        .order_by("id")
+    ):
+        offered += _offer(resale, seller=resale.booking, now=now) is not None
+    return offered
+
+
+def _offer(resale: Resale, *, seller: Booking, now: datetime) -> Booking | None:
+    """Hold the tickets for the first waiting entry, in join order, whose party is exactly
+    their number and who accepts their seats and price; None if nobody fits yet."""
+    if not catalogue.is_open(seller.sale, now=now):
+        return None
+    seats = list(Seat.objects.filter(booking=seller).order_by("seat_no"))
+    per_seat = resale.face_value / seller.seat_count
+    for entry in waitlist._claim_waiting_entries(
+        sale_id=seller.sale_id, fare_class=seller.fare_class
+    ):
+        if entry.customer_id == seller.customer_id or entry.party_size != seller.seat_count:
+            continue
+        if not _accepts(entry, seats, per_seat) or not holding.may_offer_within_hold_cap(
+            customer_id=entry.customer_id, sale_id=seller.sale_id, units=entry.party_size, now=now
+        ):
+            continue  # keeps its place, as a party the freed seats do not fit
+        return _hold_for(resale, entry, seller=seller, seats=seats, now=now)
+    return None
+
+
+def _accepts(entry: WaitlistEntry, seats: list[Seat], per_seat: Decimal) -> bool:
+    if entry.sections and any(s.section not in entry.sections for s in seats):
+        return False
+    return entry.max_seat_price is None or per_seat <= entry.max_seat_price
+
+
+def _hold_for(
+    resale: Resale, entry: WaitlistEntry, *, seller: Booking, seats: list[Seat], now: datetime
+) -> Booking:
+    expires_at = now + waitlist.offer_ttl()
+    # No units reserved: they stay the seller's sold units, and pass to the buyer on paying.
+    offer = holding.create_held_booking(
+        customer_id=entry.customer_id,
+        sale_id=seller.sale_id,
+        fare_class=seller.fare_class,
+        booking_class=seller.booking_class,
+        units=seller.seat_count,
+        amount=resale.face_value,
+        currency=resale.currency,
+        expires_at=expires_at,
+        now=now,
+    )
+    Resale.objects.filter(pk=resale.pk, status=ResaleStatus.LISTED).update(
+        status=ResaleStatus.OFFERED, offer=offer
+    )
+    resale.status, resale.offer = ResaleStatus.OFFERED, offer
+    WaitlistEntry.objects.filter(pk=entry.pk).update(
+        status=WaitlistStatus.OFFERED, offer=offer, offered_at=now
+    )
+    emit_event(
+        aggregate_type="booking",
+        aggregate_id=offer.pk,
+        event_type=OutboxEventType.WAITLIST_OFFERED,
+        payload=outbox_payloads.waitlist_offered(
+            offer,
+            customer_id=entry.customer_id,
+            entry_id=entry.pk,
+            party_size=entry.party_size,
+            seats=[s.seat_no for s in seats],
+            expires_at=expires_at,
+        ),
+    )
+    return offer
+
+
+# --- the engine's two paths that ask about an offer hold ------------------------------------
+
+
+def take_back_offers(bookings: Iterable[Booking]) -> set[int]:
+    """Of HELD `bookings` closing unpaid (their locks held by the caller), the resale offers:
+    their resales are listed again.  Returns their ids: they have no seats or units to give
+    back.  The caller offers the tickets to the next party (`relist_after_close`)."""
+    ids = [b.pk for b in bookings]
+    resales = list(
+        Resale.objects.select_for_update(of=("self",)).filter(offer_id__in=ids).order_by("id")
+    )
+    offers = {r.offer_id for r in resales}
+    Resale.objects.filter(pk__in=[r.pk for r in resales], status=ResaleStatus.OFFERED).update(
+        status=ResaleStatus.LISTED, offer=None
+    )
+    return offers
+
+
+def relist_after_close(bookings: Iterable[Booking], *, offers: set[int], now: datetime) -> None:
+    for sale_id, fare_class in sorted(
+        {(b.sale_id, b.fare_class) for b in bookings if b.pk in offers}
+    ):
+        offer_listed(sale_id=sale_id, fare_class=fare_class, now=now)
+
+
+def end_resales_of(booking_ids: list[int], *, now: datetime) -> int:
+    """Confirmed bookings closing (an event called off): their resales end.  An offer hold
+    already made keeps its link, so paying it is refused (`offer_still_for_sale`) and its
+    close gives back no units."""
+    return Resale.objects.filter(
+        booking_id__in=booking_ids, status__in=ACTIVE_RESALE_STATUSES
+    ).update(status=ResaleStatus.WITHDRAWN, closed_at=now)
+
+
+def offer_still_for_sale(booking: Booking) -> bool:
+    """False for a resale offer whose tickets are no longer for sale: paying it would buy
+    nothing, so the money goes back (payments.outcomes).  True for any other booking."""
+    resale = Resale.objects.filter(offer_id=booking.pk).only("status").first()
+    return resale is None or resale.status == ResaleStatus.OFFERED
+
+
+def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
+    """The buyer of a resale offer (its row lock held by the caller) pays: in this one
+    transaction the resale is SOLD, the seller's booking is closed and its tickets revoked,
+    and its seats are the buyer's.  None when `offer` is no resale offer.
+
+    The resale's conditional update is the guard: of two confirmations of one offer, or a
+    confirmation and a withdrawal, exactly one wins (tests/payments/test_resale_races.py)."""
+    resale = Resale.objects.select_for_update(of=("self",)).filter(offer_id=offer.pk).first()
+    if resale is None:
+        return None
+    won = Resale.objects.filter(pk=resale.pk, status=ResaleStatus.OFFERED, offer=offer).update(
+        status=ResaleStatus.SOLD, buyer_booking=offer, offer=None, closed_at=now
+    )
+    if not won:
+        raise InvalidBookingState(gettext("These tickets are no longer for sale."))
+    seller = Booking.objects.select_for_update(of=("self",)).get(pk=resale.booking_id)
+    closed = Booking.objects.filter(pk=seller.pk, status=BookingStatus.CONFIRMED).update(
+        status=BookingStatus.CANCELLED, closed_at=now, updated_at=now
+    )
+    if not closed:
+        raise InvalidBookingState(gettext("The seller's booking changed state concurrently."))
+    Passenger.objects.filter(booking=seller, is_live=True).update(is_live=False)
+    seats = list(lock_seats(Seat.objects.filter(booking=seller)))
+    Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.SOLD).update(booking=offer)
+    for passenger, seat in zip(
+        Passenger.objects.filter(booking=offer).order_by("id"), seats, strict=False
+    ):
+        Passenger.objects.filter(pk=passenger.pk).update(seat=seat)
+    Ticket.objects.filter(booking=seller, status=TicketStatus.VALID).update(
+        status=TicketStatus.REVOKED, revoked_at=now
+    )
+    resale.status, resale.buyer_booking, resale.closed_at = ResaleStatus.SOLD, offer, now
+    _emit(OutboxEventType.RESALE_SOLD, resale, seats=[s.seat_no for s in seats])
+    return resale
+
+
+def _emit(event_type: OutboxEventType, resale: Resale, seats: Iterable[str] = ()) -> None:
+    emit_event(
+        aggregate_type="booking",
+        aggregate_id=resale.booking_id,
+        event_type=event_type,
+        payload=outbox_payloads.resale_changed(resale, seats=seats),
+    )
