@@ -257,6 +257,9 @@ class Passenger(models.Model):
     """
 
     booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="passengers")
+    # The booking's sale, copied so a Citus cluster can put the row beside it
+    # (kernel/sharding.py); written with the booking, never changed.
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     seat = models.ForeignKey(
         Seat, on_delete=models.PROTECT, null=True, blank=True, related_name="passengers"
     )

@@ -34,6 +34,9 @@ class Payment(models.Model):
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payments"
     )
+    # The booking's sale, copied so a Citus cluster can put the row beside it
+    # (kernel/sharding.py); written with the payment, never changed.
+    sale = models.ForeignKey("bookings.Sale", on_delete=models.PROTECT, related_name="+")
     idempotency_key = models.CharField(
         max_length=255,
         null=True,
@@ -113,6 +116,8 @@ class RefundReason(models.TextChoices):
 
 class Refund(models.Model):
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    # The payment's sale (kernel/sharding.py), written with the refund.
+    sale = models.ForeignKey("bookings.Sale", on_delete=models.PROTECT, related_name="+")
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3)
     status = models.CharField(

@@ -1,0 +1,43 @@
+"""Passengers carry their booking's sale, so a Citus cluster can distribute them by sale
+beside their booking (kernel/sharding.py, docs/performance.md "Beyond one primary").
+
+Add the column nullable, copy each booking's sale, then make it NOT NULL.  Backwards the
+column is dropped: it only ever repeated the booking's sale."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+FILL = """
+UPDATE bookings_passenger SET sale_id = (
+    SELECT b.sale_id FROM bookings_booking b WHERE b.id = bookings_passenger.booking_id
+) WHERE sale_id IS NULL
+"""
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("bookings", "0017_denied_boarding"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="passenger",
+            name="sale",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="bookings.sale",
+            ),
+        ),
+        migrations.RunSQL(FILL, reverse_sql=migrations.RunSQL.noop),
+        migrations.AlterField(
+            model_name="passenger",
+            name="sale",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="bookings.sale",
+            ),
+        ),
+    ]
