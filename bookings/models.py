@@ -269,8 +269,10 @@ class Passenger(models.Model):
     class Meta:
         ordering = ["booking_id", "id"]
         constraints = [
+            # Sale first for Citus (kernel/sharding.py); a seat is of one sale, so the rule
+            # is the same.
             models.UniqueConstraint(
-                fields=["seat"],
+                fields=["sale", "seat"],
                 condition=Q(is_live=True, seat__isnull=False),
                 name="passenger_one_live_booking_per_seat",
             ),

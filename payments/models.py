@@ -84,8 +84,9 @@ class Payment(models.Model):
                 fields=["customer", "idempotency_key"],
                 name="payment_idempotency_key_per_customer",
             ),
+            # Sale first for Citus (kernel/sharding.py); a booking is of one sale.
             models.UniqueConstraint(
-                fields=["booking"],
+                fields=["sale", "booking"],
                 condition=Q(status__in=IN_FLIGHT_PAYMENT_STATUSES),
                 name="payment_one_in_flight_per_booking",
             ),
@@ -166,7 +167,11 @@ class Refund(models.Model):
             ),
             # A payment is refunded at most once per reason: a replayed cancellation or a
             # duplicated late success can never pay the customer back twice.
-            models.UniqueConstraint(fields=["payment", "reason"], name="refund_once_per_reason"),
+            # (The sale leads only so a Citus cluster can keep the rule on one node; a payment
+            # is of one sale, so the rule is the same.)
+            models.UniqueConstraint(
+                fields=["sale", "payment", "reason"], name="refund_once_per_reason"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,8 +1,9 @@
 """Passengers carry their booking's sale, so a Citus cluster can distribute them by sale
 beside their booking (kernel/sharding.py, docs/performance.md "Beyond one primary").
 
-Add the column nullable, copy each booking's sale, then make it NOT NULL.  Backwards the
-column is dropped: it only ever repeated the booking's sale."""
+Add the column nullable, copy each booking's sale, then make it NOT NULL; the one-live-
+booking-per-seat index leads with the sale (the same rule: a seat is of one sale).  Backwards
+the column is dropped: it only ever repeated the booking's sale."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -38,6 +39,17 @@ class Migration(migrations.Migration):
                 on_delete=django.db.models.deletion.PROTECT,
                 related_name="+",
                 to="bookings.sale",
+            ),
+        ),
+        migrations.RemoveConstraint(
+            model_name="passenger", name="passenger_one_live_booking_per_seat"
+        ),
+        migrations.AddConstraint(
+            model_name="passenger",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_live", True), ("seat__isnull", False)),
+                fields=("sale", "seat"),
+                name="passenger_one_live_booking_per_seat",
             ),
         ),
     ]

@@ -2,7 +2,8 @@
 sale beside the booking (kernel/sharding.py, docs/performance.md "Beyond one primary").
 
 Add the columns nullable, copy the sale (a payment's from its booking, a refund's from its
-payment), then make them NOT NULL.  Backwards the columns are dropped: they only repeated
+payment), then make them NOT NULL; the one-payment-in-flight-per-booking and once-per-reason rules lead
+with the sale (the same rules: a booking is of one sale).  Backwards the columns are dropped: they only repeated
 what the booking says."""
 
 import django.db.models.deletion
@@ -42,4 +43,20 @@ class Migration(migrations.Migration):
         migrations.RunSQL(FILL_REFUNDS, reverse_sql=migrations.RunSQL.noop),
         migrations.AlterField(model_name="payment", name="sale", field=sale_field(null=False)),
         migrations.AlterField(model_name="refund", name="sale", field=sale_field(null=False)),
+        migrations.RemoveConstraint(model_name="payment", name="payment_one_in_flight_per_booking"),
+        migrations.RemoveConstraint(model_name="refund", name="refund_once_per_reason"),
+        migrations.AddConstraint(
+            model_name="payment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status__in", ("PROCESSING", "PENDING"))),
+                fields=("sale", "booking"),
+                name="payment_one_in_flight_per_booking",
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="refund",
+            constraint=models.UniqueConstraint(
+                fields=("sale", "payment", "reason"), name="refund_once_per_reason"
+            ),
+        ),
     ]

@@ -53,11 +53,15 @@ def test_passengers_payments_and_refunds_get_their_bookings_sale_forward_and_bac
         pay_and_refund(old_models, old_booking, None, customer.pk, "k-old")
 
         migrate(latest())
-        for booking_id, sale_id in ((new.pk, new_flight.sale_id), (old_booking, old_flight.sale_id)):
-            assert set(Passenger.objects.filter(booking_id=booking_id).values_list("sale_id", flat=True)) == {sale_id}
+        for booking_id, sale_id in (
+            (new.pk, new_flight.sale_id),
+            (old_booking, old_flight.sale_id),
+        ):
+            assert set(
+                Passenger.objects.filter(booking_id=booking_id).values_list("sale_id", flat=True)
+            ) == {sale_id}
             assert Payment.objects.get(booking_id=booking_id).sale_id == sale_id
             assert Refund.objects.get(payment__booking_id=booking_id).sale_id == sale_id
-        # fmt: skip
         counts = (Passenger.objects.count(), Payment.objects.count(), Refund.objects.count())
 
         back = migrate(BEFORE)  # every row stays; only the copy goes

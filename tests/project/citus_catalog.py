@@ -89,17 +89,18 @@ def breaks(cursor, tables: Mapping[str, Placement]) -> set[Break]:
             found.add(Break(table, "has no primary key"))
 
     cursor.execute(_FOREIGN)
-    for table, name, target, cols, target_cols in cursor.fetchall():
+    for table, _name, target, cols, target_cols in cursor.fetchall():
         if table not in tables or target not in tables:
             continue
         col, target_col = column(table), column(target)
         if target_col is not None and col is None:
             kind = "reference" if tables[table] is REFERENCE else "global"
-            found.add(Break(table, f"{kind} table's foreign key {name} to distributed {target}"))
+            rule = f"{kind} table's foreign key ({', '.join(cols)}) to distributed {target}"
+            found.add(Break(table, rule))
         elif target_col is not None:
             pairs = list(zip(cols, target_cols, strict=True))
             if (col, target_col) not in pairs:
-                found.add(Break(table, f"foreign key {name} to {target} lacks {col}"))
+                found.add(Break(table, f"foreign key ({', '.join(cols)}) to {target} lacks {col}"))
         elif col is not None and tables[target] is GLOBAL:
-            found.add(Break(table, f"foreign key {name} to global {target}"))
+            found.add(Break(table, f"foreign key ({', '.join(cols)}) to global {target}"))
     return found
