@@ -230,8 +230,8 @@ def test_control_a_table_that_breaks_each_rule_is_named_and_a_right_one_is_not()
         "citus_control_wrong: foreign key (booking_id) to bookings_booking lacks sale_id",
     }, found
     assert {str(b) for b in found if b.table == "citus_control_reference"} == {
-        "citus_control_reference: reference table's foreign key "
-        "citus_control_reference_sale_id_fkey to distributed bookings_sale"
+        "citus_control_reference: reference table's foreign key (sale_id) to distributed "
+        "bookings_sale"
     }
 
 
