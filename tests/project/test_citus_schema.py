@@ -239,7 +239,11 @@ def test_the_cut_overs_composite_foreign_key_refuses_a_passenger_of_another_sale
     booking = named_hold(customer=UserFactory(), flight=FlightFactory(), seats=("12A",))
     other_sale = FlightFactory().sale_id
     with connection.cursor() as cursor:
+        # The hold's deferred foreign-key checks must run before the keys can change, and the
+        # rewritten (deferrable) keys must check at once, not at the test's rollback.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cut_over(cursor)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(
             "UPDATE bookings_passenger SET sale_id = %s WHERE booking_id = %s RETURNING id",
             [booking.sale_id, booking.pk],
