@@ -32,14 +32,14 @@ class Distributed:
 
 
 @dataclass(frozen=True)
-class _Replicated:
+class _Undistributed:
     name: str
 
 
-REFERENCE: Final = _Replicated("reference")
-GLOBAL: Final = _Replicated("global")
+REFERENCE: Final = _Undistributed("reference")
+GLOBAL: Final = _Undistributed("global")
 
-Placement = Distributed | _Replicated
+Placement = Distributed | _Undistributed
 
 BY_SALE: Final = Distributed("sale_id")
 BY_FLIGHT: Final = Distributed("flight_id")  # = the flight's sale id, by a CHECK

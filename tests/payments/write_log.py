@@ -20,9 +20,11 @@ from kernel.sharding import CROSS_NODE_WRITES, TABLES, Distributed
 LOG = "citus_write_log"
 # The sale of a row of a distributed table without its own column yet, through its parent.
 DERIVED_SALE = {
-    "bookings_outboxevent": "(r.payload ->> 'saleId')::bigint",
+    # Engine events name the sale; flights' day-of-departure events the flight (= its sale).
+    "bookings_outboxevent": "coalesce(r.payload ->> 'saleId', r.payload ->> 'flightId')::bigint",
     "bookings_processedevent": (
-        "(SELECT (e.payload ->> 'saleId')::bigint FROM bookings_outboxevent e"
+        "(SELECT coalesce(e.payload ->> 'saleId', e.payload ->> 'flightId')::bigint"
+        " FROM bookings_outboxevent e"
         " WHERE e.id = r.event_id)"
     ),
     "bookings_notification": "(SELECT b.sale_id FROM bookings_booking b WHERE b.id = r.booking_id)",
