@@ -36,8 +36,6 @@ DERIVED_SALE = {
         "(SELECT b.sale_id FROM bookings_booking b WHERE r.resource_type = 'bookings.booking'"
         " AND b.id::text = r.resource_id)"
     ),
-    "waitroom_queueentry": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
-    "waitroom_admission": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
     "waitroom_presalecode": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
     "waitroom_presaleredemption": (
         "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)"

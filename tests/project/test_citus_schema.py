@@ -129,21 +129,13 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     "payments_refundpolicy": [
         "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
-    # the room's engine sale_id copied onto queue rows (waitroom 0013, open)
-    "waitroom_admission": [
-        "foreign key (entry_id) to waitroom_queueentry lacks sale_id",
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-    ],
-    # as admissions
+    # presale codes and redemptions: the room's sale copied as on queue entries (open)
     "waitroom_presalecode": [
         "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
         "has no sale_id column",
         "primary key (id) lacks sale_id",
         "unique presale_code_unique_in_room (code, room_id) lacks sale_id",
     ],
-    # as admissions
     "waitroom_presaleredemption": [
         "foreign key (code_id) to waitroom_presalecode lacks sale_id",
         "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
@@ -151,14 +143,7 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "primary key (id) lacks sale_id",
         "unique presale_redemption_one_per_account (customer_id, room_id) lacks sale_id",
     ],
-    # the room's engine sale_id copied onto queue rows (waitroom 0013, open)
-    "waitroom_queueentry": [
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique queue_entry_one_per_customer (customer_id, room_id) lacks sale_id",
-    ],
-    # kept for the queue tables' single-column foreign keys
+    # kept for the presale tables' single-column foreign keys
     "waitroom_waitingroom": [
         "unique waitroom_waitingroom_single_key (id) lacks sale_id",
     ],
