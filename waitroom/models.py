@@ -171,8 +171,11 @@ class QueueEntry(models.Model):
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="entries")
     # The room's engine sale, copied so a Citus cluster can put the row beside the sale's
-    # (kernel/sharding.py); written with the row, never changed.
-    sale = models.ForeignKey("bookings.Sale", on_delete=models.CASCADE, related_name="+")
+    # (kernel/sharding.py); written with the row, never changed.  No index of its own: rows
+    # are read by room, and the room FK's index still bears the old `sale_id` name.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_entries"
     )
@@ -225,8 +228,11 @@ class Admission(models.Model):
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="admissions")
     # The room's engine sale, copied so a Citus cluster can put the row beside the sale's
-    # (kernel/sharding.py); written with the row, never changed.
-    sale = models.ForeignKey("bookings.Sale", on_delete=models.CASCADE, related_name="+")
+    # (kernel/sharding.py); written with the row, never changed.  No index of its own: rows
+    # are read by room, and the room FK's index still bears the old `sale_id` name.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     entry = models.ForeignKey(QueueEntry, on_delete=models.CASCADE, related_name="admissions")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="admissions"

@@ -20,6 +20,7 @@ TABLES = {"queueentry": "waitroom_queueentry", "admission": "waitroom_admission"
 def sale_field(*, null: bool) -> models.ForeignKey:
     return models.ForeignKey(
         null=null,
+        db_index=False,  # the room FK's index is still named waitroom_queueentry_sale_id_...
         on_delete=django.db.models.deletion.CASCADE,
         related_name="+",
         to="bookings.sale",
