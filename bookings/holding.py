@@ -285,7 +285,7 @@ def create_held_booking(
     # The rows just written travel with the booking, so the answer to the hold is built
     # from them instead of being read back (bookings.selectors.booking_just_written).
     booking.written_passengers = Passenger.objects.bulk_create(
-        Passenger(booking=booking, seat=seat, full_name=name)
+        Passenger(booking=booking, sale_id=booking.sale_id, seat=seat, full_name=name)
         for seat, name in zip(places, full_names, strict=True)
     )
     return booking

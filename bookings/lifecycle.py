@@ -161,16 +161,29 @@ def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) 
     """Expire every HELD booking past its deadline; returns how many this call expired.
 
     Batches claim rows with SKIP LOCKED, so two sweeps (or a sweep and a late payment) never
-    wait on each other and never expire the same booking twice.
+    wait on each other and never expire the same booking twice.  Each batch is one sale's
+    (the sale of the oldest lapsed hold, read without a lock), so on a cluster distributed
+    by sale every sweep transaction runs on one node (kernel/sharding.py); a sale whose
+    batch came back short is done for this call, even if others' locks hid some of its rows.
     """
     batch_size = batch_size or settings.SEATKEEPER["EXPIRE_BATCH_SIZE"]
     expired = 0
+    done: set[int] = set()
     while True:
         moment = now or timezone.now()
+        lapsed = Booking.objects.filter(status=BookingStatus.HELD, expires_at__lte=moment)
+        sale_id = (
+            lapsed.exclude(sale_id__in=done)
+            .order_by("id")
+            .values_list("sale_id", flat=True)
+            .first()
+        )
+        if sale_id is None:
+            return expired
         with transaction.atomic():
             batch = list(
-                Booking.objects.select_for_update(skip_locked=True)
-                .filter(status=BookingStatus.HELD, expires_at__lte=moment)
+                lapsed.filter(sale_id=sale_id)
+                .select_for_update(skip_locked=True)
                 .only("id", "sale_id", "fare_class", "booking_class", "seat_count")
                 .order_by("id")[:batch_size]
             )
@@ -179,7 +192,7 @@ def expire_holds(*, now: datetime | None = None, batch_size: int | None = None) 
             )
         expired += len(batch)
         if len(batch) < batch_size:
-            return expired
+            done.add(sale_id)
 
 
 @lock_errors_as_too_busy

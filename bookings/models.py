@@ -268,6 +268,9 @@ class Passenger(models.Model):
     """
 
     booking = models.ForeignKey(Booking, on_delete=models.CASCADE, related_name="passengers")
+    # The booking's sale, copied so a Citus cluster can put the row beside it
+    # (kernel/sharding.py); written with the booking, never changed.
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     seat = models.ForeignKey(
         Seat, on_delete=models.PROTECT, null=True, blank=True, related_name="passengers"
     )
@@ -277,8 +280,10 @@ class Passenger(models.Model):
     class Meta:
         ordering = ["booking_id", "id"]
         constraints = [
+            # Sale first for Citus (kernel/sharding.py); a seat is of one sale, so the rule
+            # is the same.
             models.UniqueConstraint(
-                fields=["seat"],
+                fields=["sale", "seat"],
                 condition=Q(is_live=True, seat__isnull=False),
                 name="passenger_one_live_booking_per_seat",
             ),

@@ -34,6 +34,9 @@ class Payment(models.Model):
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payments"
     )
+    # The booking's sale, copied so a Citus cluster can put the row beside it
+    # (kernel/sharding.py); written with the payment, never changed.
+    sale = models.ForeignKey("bookings.Sale", on_delete=models.PROTECT, related_name="+")
     idempotency_key = models.CharField(
         max_length=255,
         null=True,
@@ -81,8 +84,9 @@ class Payment(models.Model):
                 fields=["customer", "idempotency_key"],
                 name="payment_idempotency_key_per_customer",
             ),
+            # Sale first for Citus (kernel/sharding.py); a booking is of one sale.
             models.UniqueConstraint(
-                fields=["booking"],
+                fields=["sale", "booking"],
                 condition=Q(status__in=IN_FLIGHT_PAYMENT_STATUSES),
                 name="payment_one_in_flight_per_booking",
             ),
@@ -114,6 +118,8 @@ class RefundReason(models.TextChoices):
 
 class Refund(models.Model):
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    # The payment's sale (kernel/sharding.py), written with the refund.
+    sale = models.ForeignKey("bookings.Sale", on_delete=models.PROTECT, related_name="+")
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3)
     status = models.CharField(
@@ -162,7 +168,11 @@ class Refund(models.Model):
             ),
             # A payment is refunded at most once per reason: a replayed cancellation or a
             # duplicated late success can never pay the customer back twice.
-            models.UniqueConstraint(fields=["payment", "reason"], name="refund_once_per_reason"),
+            # (The sale leads only so a Citus cluster can keep the rule on one node; a payment
+            # is of one sale, so the rule is the same.)
+            models.UniqueConstraint(
+                fields=["sale", "payment", "reason"], name="refund_once_per_reason"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -195,6 +195,7 @@ def _insert_payment(
         with transaction.atomic():
             return Payment.objects.create(
                 booking=booking,
+                sale_id=booking.sale_id,
                 customer=customer,
                 idempotency_key=key,
                 request_fingerprint=fingerprint,

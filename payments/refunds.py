@@ -27,6 +27,7 @@ def create_refund(
     approved_by, goodwill, policy_amount (a staff cancellation's record)."""
     refund = Refund.objects.create(
         payment=payment,
+        sale_id=payment.sale_id,
         amount=amount,
         currency=payment.currency,
         reason=reason,

@@ -173,6 +173,7 @@ def _admit(room: WaitingRoom, entries: list[QueueEntry], now: datetime) -> None:
         [
             Admission(
                 room=room,
+                sale_id=room.sale_id,
                 entry=e,
                 customer_id=e.customer_id,
                 order_key=e.order_key,

@@ -108,6 +108,7 @@ def _create_entry(
         with transaction.atomic():
             return QueueEntry.objects.create(
                 room=room,
+                sale_id=room.sale_id,
                 customer=customer,
                 order_key=next_fifo_key() if room.shuffled_at else None,
                 joined_at=now,

@@ -170,6 +170,12 @@ class QueueEntry(models.Model):
     """
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="entries")
+    # The room's engine sale, copied so a Citus cluster can put the row beside the sale's
+    # (kernel/sharding.py); written with the row, never changed.  No index of its own: rows
+    # are read by room, and the room FK's index still bears the old `sale_id` name.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="queue_entries"
     )
@@ -194,8 +200,10 @@ class QueueEntry(models.Model):
             models.Index(fields=["room", "joined_prefix"], name="queue_entry_prefix_idx"),
         ]
         constraints = [
+            # Sale first for Citus (kernel/sharding.py); a room is of one sale, so the rule
+            # is the same.
             models.UniqueConstraint(
-                fields=["room", "customer"], name="queue_entry_one_per_customer"
+                fields=["sale", "room", "customer"], name="queue_entry_one_per_customer"
             ),
             models.CheckConstraint(
                 condition=~Q(status="ADMITTED")
@@ -219,6 +227,12 @@ class Admission(models.Model):
     """Audit record, insert-only: who was let in, when, until when, and from which place."""
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="admissions")
+    # The room's engine sale, copied so a Citus cluster can put the row beside the sale's
+    # (kernel/sharding.py); written with the row, never changed.  No index of its own: rows
+    # are read by room, and the room FK's index still bears the old `sale_id` name.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     entry = models.ForeignKey(QueueEntry, on_delete=models.CASCADE, related_name="admissions")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="admissions"

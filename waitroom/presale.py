@@ -87,6 +87,7 @@ def _priority_place(
     if entry is None:
         entry = QueueEntry.objects.create(
             room=room,
+            sale_id=room.sale_id,
             customer=customer,
             lane=Lane.PRIORITY,
             order_key=order_key,

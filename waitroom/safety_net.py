@@ -93,6 +93,7 @@ def _admit_those_holding(room: WaitingRoom, now: datetime) -> None:
                 "admission_expires_at": expires_at,
             },
             create_defaults={
+                "sale_id": room.sale_id,
                 "status": QueueStatus.ADMITTED,
                 "joined_at": now,
                 "admitted_at": now,
@@ -101,6 +102,7 @@ def _admit_those_holding(room: WaitingRoom, now: datetime) -> None:
         )
         Admission.objects.create(
             room=room,
+            sale_id=room.sale_id,
             entry=entry,
             customer_id=customer_id,
             order_key=0,

@@ -358,7 +358,7 @@ def test_database_refuses_two_live_passengers_on_one_seat(customer, flight):
             created_at=booking.created_at,
             updated_at=booking.updated_at,
         )
-        Passenger.objects.create(booking=twin, seat=seat)
+        Passenger.objects.create(booking=twin, sale_id=twin.sale_id, seat=seat)
 
 
 def test_seatless_passenger_gets_a_seat_later(customer, flight):

@@ -154,6 +154,7 @@ def test_late_payment_of_an_expired_hold_against_a_hold(
     now = timezone.now()
     payment = Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=customer,
         idempotency_key="late-1",
         request_fingerprint="x",

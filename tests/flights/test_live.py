@@ -146,6 +146,7 @@ def _payment_for(booking):
 
     return Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=booking.customer,
         idempotency_key=f"live-{booking.pk}",
         request_fingerprint="x",

@@ -69,6 +69,7 @@ def every_kind_of_row(customer, other_customer, flight, settings):
     now = timezone.now()
     Refund.objects.create(
         payment=Payment.objects.get(booking=booking),
+        sale_id=booking.sale_id,
         amount=Decimal("1.00"),
         currency="EUR",
         status=RefundStatus.FAILED,

@@ -24,6 +24,7 @@ def confirmed(customer, flight, seats=("12A", "12B")):
     now = timezone.now()
     payment = Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=customer,
         idempotency_key=f"adm-{booking.pk}",
         request_fingerprint="x",

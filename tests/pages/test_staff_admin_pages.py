@@ -28,6 +28,7 @@ def test_a_booking_page_says_route_date_payments_refunds_and_offers_cancelling(
     payment = booking.payments.get()
     Refund.objects.create(
         payment=payment,
+        sale_id=payment.sale_id,
         amount="20.00",
         currency=payment.currency,
         status=RefundStatus.PENDING,

@@ -233,6 +233,7 @@ def test_an_expired_hold_no_longer_says_the_seats_are_held(browser, asgi_server)
     now = timezone.now()
     Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=user,
         idempotency_key="k" * 32,
         request_fingerprint="f",

@@ -173,6 +173,7 @@ def test_money_for_a_nameless_hold_sells_nothing_and_is_refunded(client, custome
     now = timezone.now()
     payment = Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=customer,
         idempotency_key="before-the-rule",
         request_fingerprint="x",

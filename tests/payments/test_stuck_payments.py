@@ -127,6 +127,7 @@ def test_a_processing_attempt_is_not_superseded(customer, flight):
     booking = hold(customer, flight)
     Payment.objects.create(
         booking=booking,
+        sale_id=booking.sale_id,
         customer=customer,
         idempotency_key="running",
         request_fingerprint="x",

@@ -124,7 +124,9 @@ def test_a_join_that_races_the_shuffle_is_put_at_the_back(room_redis, settings):
     admission.admit_shoppers(room_id=sale.pk, now=opens_at)
     # A join that read "not shuffled yet" and committed after the shuffle read the pre-queue.
     straggler = make_customers(1)[0]
-    QueueEntry.objects.create(room=sale, customer=straggler, joined_at=opens_at)
+    QueueEntry.objects.create(
+        room=sale, sale_id=sale.sale_id, customer=straggler, joined_at=opens_at
+    )
 
     admission.admit_shoppers(room_id=sale.pk, now=opens_at + timedelta(seconds=2))
 

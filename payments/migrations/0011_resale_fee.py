@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("payments", "0009_refund_policies_per_catalogue"),
+        ("payments", "0010_payment_refund_sale"),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bookings", "0017_denied_boarding"),
+        ("bookings", "0019_passenger_sale"),
     ]
 
     operations = [

@@ -1,0 +1,108 @@
+"""The keys a Citus cut-over adds, generated from the migrated schema and kernel.sharding.
+
+Django cannot model a composite primary key that other tables' foreign keys point at, so the
+Django schema keeps `id` as every table's key and the cut-over rewrites them, in the order
+below, before `create_distributed_table` (docs/performance.md, "Beyond one primary"):
+
+1. each distributed table's primary key becomes (id, <distribution column>);
+2. each foreign key from a distributed table to another gains both tables' distribution
+   columns, (booking_id, sale_id) -> bookings_booking (id, sale_id): it then also proves that
+   a row and its parent are of the same sale.
+
+Both are safe on today's data: ids come from sequences, and a foreign key's sale column is
+a copy of its parent's.  The ORM keeps addressing rows by `id` (still unique in practice);
+under Citus a query by `id` alone is routed to every shard, so the hot paths filter by sale.
+Unique constraints are not touched here: widening one changes a rule, and each is decided in
+kernel/sharding.py and the migrations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kernel.sharding import Distributed, Placement
+
+_PRIMARY = """
+SELECT t.relname, con.conname,
+       ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o)
+FROM pg_constraint con JOIN pg_class t ON t.oid = con.conrelid
+JOIN pg_namespace n ON n.oid = t.relnamespace
+WHERE n.nspname = current_schema() AND con.contype = 'p'
+"""
+_FOREIGN = """
+SELECT c.relname, con.conname, f.relname, con.confdeltype, con.condeferrable,
+       ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o),
+       ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.o)
+FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid
+JOIN pg_class f ON f.oid = con.confrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND con.contype = 'f'
+"""
+_COLUMNS = """
+SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped
+"""
+_ON_DELETE = {"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL"}
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _cols(names) -> str:
+    return ", ".join(_q(n) for n in names)
+
+
+def composite_keys_sql(cursor, tables: Mapping[str, Placement]) -> list[str]:
+    """The statements of steps 1 and 2 for the schema `cursor` sees.  A table that lacks its
+    distribution column is left alone, and so is a foreign key of its (kernel.sharding's
+    check lists both); a foreign key from it to a table whose key changes is pointed at a
+    kept single-column UNIQUE, which that check lists too, so nothing is dropped unseen."""
+    column = {t: p.column for t, p in tables.items() if isinstance(p, Distributed)}
+    cursor.execute(_COLUMNS)
+    present = set(cursor.fetchall())
+    ready = {t for t, c in column.items() if (t, c) in present}
+    cursor.execute(_PRIMARY)
+    rekeyed = {
+        table: (name, cols)
+        for table, name, cols in cursor.fetchall()
+        if table in ready and column[table] not in cols
+    }
+    drop_fk, add_fk, keep_unique = [], [], set()
+    cursor.execute(_FOREIGN)
+    for table, name, target, on_delete, deferrable, cols, target_cols in cursor.fetchall():
+        defer = " DEFERRABLE INITIALLY DEFERRED" if deferrable else ""
+        tail = f" ON DELETE {_ON_DELETE[on_delete]}{defer}"
+        widen = (
+            table in ready
+            and target in ready
+            and column[table] not in cols
+            and column[target] not in target_cols
+            and on_delete != "n"  # SET NULL would null the distribution column too
+        )
+        if widen:
+            cols, target_cols = [*cols, column[table]], [*target_cols, column[target]]
+        elif target in rekeyed and list(target_cols) == list(rekeyed[target][1]):
+            keep_unique.add(target)  # still points at the single-column key
+        else:
+            continue
+        drop_fk.append(f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(name)}")
+        add_fk.append(
+            f"ALTER TABLE {_q(table)} ADD CONSTRAINT {_q(name)} FOREIGN KEY ({_cols(cols)}) "
+            f"REFERENCES {_q(target)} ({_cols(target_cols)}){tail}"
+        )
+    keys = []
+    for table, (name, cols) in sorted(rekeyed.items()):
+        keys.append(
+            f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(name)}, "
+            f"ADD CONSTRAINT {_q(name)} PRIMARY KEY ({_cols([*cols, column[table]])})"
+        )
+        if table in keep_unique:
+            keys.append(
+                f"ALTER TABLE {_q(table)} ADD CONSTRAINT {_q(table + '_single_key')} "
+                f"UNIQUE ({_cols(cols)})"
+            )
+    return [*drop_fk, *keys, *add_fk]
