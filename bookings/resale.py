@@ -79,6 +79,7 @@ def list_for_resale(
         try:
             with transaction.atomic():
                 resale = Resale.objects.create(
+                    sale_id=booking.sale_id,
                     booking=booking,
                     face_value=face,
                     fee=fee,

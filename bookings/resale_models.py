@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from bookings.models import Booking
+from bookings.models import Booking, Sale
 
 
 class ResaleStatus(models.TextChoices):
@@ -32,6 +32,9 @@ class Resale(models.Model):
     seats over and revokes the seller's tickets in the same transaction; the seller is
     refunded `booking.amount - fee` (payments.resale)."""
 
+    # The seller's sale: the listing is that sale's row on a cluster distributed by sale
+    # (kernel/sharding.py).
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="resales")
     status = models.CharField(
         max_length=10, choices=ResaleStatus.choices, default=ResaleStatus.LISTED

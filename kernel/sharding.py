@@ -60,6 +60,8 @@ TABLES: Final[dict[str, Placement]] = {
     "bookings_outboxevent": BY_SALE,
     "bookings_processedevent": BY_SALE,
     "waitroom_waitlistentry": BY_SALE,
+    # A resale listing and the waitlist offer it makes are the seller's sale's rows.
+    "bookings_resale": BY_SALE,
     "payments_payment": BY_SALE,
     "payments_refund": BY_SALE,
     # Hold-path idempotency: written in the hold's own transaction (kernel.idempotency.run_once).

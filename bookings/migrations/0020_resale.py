@@ -38,6 +38,14 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 (
+                    "sale",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="bookings.sale",
+                    ),
+                ),
+                (
                     "status",
                     models.CharField(
                         choices=[

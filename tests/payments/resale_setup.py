@@ -80,6 +80,7 @@ def payment_in_flight(offer: Booking) -> Payment:
     on its way): what `confirm_payment` then applies."""
     now = timezone.now()
     return Payment.objects.create(
+        sale_id=offer.sale_id,
         booking=offer,
         customer=offer.customer,
         request_fingerprint="resale-test",

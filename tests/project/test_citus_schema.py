@@ -151,6 +151,14 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     "waitroom_waitlistentry": [
         "unique waitroom_waitlistentry_offer_id_key (offer_id) lacks sale_id",
     ],
+    # Resale (issue 29): one active listing and one sale per booking, one listing per offer and
+    # per buyer's booking; each is a booking's rule, widened with the sale at cut-over.
+    "bookings_resale": [
+        "unique bookings_resale_buyer_booking_id_key (buyer_booking_id) lacks sale_id",
+        "unique bookings_resale_offer_id_key (offer_id) lacks sale_id",
+        "unique resale_one_active_per_booking (booking_id) lacks sale_id",
+        "unique resale_sold_once (booking_id) lacks sale_id",
+    ],
 }
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
 
