@@ -5,9 +5,10 @@ place" in O(log n) and "who is next" for the admission tick.  Every write here h
 the PostgreSQL transaction it mirrors has committed, and the index is rebuilt from
 PostgreSQL whenever its `built` marker is missing (Redis restarted empty, evicted, flushed).
 
-Keys, per room: `<prefix>:<room>:q` (zset: member = zero-padded entry id, score = order
-key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
-version for the websocket), `:state` (hash: what the last admission tick decided),
+Keys, per room (all with the room's hash tag: one cluster slot): `<prefix>:{r<room>}:q`
+(zset: member = zero-padded entry id, score = order key), `:pre` (zset of the pre-queue:
+score = join time), `:built` (marker), `:v` (message version for the websocket), `:state`
+(hash: what the last admission tick decided),
 `:gone` (hash: entries admitted by a step of the tick whose removal from `:q` waits for the
 tick's one broadcast; member -> order key), `:lanes` (marker: someone entered the priority
 lane since the last broadcast).
@@ -25,12 +26,13 @@ from contextlib import contextmanager
 import redis
 from django.conf import settings
 
+from kernel import redis_clients
 from waitroom.errors import QueueUnavailable
 
 REBUILD_BATCH = 1000
 
 
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[str, bool], redis.Redis] = {}
 _clients_lock = threading.Lock()
 
 # The embedded mode (no REDIS_URL: web, worker and beat are threads of one process, see
@@ -47,8 +49,12 @@ def _new_client(url: str) -> redis.Redis:
 
         return fakeredis.FakeRedis(server=fakeredis.FakeServer())
     timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
-    return redis.Redis.from_url(
-        url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=10
+    return redis_clients.connect(
+        url,
+        cluster=bool(settings.WAITING_ROOM.get("REDIS_CLUSTER")),
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=10,
     )
 
 
@@ -56,12 +62,13 @@ def _client_for(url: str) -> redis.Redis:
     # One client (one pool) per URL, made under a lock: a second client made by a racing
     # thread would be garbage-collected and close its pool's sockets while still in use (and
     # a second in-process server would be a second, empty queue).
-    client = _clients.get(url)
+    cluster = bool(settings.WAITING_ROOM.get("REDIS_CLUSTER"))
+    client = _clients.get((url, cluster))
     if client is None:
         with _clients_lock:
-            client = _clients.get(url)
+            client = _clients.get((url, cluster))
             if client is None:
-                client = _clients[url] = _new_client(url)
+                client = _clients[(url, cluster)] = _new_client(url)
     return client
 
 
@@ -69,7 +76,10 @@ def client() -> redis.Redis:
     url = settings.WAITING_ROOM["REDIS_URL"]
     if not url:
         raise QueueUnavailable()
-    return _client_for(url)
+    try:
+        return _client_for(url)
+    except redis.RedisError as exc:  # a cluster none of whose nodes answer
+        raise QueueUnavailable() from exc
 
 
 @contextmanager
@@ -82,7 +92,8 @@ def reachable():
 
 
 def key(room_id: int, name: str) -> str:
-    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{room_id}:{name}"
+    # The room's hash tag: each pipeline and script below touches one room's keys, one slot.
+    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{redis_clients.room_tag(room_id)}:{name}"
 
 
 def member(entry_id: int) -> str:
