@@ -122,7 +122,9 @@ def rebuild(room_id: int) -> int:
     with reachable():
         pipe = r.pipeline(transaction=False)
         # The rebuilt index holds only the WAITING: removals still pending are done already.
-        pipe.delete(key(room_id, "q"), key(room_id, "pre"), key(room_id, "gone"))
+        # One DEL per key: a cluster pipeline refuses a multi-key DEL (even in one slot).
+        for name in ("q", "pre", "gone"):
+            pipe.delete(key(room_id, name))
         for entry_id, order_key, joined_at in rows.iterator(chunk_size=REBUILD_BATCH):
             if order_key is None:
                 pipe.zadd(key(room_id, "pre"), {member(entry_id): joined_at.timestamp()})
