@@ -223,31 +223,13 @@ REDIS_BACKENDS = ["redis", "cluster"]
 
 @pytest.fixture(params=REDIS_BACKENDS)
 def redis_backend(request, settings):
-    """"redis" or "cluster"; on "cluster" the hold filters, the waiting room and the cache
+    """ "redis" or "cluster"; on "cluster" the hold filters, the waiting room and the cache
     are on the test cluster, as REDIS_CLUSTER_URL puts them in production."""
     if request.param == "redis":
         yield "redis"
         return
     cluster = request.getfixturevalue("redis_cluster")
     cluster.wait_healthy()  # a failover test before may have left it re-forming
-    settings.REDIS_CLUSTER_URL = cluster.url
-    settings.HOLD_FILTERS = {
-        **settings.HOLD_FILTERS,
-        "REDIS_URL": cluster.url,
-        "REDIS_CLUSTER": True,
-    }
-    settings.WAITING_ROOM = {
-        **settings.WAITING_ROOM,
-        "REDIS_URL": cluster.url,
-        "REDIS_CLUSTER": True,
-    }
-    settings.CACHES = {
-        **settings.CACHES,
-        "default": {
-            "BACKEND": "kernel.cluster_cache.ClusterCache",
-            "LOCATION": cluster.url,
-            "KEY_PREFIX": settings.CACHES["default"].get("KEY_PREFIX", ""),
-        },
-    }
+    cluster.point_settings_at(settings)
     yield "cluster"
     cluster.flush()

@@ -92,15 +92,21 @@ class ThrowAwayCluster:
         )  # fmt: skip
         self.wait_healthy()
 
-    def wait_healthy(self, timeout: float = 30) -> None:
-        """Until every live node says `cluster_state:ok` and 3 primaries own all slots."""
+    def wait_healthy(self, timeout: float = 60) -> None:
+        """Until every live node says `cluster_state:ok`, 3 primaries own all slots and every
+        replica's link to its primary is up (a replica that never synced cannot take over)."""
         deadline = time.monotonic() + timeout
         while True:
             states = []
             for port in self.live_ports():
                 try:
-                    info = _node(port).cluster("info")
+                    node = _node(port)
+                    info = node.cluster("info")
                     states.append(info.get("cluster_state") == "ok")
+                    link = node.info("replication")
+                    states.append(
+                        link.get("role") == "master" or link["master_link_status"] == "up"
+                    )
                 except redis.RedisError:
                     states.append(False)
             if states and all(states) and len(self.primaries()) == 3:
@@ -152,6 +158,28 @@ class ThrowAwayCluster:
         return RedisCluster(
             startup_nodes=[ClusterNode("127.0.0.1", p) for p in self.live_ports()], **options
         )
+
+    def point_settings_at(self, settings) -> None:
+        """What REDIS_CLUSTER_URL does in config/settings.py, on pytest-django's `settings`."""
+        settings.REDIS_CLUSTER_URL = self.url
+        settings.HOLD_FILTERS = {
+            **settings.HOLD_FILTERS,
+            "REDIS_URL": self.url,
+            "REDIS_CLUSTER": True,
+        }
+        settings.WAITING_ROOM = {
+            **settings.WAITING_ROOM,
+            "REDIS_URL": self.url,
+            "REDIS_CLUSTER": True,
+        }
+        settings.CACHES = {
+            **settings.CACHES,
+            "default": {
+                "BACKEND": "kernel.cluster_cache.ClusterCache",
+                "LOCATION": self.url,
+                "KEY_PREFIX": settings.CACHES["default"].get("KEY_PREFIX", ""),
+            },
+        }
 
     def flush(self) -> None:
         for port in self.primaries():

@@ -141,6 +141,25 @@ def rebuild(room_id: int) -> int:
     return count
 
 
+# Rooms whose index missed a write of this process (the admission's removals): rebuilt from
+# PostgreSQL before the next write that reaches Redis.  A Redis that comes back empty is
+# rebuilt anyway (no `built` marker); a cluster replica promoted after its primary died is
+# not empty: it holds the index as it was, marker included, minus what it never received.
+_lost_writes: set[int] = set()
+
+
+def note_lost_write(room_id: int) -> None:
+    _lost_writes.add(room_id)
+
+
+def heal(room_id: int) -> None:
+    """Rebuild the index if this process lost a write to it since it was last whole."""
+    if room_id in _lost_writes:
+        invalidate(room_id)
+        ensure_index(room_id)
+        _lost_writes.discard(room_id)
+
+
 def invalidate(room_id: int) -> None:
     """Make the next reader rebuild (after the shuffle rewrote every order key)."""
     with reachable():
