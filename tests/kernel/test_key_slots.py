@@ -145,3 +145,15 @@ def test_control_the_cluster_refuses_a_script_over_untagged_keys_and_runs_it_tag
     finally:
         client.delete(*[queue.key(ROOM, "v")])
         client.close()
+
+
+def test_throttles_count_on_either_redis(redis_backend, customer):
+    """The throttle's pipeline (INCR + EXPIRE of one window) on the run's Redis and on the
+    cluster, where the cache's raw client is a RedisCluster."""
+    from redis.cluster import RedisCluster
+
+    key = f"throttle:holds:{redis_clients.user_tag(f'user:{customer.pk}')}:probe"
+    assert [throttles.count_hit(key, period=60) for _ in range(3)] == [1, 2, 3]
+    raw = throttles._redis_client()
+    assert isinstance(raw, RedisCluster) == (redis_backend == "cluster")
+    assert int(raw.get(cache.make_key(key))) == 3
