@@ -48,12 +48,13 @@ from bookings import availability_scripts as scripts
 from bookings import booking_classes, catalogue
 from bookings.errors import BookingClassSoldOut, SeatUnavailable, SoldOut
 from bookings.models import BookingClass, Inventory
+from kernel import redis_clients
 
 logger = logging.getLogger(__name__)
 
 COUNTER_KEY_TTL_SECONDS = 3 * 24 * 3600
 
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[str, bool], redis.Redis] = {}
 _clients_lock = threading.Lock()
 _down_until = 0.0
 
@@ -77,21 +78,31 @@ def _client() -> redis.Redis | None:
     if time.monotonic() < _down_until:
         return None
     config = _config()
-    url = config["REDIS_URL"]
-    client = _clients.get(url)
+    url, cluster = config["REDIS_URL"], bool(config.get("REDIS_CLUSTER"))
+    client = _clients.get((url, cluster))
     if client is None:
         with _clients_lock:
-            client = _clients.get(url)
+            client = _clients.get((url, cluster))
             if client is None:
-                client = redis.Redis.from_url(
-                    url,
-                    socket_timeout=config["TIMEOUT_SECONDS"],
-                    socket_connect_timeout=config["TIMEOUT_SECONDS"],
-                    # A filter does not retry: PostgreSQL answers instead.
-                    retry=Retry(NoBackoff(), 0),
-                )
-                _clients[url] = client
+                try:
+                    client = _connect(url, cluster, config)
+                except redis.RedisError as exc:  # a cluster none of whose nodes answer
+                    _redis_failed(exc)
+                    return None
+                _clients[(url, cluster)] = client
     return client
+
+
+def _connect(url: str, cluster: bool, config: dict) -> redis.Redis:
+    return redis_clients.connect(
+        url,
+        cluster=cluster,
+        socket_timeout=config["TIMEOUT_SECONDS"],
+        socket_connect_timeout=config["TIMEOUT_SECONDS"],
+        # A filter does not retry: PostgreSQL answers instead.  (A cluster
+        # client still re-reads its slot map after the error, for the next call.)
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 def _redis_failed(exc: Exception) -> None:
@@ -115,8 +126,8 @@ def _run(script: str, keys: Sequence[str], args: Sequence[object]):
 
 def _prefix(sale_id: int) -> str:
     # The database name keeps a test database and a dev database on one Redis apart; the
-    # {sale} hash tag keeps one sale's keys in one slot should Redis ever be a cluster.
-    return f"hold:{connection.settings_dict['NAME']}:{{{sale_id}}}"
+    # {sale} hash tag keeps one sale's keys in one slot, so each script runs on a cluster.
+    return f"hold:{connection.settings_dict['NAME']}:{redis_clients.sale_tag(sale_id)}"
 
 
 def counter_key(sale_id: int, fare_class: str) -> str:

@@ -26,6 +26,8 @@ from channels.layers import get_channel_layer
 from django.core.cache import cache
 from django.db import transaction
 
+from kernel import redis_clients
+
 logger = logging.getLogger(__name__)
 
 
@@ -43,7 +45,8 @@ def seat_map_group(sale_id: int) -> str:
 
 
 def _version_key(sale_id: int) -> str:
-    return f"seatmap-version:{sale_id}"
+    # The sale's hash tag: read in one MGET with the seat map's meta and body (one slot).
+    return f"seatmap-version:{redis_clients.sale_tag(sale_id)}"
 
 
 def version_key(sale_id: int) -> str:

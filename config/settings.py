@@ -173,6 +173,10 @@ USES_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql
 
 # --- Redis: cache, channel layer, broker --------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
+# A Redis Cluster (`redis://host:port,host:port,...`) for what is keyed by sale, room or user:
+# the hold filters, the waiting room's queue and the cache.  Celery's broker and the channel
+# layer stay on REDIS_URL (neither supports a cluster: docs/operations.md), so it needs both.
+REDIS_CLUSTER_URL = env("REDIS_CLUSTER_URL", default="") if REDIS_URL else ""
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -189,6 +193,16 @@ if REDIS_URL:
         }
     }
     DJANGO_REDIS_IGNORE_EXCEPTIONS = True
+    if REDIS_CLUSTER_URL:
+        # The cache (seat maps and their versions, token and throttle keys) on the cluster,
+        # behind Django's Redis backend with redis-py's RedisCluster: django-redis has no
+        # cluster client (kernel/cluster_cache.py, docs/operations.md "Redis Cluster").
+        CACHES["default"] = {
+            **CACHES["default"],
+            "BACKEND": "kernel.cluster_cache.ClusterCache",
+            "LOCATION": REDIS_CLUSTER_URL,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
+        }
     # Each web process reads its sockets' messages with BZPOPMIN, which Redis holds open for
     # up to `brpop_timeout` (5 s) when nothing comes.  redis-py 8 reads with a 5-s socket
     # timeout by default, so an idle process lost that race: the read raised TimeoutError
@@ -412,8 +426,12 @@ WAITING_ROOM = {
     # a queue answers 503 and admission goes on; admitted tokens keep working.
     "REDIS_URL": env(
         "WAITING_ROOM_REDIS_URL",
-        default=REDIS_URL or ("memory://" if CELERY_BROKER_URL.startswith("memory://") else ""),
+        default=REDIS_CLUSTER_URL
+        or REDIS_URL
+        or ("memory://" if CELERY_BROKER_URL.startswith("memory://") else ""),
     ),
+    # REDIS_URL names a Redis Cluster (kernel/redis_clients.py).
+    "REDIS_CLUSTER": env.bool("WAITING_ROOM_REDIS_CLUSTER", default=bool(REDIS_CLUSTER_URL)),
     "KEY_PREFIX": env("WAITING_ROOM_KEY_PREFIX", default="wr"),
     # A queue read or join waits at most this long for Redis, then answers 503.
     "REDIS_TIMEOUT_SECONDS": env.float("WAITING_ROOM_REDIS_TIMEOUT_SECONDS", default=1.0),
@@ -450,7 +468,8 @@ WAITING_ROOM = {
 # never a decision; PostgreSQL still runs every hold that gets through.  On by default when
 # there is a Redis; each switch exists so a benchmark can measure with and without.
 HOLD_FILTERS = {
-    "REDIS_URL": env("HOLD_FILTERS_REDIS_URL", default=REDIS_URL),
+    "REDIS_URL": env("HOLD_FILTERS_REDIS_URL", default=REDIS_CLUSTER_URL or REDIS_URL),
+    "REDIS_CLUSTER": env.bool("HOLD_FILTERS_REDIS_CLUSTER", default=bool(REDIS_CLUSTER_URL)),
     "SEAT_GATE": env.bool("HOLD_SEAT_GATE", default=True),
     "AVAILABILITY_COUNTER": env.bool("HOLD_AVAILABILITY_COUNTER", default=True),
     "SEAT_GATE_SECONDS": env.float("HOLD_SEAT_GATE_SECONDS", default=15),

@@ -24,7 +24,7 @@ from events.models import Event, EventStatus, PriceCategory, VenueSeat
 from events.rules import is_open
 from events.sale_snapshot import standing_sections
 from events.selectors import category_places
-from kernel import replica
+from kernel import redis_clients, replica
 
 
 def seat_map_json(
@@ -36,7 +36,7 @@ def seat_map_json(
     if sale_id is None:
         return None
     version = current_version(sale_id)
-    key = f"events:seatmap:v1:{event_id}:{version}"
+    key = f"events:seatmap:v2:{redis_clients.sale_tag(sale_id)}:{event_id}:{version}"
     found = cache.get(key)  # (etag, body); None when missing or Redis is down
     if found is not None:
         return CachedJson(body=None if known(found[0]) else found[1], etag=found[0])

@@ -30,7 +30,7 @@ from bookings.errors import SaleNotFound
 from bookings.live import CachedJson, version_key
 from bookings.models import BookingClass
 from flights.models import Airport, FareInventory, Flight, FlightStatus, SeatStatus
-from kernel import replica
+from kernel import redis_clients, replica
 from waitroom import room_selectors
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
@@ -235,12 +235,13 @@ def seat_map_json(
     body stays in Redis and `body` is None.  The ETag and the body are separate keys so that
     this answer moves a few bytes, not the whole map.
     """
-    meta_key, body_key = f"flights:seatmap:v3:{flight_id}", f"flights:seatmap:v3:{flight_id}:body"
-    wanted = [version_key(sale_id_of_flight(flight_id) or 0), meta_key] + (
-        [] if known else [body_key]
-    )
+    sale_id = sale_id_of_flight(flight_id) or 0
+    # Version, meta and body share the sale's hash tag: one MGET, one slot, on a cluster too.
+    meta_key = seat_map_meta_key(sale_id=sale_id, flight_id=flight_id)
+    body_key = f"{meta_key}:body"
+    wanted = [version_key(sale_id), meta_key] + ([] if known else [body_key])
     found = cache.get_many(wanted) or {}  # {} or None when Redis is down
-    version = found.get(version_key(sale_id_of_flight(flight_id) or 0)) or 0
+    version = found.get(version_key(sale_id)) or 0
     meta = found.get(meta_key)  # (version, etag, built at)
     if meta is not None and meta[0] == version:
         fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
@@ -263,6 +264,11 @@ def seat_map_json(
     cache.set(meta_key, (version, etag, time_module.time()), timeout)
     cache.delete(f"{meta_key}:rebuilding")
     return CachedJson(body=body, etag=etag)
+
+
+def seat_map_meta_key(*, sale_id: int, flight_id: int) -> str:
+    """The cached seat map's (version, ETag, built at); its body is this plus ":body"."""
+    return f"flights:seatmap:v4:{redis_clients.sale_tag(sale_id)}:{flight_id}"
 
 
 def seat_map(*, flight_id: int) -> dict[str, Any] | None:

@@ -197,3 +197,39 @@ def staff_user(db):
 @pytest.fixture
 def flight(db):
     return FlightFactory()
+
+
+# --- Redis Cluster ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """A real Redis Cluster on loopback (3 primaries, 1 replica each: tests/redis_cluster.py),
+    started on first use by this test process and stopped at its end."""
+    from tests.redis_cluster import ThrowAwayCluster
+
+    cluster = ThrowAwayCluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+# The Redis a `redis_backend` test runs against: the run's single Redis, then the cluster.
+# The default suite runs the hold-filter, waiting-room and throttle tests on both.
+REDIS_BACKENDS = ["redis", "cluster"]
+
+
+@pytest.fixture(params=REDIS_BACKENDS)
+def redis_backend(request, settings):
+    """ "redis" or "cluster"; on "cluster" the hold filters, the waiting room and the cache
+    are on the test cluster, as REDIS_CLUSTER_URL puts them in production."""
+    if request.param == "redis":
+        yield "redis"
+        return
+    cluster = request.getfixturevalue("redis_cluster")
+    cluster.wait_healthy()  # a failover test before may have left it re-forming
+    cluster.point_settings_at(settings)
+    yield "cluster"
+    cluster.flush()

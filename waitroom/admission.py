@@ -21,6 +21,7 @@ from django.utils import timezone
 from bookings import catalogue
 from bookings.models import Sale
 from waitroom import lanes, live, queue, room_selectors, safety_net, sell_out
+from waitroom.errors import QueueUnavailable
 from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 from waitroom.shuffle import key_late_arrivals, shuffle_prequeue
 
@@ -188,12 +189,24 @@ def _admit(room: WaitingRoom, entries: list[QueueEntry], now: datetime) -> None:
 def _publish_tick(*, room_id: int, step: _Step, broadcast: bool = True) -> None:
     """After commit: tell the admitted, mirror the step into Redis, and (with `broadcast`,
     or after a shuffle) tell every queue page."""
-    reshuffled = step.result.shuffled is not None
     live.publish_admitted(room_id=room_id, customer_ids=[e.customer_id for e in step.admitted])
     if step.sold_out_now:
         live.publish_sold_out(
             room_id=room_id, stock=room_selectors.stock_facts_of_state(step.state)
         )
+    try:
+        queue.heal(room_id)
+        _mirror_tick(room_id=room_id, step=step, broadcast=broadcast)
+    except QueueUnavailable:
+        # The index missed this step's removals (Redis down, or a cluster primary failing
+        # over, whose promoted replica keeps the index *with* its `built` marker): rebuilt
+        # from PostgreSQL by the next step that reaches Redis.
+        queue.note_lost_write(room_id)
+        raise
+
+
+def _mirror_tick(*, room_id: int, step: _Step, broadcast: bool) -> None:
+    reshuffled = step.result.shuffled is not None
     if reshuffled:
         queue.invalidate(room_id)
         queue.ensure_index(room_id)

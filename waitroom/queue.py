@@ -5,9 +5,10 @@ place" in O(log n) and "who is next" for the admission tick.  Every write here h
 the PostgreSQL transaction it mirrors has committed, and the index is rebuilt from
 PostgreSQL whenever its `built` marker is missing (Redis restarted empty, evicted, flushed).
 
-Keys, per room: `<prefix>:<room>:q` (zset: member = zero-padded entry id, score = order
-key), `:pre` (zset of the pre-queue: score = join time), `:built` (marker), `:v` (message
-version for the websocket), `:state` (hash: what the last admission tick decided),
+Keys, per room (all with the room's hash tag: one cluster slot): `<prefix>:{r<room>}:q`
+(zset: member = zero-padded entry id, score = order key), `:pre` (zset of the pre-queue:
+score = join time), `:built` (marker), `:v` (message version for the websocket), `:state`
+(hash: what the last admission tick decided),
 `:gone` (hash: entries admitted by a step of the tick whose removal from `:q` waits for the
 tick's one broadcast; member -> order key), `:lanes` (marker: someone entered the priority
 lane since the last broadcast).
@@ -25,12 +26,13 @@ from contextlib import contextmanager
 import redis
 from django.conf import settings
 
+from kernel import redis_clients
 from waitroom.errors import QueueUnavailable
 
 REBUILD_BATCH = 1000
 
 
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[str, bool], redis.Redis] = {}
 _clients_lock = threading.Lock()
 
 # The embedded mode (no REDIS_URL: web, worker and beat are threads of one process, see
@@ -47,8 +49,12 @@ def _new_client(url: str) -> redis.Redis:
 
         return fakeredis.FakeRedis(server=fakeredis.FakeServer())
     timeout = settings.WAITING_ROOM["REDIS_TIMEOUT_SECONDS"]
-    return redis.Redis.from_url(
-        url, socket_timeout=timeout, socket_connect_timeout=timeout, health_check_interval=10
+    return redis_clients.connect(
+        url,
+        cluster=bool(settings.WAITING_ROOM.get("REDIS_CLUSTER")),
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=10,
     )
 
 
@@ -56,12 +62,13 @@ def _client_for(url: str) -> redis.Redis:
     # One client (one pool) per URL, made under a lock: a second client made by a racing
     # thread would be garbage-collected and close its pool's sockets while still in use (and
     # a second in-process server would be a second, empty queue).
-    client = _clients.get(url)
+    cluster = bool(settings.WAITING_ROOM.get("REDIS_CLUSTER"))
+    client = _clients.get((url, cluster))
     if client is None:
         with _clients_lock:
-            client = _clients.get(url)
+            client = _clients.get((url, cluster))
             if client is None:
-                client = _clients[url] = _new_client(url)
+                client = _clients[(url, cluster)] = _new_client(url)
     return client
 
 
@@ -69,7 +76,10 @@ def client() -> redis.Redis:
     url = settings.WAITING_ROOM["REDIS_URL"]
     if not url:
         raise QueueUnavailable()
-    return _client_for(url)
+    try:
+        return _client_for(url)
+    except redis.RedisError as exc:  # a cluster none of whose nodes answer
+        raise QueueUnavailable() from exc
 
 
 @contextmanager
@@ -82,7 +92,8 @@ def reachable():
 
 
 def key(room_id: int, name: str) -> str:
-    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{room_id}:{name}"
+    # The room's hash tag: each pipeline and script below touches one room's keys, one slot.
+    return f"{settings.WAITING_ROOM['KEY_PREFIX']}:{redis_clients.room_tag(room_id)}:{name}"
 
 
 def member(entry_id: int) -> str:
@@ -111,7 +122,9 @@ def rebuild(room_id: int) -> int:
     with reachable():
         pipe = r.pipeline(transaction=False)
         # The rebuilt index holds only the WAITING: removals still pending are done already.
-        pipe.delete(key(room_id, "q"), key(room_id, "pre"), key(room_id, "gone"))
+        # One DEL per key: a cluster pipeline refuses a multi-key DEL (even in one slot).
+        for name in ("q", "pre", "gone"):
+            pipe.delete(key(room_id, name))
         for entry_id, order_key, joined_at in rows.iterator(chunk_size=REBUILD_BATCH):
             if order_key is None:
                 pipe.zadd(key(room_id, "pre"), {member(entry_id): joined_at.timestamp()})
@@ -126,6 +139,25 @@ def rebuild(room_id: int) -> int:
         pipe.set(key(room_id, "built"), "1")
         pipe.execute()
     return count
+
+
+# Rooms whose index missed a write of this process (the admission's removals): rebuilt from
+# PostgreSQL before the next write that reaches Redis.  A Redis that comes back empty is
+# rebuilt anyway (no `built` marker); a cluster replica promoted after its primary died is
+# not empty: it holds the index as it was, marker included, minus what it never received.
+_lost_writes: set[int] = set()
+
+
+def note_lost_write(room_id: int) -> None:
+    _lost_writes.add(room_id)
+
+
+def heal(room_id: int) -> None:
+    """Rebuild the index if this process lost a write to it since it was last whole."""
+    if room_id in _lost_writes:
+        invalidate(room_id)
+        ensure_index(room_id)
+        _lost_writes.discard(room_id)
 
 
 def invalidate(room_id: int) -> None:

@@ -136,7 +136,7 @@ def test_the_hold_path_never_reads_the_cached_maps(
     still asks PostgreSQL and wins.  (test_lean_requests also checks, command by command,
     that a hold sends Redis no read of these keys.)"""
     real = selectors.seat_map_json(flight_id=flight.pk, render=lambda data: b"{}")
-    key = f"flights:seatmap:v3:{flight.pk}:body"
+    key = selectors.seat_map_meta_key(sale_id=flight.sale_id, flight_id=flight.pk) + ":body"
     cache.set(key, (real.etag, b'{"seats": "all SOLD"}'), 60)
     assert anon.get(f"/api/flights/{flight.pk}/seats").content == b'{"seats": "all SOLD"}'
 
@@ -151,7 +151,7 @@ def test_after_the_cache_time_one_reader_rebuilds_the_others_serve_the_entry(
 ):
     settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 1}
     first = anon.get(f"/api/flights/{flight.pk}/seats")
-    key = f"flights:seatmap:v3:{flight.pk}"
+    key = selectors.seat_map_meta_key(sale_id=flight.sale_id, flight_id=flight.pk)
     version, etag, built = cache.get(key)
     cache.set(key, (version, etag, built - 5), 60)  # past its cache time
     cache.add(f"{key}:rebuilding", 1, timeout=5)  # somebody else is rebuilding right now
@@ -185,7 +185,8 @@ def test_a_304_does_not_fetch_the_body_from_redis(anon, flight, monkeypatch):
 def test_a_body_of_another_etag_is_a_miss_not_served(anon, flight):
     """Two rebuilders racing can leave meta and body of different versions for a moment."""
     first = anon.get(f"/api/flights/{flight.pk}/seats")
-    cache.set(f"flights:seatmap:v3:{flight.pk}:body", ('W/"other"', b'{"old": 1}'), 60)
+    key = selectors.seat_map_meta_key(sale_id=flight.sale_id, flight_id=flight.pk) + ":body"
+    cache.set(key, ('W/"other"', b'{"old": 1}'), 60)
     again = anon.get(f"/api/flights/{flight.pk}/seats")
     assert again.json()["seats"] == first.json()["seats"]
 

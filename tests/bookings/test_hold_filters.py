@@ -26,13 +26,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def filters(settings):
-    """Switch the filters (against this test run's Redis db); returns the switch."""
+def filters(settings, redis_backend):
+    """Switch the filters (against this test run's Redis db, or the test Redis Cluster:
+    every test here runs on both); returns the switch."""
+    home = settings.HOLD_FILTERS["REDIS_URL"] if redis_backend == "cluster" else None
 
     def switch(*, gate: bool = True, counter: bool = True, trust: float = 5, url=None) -> None:
         settings.HOLD_FILTERS = {
             **settings.HOLD_FILTERS,
-            "REDIS_URL": url or settings.REDIS_URL,
+            "REDIS_URL": url or home or settings.REDIS_URL,
             "SEAT_GATE": gate,
             "AVAILABILITY_COUNTER": counter,
             "COUNTER_TRUST_SECONDS": trust,

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from bench.stack import ThrowawayRedis
-from bookings.live import current_version, publish_seat_changes
+from bookings.live import current_version, publish_seat_changes, version_key
 from bookings.models import Booking, BookingStatus
 from flights.services import check_inventory
 from tests.api.conftest import client_for
@@ -74,7 +74,7 @@ def test_an_empty_restart_loses_nothing_that_matters(own_redis, customer, other_
     assert seat_map.status_code == 200
 
     own_redis.restart_empty()
-    assert after_reconnect(lambda: cache.get(f"seatmap-version:{flight.pk}")) is None  # empty
+    assert after_reconnect(lambda: cache.get(version_key(flight.pk))) is None  # empty
 
     # Versions keep going up: an open page at `before` sees a jump and resyncs.
     version = after_reconnect(

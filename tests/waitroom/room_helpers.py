@@ -19,8 +19,9 @@ User = get_user_model()
 
 
 @pytest.fixture
-def room_redis(settings):
-    """This test's own key prefix in this run's Redis db: no flush needed, no collisions."""
+def room_redis(settings, redis_backend):
+    """This test's own key prefix in this run's Redis db, or on the test Redis Cluster (each
+    test runs on both): no flush needed, no collisions."""
     prefix = f"wrtest-{uuid.uuid4().hex[:10]}"
     settings.WAITING_ROOM = {**settings.WAITING_ROOM, "KEY_PREFIX": prefix}
     yield prefix

@@ -1,0 +1,89 @@
+"""One way to make a Redis client, single server or Redis Cluster, and the key tags.
+
+Redis Cluster runs a Lua script, a MULTI or a multi-key command only when all its keys hash
+to one slot.  A hash tag — the part of a key between the first `{` and the next `}` — is
+what is hashed, so every key of one sale carries `{<sale_id>}` (`sale_tag`), every key of one
+waiting room `{r<room_id>}` (`room_tag`) and every per-user key the user's (`user_tag`):
+each script and pipeline of the hot paths then touches one slot, on one primary
+(tests/kernel/test_key_slots.py walks them; docs/operations.md lists them).
+
+`REDIS_CLUSTER_URL` (settings) names the cluster as `redis://host:port,host:port,...`: any of
+the nodes will do to discover the rest, several survive one being down at start-up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
+from redis.retry import Retry
+
+
+def sale_tag(sale_id: int | str) -> str:
+    """The hash tag of one sale's keys: its hold filters and its seat map."""
+    return f"{{{sale_id}}}"
+
+
+def room_tag(room_id: int | str) -> str:
+    """The hash tag of one waiting room's keys (a room fronts one sale; ids differ)."""
+    return f"{{r{room_id}}}"
+
+
+def user_tag(ident: str) -> str:
+    """The hash tag of one client's keys ("user:5", "ip:…"): its throttle windows."""
+    return f"{{{ident}}}"
+
+
+def cluster_nodes(url: str) -> tuple[list[ClusterNode], dict[str, Any]]:
+    """`redis://h1:p1,h2:p2/?…` -> startup nodes and connection options (password, TLS)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        raise ValueError(f"REDIS_CLUSTER_URL must be redis:// or rediss://, not {url!r}")
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    nodes = []
+    for host_port in hosts.split(","):
+        host, _, port = host_port.strip().rpartition(":")
+        nodes.append(ClusterNode(host or host_port, int(port or 6379)))
+    options: dict[str, Any] = {}
+    if userinfo:
+        username, _, password = userinfo.rpartition(":")
+        options["password"] = password or None
+        if username:
+            options["username"] = username
+    if parts.scheme == "rediss":
+        options["ssl"] = True
+    return nodes, options
+
+
+def connect(url: str, *, cluster: bool, **options: Any) -> redis.Redis | RedisCluster:
+    """A client for `url`: `RedisCluster` when `cluster`, else `redis.Redis`.
+
+    `options` are redis-py's (timeouts, retry).  A cluster client also follows MOVED/ASK
+    and re-reads the slot map after a failover, which a plain client pointed at one node
+    cannot (django-redis has no cluster client: kernel/cluster_cache.py)."""
+    if not cluster:
+        return redis.Redis.from_url(url, **options)
+    nodes, url_options = cluster_nodes(url)
+    # A one-off outage is a failure for the caller to handle (the filters fail open, the
+    # queue answers 503); retrying for a whole node timeout inside a request would not help.
+    options.setdefault("retry", Retry(NoBackoff(), 1))
+    try:
+        return _Cluster(startup_nodes=nodes, **url_options, **options)
+    except RedisClusterException as exc:
+        raise redis.ConnectionError(str(exc)) from exc
+
+
+class _Cluster(RedisCluster):
+    """`RedisCluster` whose "cannot reach the cluster" is a `redis.ConnectionError`, as a
+    single server's is: redis-py raises `RedisClusterException`, which is no `RedisError`,
+    and every caller here fails open (or answers 503) on `RedisError` alone."""
+
+    def execute_command(self, *args, **kwargs):
+        try:
+            return super().execute_command(*args, **kwargs)
+        except RedisClusterException as exc:
+            raise redis.ConnectionError(str(exc)) from exc
