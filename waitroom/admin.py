@@ -16,10 +16,15 @@ class WaitingRoomForm(LocalTimeFormMixin, forms.ModelForm):
     """The opening time is typed as the clock at the flight's airport or the event's venue.
 
     Left empty or out (a script posting the fields it always did), a setting issue 30 added
-    keeps its default: code holders first, a calm period of 60 s."""
+    keeps its default: code holders first, a calm period of 60 s, a fixed rate."""
 
     local_time_zones = {"opens_at": "sale"}
-    DEFAULTED = ("priority_share", "safety_net_calm_seconds")
+    DEFAULTED = (
+        "priority_share",
+        "safety_net_calm_seconds",
+        "admission_mode",
+        "adaptive_target_hold_ms",
+    )
 
     class Meta:
         model = WaitingRoom
@@ -27,6 +32,10 @@ class WaitingRoomForm(LocalTimeFormMixin, forms.ModelForm):
             "sale",
             "opens_at",
             "admit_per_minute",
+            "admission_mode",
+            "adaptive_floor_per_minute",
+            "adaptive_ceiling_per_minute",
+            "adaptive_target_hold_ms",
             "max_inside",
             "stay_seconds",
             "require_verified_email",
