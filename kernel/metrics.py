@@ -71,10 +71,21 @@ GaugeSource = Callable[[], dict[str, float]]
 _gauge_sources: dict[str, GaugeSource] = {}
 
 
-def register_waiting_room(*, length: GaugeSource) -> None:
-    """For the waiting room: `length()` returns {room: people waiting}.  Admissions are
-    counted with `count("waiting_room_admitted", n, room=...)`."""
+PanelSource = Callable[[], dict[str, dict[str, float]]]
+_panel_sources: dict[str, PanelSource] = {}
+
+
+def register_waiting_room(*, length: GaugeSource, panel: PanelSource | None = None) -> None:
+    """For the waiting room: `length()` returns {room: people waiting}; `panel()` returns
+    {room: {figure: number}}, the staff panel's figures.  Admissions are counted with
+    `count("waiting_room_admitted", n, room=...)`."""
     _gauge_sources["waiting_room_length"] = length
+    if panel is not None:
+        _panel_sources["waiting_room_panel"] = panel
+
+
+def panel_sources() -> dict[str, PanelSource]:
+    return dict(_panel_sources)
 
 
 def gauge_sources() -> dict[str, GaugeSource]:

@@ -222,6 +222,9 @@ class QueueEntry(models.Model):
     joined_prefix = models.CharField(max_length=50, blank=True, default="")
     admitted_at = models.DateTimeField(null=True, blank=True)
     admission_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the queue page first said this place would be let in (join time + the ETA given),
+    # for the staff panel's "ETA given against the ETA that came true".
+    eta_promised_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["room_id", "order_key", "id"]
@@ -331,3 +334,30 @@ class PresaleRedemption(models.Model):
 
     def __str__(self) -> str:
         return f"Presale redemption {self.pk} code {self.code_id} customer {self.customer_id}"
+
+
+class RoomChangeKind(models.TextChoices):
+    PAUSE = "PAUSE", _("Paused admission")
+    RESUME = "RESUME", _("Resumed admission")
+    RATE = "RATE", _("Changed the admission rate")
+
+
+class RoomChange(models.Model):
+    """Audit record, insert-only: who changed a room's admission from the live panel, when,
+    and the settings before and after."""
+
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="changes")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="room_changes"
+    )
+    changed_at = models.DateTimeField()
+    kind = models.CharField(max_length=10, choices=RoomChangeKind.choices)
+    before = models.JSONField()
+    after = models.JSONField()
+
+    class Meta:
+        ordering = ["room_id", "-changed_at", "-id"]
+        indexes = [models.Index(fields=["room", "-changed_at"], name="room_change_time_idx")]
+
+    def __str__(self) -> str:
+        return f"Room change {self.pk} room {self.room_id} {self.kind} by {self.changed_by_id}"
