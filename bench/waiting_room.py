@@ -4,6 +4,9 @@
     .venv/bin/python bench/waiting_room.py --customers 500 --rate 900
     .venv/bin/python bench/waiting_room.py --filters on          # one side only
     .venv/bin/python bench/waiting_room.py --customers 20 --rows 2 --bots 2 --timeout 20  # smoke
+    .venv/bin/python bench/waiting_room.py --scenario bots        # issue 30: work paid
+    .venv/bin/python bench/waiting_room.py --scenario adaptive    # issue 30: rate vs health
+    .venv/bin/python bench/waiting_room.py --scenario sold-out --sockets 2000
 
 By default the sale runs twice in one sitting, with the Redis hold filters (seat gate and
 availability counter, flights/availability.py) on and then off, each on a fresh stack, flight
@@ -842,6 +845,13 @@ def main() -> None:
         default="both",
         help="the Redis hold filters: both = on, then off, printed side by side",
     )
+    parser.add_argument(
+        "--scenario",
+        choices=["sale", "bots", "adaptive", "sold-out"],
+        default="sale",
+        help="issue 30's scenarios (bench/waiting_room_scenarios.py); sale: the flash sale",
+    )
+    parser.add_argument("--sockets", type=int, default=2000, help="sold-out: waiting websockets")
     args = parser.parse_args()
     config = SaleSettings(
         customers=args.customers,
@@ -866,6 +876,19 @@ def main() -> None:
     django.setup()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     call_command("migrate", verbosity=0)
+    if args.scenario != "sale":
+        import redis
+
+        from bench import waiting_room_scenarios as scenarios
+
+        redis.Redis.from_url(BENCH_REDIS).flushdb()  # db 9 belongs to this bench
+        if args.scenario == "bots":
+            scenarios.bots()
+        elif args.scenario == "adaptive":
+            scenarios.adaptive()
+        else:
+            scenarios.sold_out(args.sockets, args.web_workers)
+        return
     modes = ["on", "off"] if args.filters == "both" else [args.filters]
     rounds: list[dict[str, dict]] = []
     for round_no in range(1, args.repeat + 1):

@@ -222,6 +222,19 @@ class StateCollector:
             for room, n in sources["waiting_room_length"]().items():
                 gauge.add_metric([str(room)], n)
             yield gauge
+        panels = kernel_metrics.panel_sources()
+        if "waiting_room_panel" in panels:
+            gauge = GaugeMetricFamily(
+                "seatkeeper_waiting_room_panel",
+                "The staff panel's figures per open waiting room (waiting, admittedPerMinute, "
+                "insideNow, holdsPerMinute, salesPerMinute, unitsLeft, ratePerMinute, "
+                "etaGivenSeconds, etaCameTrueSeconds, powBusiestPrefixBits, paused).",
+                labels=["room", "figure"],
+            )
+            for room, figures in panels["waiting_room_panel"]().items():
+                for figure, n in figures.items():
+                    gauge.add_metric([str(room), figure], n)
+            yield gauge
 
 
 _state_registry = CollectorRegistry(auto_describe=False)

@@ -462,6 +462,10 @@ WAITING_ROOM = {
     "POW_SCRYPT_N": env.int("WAITING_ROOM_POW_SCRYPT_N", default=1024),
     "POW_SCRYPT_R": env.int("WAITING_ROOM_POW_SCRYPT_R", default=8),
     "POW_CHALLENGE_SECONDS": env.int("WAITING_ROOM_POW_CHALLENGE_SECONDS", default=600),
+    # Adaptive admission (waitroom/origin_health.py): the rate is reconsidered at most this
+    # often, and more backends than this waiting for a lock mean the origin struggles.
+    "ADAPTIVE_SECONDS": env.int("WAITING_ROOM_ADAPTIVE_SECONDS", default=6),
+    "ADAPTIVE_LOCK_WAITERS": env.int("WAITING_ROOM_ADAPTIVE_LOCK_WAITERS", default=8),
 }
 
 # Redis filters in front of the hold (bookings/availability.py): cheap refusals for losers,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -42,15 +43,26 @@ def counts_holds(function: F) -> F:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
         try:
             result = function(*args, **kwargs)
         except Exception as exc:
-            count("holds", outcome="lost", reason=getattr(exc, "code", "error"))
+            reason = getattr(exc, "code", "error")
+            count("holds", outcome="lost", reason=reason)
+            _count_hold_time(started, kwargs, reason)
             raise
         count("holds", outcome="won", reason="")
+        _count_hold_time(started, kwargs, "")
         return result
 
     return wrapper  # type: ignore[return-value]
+
+
+def _count_hold_time(started: float, kwargs: dict[str, Any], reason: str) -> None:
+    # The hold's time per sale: the waiting room's adaptive admission listens
+    # (waitroom/origin_health.py, "hold_seconds").
+    sale = str(kwargs.get("sale_id") or "")
+    count("hold_seconds", time.monotonic() - started, sale=sale, reason=reason)
 
 
 # --- gauges read at scrape time ---------------------------------------------------------------
@@ -59,10 +71,21 @@ GaugeSource = Callable[[], dict[str, float]]
 _gauge_sources: dict[str, GaugeSource] = {}
 
 
-def register_waiting_room(*, length: GaugeSource) -> None:
-    """For the waiting room: `length()` returns {room: people waiting}.  Admissions are
-    counted with `count("waiting_room_admitted", n, room=...)`."""
+PanelSource = Callable[[], dict[str, dict[str, float]]]
+_panel_sources: dict[str, PanelSource] = {}
+
+
+def register_waiting_room(*, length: GaugeSource, panel: PanelSource | None = None) -> None:
+    """For the waiting room: `length()` returns {room: people waiting}; `panel()` returns
+    {room: {figure: number}}, the staff panel's figures.  Admissions are counted with
+    `count("waiting_room_admitted", n, room=...)`."""
     _gauge_sources["waiting_room_length"] = length
+    if panel is not None:
+        _panel_sources["waiting_room_panel"] = panel
+
+
+def panel_sources() -> dict[str, PanelSource]:
+    return dict(_panel_sources)
 
 
 def gauge_sources() -> dict[str, GaugeSource]:

@@ -70,6 +70,8 @@ TABLES: Final[dict[str, Placement]] = {
     "waitroom_waitingroom": BY_SALE,
     "waitroom_queueentry": BY_SALE,
     "waitroom_admission": BY_SALE,
+    # The live panel's audit of pause, resume and rate changes: the room's (so the sale's).
+    "waitroom_roomchange": BY_SALE,
     "waitroom_presalecode": BY_SALE,
     "waitroom_presaleredemption": BY_SALE,
     # Flights: the catalogue item is its sale (same id); the day of departure hangs off it.

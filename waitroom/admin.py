@@ -1,11 +1,14 @@
 from django import forms
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from bookings import catalogue
 from kernel.local_time_admin import LocalTimeAdminMixin, LocalTimeFormMixin, local_column
 from waitroom import room_selectors, staff
-from waitroom.models import Admission, PresaleCode, PresaleRedemption, WaitingRoom
+from waitroom.models import Admission, PresaleCode, PresaleRedemption, RoomChange, WaitingRoom
+from waitroom.panel_admin import figures_view, panel_view
 
 
 def _sale_zone(sale) -> str | None:
@@ -16,10 +19,15 @@ class WaitingRoomForm(LocalTimeFormMixin, forms.ModelForm):
     """The opening time is typed as the clock at the flight's airport or the event's venue.
 
     Left empty or out (a script posting the fields it always did), a setting issue 30 added
-    keeps its default: code holders first, a calm period of 60 s."""
+    keeps its default: code holders first, a calm period of 60 s, a fixed rate."""
 
     local_time_zones = {"opens_at": "sale"}
-    DEFAULTED = ("priority_share", "safety_net_calm_seconds")
+    DEFAULTED = (
+        "priority_share",
+        "safety_net_calm_seconds",
+        "admission_mode",
+        "adaptive_target_hold_ms",
+    )
 
     class Meta:
         model = WaitingRoom
@@ -27,6 +35,10 @@ class WaitingRoomForm(LocalTimeFormMixin, forms.ModelForm):
             "sale",
             "opens_at",
             "admit_per_minute",
+            "admission_mode",
+            "adaptive_floor_per_minute",
+            "adaptive_ceiling_per_minute",
+            "adaptive_target_hold_ms",
             "max_inside",
             "stay_seconds",
             "require_verified_email",
@@ -69,6 +81,7 @@ class WaitingRoomAdmin(LocalTimeAdminMixin, admin.ModelAdmin):
         "stay_seconds",
         "paused",
         "live_figures",
+        "panel_link",
     ]
     form = WaitingRoomForm
     list_filter = ["sale__kind", "paused", "require_verified_email"]
@@ -88,6 +101,7 @@ class WaitingRoomAdmin(LocalTimeAdminMixin, admin.ModelAdmin):
         return ["sale", *catalogue.owner_paths("sale__")]
 
     readonly_fields = [
+        "panel_link",
         "live_figures",
         "seed_commitment",
         "seed_if_published",
@@ -96,6 +110,31 @@ class WaitingRoomAdmin(LocalTimeAdminMixin, admin.ModelAdmin):
         "paused",
     ]
     actions = ["pause_admission", "resume_admission"]
+
+    def get_urls(self):
+        from django.urls import path
+
+        site = self.admin_site
+        return [
+            path(
+                "<int:room_id>/panel/",
+                site.admin_view(lambda request, room_id: panel_view(self, request, room_id)),
+                name="waitroom_waitingroom_panel",
+            ),
+            path(
+                "<int:room_id>/panel/figures/",
+                site.admin_view(figures_view),
+                name="waitroom_waitingroom_figures",
+            ),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="live panel")
+    def panel_link(self, room: WaitingRoom) -> str:
+        if room.pk is None:
+            return "—"
+        url = reverse("admin:waitroom_waitingroom_panel", args=[room.pk])
+        return format_html('<a href="{}">{}</a>', url, gettext("live panel"))
 
     @admin.display(description="sells")
     def sells(self, room: WaitingRoom) -> str:
@@ -195,4 +234,23 @@ class PresaleRedemptionAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(RoomChange)
+class RoomChangeAdmin(admin.ModelAdmin):
+    """The audit of the live panel's changes (who, when, before and after): read-only."""
+
+    list_display = ["id", "room", "kind", "changed_by", "changed_at"]
+    list_filter = ["room", "kind"]
+    list_select_related = ["changed_by", "room__sale"]
+    readonly_fields = [f.name for f in RoomChange._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

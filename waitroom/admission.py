@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from bookings import catalogue
 from bookings.models import Sale
-from waitroom import lanes, live, queue, room_selectors, safety_net, sell_out
+from waitroom import lanes, live, origin_health, queue, room_selectors, safety_net, sell_out
 from waitroom.errors import QueueUnavailable
 from waitroom.models import Admission, QueueEntry, QueueStatus, WaitingRoom
 from waitroom.shuffle import key_late_arrivals, shuffle_prequeue
@@ -115,6 +115,8 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
     inventory = room_selectors.inventory_of(room=room)
     shopping = room_selectors.shopping_count(room=room, now=now)
     horizon = room_selectors.horizon_people(units_left=inventory.left, shopping=shopping)
+    # Adaptive mode: the rate follows the origin's health before this step spends it.
+    origin_health.follow_origin(room=room, now=now)
     budget, start, interval = _rate_budget(room, now)
     admitted: list[QueueEntry] = []
     room_inside = max(room.max_inside - shopping, 0)
@@ -137,6 +139,8 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
             "sold_out_at",
             "priority_credit",
             "safety_net_on_since",
+            "admit_per_minute",
+            "adaptive_adjusted_at",
         ]
     )
     result.admitted = [e.pk for e in admitted]
@@ -147,6 +151,7 @@ def _admission_step(room: WaitingRoom, now: datetime) -> _Step:
         "horizon": result.horizon,
         "paused": room.paused,
         "interval": interval,
+        "rate": room.admit_per_minute,
         "shuffled": True,
         # unitsLeft, unitsHeld, stock, soldOut: from PostgreSQL, like the horizon.
         **room_selectors.stock_facts(inventory, at=now),

@@ -8,7 +8,8 @@ PostgreSQL transaction commits.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import math
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -98,7 +99,22 @@ def join_queue(
             queue.add_pre(room.pk, entry.pk, entry.joined_at.timestamp())
         else:
             queue.add(room.pk, [(entry.pk, entry.order_key)])
+            _promise_eta(room=room, entry=entry, now=now)
     return entry
+
+
+def _promise_eta(*, room: WaitingRoom, entry: QueueEntry, now: datetime) -> None:
+    """Note when the page first says this place will be let in (the staff panel compares
+    it with when it was): its place at the rate now.  Pre-queue places get none."""
+    if entry.eta_promised_at is not None or room.paused:
+        return
+    ahead = queue.rank(room.pk, entry.pk)
+    if ahead is None:
+        return
+    promised = now + timedelta(seconds=math.ceil((ahead + 1) * 60 / room.admit_per_minute))
+    QueueEntry.objects.filter(pk=entry.pk, eta_promised_at__isnull=True).update(
+        eta_promised_at=promised
+    )
 
 
 def _create_entry(
@@ -125,7 +141,9 @@ def _queue_again(*, entry: QueueEntry, room: WaitingRoom, now: datetime) -> Queu
         order_key = in_lane(next_fifo_key(), entry.lane) if room.shuffled_at else None
         won = QueueEntry.objects.filter(
             pk=entry.pk, status=QueueStatus.ADMITTED, admission_expires_at__lte=now
-        ).update(status=QueueStatus.WAITING, order_key=order_key, joined_at=now)
+        ).update(
+            status=QueueStatus.WAITING, order_key=order_key, joined_at=now, eta_promised_at=None
+        )
     entry.refresh_from_db()
     if not won:
         logger.info("queue entry %s re-queued concurrently", entry.pk)

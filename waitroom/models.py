@@ -13,6 +13,14 @@ def new_shuffle_seed() -> str:
     return secrets.token_hex(32)
 
 
+class AdmissionMode(models.TextChoices):
+    """How the admission rate is set: by staff, or by the origin's health between a floor
+    and a ceiling staff set (waitroom/origin_health.py)."""
+
+    FIXED = "FIXED", _("Fixed rate")
+    ADAPTIVE = "ADAPTIVE", _("Follows the origin's health")
+
+
 class WaitingRoom(models.Model):
     """The waiting room in front of one engine sale (a flight's, an event's): nobody holds a
     unit of that sale without an admission token.  What the sale sells is its catalogue's
@@ -30,7 +38,23 @@ class WaitingRoom(models.Model):
         help_text="The engine's sale behind the waiting room: holds on it need admission.",
     )
     opens_at = models.DateTimeField(help_text="The on-sale time: the pre-queue is shuffled then.")
-    admit_per_minute = models.PositiveIntegerField(help_text="Admission rate, people per minute.")
+    admit_per_minute = models.PositiveIntegerField(
+        help_text="Admission rate, people per minute (in adaptive mode: the rate now)."
+    )
+    admission_mode = models.CharField(
+        max_length=10, choices=AdmissionMode.choices, default=AdmissionMode.FIXED
+    )
+    adaptive_floor_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Adaptive mode: never admit slower than this."
+    )
+    adaptive_ceiling_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Adaptive mode: never admit faster than this."
+    )
+    adaptive_target_hold_ms = models.PositiveIntegerField(
+        default=300,
+        help_text="Adaptive mode: holds slower than this on average mean the origin struggles.",
+    )
+    adaptive_adjusted_at = models.DateTimeField(null=True, blank=True, editable=False)
     max_inside = models.PositiveIntegerField(help_text="Most shoppers inside at once.")
     stay_seconds = models.PositiveIntegerField(
         default=600, help_text="How long an admitted shopper may stay (token lifetime)."
@@ -121,6 +145,19 @@ class WaitingRoom(models.Model):
             models.CheckConstraint(
                 condition=Q(priority_share__lte=100), name="waiting_room_priority_share_percent"
             ),
+            # Adaptive mode needs its bounds, 1 <= floor <= ceiling.
+            models.CheckConstraint(
+                condition=~Q(admission_mode="ADAPTIVE")
+                | (
+                    Q(adaptive_floor_per_minute__gte=1)
+                    & Q(adaptive_ceiling_per_minute__gte=F("adaptive_floor_per_minute"))
+                ),
+                name="waiting_room_adaptive_bounds",
+                violation_error_message=_(
+                    "Adaptive admission needs a floor of at least 1 and a ceiling no lower "
+                    "than the floor."
+                ),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -191,6 +228,9 @@ class QueueEntry(models.Model):
     joined_prefix = models.CharField(max_length=50, blank=True, default="")
     admitted_at = models.DateTimeField(null=True, blank=True)
     admission_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the queue page first said this place would be let in (join time + the ETA given),
+    # for the staff panel's "ETA given against the ETA that came true".
+    eta_promised_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["room_id", "order_key", "id"]
@@ -308,3 +348,35 @@ class PresaleRedemption(models.Model):
 
     def __str__(self) -> str:
         return f"Presale redemption {self.pk} code {self.code_id} customer {self.customer_id}"
+
+
+class RoomChangeKind(models.TextChoices):
+    PAUSE = "PAUSE", _("Paused admission")
+    RESUME = "RESUME", _("Resumed admission")
+    RATE = "RATE", _("Changed the admission rate")
+
+
+class RoomChange(models.Model):
+    """Audit record, insert-only: who changed a room's admission from the live panel, when,
+    and the settings before and after."""
+
+    room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="changes")
+    # The room's engine sale, copied so the audit sits beside the sale's rows on a cluster
+    # distributed by sale (kernel/sharding.py).  Read by room only: no index of its own.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="room_changes"
+    )
+    changed_at = models.DateTimeField()
+    kind = models.CharField(max_length=10, choices=RoomChangeKind.choices)
+    before = models.JSONField()
+    after = models.JSONField()
+
+    class Meta:
+        ordering = ["room_id", "-changed_at", "-id"]
+        indexes = [models.Index(fields=["room", "-changed_at"], name="room_change_time_idx")]
+
+    def __str__(self) -> str:
+        return f"Room change {self.pk} room {self.room_id} {self.kind} by {self.changed_by_id}"
