@@ -1,6 +1,8 @@
 """Payments under real contention: threads with their own PostgreSQL connections."""
 
+import contextlib
 import os
+import threading
 import time
 from datetime import timedelta
 
@@ -13,6 +15,7 @@ from bookings.models import Booking, BookingStatus
 from flights.models import FareInventory, Seat, SeatStatus
 from flights.services import check_inventory
 from kernel.models import OutboxEvent
+from payments import paying
 from payments.gateways.sandbox import SandboxGateway, complete_checkout
 from payments.models import (
     Payment,
@@ -120,6 +123,19 @@ def test_control_without_the_key_constraints_one_key_charges_more_than_once(
         return original(self, **kwargs)
 
     monkeypatch.setattr(SandboxGateway, "create_payment", slow_gateway)
+    # Two requests meet right after looking the key up, before either writes its row: the
+    # race the constraints close, made certain even when a loaded machine starts the
+    # threads so late that each would otherwise find the one before it and replay.
+    look_up = paying._existing
+    meet = threading.Barrier(2, timeout=5)
+
+    def racing_look_up(customer, key):
+        found = look_up(customer, key)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            meet.wait()
+        return found
+
+    monkeypatch.setattr(paying, "_existing", racing_look_up)
     clients = [api_client(customer) for _ in range(20)]
 
     outcomes = run_concurrently(

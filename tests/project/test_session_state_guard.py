@@ -22,8 +22,10 @@ FORBIDDEN = {
     "session advisory lock": re.compile(r"pg_(try_)?advisory_(un)?lock(_shared|_all)?\s*\(", re.I),
     "session-level set_config": re.compile(r"set_config\s*\([^)]*,\s*false\s*\)", re.I),
     # SQL keywords are upper case here (which keeps "Set the counter" out).
+    # (SET NULL / SET DEFAULT are foreign-key actions, as in kernel/citus_cutover.py's DDL.)
     "session-level SET": re.compile(
-        r"[\"']\s*(SET|RESET)\s+(SESSION\s+)?(?!LOCAL\b|CONSTRAINTS\b|TRANSACTION\b)\w+"
+        r"[\"']\s*(SET|RESET)\s+(SESSION\s+)?"
+        r"(?!LOCAL\b|CONSTRAINTS\b|TRANSACTION\b|NULL\b|DEFAULT\b)\w+"
     ),
     "server-side cursor": re.compile(r"\bDECLARE\s+\w+\s+.*CURSOR\b|\bWITH\s+HOLD\b", re.I),
     "prepared statement": re.compile(r"[\"']\s*(PREPARE|DEALLOCATE)\s+\w+|server_side_binding"),
