@@ -128,6 +128,14 @@ def _existing(customer: AbstractBaseUser, key: str) -> Payment | None:
 
 
 def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
+    if payment.response_status is None and payment.status not in IN_FLIGHT_PAYMENT_STATUSES:
+        # Settled, but the process died between applying the outcome and storing the answer
+        # (step 3): nothing would ever store it (reconciliation only looks at PROCESSING), so
+        # the key would answer "still running" forever.  The answer follows from the settled
+        # row, and the first writer wins, so storing it here is what the dead request would
+        # have stored.  A different request with this key still gets 422 below.
+        stored = store_response(payment.pk)
+        payment.response_status, payment.response_body = stored.status, stored.body
     return replay(
         stored_fingerprint=payment.request_fingerprint,
         response_status=payment.response_status,

@@ -193,6 +193,51 @@ def test_a_crash_after_the_charge_is_reconciled_by_idempotency_key(
         assert SandboxCharge.objects.count() == 1
 
 
+def test_a_crash_after_the_outcome_but_before_the_answer_replays_at_once(
+    customer, flight, monkeypatch
+):
+    """Found by bench/node_loss.py: a web node killed between step 3's commit and storing the
+    answer left a SUCCEEDED payment whose key said "still running" forever (reconciliation
+    only looks at PROCESSING).  The retry now stores the settled row's answer and replays it."""
+    booking = hold(customer, flight)
+    client = api_client(customer)
+    crash_in(monkeypatch, "store_response")  # confirmed, then the process died
+    with pytest.raises(SystemExit):
+        paying.pay_for_booking(
+            customer=customer, booking_id=booking.pk, idempotency_key="k", payment_method=GOOD_CARD
+        )
+    payment = Payment.objects.get()
+    assert payment.status == PaymentStatus.SUCCEEDED and payment.response_status is None
+    assert reconciliation.reconcile_stuck_payments(now=later()) == 0  # nothing for beat to do
+
+    replay = pay(client, booking, key="k", paymentMethod=GOOD_CARD)
+    assert replay.status_code == 201, replay.content
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay.json()["bookingStatus"] == "CONFIRMED"
+    payment.refresh_from_db()
+    assert payment.response_status == 201
+    assert pay(client, booking, key="k", paymentMethod="4000000000000002").status_code == 422
+    assert SandboxCharge.objects.count() == 1  # charged once
+
+
+def test_control_a_payment_still_processing_keeps_answering_in_flight(
+    customer, flight, monkeypatch
+):
+    """The replay writes an answer only for a settled payment: one still PROCESSING (its
+    request may be running) says 409 until it settles."""
+    booking = hold(customer, flight)
+    crash_in(monkeypatch, "apply_charge_result")  # charged, outcome not applied
+    with pytest.raises(SystemExit):
+        paying.pay_for_booking(
+            customer=customer, booking_id=booking.pk, idempotency_key="k", payment_method=GOOD_CARD
+        )
+    response = pay(api_client(customer), booking, key="k", paymentMethod=GOOD_CARD)
+    assert response.status_code == 409
+    assert response.json()["type"].endswith("/idempotency-key-in-flight")
+    payment = Payment.objects.get()
+    assert payment.status == PaymentStatus.PROCESSING and payment.response_status is None
+
+
 def test_a_crash_before_the_charge_fails_the_payment_and_frees_the_booking(
     customer, flight, monkeypatch
 ):
