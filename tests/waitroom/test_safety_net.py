@@ -6,6 +6,8 @@ with a control that shows the switch won more than once without its conditional 
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from datetime import timedelta
 
@@ -129,11 +131,16 @@ def test_control_without_the_conditional_update_it_switches_on_more_than_once(ne
     holders several times over: the test above is able to fail."""
     flight, _room = net
 
+    # Two callers meet between the read and the write (a loaded machine may otherwise start
+    # the threads too far apart for the race the guard closes).
+    meet = threading.Barrier(2, timeout=5)
+
     def unguarded(*, room_id, now):
         current = WaitingRoom.objects.get(pk=room_id)
         if current.safety_net_on_since is not None:
             return False
-        time.sleep(0.05)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            meet.wait()
         WaitingRoom.objects.filter(pk=room_id).update(safety_net_on_since=now)
         safety_net._admit_those_holding(current, now)
         return True
