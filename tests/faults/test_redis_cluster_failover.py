@@ -111,7 +111,11 @@ def test_a_primary_killed_mid_sale_the_sale_goes_on_and_nothing_is_oversold(on_c
     ]
     for t in threads:
         t.start()
-    time.sleep(1.0)
+    # Kill only once the sale is under way: a loaded machine can take over a second for the
+    # shoppers' first holds, and a fixed sleep then kills a primary before any sale began.
+    under_way = time.monotonic() + 60
+    while len(told) < 3 and time.monotonic() < under_way:
+        time.sleep(0.05)
     before = len(told)
     killed_at = time.monotonic()
     cluster.kill(primary)
