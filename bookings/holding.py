@@ -29,6 +29,7 @@ from bookings.errors import (
 )
 from bookings.models import Booking, BookingStatus, Inventory, Passenger, Sale, Seat, SeatStatus
 from bookings.selectors import acts_for_customers
+from kernel.compiled import CompiledRead
 from kernel.errors import InvalidRequest
 
 # The two statements every hold makes, written out once instead of compiled by the ORM on
@@ -91,15 +92,24 @@ def raise_missing_sale_or_class(sale_id: int, fare_class: str) -> None:
     )
 
 
+# Compiled once per connection (kernel.compiled): the same SQL on every hold.
+_OPEN_INVENTORY = CompiledRead(
+    Inventory,
+    lambda sale_id, fare_class: (
+        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+        .filter(sale_id=sale_id, fare_class=fare_class)
+        .order_by("pk")[:1]
+    ),
+    sale_id=int,
+    fare_class=str,
+)
+
+
 def open_inventory(*, sale_id: int, fare_class: str, now: datetime) -> Inventory:
     """The fare class's inventory row with its sale and catalogue item, read without a lock
     (the price and the sale's state; the units are taken by `reserve_units`): SaleNotFound or
     FareClassNotFound when there is none, SaleClosed when the sale is not open."""
-    inventory = (
-        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
-        .filter(sale_id=sale_id, fare_class=fare_class)
-        .first()
-    )
+    inventory = _OPEN_INVENTORY.first(sale_id=sale_id, fare_class=fare_class)
     if inventory is None:
         raise_missing_sale_or_class(sale_id, fare_class)
     check_sale_open(inventory.sale, now)

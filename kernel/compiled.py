@@ -1,0 +1,136 @@
+"""ORM reads of a fixed shape, compiled to SQL once per database connection.
+
+The hot paths read the same few querysets on every request, differing only in a key or two
+(the fare class's inventory row of a hold, a token's user).  Compiling such a queryset (the
+joins of `select_related`, the column list, the WHERE clause) was a fifth of a hold's Python
+time (docs/performance.md, "Issue 26: CPU per request, second pass"), and it gives the same
+SQL every time.  `CompiledRead` builds the queryset once with sentinel values, lets Django
+compile it, remembers where each sentinel landed among the parameters, and from then on only
+binds new values and turns rows into model instances with Django's own `ModelIterable` (so
+`select_related` objects, field converters and `from_db` are exactly the ORM's).
+
+Only plain int and str parameters of simple lookups (`exact`): anything else, and any
+queryset whose parameters do not contain each sentinel exactly once, is refused when first
+compiled (a test-time error, not a silent wrong query).  The SQL is the ORM's own, so it is
+valid on every backend the queryset is; it is kept per connection (per thread, per alias) and
+dropped with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections, router
+from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable
+
+_ATTR = "_seatkeeper_compiled_reads"
+# Values no caller passes: ints inside a 32-bit column's range (Django turns an out-of-range
+# exact lookup into an empty result, which would hide the parameter), strings with a control
+# character.
+_INT_SENTINEL = 2_000_000_011
+_STR_SENTINEL = "\x1fcompiled-read-sentinel-"
+
+
+class _Compiled:
+    __slots__ = ("compiler", "params", "slots", "sql")
+
+    def __init__(self, compiler, sql: str, params: list, slots: dict[int, str]) -> None:
+        self.compiler = compiler
+        self.sql = sql
+        self.params = params
+        self.slots = slots
+
+
+class _Query:
+    """What `ModelIterable` asks of a queryset's `query`: the already compiled compiler."""
+
+    __slots__ = ("compiler",)
+
+    def __init__(self, compiler) -> None:
+        self.compiler = compiler
+
+    def get_compiler(self, using=None, connection=None, elide_empty=True):
+        return self.compiler
+
+
+class _QuerySet:
+    """What `ModelIterable` asks of a queryset."""
+
+    __slots__ = ("_known_related_objects", "db", "model", "query")
+
+    def __init__(self, alias: str, compiler, model: type[Model]) -> None:
+        self.db = alias
+        self.query = _Query(compiler)
+        self.model = model
+        self._known_related_objects: dict = {}
+
+
+class CompiledRead:
+    """`build(**values)` returns the queryset of `model` (already ordered and sliced as
+    wanted); `types` names each value's type (int or str).  `CompiledRead(...).list(**values)`
+    is `list(build(**values))` without compiling it again, read from the database the router
+    names for `model` at the time (the replica outside transactions, when it is on)."""
+
+    def __init__(self, model: type[Model], build: Callable[..., QuerySet], **types: type) -> None:
+        for name, kind in types.items():
+            if kind not in (int, str):
+                raise TypeError(f"CompiledRead: {name} must be int or str, not {kind}")
+        self._model = model
+        self._build = build
+        self._types = types
+
+    def _sentinels(self) -> dict[str, Any]:
+        values = {}
+        for index, (name, kind) in enumerate(self._types.items()):
+            values[name] = _INT_SENTINEL + index if kind is int else f"{_STR_SENTINEL}{index}"
+        return values
+
+    def _compile(self, alias: str) -> _Compiled:
+        sentinels = self._sentinels()
+        queryset = self._build(**sentinels)
+        if queryset.model is not self._model:
+            raise TypeError(f"CompiledRead: built a {queryset.model}, not a {self._model}")
+        compiler = queryset.query.get_compiler(using=alias)
+        sql, params = compiler.as_sql()
+        params = list(params)
+        slots: dict[int, str] = {}
+        for name, value in sentinels.items():
+            found = [i for i, p in enumerate(params) if type(p) is type(value) and p == value]
+            if len(found) != 1:
+                raise ValueError(f"CompiledRead: {name} is not one plain parameter of {sql}")
+            slots[found[0]] = name
+        return _Compiled(compiler, sql, params, slots)
+
+    def _compiled(self, alias: str) -> _Compiled:
+        key = id(self)
+        # Kept on the connection wrapper (one per thread and alias): a compiler is bound to
+        # its connection, so each thread compiles its own once.
+        connection = connections[alias]
+        cache = connection.__dict__.get(_ATTR)
+        if cache is None:
+            cache = connection.__dict__[_ATTR] = {}
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self._compile(alias)
+        return found
+
+    def list(self, *, using: str | None = None, **values: Any) -> list[Model]:
+        if values.keys() != self._types.keys():
+            raise TypeError(f"CompiledRead: expected {sorted(self._types)}, got {sorted(values)}")
+        alias = using or router.db_for_read(self._model)
+        compiled = self._compiled(alias)
+        params = list(compiled.params)
+        for position, name in compiled.slots.items():
+            params[position] = self._types[name](values[name])
+        compiler = compiled.compiler
+        sql = compiled.sql
+        # The compiler already ran as_sql() once (select, klass_info, col_count are set);
+        # this answers it again for the new values without rebuilding anything.
+        compiler.as_sql = lambda *args, **kwargs: (sql, params)
+        return list(ModelIterable(_QuerySet(alias, compiler, self._model)))
+
+    def first(self, *, using: str | None = None, **values: Any) -> Model | None:
+        rows = self.list(using=using, **values)
+        return rows[0] if rows else None

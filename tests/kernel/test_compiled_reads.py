@@ -1,0 +1,129 @@
+"""kernel.compiled: a read compiled once answers exactly what the ORM's queryset answers, for
+every later value, and refuses shapes it cannot bind safely."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
+
+from bookings import catalogue
+from bookings.holding import _OPEN_INVENTORY
+from bookings.models import Inventory
+from config.api.tokens import CachedTokenAuthentication
+from kernel.compiled import CompiledRead
+from tests.factories import FlightFactory, UserFactory
+
+
+def orm_inventory(sale_id: int, fare_class: str):
+    return (
+        Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+        .filter(sale_id=sale_id, fare_class=fare_class)
+        .first()
+    )
+
+
+def same_rows(a, b) -> None:
+    """Same instance, same field values, same select_related objects loaded."""
+    assert (a is None) == (b is None)
+    if a is None:
+        return
+    fields = [f.attname for f in a._meta.concrete_fields]
+    assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+    assert a.sale.pk == b.sale.pk
+    assert set(a._state.fields_cache) == set(b._state.fields_cache)
+    assert set(a.sale._state.fields_cache) == set(b.sale._state.fields_cache)
+    for name in a.sale._state.fields_cache:
+        owner_a = a.sale._state.fields_cache[name]
+        owner_b = b.sale._state.fields_cache[name]
+        assert (owner_a is None) == (owner_b is None)
+        if owner_a is not None:
+            assert owner_a.pk == owner_b.pk
+
+
+@pytest.mark.django_db
+def test_the_compiled_inventory_read_answers_what_the_orm_answers():
+    flights = [FlightFactory(), FlightFactory()]
+    for flight in flights:
+        for fare_class in ("ECONOMY", "BUSINESS", "NOPE"):
+            same_rows(
+                _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class=fare_class),
+                orm_inventory(flight.sale_id, fare_class),
+            )
+    assert _OPEN_INVENTORY.first(sale_id=10**9, fare_class="ECONOMY") is None
+
+
+@pytest.mark.django_db
+def test_it_is_one_statement_with_the_new_values_bound():
+    flight = FlightFactory()
+    _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="ECONOMY")  # compiled here
+    with CaptureQueriesContext(connection) as queries:
+        found = _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="BUSINESS")
+    assert len(queries) == 1
+    assert found is not None and found.fare_class == "BUSINESS"
+    assert str(flight.sale_id) in queries[0]["sql"] and "BUSINESS" in queries[0]["sql"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_thread_compiles_on_its_own_connection():
+    flight = FlightFactory()
+    found: list = []
+    barrier = threading.Barrier(4)
+
+    def read(fare_class: str) -> None:
+        try:
+            barrier.wait(timeout=10)
+            for _ in range(20):
+                found.append(
+                    (
+                        fare_class,
+                        _OPEN_INVENTORY.first(
+                            sale_id=flight.sale_id, fare_class=fare_class
+                        ).fare_class,
+                    )
+                )
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=read, args=(c,)) for c in ("ECONOMY", "BUSINESS") * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(found) == 80
+    assert all(asked == got for asked, got in found)
+
+
+@pytest.mark.django_db
+def test_shapes_it_cannot_bind_are_refused():
+    # A value used twice cannot be told apart from itself: refused, not guessed.
+    twice = CompiledRead(
+        Inventory, lambda n: Inventory.objects.filter(capacity=n, held=n)[:1], n=int
+    )
+    with pytest.raises(ValueError):
+        twice.first(n=1)
+    # A value the queryset never passes as a parameter (here: folded into a slice).
+    sliced = CompiledRead(Inventory, lambda n: Inventory.objects.all()[: n - 2_000_000_000], n=int)
+    with pytest.raises(ValueError):
+        sliced.first(n=3)
+    with pytest.raises(TypeError):
+        CompiledRead(Inventory, lambda when: Inventory.objects.all(), when=float)
+    with pytest.raises(TypeError):
+        _OPEN_INVENTORY.first(sale_id=1)
+
+
+@pytest.mark.django_db
+def test_token_check_keeps_drfs_answers(rf):
+    user, inactive = UserFactory(), UserFactory(is_active=False)
+    token, dead = Token.objects.create(user=user), Token.objects.create(user=inactive)
+    auth = CachedTokenAuthentication()
+    got_user, got_token = auth._credentials_from_database(token.key)
+    assert got_user == user and got_token == token
+    with pytest.raises(AuthenticationFailed, match="Invalid token"):
+        auth._credentials_from_database("no-such-token")
+    with pytest.raises(AuthenticationFailed, match="inactive"):
+        auth._credentials_from_database(dead.key)
