@@ -6,7 +6,7 @@
     .venv/bin/python bench/waiting_room.py --customers 20 --rows 2 --bots 2 --timeout 20  # smoke
     .venv/bin/python bench/waiting_room.py --scenario bots        # issue 30: work paid
     .venv/bin/python bench/waiting_room.py --scenario adaptive    # issue 30: rate vs health
-    .venv/bin/python bench/waiting_room.py --scenario sold-out --sockets 2000
+    .venv/bin/python bench/waiting_room.py --scenario sold-out --sockets 2000 --ws-workers 2
 
 By default the sale runs twice in one sitting, with the Redis hold filters (seat gate and
 availability counter, flights/availability.py) on and then off, each on a fresh stack, flight
@@ -852,6 +852,9 @@ def main() -> None:
         help="issue 30's scenarios (bench/waiting_room_scenarios.py); sale: the flash sale",
     )
     parser.add_argument("--sockets", type=int, default=2000, help="sold-out: waiting websockets")
+    parser.add_argument(
+        "--clients", type=int, default=2, help="sold-out: client processes holding the sockets"
+    )
     args = parser.parse_args()
     config = SaleSettings(
         customers=args.customers,
@@ -887,7 +890,14 @@ def main() -> None:
         elif args.scenario == "adaptive":
             scenarios.adaptive()
         else:
-            scenarios.sold_out(args.sockets, args.web_workers)
+            from bench.waiting_room_sold_out import sold_out
+
+            sold_out(
+                args.sockets,
+                web_workers=args.web_workers,
+                ws_workers=args.ws_workers,
+                clients=args.clients,
+            )
         return
     modes = ["on", "off"] if args.filters == "both" else [args.filters]
     rounds: list[dict[str, dict]] = []
