@@ -855,6 +855,13 @@ def main() -> None:
     parser.add_argument(
         "--clients", type=int, default=2, help="sold-out: client processes holding the sockets"
     )
+    parser.add_argument(
+        "--sold-out-rounds",
+        help="sold-out: rounds in one sitting, WS:CLIENTS[:nodeflate],... (WS 0: web serves)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="sold-out: py-spy the socket workers (raw stacks)"
+    )
     args = parser.parse_args()
     config = SaleSettings(
         customers=args.customers,
@@ -890,13 +897,12 @@ def main() -> None:
         elif args.scenario == "adaptive":
             scenarios.adaptive()
         else:
-            from bench.waiting_room_sold_out import sold_out
+            from bench.waiting_room_sold_out import Round, sold_out
 
+            specs = (args.sold_out_rounds or f"{args.ws_workers}:{args.clients}").split(",")
+            rounds = [Round.parse(spec) for spec in specs]
             sold_out(
-                args.sockets,
-                web_workers=args.web_workers,
-                ws_workers=args.ws_workers,
-                clients=args.clients,
+                args.sockets, web_workers=args.web_workers, rounds=rounds, profile=args.profile
             )
         return
     modes = ["on", "off"] if args.filters == "both" else [args.filters]

@@ -25,17 +25,39 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTEN_SECONDS = 4.0
 
 
-def sold_out(n: int, *, web_workers: int, ws_workers: int, clients: int) -> dict:
+@dataclass(frozen=True)
+class Round:
+    """One measurement: who serves the sockets, how many client processes hold them, and
+    whether uvicorn offers permessage-deflate (every message compressed per socket)."""
+
+    ws_workers: int
+    clients: int
+    deflate: bool = True
+
+    @classmethod
+    def parse(cls, spec: str) -> Round:
+        """`WS:CLIENTS` or `WS:CLIENTS:nodeflate` (WS 0: the web workers serve them)."""
+        ws, clients, *rest = spec.split(":")
+        return cls(int(ws), int(clients), deflate="nodeflate" not in rest)
+
+    def __str__(self) -> str:
+        tier = f"ws tier {self.ws_workers}w" if self.ws_workers else "web workers"
+        return f"{tier}, {self.clients} client(s){'' if self.deflate else ', no deflate'}"
+
+
+def sold_out(n: int, *, web_workers: int, rounds: list[Round], profile: bool = False) -> None:
+    """Prepares the room once, then measures each round in turn (one sitting): every round
+    on fresh servers and fresh sockets, the room reopened and its units unsold between."""
     from django.contrib.auth import get_user_model
 
-    from bench.waiting_room import SERVER_ENV, cpu_seconds, free_port, prepare, stop_stack
-    from bench.waiting_room import uvicorn as start_uvicorn
+    from bench.waiting_room import prepare
     from waitroom import admission, joining
 
     flight, room, customers = prepare(n, opens_in=-1, rate=1, max_inside=1, stay=600, rows=2)
@@ -43,16 +65,35 @@ def sold_out(n: int, *, web_workers: int, ws_workers: int, clients: int) -> dict
     for customer in customers:
         joining.join_queue(room_id=room.pk, customer=users[customer.id])
     admission.admit_shoppers(room_id=room.pk)  # the shuffle (and 1 admitted)
+    rows = []
+    for number, config in enumerate(rounds, 1):
+        print(f"round {number}: {config}", flush=True)
+        rows.append((config, _one_round(n, room, flight, customers, web_workers, config, profile)))
+        _reopen(room, flight)
+    print("\n| round | serving | heard | within 1 s | p50 | p99 | max | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    for number, (config, f) in enumerate(rows, 1):
+        ms = lambda key, f=f: f"{f[key] * 1000:,.0f} ms" if key in f else "-"  # noqa: E731
+        print(
+            f"| {number} | {config} | {f['heard']:,} of {f['connected']:,} | {f['within_1s']:,}"
+            f" | {ms('p50')} | {ms('p99')} | {ms('max')} | {f['load']:.1f} |"
+        )
+
+
+def _one_round(n, room, flight, customers, web_workers: int, config: Round, profile) -> dict:
+    from bench.waiting_room import SERVER_ENV, cpu_seconds, free_port, stop_stack
+
     logs = ROOT / "test-artifacts"
     logs.mkdir(exist_ok=True)
     env = {**os.environ, **SERVER_ENV}
     port = free_port()
-    servers = {"web": start_uvicorn(port, web_workers, env, logs / "bench-wr-soldout.log")}
+    servers = {"web": _uvicorn(port, web_workers, env, logs / "bench-wr-soldout.log", config)}
     ws_port = port
-    if ws_workers:
+    if config.ws_workers:
         ws_port = free_port()
-        servers["ws"] = start_uvicorn(ws_port, ws_workers, env, logs / "bench-wr-soldout-ws.log")
-    shares = [customers[i::clients] for i in range(clients)]
+        log = logs / "bench-wr-soldout-ws.log"
+        servers["ws"] = _uvicorn(ws_port, config.ws_workers, env, log, config)
+    shares = [customers[i :: config.clients] for i in range(config.clients)]
     listeners = []
     try:
         for p in {port, ws_port}:
@@ -60,19 +101,44 @@ def sold_out(n: int, *, web_workers: int, ws_workers: int, clients: int) -> dict
         listeners = [_start_client(ws_port, room.pk, share) for share in shares]
         connected = sum(_read_json(c)["connected"] for c in listeners)
         time.sleep(1)
-        cpu_before = cpu_seconds({**servers, **{f"client {i}": c for i, c in enumerate(listeners)}})
+        named = {**servers, **{f"client {i}": c for i, c in enumerate(listeners)}}
+        cpu_before = cpu_seconds(named)
+        spies = _spy(servers["ws" if config.ws_workers else "web"], logs) if profile else []
         for c in listeners:
             c.stdin.write("go\n")
             c.stdin.flush()
         step = _sell_out(room, flight)
         heard = [_read_json(c) for c in listeners]
-        cpu_after = cpu_seconds({**servers, **{f"client {i}": c for i, c in enumerate(listeners)}})
+        cpu_after = cpu_seconds(named)
+        for spy in spies:
+            spy.wait(timeout=60)
     finally:
         for c in listeners:
             c.kill()
             c.wait()
         stop_stack(list(servers.values()))
-    return _report(n, connected, step, heard, cpu_before, cpu_after, ws_workers or web_workers)
+    serving = config.ws_workers or web_workers
+    return _report(n, connected, step, heard, cpu_before, cpu_after, serving)
+
+
+def _uvicorn(port: int, workers: int, env: dict, log: Path, config: Round) -> subprocess.Popen:
+    command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--workers", str(workers), "--lifespan", "off"]
+    command += ["--log-level", "warning"]
+    if not config.deflate:
+        command.append("--ws-per-message-deflate=false")
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
+    )
+
+
+def _reopen(room, flight) -> None:
+    """Back to before the sell-out: units unsold, the queue open, for the next round."""
+    from bookings.models import Inventory
+    from waitroom.models import WaitingRoom
+
+    Inventory.objects.filter(sale_id=flight.sale_id).update(sold=0, held=0)
+    WaitingRoom.objects.filter(pk=room.pk).update(sold_out_at=None)
 
 
 def _report(n, connected, step, heard, cpu_before, cpu_after, serving) -> dict:
@@ -144,6 +210,23 @@ def _sell_out(room, flight) -> dict:
     if "published" not in times:
         raise SystemExit("the admission step did not publish the sell-out")
     return times
+
+
+def _spy(server: subprocess.Popen, logs: Path) -> list[subprocess.Popen]:
+    """py-spy on every worker of `server` over the broadcast (flame graphs and raw stacks
+    in test-artifacts/bench-wr-soldout-spy-<pid>.*)."""
+    import psutil
+
+    spies = []
+    for worker in psutil.Process(server.pid).children():
+        out = logs / f"bench-wr-soldout-spy-{worker.pid}.txt"
+        command = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker.pid)]
+        command += ["--duration", "3", "--rate", "500", "--format", "raw", "--output", str(out)]
+        spies.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+    time.sleep(0.5)  # attached
+    return spies
 
 
 def _wait_for(port: int) -> None:
