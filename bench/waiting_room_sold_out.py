@@ -20,6 +20,7 @@ included) to each socket's "queue closed" message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -81,7 +82,7 @@ def sold_out(n: int, *, web_workers: int, rounds: list[Round], profile: bool = F
 
 
 def _one_round(n, room, flight, customers, web_workers: int, config: Round, profile) -> dict:
-    from bench.waiting_room import SERVER_ENV, cpu_seconds, free_port, stop_stack
+    from bench.waiting_room import SERVER_ENV, cpu_seconds, free_port
 
     logs = ROOT / "test-artifacts"
     logs.mkdir(exist_ok=True)
@@ -113,10 +114,10 @@ def _one_round(n, room, flight, customers, web_workers: int, config: Round, prof
         for spy in spies:
             spy.wait(timeout=60)
     finally:
-        for c in listeners:
-            c.kill()
-            c.wait()
-        stop_stack(list(servers.values()))
+        # Killed, not stopped: 2,000 sockets closing at once make every worker discard
+        # 4,000 group memberships and exhaust its Redis pool (MaxConnectionsError, a
+        # traceback per socket), which held a graceful stop for minutes per round.
+        _kill([*listeners, *servers.values()])
     serving = config.ws_workers or web_workers
     return _report(n, connected, step, heard, cpu_before, cpu_after, serving)
 
@@ -130,6 +131,22 @@ def _uvicorn(port: int, workers: int, env: dict, log: Path, config: Round) -> su
     return subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
     )
+
+
+def _kill(processes: list[subprocess.Popen]) -> None:
+    """SIGKILL to each process and its children (uvicorn's workers), then reaped."""
+    import psutil
+
+    for proc in processes:
+        try:
+            family = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            family = []
+        for p in [*family, proc]:
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                p.kill()
+        proc.wait()
+        psutil.wait_procs(family, timeout=5)
 
 
 def _reopen(room, flight) -> None:
