@@ -41,16 +41,22 @@ class Round:
     ws_workers: int
     clients: int
     deflate: bool = True
+    two_messages: bool = False
 
     @classmethod
     def parse(cls, spec: str) -> Round:
-        """`WS:CLIENTS` or `WS:CLIENTS:nodeflate` (WS 0: the web workers serve them)."""
+        """`WS:CLIENTS[:nodeflate][:twomsg]` (WS 0: the web workers serve them; twomsg: the
+        step publishes as before 3 Dec, the sell-out and then its move, two per page)."""
         ws, clients, *rest = spec.split(":")
-        return cls(int(ws), int(clients), deflate="nodeflate" not in rest)
+        return cls(
+            int(ws), int(clients), deflate="nodeflate" not in rest, two_messages="twomsg" in rest
+        )
 
     def __str__(self) -> str:
         tier = f"ws tier {self.ws_workers}w" if self.ws_workers else "web workers"
-        return f"{tier}, {self.clients} client(s){'' if self.deflate else ', no deflate'}"
+        deflate = "" if self.deflate else ", no deflate"
+        messages = ", 2 messages" if self.two_messages else ""
+        return f"{tier}, {self.clients} client(s){deflate}{messages}"
 
 
 def sold_out(n: int, *, web_workers: int, rounds: list[Round], profile: bool = False) -> None:
@@ -71,13 +77,13 @@ def sold_out(n: int, *, web_workers: int, rounds: list[Round], profile: bool = F
         print(f"round {number}: {config}", flush=True)
         rows.append((config, _one_round(n, room, flight, customers, web_workers, config, profile)))
         _reopen(room, flight)
-    print("\n| round | serving | heard | within 1 s | p50 | p99 | max | load |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| round | serving | heard | within 1 s | p50 | p99 | max | client lag max | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for number, (config, f) in enumerate(rows, 1):
         ms = lambda key, f=f: f"{f[key] * 1000:,.0f} ms" if key in f else "-"  # noqa: E731
         print(
             f"| {number} | {config} | {f['heard']:,} of {f['connected']:,} | {f['within_1s']:,}"
-            f" | {ms('p50')} | {ms('p99')} | {ms('max')} | {f['load']:.1f} |"
+            f" | {ms('p50')} | {ms('p99')} | {ms('max')} | {ms('lag_max')} | {f['load']:.1f} |"
         )
 
 
@@ -108,7 +114,7 @@ def _one_round(n, room, flight, customers, web_workers: int, config: Round, prof
         for c in listeners:
             c.stdin.write("go\n")
             c.stdin.flush()
-        step = _sell_out(room, flight)
+        step = _sell_out(room, flight, two_messages=config.two_messages)
         heard = [_read_json(c) for c in listeners]
         cpu_after = cpu_seconds(named)
         for spy in spies:
@@ -169,9 +175,10 @@ def _report(n, connected, step, heard, cpu_before, cpu_after, serving) -> dict:
     )
     print(
         f"  the step: database work to commit {(step['committed'] - started) * 1000:.0f} ms,"
-        f" publish (group_send) {(step['published'] - step['committed']) * 1000:.0f} ms"
+        f" after-commit publish {(step['published'] - step['committed']) * 1000:.0f} ms"
     )
     figures = {"connected": connected, "heard": len(latencies), "within_1s": within}
+    figures["lag_max"] = max(h["lag_max"] for h in heard)
     if latencies:
         pick = lambda q: latencies[min(len(latencies) - 1, int(len(latencies) * q))]  # noqa: E731
         figures.update(first=latencies[0], p50=pick(0.5), p99=pick(0.99), max=latencies[-1])
@@ -198,35 +205,55 @@ def _report(n, connected, step, heard, cpu_before, cpu_after, serving) -> dict:
     return figures
 
 
-def _sell_out(room, flight) -> dict:
+def _sell_out(room, flight, *, two_messages: bool = False) -> dict:
     """Every unit sold (the bench's own sale: the inventory row is set, not bought), then
-    the admission step that sees it, timed: its start, its commit (the first on-commit
-    callback) and the end of the sold-out publish."""
+    the admission step that sees it, timed: its start, its commit (the start of its
+    after-commit publish) and the end of that publish (the admitted, the sell-out, the
+    Redis mirror and the move)."""
     from django.db.models import F
 
     from bookings.models import Inventory
-    from waitroom import admission, live
+    from waitroom import admission
 
     Inventory.objects.filter(sale_id=flight.sale_id).update(
         sold=F("capacity") + F("overbook_limit"), held=0
     )
     times: dict[str, float] = {}
-    publish = live.publish_sold_out
+    original = admission._publish_tick
+    publish = _as_before_3_dec if two_messages else original
 
     def timed_publish(**kwargs):
         times["committed"] = time.monotonic()
         publish(**kwargs)
         times["published"] = time.monotonic()
 
-    live.publish_sold_out = timed_publish
+    admission._publish_tick = timed_publish
     try:
         times["started"] = time.monotonic()
-        admission.admit_shoppers(room_id=room.pk)
+        step = admission.admit_shoppers(room_id=room.pk)
     finally:
-        live.publish_sold_out = publish
-    if "published" not in times:
+        admission._publish_tick = original
+    if "published" not in times or step.skipped:
         raise SystemExit("the admission step did not publish the sell-out")
     return times
+
+
+def _as_before_3_dec(*, room_id: int, step, broadcast: bool = True) -> None:
+    """The step's publish as it was: the sell-out on its own, then the move without it
+    (two messages to every page), for a round to compare in the same sitting."""
+    from dataclasses import replace
+
+    from waitroom import admission, live, queue, room_selectors
+
+    live.publish_admitted(room_id=room_id, customer_ids=[e.customer_id for e in step.admitted])
+    if step.sold_out_now:
+        live.publish_sold_out(
+            room_id=room_id, stock=room_selectors.stock_facts_of_state(step.state)
+        )
+    queue.heal(room_id)
+    admission._mirror_tick(
+        room_id=room_id, step=replace(step, sold_out_now=False), broadcast=broadcast
+    )
 
 
 def _spy(server: subprocess.Popen, logs: Path) -> list[subprocess.Popen]:
