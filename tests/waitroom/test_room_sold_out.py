@@ -255,6 +255,31 @@ def test_the_step_that_sells_out_tells_each_page_once_and_a_later_page_reads_it(
     assert late["status"] == "WAITING" and late["position"] >= 1
 
 
+def test_control_a_move_without_the_news_does_not_tell_the_pages(tiny_room, monkeypatch):
+    """The control of the test above: the step's move stripped of its news (and no
+    sell-out sent alone) leaves the pages open, so the test above sees the move carry it."""
+    _flight, room, holds, behind = tiny_room
+    moved = live.publish_queue_moved
+
+    def without_the_news(*, room_id, version, message):
+        stripped = {k: v for k, v in message.items() if k != "soldOut"}
+        moved(room_id=room_id, version=version, message=stripped)
+
+    monkeypatch.setattr(live, "publish_queue_moved", without_the_news)
+
+    async def watch() -> dict:
+        ws = (await _connect(room.pk, behind[0])).ws
+        await asyncio.to_thread(_sell_then_step, holds, room.pk)
+        told = await _receive_json(ws, timeout=2)
+        await ws.send_input({"type": "websocket.disconnect", "code": 1000})
+        await ws.wait(timeout=2)
+        return told
+
+    told = async_to_sync(watch)()
+    assert told["soldOut"] is True  # the move's state says so
+    assert not told.get("queueClosed")  # but nothing closed the page's queue
+
+
 def test_a_step_that_does_not_broadcast_still_sends_the_sell_out(tiny_room):
     """An admission step that is not its tick's last sends no move; the sell-out then goes
     out on its own."""
