@@ -276,7 +276,9 @@ def _spy(server: subprocess.Popen, logs: Path) -> list[subprocess.Popen]:
 def _wait_for(port: int) -> None:
     import httpx
 
-    deadline = time.monotonic() + 60
+    deadline = (
+        time.monotonic() + 180
+    )  # a loaded machine has taken over a minute to import and warm up
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code < 500:
