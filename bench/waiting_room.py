@@ -6,7 +6,7 @@
     .venv/bin/python bench/waiting_room.py --customers 20 --rows 2 --bots 2 --timeout 20  # smoke
     .venv/bin/python bench/waiting_room.py --scenario bots        # issue 30: work paid
     .venv/bin/python bench/waiting_room.py --scenario adaptive    # issue 30: rate vs health
-    .venv/bin/python bench/waiting_room.py --scenario sold-out --sockets 2000
+    .venv/bin/python bench/waiting_room.py --scenario sold-out --sockets 2000 --ws-workers 2
 
 By default the sale runs twice in one sitting, with the Redis hold filters (seat gate and
 availability counter, flights/availability.py) on and then off, each on a fresh stack, flight
@@ -852,6 +852,16 @@ def main() -> None:
         help="issue 30's scenarios (bench/waiting_room_scenarios.py); sale: the flash sale",
     )
     parser.add_argument("--sockets", type=int, default=2000, help="sold-out: waiting websockets")
+    parser.add_argument(
+        "--clients", type=int, default=2, help="sold-out: client processes holding the sockets"
+    )
+    parser.add_argument(
+        "--sold-out-rounds",
+        help="sold-out: rounds in one sitting, WS:CLIENTS[:nodeflate],... (WS 0: web serves)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="sold-out: py-spy the socket workers (raw stacks)"
+    )
     args = parser.parse_args()
     config = SaleSettings(
         customers=args.customers,
@@ -887,7 +897,13 @@ def main() -> None:
         elif args.scenario == "adaptive":
             scenarios.adaptive()
         else:
-            scenarios.sold_out(args.sockets, args.web_workers)
+            from bench.waiting_room_sold_out import Round, sold_out
+
+            specs = (args.sold_out_rounds or f"{args.ws_workers}:{args.clients}").split(",")
+            rounds = [Round.parse(spec) for spec in specs]
+            sold_out(
+                args.sockets, web_workers=args.web_workers, rounds=rounds, profile=args.profile
+            )
         return
     modes = ["on", "off"] if args.filters == "both" else [args.filters]
     rounds: list[dict[str, dict]] = []

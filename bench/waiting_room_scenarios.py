@@ -10,14 +10,11 @@ against the bench's own database and Redis (set up by waiting_room.main).
   holds on its sale, with a PostgreSQL trigger sleeping 400 ms in every booking insert for
   the first periods, then without.  Prints each period's mean hold time and the rate the
   admission step set (its clock stepped one ADAPTIVE_SECONDS period at a time).
-* sold-out: N customers wait in an open room with a queue websocket each (uvicorn, real
-  channel layer); the sale sells out and the admission step that sees it publishes the news.
-  Prints how many sockets heard "queue closed" within 1 s of the step starting.
+* sold-out: bench/waiting_room_sold_out.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 import time
 from datetime import timedelta
@@ -152,119 +149,3 @@ def adaptive() -> None:
             )
     finally:
         slow(False)
-
-
-def sold_out(n: int, web_workers: int) -> None:
-    import os
-
-    from django.contrib.auth import get_user_model
-
-    from bench.waiting_room import ROOT, SERVER_ENV, free_port, prepare, stop_stack, uvicorn
-    from waitroom import admission, joining
-
-    flight, room, customers = prepare(n, opens_in=-1, rate=1, max_inside=1, stay=600, rows=2)
-    users = get_user_model().objects.in_bulk([c.id for c in customers])
-    for customer in customers:
-        joining.join_queue(room_id=room.pk, customer=users[customer.id])
-    admission.admit_shoppers(room_id=room.pk)  # the shuffle (and 1 admitted)
-    port = free_port()
-    logs = ROOT / "test-artifacts"
-    logs.mkdir(exist_ok=True)
-    server = uvicorn(port, web_workers, {**os.environ, **SERVER_ENV}, logs / "bench-wr-soldout.log")
-    try:
-        _wait_for(port)
-        heard = asyncio.run(
-            _listen(port, room, customers, sell_out=lambda: _sell_out(room, flight))
-        )
-    finally:
-        stop_stack([server])
-    connected, latencies = heard
-    within = sum(1 for x in latencies if x <= 1.0)
-    print(f"sold-out scenario: {n} waiting, {connected} websockets connected")
-    if latencies:
-        latencies.sort()
-        print(
-            f"  heard 'sold out, queue closed': {len(latencies)}; within 1 s: {within}"
-            f"  (p50 {latencies[len(latencies) // 2] * 1000:.0f} ms,"
-            f" p99 {latencies[int(len(latencies) * 0.99) - 1] * 1000:.0f} ms,"
-            f" max {latencies[-1] * 1000:.0f} ms, from the admission step's start)"
-        )
-
-
-def _sell_out(room, flight) -> float:
-    """Every unit sold (the bench's own sale: the inventory row is set, not bought), then
-    the admission step that sees it; returns the step's start (perf_counter)."""
-    from django.db.models import F
-
-    from bookings.models import Inventory
-    from waitroom import admission
-
-    Inventory.objects.filter(sale_id=flight.sale_id).update(
-        sold=F("capacity") + F("overbook_limit"), held=0
-    )
-    started = time.perf_counter()
-    admission.admit_shoppers(room_id=room.pk)
-    return started
-
-
-def _wait_for(port: int) -> None:
-    import httpx
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code < 500:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise SystemExit("uvicorn did not come up; see test-artifacts/bench-wr-soldout.log")
-
-
-async def _listen(port, room, customers, *, sell_out) -> tuple[int, list[float]]:
-    import json
-
-    import websockets
-
-    ready, heard_at = [], []
-    opened = asyncio.Semaphore(48)
-    go = asyncio.Event()
-    done = asyncio.Event()
-
-    async def one(customer):
-        async with opened:
-            ws = await websockets.connect(
-                f"ws://127.0.0.1:{port}/ws/waiting-room/{room.pk}/",
-                origin=f"http://127.0.0.1:{port}",
-                additional_headers={"Cookie": f"sessionid={customer.session}"},
-                open_timeout=120,
-                ping_interval=None,
-                max_queue=None,
-            )
-            await ws.recv()  # the snapshot: this page is waiting
-        ready.append(1)
-        try:
-            while not done.is_set():
-                try:
-                    raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
-                except TimeoutError:
-                    continue
-                if json.loads(raw).get("queueClosed") and go.is_set():
-                    heard_at.append(time.perf_counter())
-                    return
-        finally:
-            await ws.close()
-
-    tasks = [asyncio.create_task(one(c)) for c in customers]
-    deadline = time.monotonic() + 300
-    while len(ready) < len(customers) and time.monotonic() < deadline:
-        if all(t.done() for t in tasks):
-            break
-        await asyncio.sleep(0.2)
-    await asyncio.sleep(1)
-    go.set()
-    started = await asyncio.to_thread(sell_out)
-    await asyncio.sleep(3)
-    done.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return len(ready), [t - started for t in heard_at]

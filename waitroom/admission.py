@@ -195,22 +195,27 @@ def _publish_tick(*, room_id: int, step: _Step, broadcast: bool = True) -> None:
     """After commit: tell the admitted, mirror the step into Redis, and (with `broadcast`,
     or after a shuffle) tell every queue page."""
     live.publish_admitted(room_id=room_id, customer_ids=[e.customer_id for e in step.admitted])
-    if step.sold_out_now:
-        live.publish_sold_out(
-            room_id=room_id, stock=room_selectors.stock_facts_of_state(step.state)
-        )
+    told = False
     try:
         queue.heal(room_id)
-        _mirror_tick(room_id=room_id, step=step, broadcast=broadcast)
+        told = _mirror_tick(room_id=room_id, step=step, broadcast=broadcast)
     except QueueUnavailable:
         # The index missed this step's removals (Redis down, or a cluster primary failing
         # over, whose promoted replica keeps the index *with* its `built` marker): rebuilt
         # from PostgreSQL by the next step that reaches Redis.
         queue.note_lost_write(room_id)
         raise
+    finally:
+        if step.sold_out_now and not told:
+            # No move went out (a step that does not broadcast, or Redis failed first).
+            live.publish_sold_out(
+                room_id=room_id, stock=room_selectors.stock_facts_of_state(step.state)
+            )
 
 
-def _mirror_tick(*, room_id: int, step: _Step, broadcast: bool) -> None:
+def _mirror_tick(*, room_id: int, step: _Step, broadcast: bool) -> bool:
+    """Returns whether the move went out to every page (carrying the sell-out, if this
+    step sold out: one message per page, not two)."""
     reshuffled = step.result.shuffled is not None
     if reshuffled:
         queue.invalidate(room_id)
@@ -219,7 +224,7 @@ def _mirror_tick(*, room_id: int, step: _Step, broadcast: bool) -> None:
     pairs = [(e.pk, e.order_key) for e in step.admitted]
     if not (broadcast or reshuffled):
         queue.defer_removal(room_id, pairs)
-        return
+        return False
     # The state goes with the removals: a snapshot never pairs a place that still counts
     # the deferred with a horizon that already took them off.
     queue.save_state(room_id, step.state)
@@ -235,8 +240,14 @@ def _mirror_tick(*, room_id: int, step: _Step, broadcast: bool) -> None:
             "removed": [order_key for _entry_id, order_key in removed],
             "admitted": [entry_id for entry_id, _order_key in removed],
             "state": step.state,
+            **(
+                {"soldOut": room_selectors.stock_facts_of_state(step.state)}
+                if step.sold_out_now
+                else {}
+            ),
         },
     )
+    return True
 
 
 def admit_all_open_sales(

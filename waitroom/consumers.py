@@ -140,7 +140,8 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         self.snapshot = snapshot
         await self.send_json({"type": "status", **snapshot})
 
-    async def _resync(self, *, shared_version: int | None = None) -> None:
+    async def _resync(self, *, shared_version: int | None = None) -> bool:
+        """Re-reads this page's place; returns whether the page was sent something."""
         mine = self.snapshot or {}
         if mine.get("entryId") and mine.get("status") in ("WAITING", "PREQUEUE"):
             # Still waiting: Redis alone has the answer, in a worker thread; the database
@@ -162,11 +163,13 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
                         },
                     )
                 )
-                return
+                return True
         # Not waiting any more (admitted, left), or Redis is down: the full snapshot.
         snapshot = await _snapshot(self.room_id, self.customer_id)
-        if snapshot is not None:
-            await self._send(snapshot)
+        if snapshot is None:
+            return False
+        await self._send(snapshot)
+        return True
 
     async def _own_place(self, entry_id: int) -> tuple | None:
         place = await sync_to_async(_from_redis, thread_sensitive=False)(
@@ -183,24 +186,34 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
         return None if place is None else (*place, version, state)
 
     async def queue_moved(self, event: dict) -> None:
+        """A tick's move.  The step that sold out sends its news on its move (`soldOut`,
+        the stock facts), one message per page instead of two: at 2,000 pages the second
+        message's handlers and sends interleaved with the first's and made the last page
+        hear the sell-out late (docs/performance.md, "Sold out reaches the waiting pages").
+        The news is kept even when the move is not (a snapshot that already has the tick's
+        version may have read the room just before the step closed it)."""
+        closing = self._close_queue(event["soldOut"]) if "soldOut" in event else False
+        if not await self._move(event) and closing:
+            await self._send(self.snapshot)
+
+    async def _move(self, event: dict) -> bool:
+        """Applies a tick's move; returns whether the page was sent something."""
         mine = self.snapshot or {}
         status, version = mine.get("status"), mine.get("version")
         if status in ("ADMITTED", "EXPIRED"):
-            return  # nothing in the queue concerns them any more
+            return False  # nothing in the queue concerns them any more
         if version is not None and event["version"] <= version:
-            return  # the snapshot already includes this tick
+            return False  # the snapshot already includes this tick
         if event.get("resync") or status == "PREQUEUE":
             # Every page of the room re-reads at once: one read per process serves them all.
-            await self._resync(shared_version=event["version"])
-            return
+            return await self._resync(shared_version=event["version"])
         if (
             status != "WAITING"
             or version is None
             or event["version"] != version + 1
             or mine.get("entryId") in event["admitted"]
         ):
-            await self._resync()
-            return
+            return await self._resync()
         ahead_removed = sum(1 for key in event["removed"] if key < mine["orderKey"])
         position = mine["position"] - ahead_removed
         await self._send(
@@ -213,15 +226,23 @@ class QueueConsumer(AsyncJsonWebsocketConsumer):
                 },
             )
         )
+        return True
 
     async def queue_sold_out(self, event: dict) -> None:
         """Every unit sold: the page says so and offers the waitlist; the place is kept.
         No database, no Redis: the message carries the news."""
+        if self._close_queue(event):
+            await self._send(self.snapshot)
+
+    def _close_queue(self, stock: dict) -> bool:
+        """Sold out, into this page's copy (not sent yet); False for a page it does not
+        concern (not waiting, or not in the queue)."""
         mine = self.snapshot or {}
         if mine.get("status") in (None, "ADMITTED", "EXPIRED", "NOT_JOINED"):
-            return
-        facts = {name: event[name] for name in room_selectors.STOCK_FIELDS if name in event}
-        await self._send({**mine, **facts, "queueClosed": True, "unlikely": True})
+            return False
+        facts = {name: stock[name] for name in room_selectors.STOCK_FIELDS if name in stock}
+        self.snapshot = {**mine, **facts, "queueClosed": True, "unlikely": True}
+        return True
 
     async def queue_admitted(self, event: dict) -> None:
         """This customer was just admitted (a step of the tick): the token is read now,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
@@ -21,7 +22,7 @@ from bookings.models import Booking
 from kernel.outbox import relay_outbox
 from tests.api.conftest import client_for
 from tests.waitroom.room_helpers import make_customers, no_limits, protect, small_flight
-from waitroom import admission, joining, room_selectors, room_waitlist
+from waitroom import admission, joining, live, room_selectors, room_waitlist
 from waitroom.consumers import QueueConsumer
 from waitroom.errors import QueueClosed
 from waitroom.models import QueueEntry, QueueStatus, StockState, WaitingRoom
@@ -213,3 +214,149 @@ def test_without_the_outbox_path_the_pages_wait_for_a_tick(tiny_room):
     admission.admit_shoppers(room_id=room.pk)
     room.refresh_from_db()
     assert room.sold_out_at is not None
+
+
+def test_the_step_that_sells_out_tells_each_page_once_and_a_later_page_reads_it(
+    tiny_room, monkeypatch
+):
+    """The admission step that finds the sale sold out sends its news on its move: each
+    waiting page gets one message (not a sell-out and then a move), its place kept; a page
+    that connects afterwards reads the closed queue in its snapshot."""
+    _flight, room, holds, behind = tiny_room
+    pages = behind + make_customers(3)
+    for customer in pages[2:]:
+        joining.join_queue(room_id=room.pk, customer=customer)
+    admission.admit_shoppers(room_id=room.pk)  # the later ones get their order keys
+    separate = []
+    publish = live.publish_sold_out
+    monkeypatch.setattr(live, "publish_sold_out", lambda **kw: separate.append(publish(**kw)))
+
+    async def watch() -> tuple[list[dict], dict]:
+        sockets = [(await _connect(room.pk, customer)).ws for customer in pages]
+        await asyncio.to_thread(_sell_then_step, holds, room.pk)
+        told = [await _receive_json(ws, timeout=2) for ws in sockets]
+        for ws in sockets:
+            assert await ws.receive_nothing(timeout=0.3)  # one message, not two
+        late = await _connect(room.pk, pages[0], waiting_open=False)  # a page opened later
+        for ws in [*sockets, late.ws]:
+            await ws.send_input({"type": "websocket.disconnect", "code": 1000})
+            await ws.wait(timeout=2)
+        return told, late.first
+
+    told, late = async_to_sync(watch)()
+    assert separate == []  # the move carried it
+    positions = sorted(message["position"] for message in told)
+    assert positions == list(range(1, len(pages) + 1))  # every place kept
+    for message in told:
+        assert message["queueClosed"] is True and message["soldOut"] is True
+        assert message["stock"] == "SOLD_OUT" and message["unitsLeft"] == 0
+        assert message["status"] == "WAITING" and message["unlikely"] is True
+    assert late["queueClosed"] is True and late["soldOut"] is True
+    assert late["status"] == "WAITING" and late["position"] >= 1
+
+
+def test_control_a_move_without_the_news_does_not_tell_the_pages(tiny_room, monkeypatch):
+    """The control of the test above: the step's move stripped of its news (and no
+    sell-out sent alone) leaves the pages open, so the test above sees the move carry it."""
+    _flight, room, holds, behind = tiny_room
+    moved = live.publish_queue_moved
+
+    def without_the_news(*, room_id, version, message):
+        stripped = {k: v for k, v in message.items() if k != "soldOut"}
+        moved(room_id=room_id, version=version, message=stripped)
+
+    monkeypatch.setattr(live, "publish_queue_moved", without_the_news)
+
+    async def watch() -> dict:
+        ws = (await _connect(room.pk, behind[0])).ws
+        await asyncio.to_thread(_sell_then_step, holds, room.pk)
+        told = await _receive_json(ws, timeout=2)
+        await ws.send_input({"type": "websocket.disconnect", "code": 1000})
+        await ws.wait(timeout=2)
+        return told
+
+    told = async_to_sync(watch)()
+    assert told["soldOut"] is True  # the move's state says so
+    assert not told.get("queueClosed")  # but nothing closed the page's queue
+
+
+def test_a_step_that_does_not_broadcast_still_sends_the_sell_out(tiny_room):
+    """An admission step that is not its tick's last sends no move; the sell-out then goes
+    out on its own."""
+    _flight, room, holds, behind = tiny_room
+
+    async def watch() -> dict:
+        ws = (await _connect(room.pk, behind[0])).ws
+        await asyncio.to_thread(_sell_then_step, holds, room.pk, broadcast=False)
+        told = await _receive_json(ws, timeout=2)
+        await ws.send_input({"type": "websocket.disconnect", "code": 1000})
+        await ws.wait(timeout=2)
+        return told
+
+    told = async_to_sync(watch)()
+    assert told["queueClosed"] is True and told["soldOut"] is True
+    assert told["status"] == "WAITING" and told["position"] == 1
+
+
+@pytest.mark.parametrize("carries_the_news", [True, False], ids=["sold-out", "control"])
+def test_the_news_on_a_move_the_page_already_has_is_still_told(tiny_room, carries_the_news):
+    """A page whose snapshot has the step's version (read just before the step closed the
+    room) ignores the move but not the sell-out on it.  The control: the same move without
+    the news tells that page nothing, so the first case is the news being kept."""
+    from channels.layers import get_channel_layer
+
+    _flight, room, _holds, behind = tiny_room
+    stock = {"unitsLeft": 0, "unitsHeld": 0, "stock": "SOLD_OUT", "soldOut": True}
+
+    async def watch() -> dict | None:
+        page = await _connect(room.pk, behind[0])
+        event = {
+            "type": "queue.moved",
+            "version": page.first["version"],
+            "resync": False,
+            "removed": [],
+            "admitted": [],
+            "state": {},
+            **({"soldOut": {**stock, "stockAt": 1e12}} if carries_the_news else {}),
+        }
+        await get_channel_layer().group_send(live.queue_group(room.pk), event)
+        told = None
+        if not await page.ws.receive_nothing(timeout=1):
+            told = await _receive_json(page.ws, timeout=1)
+        await page.ws.send_input({"type": "websocket.disconnect", "code": 1000})
+        await page.ws.wait(timeout=2)
+        return told
+
+    told = async_to_sync(watch)()
+    if carries_the_news:
+        assert told["queueClosed"] is True and told["soldOut"] is True
+        assert told["position"] == 1
+    else:
+        assert told is None
+
+
+@dataclass
+class _Page:
+    ws: ApplicationCommunicator
+    first: dict
+
+
+async def _connect(room_id: int, customer, *, waiting_open: bool = True) -> _Page:
+    """A queue page, its snapshot read (with `waiting_open`: a waiting place, not sold out)."""
+    ws = ApplicationCommunicator(QueueConsumer.as_asgi(), _scope(room_id, customer))
+    await ws.send_input({"type": "websocket.connect"})
+    assert (await ws.receive_output(timeout=5))["type"] == "websocket.accept"
+    first = await _receive_json(ws, timeout=5)
+    if waiting_open:
+        assert first["status"] == "WAITING" and not first.get("soldOut")
+    return _Page(ws, first)
+
+
+def _sell_then_step(holds, room_id: int, *, broadcast: bool = True) -> None:
+    """Every unit sold without the outbox's push: the admission step finds it."""
+    from django.db import close_old_connections
+
+    for booking in holds:
+        _sell(booking)
+    admission.admit_shoppers(room_id=room_id, broadcast=broadcast)
+    close_old_connections()
