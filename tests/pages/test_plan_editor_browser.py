@@ -96,3 +96,40 @@ def test_the_editor_refuses_to_drop_a_held_seat_and_keeps_the_drawing(browser, a
     expect(seat(page, "1", 4)).to_have_count(0)  # the drawing comes back as drawn
     assert_no_serious_axe_violations(page)
     assert VenueSeat.objects.filter(section__venue=event.venue, row="1", number=4).exists()
+
+
+def test_staff_curve_and_angle_a_section_and_score_a_seat(browser, asgi_server):
+    venue = VenueFactory(plan=None)
+    page = logged_in_page(browser, asgi_server, StaffFactory(), viewport=WIDE)
+    page.goto(f"{asgi_server.url}/admin/events/venue/{venue.pk}/plan/draw/")
+    page.get_by_label("New section name").fill("Circle")
+    page.get_by_role("button", name="Add section").click()
+    # A row by keyboard alone: five seats from column 1 on line 1.
+    page.get_by_label("First column").fill("1")
+    page.get_by_label("Line", exact=True).fill("1")
+    page.get_by_label("Seats", exact=True).fill("5")
+    page.get_by_role("button", name="Add row").click()
+    page.get_by_label("Curve (lines the middle sits back)").fill("2")
+    page.get_by_role("button", name="Apply to the section").click()
+    expect(page.locator("#pe-status")).to_have_text("Section reshaped.")
+    page.get_by_label("Curve (lines the middle sits back)").fill("0")
+    page.get_by_label("Angle (lines per 10 seats; negative tilts the other way)").fill("10")
+    page.get_by_role("button", name="Apply to the section").click()
+    page.get_by_label("Set the quality score").check()
+    page.get_by_label("Quality score (lower is better; empty: distance from the stage)").fill("0.5")
+    seat(page, "1", 3).click()
+    expect(seat(page, "1", 3)).to_have_attribute("aria-label", "Row 1, seat 3, quality 0.5")
+    page.get_by_role("button", name="Save plan").click()
+    expect(page.locator(".messagelist")).to_contain_text("1 section(s), 5 seat(s)")
+    seats = {
+        s.number: (s.x, s.y, s.quality) for s in VenueSeat.objects.filter(section__venue=venue)
+    }
+    # The curve sets the middle back (ends 0, then 1, middle 2 lines), the angle tilts by one
+    # line a seat: y = 1 + curve + (x - 1).
+    assert seats == {
+        1: (1, 1, None),
+        2: (2, 3, None),
+        3: (3, 5, 0.5),
+        4: (4, 5, None),
+        5: (5, 5, None),
+    }
