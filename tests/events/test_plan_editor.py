@@ -260,3 +260,48 @@ def test_the_grid_builder_still_refuses_any_rebuild_of_a_plan_in_use():
     event = on_sale()
     with pytest.raises(VenuePlanInUse):
         build_venue_plan_from_grid(venue=event.venue, description=HALL)
+
+
+def editor_url(venue) -> str:
+    return f"/admin/events/venue/{venue.pk}/plan/draw/"
+
+
+def test_the_admin_editor_opens_saves_and_refuses_with_a_400(client):
+    from tests.factories import StaffFactory
+
+    event = on_sale()
+    client.force_login(StaffFactory())
+    page = client.get(editor_url(event.venue))
+    assert page.status_code == 200
+    assert b'id="pe-drawing"' in page.content and b"plan-editor.js" in page.content
+    grown = drawn(event.venue, lambda s: s[0]["seats"].append(seat("3", 1, 1, 3)))
+    saved = client.post(editor_url(event.venue), {"drawing": grown})
+    assert saved.status_code == 302 and saved["Location"].endswith(
+        f"/events/venue/{event.venue_id}/change/"
+    )
+    assert "1-3-1" in engine(event)
+    refused = client.post(editor_url(event.venue), {"drawing": '{"sections": []}'})
+    assert refused.status_code == 400
+    assert b"Nothing was saved" in refused.content
+    assert "1-3-1" in engine(event)  # changed nothing
+
+
+def test_the_editor_and_its_refusals_speak_german_and_russian(client):
+    from tests.factories import StaffFactory
+
+    event = on_sale()
+    hold_seats(
+        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-4"]
+    )
+    client.force_login(StaffFactory())
+    gone = drawn(event.venue, lambda s: s[0]["seats"].pop(3))
+    for language, title, refusal in [
+        ("de", "Sitzplan zeichnen", "Ein reservierter oder verkaufter Platz bleibt im Plan"),
+        ("ru", "Нарисовать схему зала", "Забронированное или проданное место остаётся в плане"),
+    ]:
+        page = client.get(editor_url(event.venue), HTTP_ACCEPT_LANGUAGE=language)
+        assert title in page.content.decode()
+        refused = client.post(
+            editor_url(event.venue), {"drawing": gone}, HTTP_ACCEPT_LANGUAGE=language
+        )
+        assert refused.status_code == 400 and refusal in refused.content.decode()
