@@ -156,7 +156,9 @@ class _SaleChanges:
             seat = engine.get(seat_no)
             if seat is None:
                 if spec.fare_class not in classes:
-                    self.problems.append(self._named(spec, gettext("has no seats to join")))
+                    self.problems.append(
+                        self._named(spec, gettext("is in a category with no seats on sale"))
+                    )
                 self.added.append(spec)
             elif seat.fare_class != spec.fare_class:
                 self.problems.append(
@@ -171,8 +173,8 @@ class _SaleChanges:
                 if any(getattr(seat, f) != v for f, v in fields.items()):
                     self.updated.append((seat.pk, fields))
         gone = [no for no in engine if no not in expected]
-        changed = {engine_pk: no for no, seat in engine.items() for engine_pk in [seat.pk]}
-        touched = gone + [changed[pk] for pk, _ in self.updated]
+        seat_no_of = {seat.pk: no for no, seat in engine.items()}
+        touched = gone + [seat_no_of[pk] for pk, _ in self.updated]
         # The guard: the seats taken out (and those rewritten) are locked in the one lock
         # order before their state is read.
         for seat in lock_seats_to_take_out(sale_id=self.sale_id, seat_nos=touched):

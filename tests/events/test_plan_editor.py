@@ -305,3 +305,25 @@ def test_the_editor_and_its_refusals_speak_german_and_russian(client):
             editor_url(event.venue), {"drawing": gone}, HTTP_ACCEPT_LANGUAGE=language
         )
         assert refused.status_code == 400 and refusal in refused.content.decode()
+
+
+def test_on_sale_a_seat_keeps_its_category_or_the_save_is_refused():
+    """Rules price rows by their order front to back: drawing row 3 in front of row 2 puts
+    row 2 inside "B: rows 3-4" (the later category wins an overlap), so its seats would move
+    from A to B.  Refused, with the seat named."""
+    rows = (AssignmentSpec("A", "Stalls", "1", "2"), AssignmentSpec("B", "Stalls", "3", "4"))
+    prices = (*PRICES, PriceCategorySpec(code="B", name="Back", price=Decimal("30.00")))
+    venue = VenueFactory(plan="Section Stalls: rows 1-4 x seats 1-2\nStanding Floor: capacity 5")
+    event = EventFactory(venue=venue, prices=prices, assignments=(*rows, RULES[1]))
+    before = plan_of(venue)
+
+    def swap_rows_2_and_3(sections):
+        for s in sections[0]["seats"]:
+            s["y"] = {2: 3, 3: 2}.get(s["y"], s["y"])
+
+    with pytest.raises(InvalidVenuePlan) as caught:
+        save_drawn_plan(venue=venue, drawing=drawn(venue, swap_rows_2_and_3))
+    assert caught.value.problems[0] == (
+        f"Stalls row 2 seat 1 would move from category A to B in {event.name}."
+    )
+    assert plan_of(venue) == before

@@ -15,7 +15,7 @@ from tests.events.test_plan_editor import on_sale
 from tests.factories import StaffFactory, UserFactory
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
-from tests.pages.test_browser import logged_in_page
+from tests.pages.test_browser import logged_in_page, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -80,9 +80,13 @@ def test_staff_draw_rows_open_an_aisle_and_save(browser, asgi_server, viewport):
 
 
 def test_the_editor_refuses_to_drop_a_held_seat_and_keeps_the_drawing(browser, asgi_server):
-    event = on_sale()
-    hold_seats(
-        customer=UserFactory(), sale_id=event.sale_id, fare_class="A", seat_numbers=["1-1-4"]
+    event = off_loop(on_sale)
+    off_loop(
+        hold_seats,
+        customer=UserFactory(),
+        sale_id=event.sale_id,
+        fare_class="A",
+        seat_numbers=["1-1-4"],
     )
     page = logged_in_page(browser, asgi_server, StaffFactory(), viewport=WIDE)
     page.goto(f"{asgi_server.url}/admin/events/venue/{event.venue_id}/plan/draw/")

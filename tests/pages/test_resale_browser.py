@@ -15,7 +15,7 @@ from bookings.models import Booking, BookingStatus, Resale, ResaleStatus, Ticket
 from payments.models import Refund
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
-from tests.pages.test_browser import logged_in_page
+from tests.pages.test_browser import logged_in_page, off_loop
 from tests.payments.resale_setup import sold_out_event_with_paid_booking, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,8 +33,8 @@ def test_resale_through_the_waitlist_on_the_pages(
     browser, asgi_server, celery_worker_process, viewport
 ):
     tag = viewport["width"]
-    r = sold_out_event_with_paid_booking(fee_percent="10")
-    buyer, _ = wait(r.event)
+    r = off_loop(sold_out_event_with_paid_booking, fee_percent="10")
+    buyer, _ = off_loop(wait, r.event)
     seller_page = logged_in_page(browser, asgi_server, r.seller, viewport=viewport)
     seller_url = f"{asgi_server.url}/bookings/{r.booking.pk}/"
 
