@@ -16,7 +16,8 @@ What may change, and what may not:
   SOLD: the whole save is refused, with the seat named.  A seat already in a category keeps it.
 * Cancelled and finished events keep the snapshot they sold (nothing of theirs changes).
 
-The seats to take out are locked in the one lock order (`kernel.locking.lock_seats`) before
+The seats to take out are locked in the one lock order (docs/architecture.md,
+`kernel.locking.lock_seats`) before
 their state is read, so a hold racing the save either commits first (and the save, reading
 HELD under the lock, refuses) or waits for the save and finds the seat blocked.
 """
@@ -176,7 +177,7 @@ class _SaleChanges:
         seat_no_of = {seat.pk: no for no, seat in engine.items()}
         touched = gone + [seat_no_of[pk] for pk, _ in self.updated]
         # The guard: the seats taken out (and those rewritten) are locked in the one lock
-        # order before their state is read.
+        # order (docs/architecture.md) before their state is read.
         for seat in lock_seats_to_take_out(sale_id=self.sale_id, seat_nos=touched):
             if seat.seat_no not in gone:
                 continue
