@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from events.errors import InvalidCategoryAssignment, InvalidVenuePlan
+from events.errors import InvalidVenuePlan
 from events.models import SectionKind, StageSide
 
 MAX_ROWS_PER_SECTION = 200
@@ -267,17 +268,24 @@ def parse_csv(content: bytes | str) -> VenuePlan:
     header = tuple(h.strip().lower() for h in next(reader, None) or ())
     if header not in (CSV_HEADER, (*CSV_HEADER, "quality")):
         raise InvalidVenuePlan([f"Line 1: the header must be {','.join(CSV_HEADER)}[,quality]."])
+    lines = ((f"Line {reader.line_num}", cells) for cells in reader)
+    return plan_from_cells(lines, columns=len(header))
+
+
+def plan_from_cells(lines: Iterable[tuple[str, list[str]]], *, columns: int) -> VenuePlan:
+    """The seated sections that seat lines (label, CSV-shaped cells) list, checked by the one
+    set of seat rules: the CSV import and the admin's drawing editor (events.plan_drawn) both
+    come here.  InvalidVenuePlan lists every bad line, by its label."""
     problems: list[str] = []
-    by_section: dict[str, list[tuple[int, SeatSpec]]] = defaultdict(list)
+    by_section: dict[str, list[tuple[str, SeatSpec]]] = defaultdict(list)
     names: dict[str, str] = {}  # lower-case -> as first written
-    for cells in reader:
-        line = reader.line_num
+    for line, cells in lines:
         if not any(c.strip() for c in cells):
             continue
         try:
-            section, seat = _csv_seat(cells, columns=len(header))
+            section, seat = _csv_seat(cells, columns=columns)
         except _LineError as error:
-            problems.append(f"Line {line}: {error}")
+            problems.append(f"{line}: {error}")
             continue
         key = section.lower()
         names.setdefault(key, section)
@@ -309,6 +317,8 @@ def _csv_seat(cells: list[str], *, columns: int) -> tuple[str, SeatSpec]:
         score = float(quality[0]) if quality and quality[0] else None
     except ValueError:
         raise _LineError(f'quality "{quality[0]}" must be a number.') from None
+    if score is not None and not math.isfinite(score):
+        raise _LineError(f'quality "{quality[0]}" must be a finite number.')
     if not section or len(section) > 60:
         raise _LineError("the section name is required (at most 60 characters).")
     if not ROW_LABEL.match(row):
@@ -340,16 +350,16 @@ def _csv_bool(name: str, value: str) -> bool:
     raise _LineError(f'{name} "{value}" must be yes or no.')
 
 
-def _csv_duplicates(section: str, seats: list[tuple[int, SeatSpec]]) -> list[str]:
+def _csv_duplicates(section: str, seats: list[tuple[str, SeatSpec]]) -> list[str]:
     problems = []
-    places: dict[tuple, int] = {}
+    places: dict[tuple, str] = {}
     for line, seat in seats:
         for key, what in (
             (("seat", seat.row, seat.number), f"row {seat.row} seat {seat.number}"),
             (("xy", seat.x, seat.y), f"position x={seat.x}, y={seat.y}"),
         ):
             if key in places:
-                problems.append(f"Line {line}: {section} {what} is already on line {places[key]}.")
+                problems.append(f"{line}: {section} {what} is already on {places[key].lower()}.")
             else:
                 places[key] = line
     return problems
@@ -369,38 +379,3 @@ def _with_row_order(seats: list[SeatSpec]) -> list[SeatSpec]:
 
 def _natural(label: str) -> tuple:
     return (0, int(label), "") if label.isdigit() else (1, 0, label)
-
-
-# --- price category assignments as text (the event admin) -------------------------------------
-
-_ASSIGNMENT = re.compile(
-    r"^([A-Za-z][A-Za-z0-9]{0,9})\s*:\s*(.+?)(?:\s+rows?\s+([A-Za-z0-9]{1,8})"
-    r"(?:\s*-\s*([A-Za-z0-9]{1,8}))?)?$",
-    re.IGNORECASE,
-)
-
-
-def parse_assignments(text: str) -> list[tuple[str, str, str, str]]:
-    """Rules written one per line, ``<category>: <section> [rows <first>-<last>]``:
-
-        A: Stalls rows 1-5
-        B: Stalls rows 6-20
-        B: Balcony
-        GA: Floor
-
-    as (category, section, first row, last row) tuples; bad lines are listed in one
-    InvalidCategoryAssignment."""
-    rules, problems = [], []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = _ASSIGNMENT.match(line)
-        if match is None:
-            problems.append(f'Line {number}: expected "A: Stalls rows 1-5" or "GA: Floor".')
-            continue
-        first = (match[3] or "").upper()
-        rules.append((match[1].upper(), match[2].strip(), first, (match[4] or first).upper()))
-    if problems:
-        raise InvalidCategoryAssignment(" ".join(problems))
-    return rules

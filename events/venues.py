@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import IntegrityError, transaction
 
-from events import plan_parsing
+from events import plan_drawn, plan_editing, plan_parsing
 from events.errors import (
     InvalidEvent,
     VenuePlanInUse,
@@ -22,8 +22,8 @@ from events.models import (
     Section,
     SectionKind,
     Venue,
-    VenueSeat,
 )
+from events.plan_editing import write_seats
 
 MAX_CSV_BYTES = 5 * 1024 * 1024
 
@@ -99,26 +99,34 @@ def _replace_plan(*, venue: Venue, plan: plan_parsing.VenuePlan, keep_standing: 
                 position=offset + spec.position,
                 capacity=spec.capacity,
             )
-            VenueSeat.objects.bulk_create(
-                [
-                    VenueSeat(
-                        section=section,
-                        row=seat.row,
-                        row_index=seat.row_index,
-                        number=seat.number,
-                        x=seat.x,
-                        y=seat.y,
-                        accessible=seat.accessible,
-                        restricted_view=seat.restricted_view,
-                        quality=seat.quality,
-                    )
-                    for seat in spec.seats
-                ],
-                batch_size=2000,
-            )
-        if plan.stage_side and plan.stage_side != locked.stage_side:
-            Venue.objects.filter(pk=locked.pk).update(stage_side=plan.stage_side)
-            venue.stage_side = plan.stage_side
+            write_seats(section=section, seats=spec.seats)
+        _set_stage_side(venue, locked, plan)
+
+
+def save_drawn_plan(*, venue: Venue, drawing: str) -> plan_parsing.VenuePlan:
+    """Save the admin editor's drawing (events.plan_drawn) as the venue's seated sections;
+    standing areas stay, as with the CSV import.  All or nothing, the seats checked by the
+    CSV import's rules.  A venue with no events has its seated plan replaced; one with events
+    is changed in place (`events.plan_editing`): seats may be added, moved, flagged and
+    scored, and one held or sold is never taken out of a plan on sale."""
+    plan = plan_drawn.parse_drawing(drawing)
+    with transaction.atomic():
+        locked = Venue.objects.select_for_update().get(pk=venue.pk)
+        # Then the events (after the venue, as creating one does): one going on sale now
+        # either snapshots the new plan or is already on sale and brought along.
+        events = list(Event.objects.select_for_update().filter(venue=locked).order_by("pk"))
+        if not events:
+            _replace_plan(venue=venue, plan=plan, keep_standing=True)
+            return plan
+        plan_editing.change_plan_in_use(venue=locked, plan=plan, events=events)
+        _set_stage_side(venue, locked, plan)
+    return plan
+
+
+def _set_stage_side(venue: Venue, locked: Venue, plan: plan_parsing.VenuePlan) -> None:
+    if plan.stage_side and plan.stage_side != locked.stage_side:
+        Venue.objects.filter(pk=locked.pk).update(stage_side=plan.stage_side)
+        venue.stage_side = plan.stage_side
 
 
 def check_time_zone(name: str) -> None:

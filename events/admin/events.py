@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from events import plan_parsing, sale_overview, services
+from events import plan_assignments, sale_overview, services
 from events.admin.call_off import CANCEL_BOOKINGS, call_off_events
 from events.models import (
     DEFAULT_EVENT_DURATION,
@@ -145,7 +145,7 @@ class EventForm(LocalTimeFormMixin, forms.ModelForm):
             if self.instance.pk and "assignments" in self.changed_data:
                 data["assignment_specs"] = [
                     services.AssignmentSpec(*rule)
-                    for rule in plan_parsing.parse_assignments(data["assignments"])
+                    for rule in plan_assignments.parse_assignments(data["assignments"])
                 ]
                 services.check_assignments(
                     event=self.instance, assignments=data["assignment_specs"]

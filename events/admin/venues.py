@@ -3,6 +3,8 @@ description or a CSV upload, written by `events.services`, all or nothing)."""
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
@@ -11,13 +13,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from events import venues
 from events.models import (
     Section,
     SectionKind,
+    StageSide,
     Venue,
 )
+from events.plan_drawn import venue_drawing
 from events.plan_grid_text import grid_description
 from events.selectors import venue_plan
 from kernel.errors import DomainError
@@ -139,9 +144,12 @@ class VenueAdmin(admin.ModelAdmin):
             return "Save the venue first, then build its plan."
         return format_html(
             '<a class="button" href="{}">Build from a grid description</a> '
-            '<a class="button" href="{}">Import seats from CSV</a>',
+            '<a class="button" href="{}">Import seats from CSV</a> '
+            '<a class="button" href="{}">{}</a>',
             reverse("admin:events_venue_plan_grid", args=[obj.pk]),
             reverse("admin:events_venue_plan_csv", args=[obj.pk]),
+            reverse("admin:events_venue_plan_draw", args=[obj.pk]),
+            gettext("Draw the seat map"),
         )
 
     @admin.display(description="plan drawing")
@@ -165,6 +173,11 @@ class VenueAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.import_csv),
                 name="events_venue_plan_csv",
             ),
+            path(
+                "<int:venue_id>/plan/draw/",
+                self.admin_site.admin_view(self.draw_plan),
+                name="events_venue_plan_draw",
+            ),
             *super().get_urls(),
         ]
 
@@ -186,6 +199,49 @@ class VenueAdmin(admin.ModelAdmin):
             CsvPlanForm,
             "Import seats from a CSV file",
             lambda venue, data: venues.import_venue_plan_csv(venue=venue, file=data["file"]),
+        )
+
+    def draw_plan(self, request, venue_id: int):
+        """The seat-map editor (static/js/plan-editor.js): thin, `venues.save_drawn_plan`
+        decides.  A refused drawing comes back as drawn, with every problem, and a 400."""
+        venue = get_object_or_404(Venue, pk=venue_id)
+        if not self.has_change_permission(request, venue):
+            raise PermissionDenied
+        problems: list[str] = []
+        drawing_text = request.POST.get("drawing", "")
+        if request.method == "POST":
+            try:
+                plan = venues.save_drawn_plan(venue=venue, drawing=drawing_text)
+            except DomainError as error:
+                problems = list(getattr(error, "problems", None) or [error.detail])
+            else:
+                self.message_user(
+                    request,
+                    gettext("Plan of %(venue)s saved: %(sections)d section(s), %(seats)d seat(s).")
+                    % {"venue": venue, "sections": len(plan.sections), "seats": plan.seat_count},
+                )
+                return redirect("admin:events_venue_change", venue.pk)
+        try:
+            drawing = json.loads(drawing_text) if problems else venue_drawing(venue=venue)
+        except ValueError:
+            drawing = None
+        if not isinstance(drawing, dict) or not isinstance(drawing.get("sections"), list):
+            drawing = venue_drawing(venue=venue)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": gettext("Draw the seat map"),
+            "venue": venue,
+            "opts": self.model._meta,
+            "problems": problems,
+            "drawing": drawing,
+            "in_use": venue.events.exists(),
+            "stage_sides": StageSide.choices,
+        }
+        return render(
+            request,
+            "admin/events/venue/plan_editor.html",
+            context,
+            status=400 if problems else 200,
         )
 
     def _plan_view(self, request, venue_id, form_class, title, build):
