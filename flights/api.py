@@ -38,10 +38,14 @@ class FlightSearchQuerySerializer(serializers.Serializer):
         }
 
 
+LOCALISED = " in the request's language (`Accept-Language`: en, de, ru; `Content-Language` \
+says which), English where the airport has no name in it."
+
+
 class AirportSerializer(serializers.Serializer):
     code = serializers.CharField()
-    name = serializers.CharField()
-    city = serializers.CharField()
+    name = serializers.CharField(help_text="The airport's name" + LOCALISED)
+    city = serializers.CharField(help_text="The city" + LOCALISED)
     country = serializers.CharField()
     time_zone = serializers.CharField(help_text="IANA time zone.")
 

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils import translation
 from django.utils.translation import gettext
 
 from bookings.booking_classes import cheapest_open, choices_of
@@ -60,6 +61,11 @@ def sale_of_flight(flight_id: int) -> int:
     return sale_id
 
 
+def _language() -> str:
+    """The active language, as the cache keys of answers with airport names carry it."""
+    return (translation.get_language() or "en").split("-")[0]
+
+
 def _ttl(name: str) -> int:
     return settings.API_CACHE[name]
 
@@ -72,10 +78,12 @@ def _digest(*parts: Any) -> str:
 
 
 def _airport(airport: Airport) -> dict[str, Any]:
+    """The airport in the active language (the request's Accept-Language, as problems are):
+    `name` and `city` are the localised names where the airport has them, else English."""
     return {
         "code": airport.code,
-        "name": airport.name,
-        "city": airport.city,
+        "name": airport.local_name,
+        "city": airport.local_city,
         "country": airport.country,
         "time_zone": airport.time_zone,
     }
@@ -163,7 +171,10 @@ def search_flights_json(
     it was built; the entry itself lives by its TTL (availability may be that stale).
     """
     origin, destination = origin.upper(), destination.upper()
-    key = f"flights:search:v3:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
+    key = (
+        f"flights:search:v4:{_language()}:{origin}:{destination}:{day.isoformat()}"
+        f":{offset}:{limit}"
+    )
     entry = cache.get(key)
     if entry is not None:
         return CachedJson(body=entry[1], etag=entry[0]), entry[2]
@@ -206,7 +217,7 @@ def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str
 
 
 def flight_detail(*, flight_id: int) -> dict[str, Any] | None:
-    key = f"flights:detail:v1:{flight_id}"
+    key = f"flights:detail:v2:{_language()}:{flight_id}"
     found = cache.get(key)
     if found is None:
         flight = _flights().filter(pk=flight_id).first()
