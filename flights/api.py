@@ -107,6 +107,9 @@ class SeatSerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     status = serializers.ChoiceField(choices=SeatStatus.choices)
     surcharge = serializers.DecimalField(max_digits=10, decimal_places=2)
+    exit_row = serializers.BooleanField(
+        help_text="In an emergency exit row: a hold of it needs `exitRowConfirmed: true`."
+    )
 
 
 class SeatMapSerializer(serializers.Serializer):

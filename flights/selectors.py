@@ -22,8 +22,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Q, QuerySet
-from django.utils import timezone
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from bookings.booking_classes import cheapest_open, choices_of
@@ -172,8 +171,7 @@ def search_flights_json(
     """
     origin, destination = origin.upper(), destination.upper()
     key = (
-        f"flights:search:v4:{_language()}:{origin}:{destination}:{day.isoformat()}"
-        f":{offset}:{limit}"
+        f"flights:search:v4:{_language()}:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
     )
     entry = cache.get(key)
     if entry is not None:
@@ -288,12 +286,13 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
     flight = (
         Flight.objects.filter(pk=flight_id)
         .prefetch_related("sale__inventories", "sale__booking_classes")
-        .only("id", "code", "status")
+        .only("id", "code", "status", "exit_rows")
         .first()
     )
     if flight is None:
         return None
     now = timezone.now()
+    exit_rows = set(flight.exit_rows or ())
     seats = []
     for (
         seat_no,
@@ -317,6 +316,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
                 "fare_class": fare_class,
                 "status": status,
                 "surcharge": surcharge,
+                "exit_row": row in exit_rows,
             }
         )
     return {

@@ -27,8 +27,14 @@ NAMES = {
 
 @pytest.fixture
 def flight():
-    svo = AirportFactory(code="SVO", name="Sheremetyevo International", city="Moscow",
-                         country="RU", time_zone="Europe/Moscow", **local_name_fields("SVO"))
+    svo = AirportFactory(
+        code="SVO",
+        name="Sheremetyevo International",
+        city="Moscow",
+        country="RU",
+        time_zone="Europe/Moscow",
+        **local_name_fields("SVO"),
+    )
     led = AirportFactory(code="LED", name="Pulkovo", city="Saint Petersburg", country="RU",
                          time_zone="Europe/Moscow", **local_name_fields("LED"))  # fmt: skip
     return FlightFactory(
@@ -79,9 +85,10 @@ def test_the_cached_search_is_kept_per_language(flight):
     assert names(russian.json()[0])[0] == "Москва" and names(english.json()[0])[0] == "Moscow"
     assert len({german["ETag"], russian["ETag"], english["ETag"]}) == 3
     client.get(f"/api/flights/{flight.pk}", HTTP_ACCEPT_LANGUAGE="de")
-    assert client.get(f"/api/flights/{flight.pk}", HTTP_ACCEPT_LANGUAGE="ru").json()[
-        "origin"
-    ]["city"] == "Москва"
+    assert (
+        client.get(f"/api/flights/{flight.pk}", HTTP_ACCEPT_LANGUAGE="ru").json()["origin"]["city"]
+        == "Москва"
+    )
 
 
 def test_control_an_airport_without_local_names_answers_english_in_every_language():
