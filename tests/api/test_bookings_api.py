@@ -22,7 +22,13 @@ def hold(customer, flight, seats):
 
 
 def body(flight, **overrides):
-    return {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A", "12B"], **overrides}
+    return {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A", "12B"],
+        "exitRowConfirmed": True,
+        **overrides,
+    }
 
 
 def state(flight):

@@ -156,7 +156,7 @@ def test_the_whole_journey_passes_axe_in_each_language(
     expect(page.locator(".refund")).to_have_attribute("data-status", "SUCCEEDED", timeout=60_000)
     assert_in_language(page, language, english, "cancelled")
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.CANCELLED
-    assert Refund.objects.get(booking=booking).status == RefundStatus.SUCCEEDED
+    assert Refund.objects.get(payment__booking=booking).status == RefundStatus.SUCCEEDED
 
     # My bookings, with the waitlist place.
     page.goto(f"{base}/bookings/")
