@@ -102,7 +102,8 @@ def hold_chosen_seats(
     `hold_seats` itself is the engine's hold, for callers that choose no seat for a customer
     by hand (tests, benches) or apply their own seat rules."""
     seat_nos = normalise_seat_numbers(seat_numbers)
-    catalogue.require_seat_conditions(sale_id, seat_nos, confirmed=conditions_confirmed)
+    if not conditions_confirmed:  # confirmed: nothing to refuse, and no query on the hot path
+        catalogue.require_seat_conditions(sale_id, seat_nos, confirmed=False)
     return hold_seats(
         customer=customer,
         sale_id=sale_id,
