@@ -148,7 +148,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
             await start_gate.wait()
             while candidates and take():
                 seat = candidates.pop()
-                body = {"flightId": spec["flight_id"], "fareClass": "ECONOMY", "seats": [seat]}
+                body = {
+                    "flightId": spec["flight_id"],
+                    "fareClass": "ECONOMY",
+                    "seats": [seat],
+                    "exitRowConfirmed": True,  # a seat may be in an exit row
+                }
                 t0 = time.perf_counter()
                 status, _, _, lat = await call(
                     "POST", "/api/bookings", json=body, headers=auth(token)
@@ -202,7 +207,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         async def one_seat(index: int, token: str) -> None:
             await call("GET", "/healthz")
             await start_gate.wait()
-            body = {"flightId": spec["flight_id"], "fareClass": "ECONOMY", "seats": [spec["seat"]]}
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "seats": [spec["seat"]],
+                "exitRowConfirmed": True,  # the seat may be in an exit row
+            }
             t0 = time.perf_counter()
             status, _, _, lat = await call("POST", "/api/bookings", json=body, headers=auth(token))
             records.append((t0, lat, status, status == 201))

@@ -115,7 +115,12 @@ def client_loop(
             if time.monotonic() > end[0]:
                 return
             key = uuid.uuid4().hex if retry else None
-            body = {"flightId": flight_id, "fareClass": "ECONOMY", "seats": [seat]}
+            body = {
+                "flightId": flight_id,
+                "fareClass": "ECONOMY",
+                "seats": [seat],
+                "exitRowConfirmed": True,  # a seat may be in an exit row
+            }
             for _attempt in range(60):
                 try:
                     response = http.post(

@@ -96,7 +96,12 @@ class Load:
         ) as http:
             while not self.stop.is_set():
                 seats = rng.sample(self.sale["seats"], rng.choice([1, 2]))
-                body = {"flightId": self.sale["flightId"], "fareClass": "ECONOMY", "seats": seats}
+                body = {
+                    "flightId": self.sale["flightId"],
+                    "fareClass": "ECONOMY",
+                    "seats": seats,
+                    "exitRowConfirmed": True,  # seats may be in an exit row
+                }
                 started = time.perf_counter()
                 try:
                     response = http.post(

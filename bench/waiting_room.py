@@ -314,7 +314,7 @@ async def shop(http, base, flight_id, customer, token, figures, rng) -> None:
     headers = {"Authorization": f"Token {customer.api_token}", "X-Waiting-Room-Token": token}
     free = await free_seats(http, base, flight_id, rng)
     for _attempt in range(8):
-        body = {"flightId": flight_id, "fareClass": "ECONOMY"}
+        body = {"flightId": flight_id, "fareClass": "ECONOMY", "exitRowConfirmed": True}
         if free:
             body["seats"] = [free.pop()]
         else:

@@ -188,9 +188,9 @@ class Catalogue(Protocol):
         ...
 
     def require_seat_conditions(
-        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+        self, sale_id: int, seat_numbers: list[str], *, confirmed: bool
     ) -> None:
-        """Refuse (a DomainError) seats of item `ref` that carry conditions the customer has
+        """Refuse (a DomainError) seats of sale `sale_id` that carry conditions the customer has
         not confirmed (a flight's exit rows); nothing for catalogues without such seats."""
         ...
 
@@ -216,17 +216,29 @@ def for_sale(sale: Sale) -> Catalogue:
 _kinds: dict[int, str] = {}
 
 
+def _kind_of(sale_id: int) -> str | None:
+    kind = _kinds.get(sale_id)
+    if kind is None:
+        kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
+        if kind is not None:
+            _kinds[sale_id] = kind
+    return kind
+
+
+def require_seat_conditions(sale_id: int, seat_numbers: list[str], *, confirmed: bool) -> None:
+    """The sale's catalogue refuses seats whose conditions are not confirmed (a flight's exit
+    rows); no such sale: nothing here (the hold answers that)."""
+    kind = _kind_of(sale_id)
+    if kind is not None:
+        for_kind(kind).require_seat_conditions(sale_id, seat_numbers, confirmed=confirmed)
+
+
 def texts_of_sale(sale_id: int) -> SaleTexts | None:
     """The texts of the catalogue selling `sale_id` (None: no such sale).  Error paths ask;
     a sale's kind never changes, so it is remembered per process after one small query
     (a sold-out answer from the Redis filter stays free of queries after the first)."""
-    kind = _kinds.get(sale_id)
-    if kind is None:
-        kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
-        if kind is None:
-            return None
-        _kinds[sale_id] = kind
-    return for_kind(kind).texts
+    kind = _kind_of(sale_id)
+    return None if kind is None else for_kind(kind).texts
 
 
 def owner_paths(prefix: str = "") -> list[str]:

@@ -84,6 +84,36 @@ def normalise_seat_numbers(seat_numbers: Sequence[str]) -> list[str]:
 # --- holding seats -----------------------------------------------------------------------------
 
 
+def hold_chosen_seats(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    seat_numbers: Sequence[str],
+    conditions_confirmed: bool,
+    passenger_names: Sequence[str] | None = None,
+    booking_class: str = "",
+) -> Booking:
+    """The seats a customer picked, held: the door of the seat picker and of
+    `POST /api/bookings`.  Seats that carry conditions (a flight's exit rows) need them
+    confirmed (`conditions_confirmed`; else 422 `exit-row-not-confirmed` and nothing is held),
+    the catalogue's one rule (`catalogue.require_seat_conditions`); then `hold_seats`.
+
+    `hold_seats` itself is the engine's hold, for callers that choose no seat for a customer
+    by hand (tests, benches) or apply their own seat rules."""
+    seat_nos = normalise_seat_numbers(seat_numbers)
+    if not conditions_confirmed:  # confirmed: nothing to refuse, and no query on the hot path
+        catalogue.require_seat_conditions(sale_id, seat_nos, confirmed=False)
+    return hold_seats(
+        customer=customer,
+        sale_id=sale_id,
+        fare_class=fare_class,
+        seat_numbers=seat_nos,
+        passenger_names=passenger_names,
+        booking_class=booking_class,
+    )
+
+
 @counts_holds
 @lock_errors_as_too_busy
 def hold_seats(

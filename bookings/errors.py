@@ -225,6 +225,25 @@ class PassengerNamesMissing(DomainError):
         super().__init__(detail or self.default, **extra)
 
 
+class ExitRowNotConfirmed(DomainError):
+    """A seat with conditions (a flight's exit row) chosen without them confirmed: the seat
+    picker's checkbox, the API's `exitRowConfirmed`, online check-in's (one rule,
+    `flights.rules.require_exit_row_confirmation`)."""
+
+    status = 422
+    code = "exit-row-not-confirmed"
+    title = _("Exit-row conditions not confirmed")
+
+    def __init__(self, seats: Iterable[str]) -> None:
+        seats = list(seats)
+        super().__init__(
+            gettext("Seat %(seat)s is in an exit row: confirm the exit-row conditions to take it.")
+            % {"seat": seats[0]},
+            seats=seats,
+            field="exitRowConfirmed",
+        )
+
+
 class InvalidBookingState(DomainError):
     status = 409
     code = "invalid-booking-state"

@@ -86,7 +86,7 @@ class EventCatalogue:
         return None  # a category's name belongs to its event; the code is shown as it is
 
     def require_seat_conditions(
-        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+        self, sale_id: int, seat_numbers: list[str], *, confirmed: bool
     ) -> None:
         return None  # no event seat carries conditions to confirm
 

@@ -38,10 +38,14 @@ class FlightSearchQuerySerializer(serializers.Serializer):
         }
 
 
+LOCALISED = " in the request's language (`Accept-Language`: en, de, ru; `Content-Language` \
+says which), English where the airport has no name in it."
+
+
 class AirportSerializer(serializers.Serializer):
     code = serializers.CharField()
-    name = serializers.CharField()
-    city = serializers.CharField()
+    name = serializers.CharField(help_text="The airport's name" + LOCALISED)
+    city = serializers.CharField(help_text="The city" + LOCALISED)
     country = serializers.CharField()
     time_zone = serializers.CharField(help_text="IANA time zone.")
 
@@ -103,6 +107,9 @@ class SeatSerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FareClass.choices)
     status = serializers.ChoiceField(choices=SeatStatus.choices)
     surcharge = serializers.DecimalField(max_digits=10, decimal_places=2)
+    exit_row = serializers.BooleanField(
+        help_text="In an emergency exit row: a hold of it needs `exitRowConfirmed: true`."
+    )
 
 
 class SeatMapSerializer(serializers.Serializer):

@@ -93,10 +93,10 @@ class FlightCatalogue:
         return sale_id_of_flight(ref)
 
     def require_seat_conditions(
-        self, ref: int, seat_numbers: list[str], *, confirmed: bool
+        self, sale_id: int, seat_numbers: list[str], *, confirmed: bool
     ) -> None:
         # No such flight, or a malformed seat number: the hold itself refuses those.
-        flight = Flight.objects.filter(pk=ref).only("exit_rows").first()
+        flight = Flight.objects.filter(sale_id=sale_id).only("exit_rows").first()
         seats = [s for s in seat_numbers if self.seat_no_pattern.fullmatch(s)]
         if flight is not None:
             require_exit_row_confirmation(flight, seats, confirmed=confirmed)

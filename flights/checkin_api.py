@@ -58,7 +58,19 @@ class OnlineCheckInApi(APIView):
             "answers 409 and checks nobody in."
         ),
         request=OnlineCheckInInputSerializer,
-        responses={200: OnlineCheckInSerializer, **problems(400, 401, 404, 409, 503)},
+        responses={
+            200: OnlineCheckInSerializer,
+            **problems(
+                400,
+                401,
+                404,
+                409,
+                422,
+                503,
+                s422="A seat in an exit row without `exitRowConfirmed: true` "
+                "(`exit-row-not-confirmed`, with `seats`).",
+            ),
+        },
     )
     def post(self, request, booking_id: int):
         data = OnlineCheckInInputSerializer(data=request.data)

@@ -9,10 +9,9 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.db.models import Q
-from django.utils.translation import gettext
 
+from bookings.errors import ExitRowNotConfirmed
 from flights.models import Flight, FlightStatus
-from kernel.errors import InvalidRequest
 
 
 def is_bookable(flight: Flight, *, now: datetime) -> bool:
@@ -84,15 +83,13 @@ def exit_row_seats(flight: Flight, seat_numbers: Iterable[str]) -> list[str]:
 def require_exit_row_confirmation(
     flight: Flight, seat_numbers: Iterable[str], *, confirmed: bool
 ) -> None:
-    """THE exit-row rule, for every door that seats a customer by choice (the seat picker,
-    online check-in): an exit-row seat only for a customer who confirms its conditions."""
+    """THE exit-row rule, for every door that seats a customer by choice (the seat picker and
+    `POST /api/bookings`, both through `customer_holds.hold_chosen_seats`; online check-in):
+    an exit-row seat only for a customer who confirms its conditions (422
+    `exit-row-not-confirmed`, naming the seats)."""
     seats = exit_row_seats(flight, seat_numbers)
     if seats and not confirmed:
-        raise InvalidRequest(
-            gettext("Seat %(seat)s is in an exit row: confirm the exit-row conditions to take it.")
-            % {"seat": seats[0]},
-            field="seat",
-        )
+        raise ExitRowNotConfirmed(seats)
 
 
 def _row_of(seat_no: str) -> int | None:

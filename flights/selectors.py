@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Q, QuerySet
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from bookings.booking_classes import cheapest_open, choices_of
@@ -60,6 +60,11 @@ def sale_of_flight(flight_id: int) -> int:
     return sale_id
 
 
+def _language() -> str:
+    """The active language, as the cache keys of answers with airport names carry it."""
+    return (translation.get_language() or "en").split("-")[0]
+
+
 def _ttl(name: str) -> int:
     return settings.API_CACHE[name]
 
@@ -72,10 +77,12 @@ def _digest(*parts: Any) -> str:
 
 
 def _airport(airport: Airport) -> dict[str, Any]:
+    """The airport in the active language (the request's Accept-Language, as problems are):
+    `name` and `city` are the localised names where the airport has them, else English."""
     return {
         "code": airport.code,
-        "name": airport.name,
-        "city": airport.city,
+        "name": airport.local_name,
+        "city": airport.local_city,
         "country": airport.country,
         "time_zone": airport.time_zone,
     }
@@ -163,7 +170,9 @@ def search_flights_json(
     it was built; the entry itself lives by its TTL (availability may be that stale).
     """
     origin, destination = origin.upper(), destination.upper()
-    key = f"flights:search:v3:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
+    key = (
+        f"flights:search:v4:{_language()}:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
+    )
     entry = cache.get(key)
     if entry is not None:
         return CachedJson(body=entry[1], etag=entry[0]), entry[2]
@@ -206,7 +215,7 @@ def search_flights(*, origin: str, destination: str, day: date) -> list[dict[str
 
 
 def flight_detail(*, flight_id: int) -> dict[str, Any] | None:
-    key = f"flights:detail:v1:{flight_id}"
+    key = f"flights:detail:v2:{_language()}:{flight_id}"
     found = cache.get(key)
     if found is None:
         flight = _flights().filter(pk=flight_id).first()
@@ -277,12 +286,13 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
     flight = (
         Flight.objects.filter(pk=flight_id)
         .prefetch_related("sale__inventories", "sale__booking_classes")
-        .only("id", "code", "status")
+        .only("id", "code", "status", "exit_rows")
         .first()
     )
     if flight is None:
         return None
     now = timezone.now()
+    exit_rows = set(flight.exit_rows or ())
     seats = []
     for (
         seat_no,
@@ -306,6 +316,7 @@ def seat_map(*, flight_id: int) -> dict[str, Any] | None:
                 "fare_class": fare_class,
                 "status": status,
                 "surcharge": surcharge,
+                "exit_row": row in exit_rows,
             }
         )
     return {

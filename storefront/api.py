@@ -48,6 +48,7 @@ ARTICLE_BODY = {
     "fareClass": "ECONOMY",
     "seats": ["12A", "12B"],
     "passengerNames": ["Ana Lima", "Bo Chen"],
+    "exitRowConfirmed": True,  # rows 12 and 13 are the A320's exit rows
 }
 EVENT_STANDING_BODY = {"eventId": 7, "fareClass": "GA-3", "passengers": 2}
 
@@ -174,7 +175,9 @@ class BookingListCreateApi(GenericAPIView):
                 "still running. Paying after the sale closed answers "
                 "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
                 "Flights keep the slugs they answered with before events were sold.",
-                s422="This Idempotency-Key was already used for a different request.",
+                s422="A seat in an exit row without `exitRowConfirmed: true` "
+                "(`exit-row-not-confirmed`, with `seats`; nothing is held), or this "
+                "Idempotency-Key was already used for a different request.",
                 s429=format_lazy(
                     "More than {} holds by this account (with the seat-picker page: one budget); "
                     "retry after `Retry-After` seconds.",
@@ -215,7 +218,11 @@ class BookingListCreateApi(GenericAPIView):
 
         def hold() -> Booking:
             if "seats" in data:
-                return customer_holds.hold_seats(seat_numbers=data["seats"], **common)
+                return customer_holds.hold_chosen_seats(
+                    seat_numbers=data["seats"],
+                    conditions_confirmed=data["exit_row_confirmed"],
+                    **common,
+                )
             return customer_holds.hold_seatless(passengers=data["passengers"], **common)
 
         def answer(booking: Booking) -> tuple[int, dict[str, Any]]:

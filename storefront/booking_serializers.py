@@ -98,6 +98,17 @@ class BookingCreateSerializer(CopiedFields, serializers.Serializer):
             "201 says `namesNeeded: true` and `namePassengersUrl` takes them later)."
         ),
     )
+    exit_row_confirmed = serializers.BooleanField(
+        default=False,
+        help_text=(
+            "Flights: the customer confirms the exit-row conditions (able and willing to help "
+            "in an evacuation, 15 or older, no infant) for every passenger seated in an exit "
+            "row, as the seat picker's checkbox and online check-in ask. A seat in an exit "
+            "row (`GET /api/flights/{flightId}/seats` marks them `exitRow: true`) without it "
+            "answers 422 `exit-row-not-confirmed` with `seats`, and nothing is held. Ignored "
+            "for other seats and for events."
+        ),
+    )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("flight_id" in data) == ("event_id" in data):

@@ -61,25 +61,21 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
 
     def order(flight_id: int, form: HoldForm) -> HoldOrder | None:
         data = form.cleaned_data
-        try:  # an exit-row seat only with its conditions confirmed (as at online check-in)
-            catalogue.for_kind(SaleKind.FLIGHT).require_seat_conditions(
-                flight_id, form.seats, confirmed=data["exit_row_confirmed"]
-            )
-        except DomainError as error:
-            show_domain_error(request, error)
-            return None
         asked = {
             "flight": flight_id,
             "fare": data["fare_class"],
             "class": data["booking_class"],
             "seats": form.seats,
             "names": form.names,
+            "exit_row": data["exit_row_confirmed"],
         }
-        return asked, lambda: customer_holds.hold_seats(
+        return asked, lambda: customer_holds.hold_chosen_seats(
             customer=request.user,
             sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
+            # An exit-row seat only with its conditions confirmed (as at online check-in).
+            conditions_confirmed=data["exit_row_confirmed"],
             passenger_names=form.names,
             booking_class=data["booking_class"],
         )

@@ -26,7 +26,12 @@ pytestmark = pytest.mark.django_db
 
 
 def hold_body(flight, seats=("12A",)):
-    return {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": list(seats)}
+    return {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": list(seats),
+        "exitRowConfirmed": True,
+    }
 
 
 # --- auth --------------------------------------------------------------------------------------

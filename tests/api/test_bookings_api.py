@@ -22,7 +22,13 @@ def hold(customer, flight, seats):
 
 
 def body(flight, **overrides):
-    return {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A", "12B"], **overrides}
+    return {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A", "12B"],
+        "exitRowConfirmed": True,
+        **overrides,
+    }
 
 
 def state(flight):
@@ -53,7 +59,10 @@ def test_the_articles_exact_request_body_works_as_written():
 
     response = client_for(customer).post(
         "/api/bookings",
-        data='{"flightId":1001,"customerId":42,"fareClass":"ECONOMY","seats":["12A","12B"]}',
+        # The article's body; 12A/12B are the A320's exit row, so the conditions are confirmed
+        # (issue 31: the API asks for them as the seat picker does).
+        data='{"flightId":1001,"customerId":42,"fareClass":"ECONOMY","seats":["12A","12B"],'
+        '"exitRowConfirmed":true}',
         content_type="application/json",
     )
 

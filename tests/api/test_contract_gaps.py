@@ -16,7 +16,12 @@ from tests.events.factories import EventFactory
 from tests.factories import UserFactory, named_hold
 from waitroom.staff import open_waiting_room
 
-HOLD = {"fareClass": "ECONOMY", "seats": ["12A"], "passengerNames": ["Ana Lima"]}
+HOLD = {
+    "fareClass": "ECONOMY",
+    "seats": ["12A"],
+    "passengerNames": ["Ana Lima"],
+    "exitRowConfirmed": True,
+}
 
 
 def schema_of(client) -> dict:

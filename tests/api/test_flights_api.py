@@ -171,7 +171,7 @@ def test_a_hold_never_trusts_the_cached_seat_map(anon, customer, other_customer,
 
     response = client_for(customer).post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True},
         format="json",
     )
     assert problem(response, 409)["seats"] == ["12A"]  # ... and the hold asked the database

@@ -19,7 +19,7 @@ from tests.factories import UserFactory, passenger_names
 
 pytestmark = pytest.mark.django_db
 
-HOLD = {"fareClass": "ECONOMY", "seats": ["12A"]}
+HOLD = {"fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True}
 
 
 def seats_of(response) -> dict[str, str]:

@@ -43,7 +43,7 @@ def redis_commands(monkeypatch):
 def hold(client, flight, seat: str):
     return client.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat], "exitRowConfirmed": True},
         format="json",
     )
 

@@ -44,7 +44,12 @@ def test_a_hold_without_names_says_so_and_where_to_put_them(sandbox_payments, cu
     api = client_for(customer)
     held = api.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12B", "12A"]},
+        {
+            "flightId": flight.pk,
+            "fareClass": "ECONOMY",
+            "seats": ["12B", "12A"],
+            "exitRowConfirmed": True,
+        },
         format="json",
     )
     assert held.status_code == 201, held.content

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 def hold(client, flight, seats, language):
     return client.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": seats},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": seats, "exitRowConfirmed": True},
         format="json",
         HTTP_ACCEPT_LANGUAGE=language,
     )

@@ -35,7 +35,13 @@ def event_hold(api, event, **extra):
 
 
 def flight_hold(api, flight, **extra):
-    body = {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], **extra}
+    body = {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A"],
+        "exitRowConfirmed": True,
+        **extra,
+    }
     return api.post("/api/bookings", body, format="json")
 
 

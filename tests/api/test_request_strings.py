@@ -233,6 +233,7 @@ def test_class_codes_keep_to_their_pattern(api, flight, request_strings):
             "fareClass": "ECONOMY",
             "seats": ["12A"],
             "passengerNames": ["A B"],
+            "exitRowConfirmed": True,
         },
         format="json",
     )

@@ -94,6 +94,7 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "fareClass": "ECONOMY",
         "seats": ["12A", "12B"],
         "passengerNames": ["Ana Lima", "Bo Chen"],  # issue 31: names travel with the hold
+        "exitRowConfirmed": True,  # and the exit row's conditions are confirmed
     }
     schemas = openapi["components"]["schemas"]
     assert {

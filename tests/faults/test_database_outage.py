@@ -42,7 +42,12 @@ def kill_our_connection() -> None:
 
 
 def hold_body(flight):
-    return {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"]}
+    return {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A"],
+        "exitRowConfirmed": True,
+    }
 
 
 def test_api_answers_503_service_unavailable_and_the_next_request_reconnects(customer, flight):

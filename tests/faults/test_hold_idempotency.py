@@ -19,7 +19,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def body(flight, seats=("12A", "12B")):
-    return {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": list(seats)}
+    return {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": list(seats),
+        "exitRowConfirmed": True,
+    }
 
 
 def held(flight) -> int:

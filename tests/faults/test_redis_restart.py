@@ -51,7 +51,7 @@ def own_redis(settings):
 def hold(api, flight, seat):
     return api.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat], "exitRowConfirmed": True},
         format="json",
     )
 

@@ -2,6 +2,7 @@
 decline, bad input), and the admin's departure panel for one flight, its actions behind their
 permissions and confirmation pages."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -17,6 +18,7 @@ from flights.models import (
     PayoutStatus,
     VolunteerOffer,
 )
+from languages.services import set_preferred_language
 from tests.factories import UserFactory
 from tests.flights.oversold import oversold_flight
 
@@ -168,3 +170,20 @@ def test_the_api_answers_an_offer_and_refuses_a_voucher_without_agreement():
     assert declined.status_code == 200
     assert declined.json() == {"offerId": offer.pk, "status": "DECLINED"}
     assert again.status_code == 400 and not DeniedBoarding.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["de", "ru", "en"])
+def test_the_volunteer_offer_confirms_with_its_cents_in_every_language(client, language):
+    """The confirm step carries the offer back as a machine number: written the German way
+    ("250,50") it was refused as "must be between 0 and 10,000 EUR" and nobody was asked."""
+    flight, _later, _tickets = oversold_flight()
+    clerk = clerk_with("deny_boarding")
+    set_preferred_language(user_id=clerk.pk, language=language)
+    client.force_login(clerk)
+    asked = client.post(panel_url(flight), {"action": "ask", "amount": "250.50"}).content.decode()
+    sent = re.search(r'name="amount" value="([^"]+)"', asked).group(1)
+    assert sent == "250.50"
+    client.post(panel_url(flight), {"action": "ask", "amount": sent, "confirm": "yes"})
+    assert VolunteerOffer.objects.exists()
+    assert {o.amount for o in VolunteerOffer.objects.all()} == {Decimal("250.50")}

@@ -8,13 +8,12 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from bookings.errors import BookingNotFound, SeatUnavailable
+from bookings.errors import BookingNotFound, ExitRowNotConfirmed, SeatUnavailable
 from bookings.models import Passenger, Seat, SeatStatus, Ticket
 from bookings.seat_changes import move_passenger, seats_together
 from flights.models import Flight, OnlineCheckIn
 from flights.online_checkin import OnlineCheckInClosed, check_in_online
 from flights.services import check_inventory
-from kernel.errors import InvalidRequest
 from tests.concurrency import run_concurrently
 from tests.factories import UserFactory
 from tests.flights.departing import booking_of, seated, seatless, small_flight
@@ -104,7 +103,7 @@ def test_the_exit_row_needs_its_conditions_confirmed():
     booking = booking_of(ticket)
     choice = {ticket.passenger_id: "2C"}
 
-    with pytest.raises(InvalidRequest, match="exit row"):
+    with pytest.raises(ExitRowNotConfirmed, match="exit row"):
         check_in_online(customer=booking.customer, booking_id=booking.pk, seat_choices=choice)
     assert seat_of(ticket) == "1A"
 

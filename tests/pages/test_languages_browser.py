@@ -1,17 +1,19 @@
-"""The whole journey's pages in German, Russian and English, in headless Chromium: each page
-is in the reader's language (no English string from the catalogue, nor from a list of the
-journey's own, is left), passes axe, and is saved as a screenshot per language in
-test-artifacts/ (journey-de.png, journey-ru.png, journey-en.png and one per page).
+"""The pages in German, Russian and English, in headless Chromium: each page is in the
+reader's language (no English string from the catalogue, nor from a list of the journey's
+own, is left), passes axe, and is saved as a screenshot per language in test-artifacts/.
+
+The whole journey (search to cancel, the waiting room, the event picker, the staff's pages)
+runs once per language in tests/pages/test_whole_journey_axe.py with this module's checks
+(`assert_in_language`, `JOURNEY_ENGLISH`); this module keeps the event pages' own run.
 
 The browser asks for the language the way a customer's does (Accept-Language from its
-locale); the Russian run also uses the switcher on the page, which stores the preference."""
+locale)."""
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 from babel.messages.pofile import read_po
@@ -19,14 +21,7 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from bookings.customer_holds import hold_seats
-from bookings.waitlist import join_waitlist
-from flights.models import Seat
-from kernel.outbox import relay_outbox
-from languages.models import LanguagePreference
-from tests.bookings.confirming import hold_and_confirm
 from tests.events.factories import EventFactory, VenueFactory
-from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.pages.axe import assert_no_serious_axe_violations
 from tests.pages.conftest import shot
 
@@ -181,103 +176,10 @@ def assert_in_language(page, language: str, english: list[str], name: str) -> No
     shot(page, f"journey-{language}-{name}")
 
 
-@pytest.fixture
-def journey_data(db):
-    """A flight to search and book, a confirmed booking with tickets, and a waitlist place
-    on a sold-out flight, all for one customer."""
-    customer = UserFactory(username="reader")
-    flight = FlightFactory(code="SK710")
-    confirmed = hold_and_confirm(customer, flight, seats=("14A", "14B"))
-    relay_outbox(now=timezone.now() + timedelta(hours=1))  # issues the tickets
-    sold_out = FlightFactory(code="SK711", layout=economy_only_layout(rows=1, overbook_limit=0))
-    for seat in Seat.objects.filter(sale=sold_out.sale):
-        hold_seats(
-            customer=UserFactory(),
-            sale_id=sold_out.sale_id,
-            fare_class="ECONOMY",
-            seat_numbers=[seat.seat_no],
-        )
-    join_waitlist(
-        customer=UserFactory(), sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=1
-    )
-    join_waitlist(customer=customer, sale_id=sold_out.sale_id, fare_class="ECONOMY", party_size=2)
-    return customer, flight, confirmed
-
-
 def session_cookie(user, server) -> dict:
     client = Client()
     client.force_login(user)
     return {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": server.url}
-
-
-@pytest.mark.parametrize("language", ["de", "ru", "en"])
-def test_the_journey_in_each_language(browser, asgi_server, journey_data, language):
-    customer, flight, confirmed = journey_data
-    english = sorted(
-        set(catalogue_english(language) if language != "en" else []) | set(JOURNEY_ENGLISH)
-    )
-    # Russian: the browser asks for English; the reader switches on the page.
-    locale = {"de": "de-DE", "ru": "en-US", "en": "en-US"}[language]
-    context = browser.new_context(locale=locale, viewport={"width": 1366, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    base = asgi_server.url
-
-    # Logged out: the login page.
-    page.goto(base + "/accounts/login/")
-    if language == "ru":
-        page.select_option("#language-select", "ru")
-        page.click("#language-switcher button")
-        expect(page.locator("html")).to_have_attribute("lang", "ru")
-    assert_in_language(page, language, english, "login")
-
-    context.add_cookies([session_cookie(customer, asgi_server)])
-    if language == "ru":
-        # Logged in, the switcher also stores the choice as the account's language.
-        page.goto(base + "/")
-        page.select_option("#language-select", "ru")
-        page.click("#language-switcher button")
-        expect(page.locator("html")).to_have_attribute("lang", "ru")
-        assert LanguagePreference.objects.get(user=customer).language == "ru"
-
-    # Search and results.
-    day = flight.departure_at.astimezone(ZoneInfo("Asia/Ho_Chi_Minh")).date()
-    page.goto(f"{base}/?origin=SGN&destination=HAN&date={day.isoformat()}&passengers=2")
-    expect(page.locator(f"[data-flight={flight.code}]")).to_be_visible()
-    assert_in_language(page, language, english, "results")
-
-    # The seat picker, two seats picked (the live line and the selection are the script's).
-    page.locator(f"[data-flight={flight.code}] .fare-economy a.button").click()
-    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
-    page.click("#seat-12A")
-    page.click("#seat-12B")
-    page.fill("#name-1", "Ana Lima")
-    page.fill("#name-2", "Bo Chen")
-    page.check("#exit-row-confirmed")  # row 12 is an exit row
-    assert_in_language(page, language, english, "seat-picker")
-    shot(page, f"journey-{language}")
-
-    # The hold page, then the sandbox's checkout.
-    page.click("#hold-button")
-    expect(page.locator("#hold-timer")).to_be_visible()
-    assert_in_language(page, language, english, "hold")
-    page.click("#pay-form button")
-    expect(page.locator("#card_number")).to_be_visible()
-    assert_in_language(page, language, english, "checkout")
-
-    # A confirmed booking with its tickets, and its cancel quote.
-    page.goto(f"{base}/bookings/{confirmed.pk}/")
-    expect(page.locator("img.qr")).to_have_count(2)
-    assert_in_language(page, language, english, "tickets")
-    page.goto(f"{base}/bookings/{confirmed.pk}/cancel/")
-    expect(page.locator("#refund-quote")).to_be_visible()
-    assert_in_language(page, language, english, "cancel-quote")
-
-    # My bookings, with the waitlist place.
-    page.goto(f"{base}/bookings/")
-    expect(page.locator(".waitlist-entry")).to_have_count(1)
-    assert_in_language(page, language, english, "my-bookings")
-    context.close()
 
 
 def assert_dates_in_language(page, language: str) -> None:

@@ -45,7 +45,8 @@ def test_exit_seat_without_confirmation_is_refused_and_names_are_kept(client):
     picker = reverse("flights:seat_picker", args=[flight.pk])
     assert response.status_code == 302 and response.url.startswith(picker)
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
-        "Invalid request. Seat 12A is in an exit row: confirm the exit-row conditions to take it."
+        "Exit-row conditions not confirmed. Seat 12A is in an exit row: confirm the exit-row "
+        "conditions to take it."
     ]
     assert Booking.objects.count() == 0
     assert not Seat.objects.filter(sale=flight.sale).exclude(status=SeatStatus.AVAILABLE).exists()

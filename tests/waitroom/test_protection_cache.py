@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def hold(client, flight, seat):
     return client.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat], "exitRowConfirmed": True},
         format="json",
     )
 

@@ -41,7 +41,7 @@ def admitted(room_redis):
 def hold(client, flight, seat="12A", **headers):
     return client.post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat], "exitRowConfirmed": True},
         format="json",
         **headers,
     )
