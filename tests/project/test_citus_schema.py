@@ -19,10 +19,6 @@ from tests.project.citus_catalog import Break, breaks
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # kept for the single-column foreign keys of tables that lack sale_id yet
-    "bookings_booking": [
-        "unique bookings_booking_single_key (id) lacks sale_id",
-    ],
     # kept for gate scans (no sale_id yet)
     "bookings_gatedevice": [
         "unique bookings_gatedevice_single_key (id) lacks sale_id",
@@ -34,33 +30,6 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "has no sale_id column",
         "primary key (id) lacks sale_id",
         "unique one_scan_per_local_id (local_id, device_id) lacks sale_id",
-    ],
-    # written in the hold's transaction: becomes (sale, customer, scope, key); a key reused on
-    # another sale is then a new request (docs)
-    "bookings_idempotencyrecord": [
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique idempotency_key_per_customer_scope (scope, key, customer_id) lacks sale_id",
-    ],
-    # e-mails: sale_id from the event; unique (sale, event, kind)
-    "bookings_notification": [
-        "foreign key (booking_id) to bookings_booking lacks sale_id",
-        "foreign key (event_id) to bookings_outboxevent lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique notification_once_per_event (kind, event_id) lacks sale_id",
-    ],
-    # every event is a booking's: sale_id from the writer (kernel 0003, open)
-    "bookings_outboxevent": [
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-    ],
-    # consumer receipts: sale_id of the event; unique (sale, consumer, event)
-    "bookings_processedevent": [
-        "foreign key (event_id) to bookings_outboxevent lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique processed_event_once (consumer, event_id) lacks sale_id",
     ],
     # serial: unique per sale, looked up with the gate's sale (docs); passenger: OneToOne, widened
     # at cut-over
