@@ -63,7 +63,8 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "primary key (id) lacks flight_id",
         "unique flights_compensation_denied_boarding_id_key (denied_boarding_id) lacks flight_id",
     ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
+    # unique widened
     "flights_deniedboarding": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_deniedboarding_passenger_id_key (passenger_id) lacks flight_id",
@@ -75,13 +76,15 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
         "unique flights_flight_single_key (id) lacks sale_id",
     ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); tickets' uniques widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); tickets'
+    # uniques widened
     "flights_noshow": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_noshow_seat_given_to_id_key (seat_given_to_id) lacks flight_id",
         "unique flights_noshow_ticket_id_key (ticket_id) lacks flight_id",
     ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
+    # unique widened
     "flights_onlinecheckin": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_onlinecheckin_passenger_id_key (passenger_id) lacks flight_id",
