@@ -3,6 +3,7 @@
     .venv/bin/python bench/request_cost.py                    # this checkout
     .venv/bin/python bench/request_cost.py --checkout /tmp/base --save before.json
     .venv/bin/python bench/request_cost.py --baseline before.json
+    .venv/bin/python bench/request_cost.py --shape pooled-cluster  # PgBouncer + Redis Cluster
 
 The flash-sale bench (bench/flash_sale.py) measures the stack as users meet it; its CPU ms per
 request moves with whatever else the machine runs (two cores shared with PostgreSQL, the load
@@ -16,7 +17,14 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
   loser     the same request on the sold-out flight (the Redis counter's fast 409)
   seat-map  GET /api/flights/{id}/seats, warm (cached bytes), and 304 with If-None-Match
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
-statements per request and Redis commands per request.
+statements per request, Redis commands per request and Redis round trips per request (writes
+to a Redis socket: a pipeline is one per node it touches, a command one).
+
+`--shape pooled-cluster` runs the same scenarios in the production shape of issue 27: the
+database through a throw-away PgBouncer in transaction mode (scripts/run_tests.py's, as the
+tests run it) in front of `--database-url`'s server, and the hold filters, the waiting room
+and the cache on a throw-away Redis Cluster of 3 primaries with a replica each
+(tests/redis_cluster.py), named in REDIS_CLUSTER_URL as in production.
 """
 
 from __future__ import annotations
@@ -49,10 +57,13 @@ class Counters:
     def __init__(self) -> None:
         self.sql = 0
         self.redis = 0
+        self.round_trips = 0
 
     @contextlib.contextmanager
     def counting(self):
         import redis
+        import redis.cluster
+        import redis.connection
         from django.db import connection
 
         def wrapper(execute, sql, params, many, context):
@@ -70,14 +81,39 @@ class Counters:
             self.redis += 1  # one round trip, however many commands
             return real_pipeline(pipe, *args, **kwargs)
 
+        # The cluster client's own commands and pipelines (it does not go through the above).
+        real_cluster_command = redis.cluster.RedisCluster.execute_command
+        real_cluster_pipeline = redis.cluster.ClusterPipeline.execute
+
+        def cluster_command(client, *args, **kwargs):
+            self.redis += 1
+            return real_cluster_command(client, *args, **kwargs)
+
+        def cluster_pipeline(pipe, *args, **kwargs):
+            self.redis += 1
+            return real_cluster_pipeline(pipe, *args, **kwargs)
+
+        # Round trips, the same way for both clients: each write to a Redis socket.
+        real_send = redis.connection.AbstractConnection.send_packed_command
+
+        def send(conn, *args, **kwargs):
+            self.round_trips += 1
+            return real_send(conn, *args, **kwargs)
+
         redis.Redis.execute_command = command
         redis.client.Pipeline.execute = pipeline
+        redis.cluster.RedisCluster.execute_command = cluster_command
+        redis.cluster.ClusterPipeline.execute = cluster_pipeline
+        redis.connection.AbstractConnection.send_packed_command = send
         try:
             with connection.execute_wrapper(wrapper):
                 yield self
         finally:
             redis.Redis.execute_command = real_command
             redis.client.Pipeline.execute = real_pipeline
+            redis.cluster.RedisCluster.execute_command = real_cluster_command
+            redis.cluster.ClusterPipeline.execute = real_cluster_pipeline
+            redis.connection.AbstractConnection.send_packed_command = real_send
 
 
 def _client():
@@ -107,6 +143,7 @@ def _measure(calls, *, rounds: int = 5) -> dict:
         "cpu_ms_rounds": [round(x, 3) for x in per_round],
         "sql_per_request": counters.sql / n,
         "redis_per_request": counters.redis / n,
+        "redis_round_trips_per_request": counters.round_trips / n,
         "statuses": statuses,
     }
 
@@ -162,6 +199,7 @@ def main() -> None:
     parser.add_argument("--checkout", type=Path, default=ROOT)
     parser.add_argument("--database-url", default=DEFAULT_DB)
     parser.add_argument("--redis-url", default=f"redis://127.0.0.1:6379/{DEFAULT_REDIS_DB + 1}")
+    parser.add_argument("--shape", choices=("direct", "pooled-cluster"), default="direct")
     parser.add_argument("--save", type=Path)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument(
@@ -170,13 +208,42 @@ def main() -> None:
         help="write a CPU-time profile (cProfile on thread_time) of the winning and losing holds",
     )
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        run(args, stack)
 
+
+def _production_shape(args, stack: contextlib.ExitStack) -> str:
+    """Start PgBouncer and a Redis Cluster for this run; the database URL to use."""
+    import os
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from run_tests import pgbouncer_binary, private_pgbouncer
+
+    from tests.redis_cluster import ThrowAwayCluster
+
+    pooler = stack.enter_context(private_pgbouncer(pgbouncer_binary(), args.database_url))
+    cluster = ThrowAwayCluster(Path(tempfile.mkdtemp(prefix="request-cost-cluster-")))
+    stack.callback(cluster.stop)
+    cluster.start()
+    os.environ["REDIS_CLUSTER_URL"] = cluster.url
+    os.environ["DB_PGBOUNCER"] = "true"
+    print(f"shape: PgBouncer {pooler}, Redis Cluster {cluster.url}", flush=True)
+    return pooler
+
+
+def run(args, stack: contextlib.ExitStack) -> None:
     recreate_database(args.database_url)
-    django_setup(args.database_url, args.redis_url, args.checkout.resolve())
+    database_url = args.database_url
+    if args.shape == "pooled-cluster":
+        database_url = _production_shape(args, stack)
+    django_setup(database_url, args.redis_url, args.checkout.resolve())
     import redis
+    from django.core.cache import cache
     from django.core.management import call_command
 
     redis.Redis.from_url(args.redis_url).flushdb()
+    cache.clear()  # the cluster's, when on one (the plain Redis is flushed above)
     with contextlib.redirect_stdout(None):
         call_command("migrate", verbosity=0)
     from django.conf import settings
@@ -205,12 +272,14 @@ def main() -> None:
     warm, not_modified = scenario_seat_map()
     figures = {"hold": holds, "loser": losers, "seat-map warm": warm, "seat-map 304": not_modified}
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
-    print(f"checkout: {args.checkout.resolve()}")
+    print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}")
     for name, f in figures.items():
         line = (
             f"  {name:14} {f['requests']:4} requests  cpu {f['cpu_ms']:6.2f} ms/request"
             f"  (rounds {f['cpu_ms_rounds']})  sql {f['sql_per_request']:.1f}"
-            f"  redis {f['redis_per_request']:.1f}  statuses {f['statuses']}"
+            f"  redis {f['redis_per_request']:.1f}"
+            f"  round trips {f.get('redis_round_trips_per_request', 0):.1f}"
+            f"  statuses {f['statuses']}"
         )
         if name in baseline:
             line += f"  | after/before cpu {f['cpu_ms'] / baseline[name]['cpu_ms']:.2f}"

@@ -138,6 +138,7 @@ def _emit_closed(
         payload = outbox_payloads.booking_closed(b, seats=released[b.pk])
         events.append(
             OutboxEvent(
+                sale_id=b.sale_id,
                 aggregate_type="booking",
                 aggregate_id=str(b.pk),
                 event_type=event_type,
@@ -147,6 +148,7 @@ def _emit_closed(
         if released[b.pk] or b.seat_count:
             events.append(
                 OutboxEvent(
+                    sale_id=b.sale_id,
                     aggregate_type="booking",
                     aggregate_id=str(b.pk),
                     event_type=OutboxEventType.SEATS_RELEASED,
@@ -247,6 +249,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
         .values_list("pk", "full_name", "seat__seat_no")
     ]
     emit_event(
+        sale_id=booking.sale_id,
         aggregate_type="booking",
         aggregate_id=booking.pk,
         event_type=OutboxEventType.BOOKING_CONFIRMED,

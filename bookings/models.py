@@ -363,6 +363,8 @@ class NotificationStatus(models.TextChoices):
 class Notification(models.Model):
     """An e-mail decided inside a transaction and sent after it commits (a mail outbox)."""
 
+    # The booking's sale (a copy, like a passenger's): the e-mail is that sale's row.
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="notifications")
     event = models.ForeignKey(
         "kernel.OutboxEvent", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -391,7 +393,7 @@ class Notification(models.Model):
         constraints = [
             # One e-mail per event and kind, however often the event is delivered.
             models.UniqueConstraint(
-                fields=["event", "kind"],
+                fields=["sale", "event", "kind"],
                 condition=Q(event__isnull=False),
                 name="notification_once_per_event",
             ),

@@ -59,10 +59,12 @@ def queue_notification(
         logger.info("no e-mail address for booking %s; %s not sent", booking.pk, kind)
         return None
     now = timezone.now()
-    if event is not None and Notification.objects.filter(event=event, kind=kind).exists():
+    decided = Notification.objects.filter(sale_id=booking.sale_id, event=event, kind=kind)
+    if event is not None and decided.exists():
         return None  # this event's e-mail was decided already (a redelivered event)
     with transaction.atomic():
         notification = Notification.objects.create(
+            sale_id=booking.sale_id,
             booking=booking,
             event=event,
             kind=kind,

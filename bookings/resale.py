@@ -171,6 +171,7 @@ def _cancel_offer(resale: Resale, *, now: datetime) -> None:
         status=WaitlistStatus.WAITING, offer=None, offered_at=None
     )
     emit_event(
+        sale_id=offer.sale_id,
         aggregate_type="booking",
         aggregate_id=offer.pk,
         event_type=OutboxEventType.BOOKING_CANCELLED,
@@ -250,6 +251,7 @@ def _hold_for(
         status=WaitlistStatus.OFFERED, offer=offer, offered_at=now
     )
     emit_event(
+        sale_id=offer.sale_id,
         aggregate_type="booking",
         aggregate_id=offer.pk,
         event_type=OutboxEventType.WAITLIST_OFFERED,
@@ -344,6 +346,7 @@ def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
 
 def _emit(event_type: OutboxEventType, resale: Resale, seats: Iterable[str] = ()) -> None:
     emit_event(
+        sale_id=resale.sale_id,
         aggregate_type="booking",
         aggregate_id=resale.booking_id,
         event_type=event_type,

@@ -298,6 +298,7 @@ def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -
     emit_events(
         [
             OutboxEvent(
+                sale_id=booking.sale_id,
                 aggregate_type="booking",
                 aggregate_id=str(booking.pk),
                 event_type=OutboxEventType.WAITLIST_OFFERED,

@@ -49,6 +49,7 @@ def set_boarding_priority(
             reduced_mobility=reduced_mobility, unaccompanied_minor=unaccompanied_minor
         )
         emit_event(
+            sale_id=flight_id,  # a flight's id is its sale id
             aggregate_type="booking",
             aggregate_id=record.passenger.booking_id,
             event_type=OutboxEventType.BOARDING_PRIORITY_SET,

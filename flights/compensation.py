@@ -74,6 +74,7 @@ def pay_out(
         if won:
             entry = Compensation.objects.select_related("denied_boarding").get(pk=compensation_id)
             emit_event(
+                sale_id=entry.denied_boarding.flight_id,  # a flight's id is its sale id
                 aggregate_type="booking",
                 aggregate_id=entry.denied_boarding.booking_id,
                 event_type=OutboxEventType.COMPENSATION_PAID,

@@ -333,5 +333,9 @@ def _emit(event_type, booking_id: int, flight: Flight, who, *, offer=None, denie
             denied, flight=flight, who=who, entry=entry, currency=compensation.CURRENCY
         )
     emit_event(
-        aggregate_type="booking", aggregate_id=booking_id, event_type=event_type, payload=payload
+        sale_id=flight.sale_id,
+        aggregate_type="booking",
+        aggregate_id=booking_id,
+        event_type=event_type,
+        payload=payload,
     )

@@ -7,7 +7,8 @@ below, before `create_distributed_table` (docs/performance.md, "Beyond one prima
 1. each distributed table's primary key becomes (id, <distribution column>);
 2. each foreign key from a distributed table to another gains both tables' distribution
    columns, (booking_id, sale_id) -> bookings_booking (id, sale_id): it then also proves that
-   a row and its parent are of the same sale.
+   a row and its parent are of the same sale.  An ON DELETE SET NULL key names its own
+   columns (`SET NULL (event_id)`, PostgreSQL 15), so a deleted parent never nulls the sale.
 
 Both are safe on today's data: ids come from sequences, and a foreign key's sale column is
 a copy of its parent's.  The ORM keeps addressing rows by `id` (still unique in practice);
@@ -75,14 +76,17 @@ def composite_keys_sql(cursor, tables: Mapping[str, Placement]) -> list[str]:
     cursor.execute(_FOREIGN)
     for table, name, target, on_delete, deferrable, cols, target_cols in cursor.fetchall():
         defer = " DEFERRABLE INITIALLY DEFERRED" if deferrable else ""
-        tail = f" ON DELETE {_ON_DELETE[on_delete]}{defer}"
+        action = _ON_DELETE[on_delete]
         widen = (
             table in ready
             and target in ready
             and column[table] not in cols
             and column[target] not in target_cols
-            and on_delete != "n"  # SET NULL would null the distribution column too
         )
+        if widen and on_delete == "n":
+            # A plain SET NULL would null the distribution column too: PostgreSQL 15's column
+            # list nulls only the link (e.g. an e-mail outliving its purged outbox event).
+            action = f"SET NULL ({_cols(cols)})"
         if widen:
             cols, target_cols = [*cols, column[table]], [*target_cols, column[target]]
         elif target in rekeyed and list(target_cols) == list(rekeyed[target][1]):
@@ -92,7 +96,7 @@ def composite_keys_sql(cursor, tables: Mapping[str, Placement]) -> list[str]:
         drop_fk.append(f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(name)}")
         add_fk.append(
             f"ALTER TABLE {_q(table)} ADD CONSTRAINT {_q(name)} FOREIGN KEY ({_cols(cols)}) "
-            f"REFERENCES {_q(target)} ({_cols(target_cols)}){tail}"
+            f"REFERENCES {_q(target)} ({_cols(target_cols)}) ON DELETE {action}{defer}"
         )
     keys = []
     for table, (name, cols) in sorted(rekeyed.items()):

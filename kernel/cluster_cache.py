@@ -14,8 +14,10 @@ backend is Django's plus three changes, nothing else:
 * every Redis error is logged and answered like a miss (`IGNORE_EXCEPTIONS`, as django-redis
   is configured in settings): the cache is a fast path, the database answers instead.
 
-`cache.client.get_client(write=True)` is the raw client, as with django-redis (the throttles
-pipeline on it).
+`cache.client.get_client(write=True)` is the raw client, and `cache.client.decode(raw)` turns
+a raw value read on it back into the object, both as with django-redis (the throttles
+pipeline on the first; the token check reads the cached user in that pipeline and decodes it
+with the second, config/api/tokens.py).
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ class ClusterCacheClient(RedisCacheClient):
                         socket_connect_timeout=self._connect_timeout,
                     )
         return self._cluster
+
+    def decode(self, value):
+        """A raw value of this cache (from a pipeline on the raw client) as its object."""
+        return self._serializer.loads(value)
 
     def get_many(self, keys):
         keys = list(keys)

@@ -13,7 +13,10 @@ A client that got a 5xx, a timeout or no answer at all retries with the same key
 committed, the retry is its answer; if not, the retry performs it.  Errors (sold out, bad
 input) are not stored, so retrying a refused hold asks again.
 
-Holds store the key in `IdempotencyRecord`, written in the hold's own transaction (`run_once`).
+Holds store the key in `IdempotencyRecord`, written in the hold's own transaction (`run_once`),
+as a row of the sale the request names: a hold key is one per (sale, customer, scope), so the
+same key sent for another sale is a new request there (a sale's rows live on one node of a
+cluster distributed by sale; docs/performance.md, "Beyond one primary").
 Payments keep key, fingerprint and answer on the payment row, committed before the gateway is
 called, and use `clean_key`, `fingerprint` and `replay` from here.
 """
@@ -100,8 +103,12 @@ def replay(
     return IdempotentResult(response_status, response_body or {}, replayed=True)
 
 
-def _stored(customer: AbstractBaseUser, scope: str, key: str) -> IdempotencyRecord | None:
-    return IdempotencyRecord.objects.filter(customer=customer, scope=scope, key=key).first()
+def _stored(
+    sale_id: int, customer: AbstractBaseUser, scope: str, key: str
+) -> IdempotencyRecord | None:
+    return IdempotencyRecord.objects.filter(
+        sale_id=sale_id, customer=customer, scope=scope, key=key
+    ).first()
 
 
 def _replay_record(record: IdempotencyRecord, request_fingerprint: str, what: str):
@@ -114,12 +121,12 @@ def _replay_record(record: IdempotencyRecord, request_fingerprint: str, what: st
     )
 
 
-def _lock_key(customer_id: int, scope: str, key: str) -> int:
-    digest = hashlib.sha256(f"idempotency:{scope}:{customer_id}:{key}".encode()).digest()
+def _lock_key(sale_id: int, customer_id: int, scope: str, key: str) -> int:
+    digest = hashlib.sha256(f"idempotency:{sale_id}:{scope}:{customer_id}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _claim(customer_id: int, scope: str, key: str) -> None:
+def _claim(sale_id: int, customer_id: int, scope: str, key: str) -> None:
     """Inside the write's transaction: be the only request running with this key, or 409.
 
     A transaction-scoped advisory lock, so a crash or a dropped connection frees it with the
@@ -128,7 +135,9 @@ def _claim(customer_id: int, scope: str, key: str) -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_lock_key(customer_id, scope, key)])
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(%s)", [_lock_key(sale_id, customer_id, scope, key)]
+        )
         if not cursor.fetchone()[0]:
             raise IdempotencyKeyInFlight(
                 gettext(
@@ -139,6 +148,7 @@ def _claim(customer_id: int, scope: str, key: str) -> None:
 
 def run_once(
     *,
+    sale_id: int,
     customer: AbstractBaseUser,
     scope: str,
     key: str,
@@ -147,25 +157,26 @@ def run_once(
     answer: Callable[[M], tuple[int, dict[str, Any]]],
     what: str = "request",
 ) -> IdempotentResult:
-    """Perform `write` at most once per (customer, scope, key) and remember `answer`.
+    """Perform `write` at most once per (sale, customer, scope, key) and remember `answer`.
 
     The record is inserted in the write's transaction: either both commit (and every retry
     gets this answer) or neither does (and a retry performs the write).  `write` runs in a
     savepoint of that transaction, so its own `transaction.atomic()` and on-commit side
     effects behave as usual."""
-    record = _stored(customer, scope, key)
+    record = _stored(sale_id, customer, scope, key)
     if record is not None:
         return _replay_record(record, request_fingerprint, what)
     try:
         with transaction.atomic():
-            _claim(customer.pk, scope, key)
+            _claim(sale_id, customer.pk, scope, key)
             # Another request may have committed between our look and our claim.
-            record = _stored(customer, scope, key)
+            record = _stored(sale_id, customer, scope, key)
             if record is not None:
                 return _replay_record(record, request_fingerprint, what)
             resource = write()
             status, body = answer(resource)
             IdempotencyRecord.objects.create(
+                sale_id=sale_id,
                 customer=customer,
                 scope=scope,
                 key=key,
@@ -178,7 +189,7 @@ def run_once(
             )
     except IntegrityError:
         # Only without the advisory lock (SQLite) can two inserts race; the other one won.
-        record = _stored(customer, scope, key)
+        record = _stored(sale_id, customer, scope, key)
         if record is None:
             raise
         return _replay_record(record, request_fingerprint, what)

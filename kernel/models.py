@@ -16,6 +16,10 @@ class OutboxEvent(models.Model):
     The relay publishes it after commit, at least once; consumers are idempotent.
     """
 
+    # The engine sale the event is of (every event is a booking's): the row lives beside that
+    # sale's rows on a cluster distributed by sale (kernel/sharding.py).  A plain column, not
+    # a foreign key: the kernel knows no app's models.  Written by `emit_event(s)`.
+    sale_id = models.BigIntegerField()
     aggregate_type = models.CharField(max_length=40)
     aggregate_id = models.CharField(max_length=40)
     event_type = models.CharField(max_length=60)
@@ -56,6 +60,7 @@ class ProcessedEvent(models.Model):
     Delivery is at least once; the unique (consumer, event) pair turns it into exactly once.
     """
 
+    sale_id = models.BigIntegerField()  # its event's sale, so the receipt sits beside it
     consumer = models.CharField(max_length=80)
     event = models.ForeignKey(OutboxEvent, on_delete=models.CASCADE, related_name="receipts")
     processed_at = models.DateTimeField()
@@ -63,7 +68,10 @@ class ProcessedEvent(models.Model):
     class Meta:
         db_table = "bookings_processedevent"
         constraints = [
-            models.UniqueConstraint(fields=["consumer", "event"], name="processed_event_once"),
+            # The same rule as (consumer, event): an event is of one sale.
+            models.UniqueConstraint(
+                fields=["sale_id", "consumer", "event"], name="processed_event_once"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -93,6 +101,9 @@ class IdempotencyRecord(models.Model):
     in `kernel.idempotency`.  What the write made is named by `resource_type` (a model label,
     e.g. "bookings.booking") and `resource_id`: the kernel knows no app's models."""
 
+    # The sale the write was for, named by the request before the transaction: the record is
+    # that sale's row (written in the hold's transaction), and a key is one per sale.
+    sale_id = models.BigIntegerField()
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
@@ -109,7 +120,8 @@ class IdempotencyRecord(models.Model):
         db_table = "bookings_idempotencyrecord"
         constraints = [
             models.UniqueConstraint(
-                fields=["customer", "scope", "key"], name="idempotency_key_per_customer_scope"
+                fields=["sale_id", "customer", "scope", "key"],
+                name="idempotency_key_per_customer_scope",
             ),
         ]
         indexes = [models.Index(fields=["created_at"])]

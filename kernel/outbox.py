@@ -35,10 +35,18 @@ def _assert_in_transaction() -> None:
 
 
 def emit_event(
-    *, aggregate_type: str, aggregate_id: object, event_type: str, payload: dict[str, Any]
+    *,
+    sale_id: int,
+    aggregate_type: str,
+    aggregate_id: object,
+    event_type: str,
+    payload: dict[str, Any],
 ) -> OutboxEvent:
+    """`sale_id`: the engine sale the event is of (its booking's), so the row is that sale's
+    and commits on the sale's node under Citus (kernel/sharding.py)."""
     _assert_in_transaction()
     event = OutboxEvent.objects.create(
+        sale_id=sale_id,
         aggregate_type=aggregate_type,
         aggregate_id=str(aggregate_id),
         event_type=event_type,
@@ -50,10 +58,11 @@ def emit_event(
 
 
 def emit_events(events: list[OutboxEvent]) -> None:
-    """Bulk variant for sweeps; every event must already carry its fields."""
+    """Bulk variant for sweeps; every event must already carry its fields, its sale too."""
     _assert_in_transaction()
     if not events:
         return
+    assert all(event.sale_id is not None for event in events), "every event names its sale"
     now = timezone.now()
     for event in events:
         event.created_at = now
@@ -181,7 +190,10 @@ def _consume(consumer: Consumer, event: OutboxEvent) -> bool:
             # unique index and then finds the work done (or, if ours rolls back, does it).
             with transaction.atomic():
                 ProcessedEvent.objects.create(
-                    consumer=consumer.name, event=event, processed_at=timezone.now()
+                    sale_id=event.sale_id,
+                    consumer=consumer.name,
+                    event=event,
+                    processed_at=timezone.now(),
                 )
         except IntegrityError:
             return False

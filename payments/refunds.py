@@ -107,6 +107,7 @@ def _record_refunded(refund: Refund, *, now: datetime) -> None:
     )
     sale_id = Booking.objects.values_list("sale_id", flat=True).get(pk=payment.booking_id)
     emit_event(
+        sale_id=sale_id,
         aggregate_type="booking",
         aggregate_id=payment.booking_id,
         event_type=OutboxEventType.REFUND_ISSUED,

@@ -18,6 +18,9 @@ PgBouncer: a throw-away one in transaction mode in front of whichever PostgreSQL
 (as the cluster's user: it refuses root), named in SEATKEEPER_TEST_PGBOUNCER_URL; the
 concurrency, fault and payment tests go through it (tests/pgbouncer.py), every test with
 `--pooled` (ours, not passed to pytest) or SEATKEEPER_NIGHTLY=1.
+Redis Cluster: each test process starts its own on first use (tests/redis_cluster.py) for the
+`redis_backend` tests; with `--on-cluster` or SEATKEEPER_NIGHTLY=1 it starts it up front and
+every test runs with the filters, the waiting room and the cache on it (tests/cluster_run.py).
 
 A private cluster is what lets two checkouts run their tests at the same time, lets the
 concurrency tests have their few hundred connections, and never touches (let alone restarts)
@@ -302,6 +305,9 @@ def check_max_connections(database_url: str) -> None:
 # every test.  The test database itself is always created and dropped on a direct connection.
 PGBOUNCER_URL_VARIABLE = "SEATKEEPER_TEST_PGBOUNCER_URL"
 POOLED_VARIABLE = "SEATKEEPER_POOLED_TESTS"
+# Every test with the filters, the waiting room and the cache on a Redis Cluster of each test
+# process's own (tests/cluster_run.py): "all" with --on-cluster, or in the nightly run.
+CLUSTER_VARIABLE = "SEATKEEPER_CLUSTER_TESTS"
 # Room for two xdist workers' concurrency tests (200+ clients each) and their subprocesses.
 PGBOUNCER_MAX_CLIENTS = 1000
 # Server connections per (database, user): a concurrency test's threads may all sit in open
@@ -501,6 +507,9 @@ def main(args: list[str]) -> int:
     if "--pooled" in args:  # ours, not pytest's: every test through PgBouncer
         args = [a for a in args if a != "--pooled"]
         os.environ[POOLED_VARIABLE] = "all"
+    if "--on-cluster" in args:  # ours too: every test on a Redis Cluster (tests/cluster_run.py)
+        args = [a for a in args if a != "--on-cluster"]
+        os.environ[CLUSTER_VARIABLE] = "all"
     ensure_tools(tools_needed(args))
 
     owns_redis = not os.environ.get("REDIS_URL") and not os.environ.get("CELERY_BROKER_URL")

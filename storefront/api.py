@@ -235,6 +235,7 @@ class BookingListCreateApi(GenericAPIView):
         else:
             asked = {**data, "customer_id": customer.pk}
             result = run_once(
+                sale_id=sale_id,
                 customer=request.user,
                 scope="api-hold",
                 key=key,

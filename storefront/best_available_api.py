@@ -147,6 +147,7 @@ class BestAvailableApi(APIView):
             result = IdempotentResult(*answer(hold()))
         else:
             result = run_once(
+                sale_id=sale_id,
                 customer=request.user,
                 scope="api-best-available",
                 key=key,

@@ -89,7 +89,8 @@ def hold_from_form(
         keep_typed_names(request)
         return redirect(back)
     try:
-        require_admission(request=request, customer_id=request.user.pk, sale_id=sale_id(item))
+        sold = sale_id(item)
+        require_admission(request=request, customer_id=request.user.pk, sale_id=sold)
     except WaitingRoomRequired as error:
         show_domain_error(request, error)
         return redirect(error.extra["queueUrl"])
@@ -103,10 +104,14 @@ def hold_from_form(
     asked, hold = ordered
     try:
         booking_id = hold_once(
-            request, key=form.cleaned_data.get("idempotency_key"), asked=asked, hold=hold
+            request,
+            sale_id=sold,
+            key=form.cleaned_data.get("idempotency_key"),
+            asked=asked,
+            hold=hold,
         )
     except DomainError as error:
-        show_domain_error(request, error, sale_id=sale_id(item))
+        show_domain_error(request, error, sale_id=sold)
         keep_typed_names(request)
         return redirect(back)
     return redirect("bookings:detail", booking_id=booking_id)
@@ -127,7 +132,12 @@ def holds_throttled(request: HttpRequest) -> bool:
 
 
 def hold_once(
-    request: HttpRequest, *, key: str | None, asked: dict, hold: Callable[[], Booking]
+    request: HttpRequest,
+    *,
+    sale_id: int,
+    key: str | None,
+    asked: dict,
+    hold: Callable[[], Booking],
 ) -> int:
     """Run `hold` once per drawing of a hold form (every picker's page): a double click or a
     resubmit of the same drawing (same `key`, same `asked`) lands on the booking the first
@@ -140,6 +150,7 @@ def hold_once(
     while True:
         try:
             result = run_once(
+                sale_id=sale_id,
                 customer=request.user,
                 scope="page-hold",
                 key=key,

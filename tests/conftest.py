@@ -206,8 +206,13 @@ def flight(db):
 def redis_cluster(tmp_path_factory):
     """A real Redis Cluster on loopback (3 primaries, 1 replica each: tests/redis_cluster.py),
     started on first use by this test process and stopped at its end."""
+    from tests import cluster_run
     from tests.redis_cluster import ThrowAwayCluster
 
+    if cluster_run.WHOLE_RUN_CLUSTER is not None:  # the nightly run's: every test on it already
+        cluster_run.WHOLE_RUN_CLUSTER.wait_healthy()
+        yield cluster_run.WHOLE_RUN_CLUSTER
+        return
     cluster = ThrowAwayCluster(tmp_path_factory.mktemp("redis-cluster"))
     try:
         cluster.start()
@@ -226,6 +231,10 @@ def redis_backend(request, settings):
     """ "redis" or "cluster"; on "cluster" the hold filters, the waiting room and the cache
     are on the test cluster, as REDIS_CLUSTER_URL puts them in production."""
     if request.param == "redis":
+        from tests import cluster_run
+
+        if cluster_run.WHOLE_RUN_CLUSTER is not None:
+            pytest.skip("this run has every test on the Redis Cluster (tests/cluster_run.py)")
         yield "redis"
         return
     cluster = request.getfixturevalue("redis_cluster")

@@ -35,9 +35,8 @@ def test_a_key_still_in_flight_answers_409_with_retry_after(customer, flight):
 
     def first_request():
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s)", [_lock_key(customer.pk, "api-hold", "k-1")]
-            )
+            lock = _lock_key(flight.sale_id, customer.pk, "api-hold", "k-1")
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
             locked.set()
             release.wait(10)
         connection.close()

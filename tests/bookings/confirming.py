@@ -63,6 +63,7 @@ def emit_refund(booking: Booking, *, refund_id: str = "rf_1", amount: str = "208
     )
     with transaction.atomic():
         emit_event(
+            sale_id=booking.sale_id,
             aggregate_type="booking",
             aggregate_id=booking.pk,
             event_type=OutboxEventType.REFUND_ISSUED,
@@ -75,7 +76,11 @@ def round_trip(event_type: OutboxEventType, payload: dict) -> dict:
     assert json.loads(json.dumps(payload)) == payload  # JSON-safe as built
     with transaction.atomic():
         event = emit_event(
-            aggregate_type="booking", aggregate_id=0, event_type=event_type, payload=payload
+            sale_id=0,
+            aggregate_type="booking",
+            aggregate_id=0,
+            event_type=event_type,
+            payload=payload,
         )
     row = OutboxEvent.objects.get(pk=event.pk)
     assert row.event_type == event_type.value

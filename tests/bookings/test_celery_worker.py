@@ -93,6 +93,7 @@ def test_duplicate_deliveries_through_the_broker_have_effects_once(
     # A sentinel behind them in the queue: once it ran, so had they (one solo worker, FIFO).
     with transaction.atomic():
         sentinel = OutboxEvent.objects.create(
+            sale_id=0,
             aggregate_type="test",
             aggregate_id="0",
             event_type="test.sentinel",

@@ -85,6 +85,7 @@ def test_a_second_relay_skips_locked_events_and_does_not_overtake_them(settings,
     # A later event of the first booking, so the blocked relay has something to overtake.
     with transaction.atomic():
         e3 = OutboxEvent.objects.create(
+            sale_id=first.sale_id,
             aggregate_type="booking",
             aggregate_id=str(first.pk),
             event_type="test.later",
@@ -130,7 +131,7 @@ def _deliver_three_at_once(settings, monkeypatch, consume=None) -> list[int]:
     # A type of the test's own: no other consumer (and its row locks) orders the deliveries.
     with transaction.atomic():
         event = emit_event(
-            aggregate_type="test", aggregate_id=1, event_type="test.race", payload={}
+            sale_id=1, aggregate_type="test", aggregate_id=1, event_type="test.race", payload={}
         )
     effects: list[int] = []
 
@@ -165,7 +166,10 @@ def test_control_check_then_act_without_the_receipt_first_acts_more_than_once(
             consumer.handle(event)
         with contextlib.suppress(IntegrityError), transaction.atomic():
             ProcessedEvent.objects.create(
-                consumer=consumer.name, event=event, processed_at=timezone.now()
+                sale_id=event.sale_id,
+                consumer=consumer.name,
+                event=event,
+                processed_at=timezone.now(),
             )
         return True
 

@@ -13,7 +13,7 @@ from kernel.idempotency import _lock_key
 from kernel.models import IdempotencyRecord
 from tests.api.conftest import client_for
 from tests.concurrency import run_concurrently
-from tests.factories import UserFactory
+from tests.factories import FlightFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,6 +81,24 @@ def test_keys_are_scoped_per_customer(customer, other_customer, flight):
     assert mine.json()["bookingId"] != theirs.json()["bookingId"]
 
 
+def test_a_key_is_one_per_sale_so_the_same_key_on_another_sale_is_a_new_hold(customer, flight):
+    """The record is the sale's row (kernel/sharding.py): (sale, customer, scope, key) is the
+    rule, so a key sent for another flight holds there; on the same flight it still replays."""
+    other_flight = FlightFactory()
+    api = client_for(customer)
+    first = api.post("/api/bookings", body(flight), format="json", HTTP_IDEMPOTENCY_KEY="k-s")
+    there = api.post("/api/bookings", body(other_flight), format="json", HTTP_IDEMPOTENCY_KEY="k-s")
+    again = api.post("/api/bookings", body(flight), format="json", HTTP_IDEMPOTENCY_KEY="k-s")
+    assert (first.status_code, there.status_code, again.status_code) == (201, 201, 201)
+    assert "Idempotent-Replayed" not in there
+    assert again["Idempotent-Replayed"] == "true"
+    assert again.json()["bookingId"] == first.json()["bookingId"] != there.json()["bookingId"]
+    assert set(IdempotencyRecord.objects.values_list("sale_id", flat=True)) == {
+        flight.sale_id,
+        other_flight.sale_id,
+    }
+
+
 def test_a_refused_hold_is_not_remembered(customer, other_customer, flight):
     client_for(other_customer).post("/api/bookings", body(flight), format="json")
     api = client_for(customer)
@@ -92,7 +110,8 @@ def test_a_refused_hold_is_not_remembered(customer, other_customer, flight):
 def test_a_key_in_flight_is_409(customer, flight):
     """Another request is inside its hold transaction with this key (its advisory lock)."""
     with psycopg.connect(**_dsn(), autocommit=False) as other:
-        other.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_key(customer.pk, "api-hold", "k")])
+        lock = _lock_key(flight.sale_id, customer.pk, "api-hold", "k")
+        other.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
         busy = client_for(customer).post(
             "/api/bookings", body(flight), format="json", HTTP_IDEMPOTENCY_KEY="k"
         )

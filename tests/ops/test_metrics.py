@@ -166,6 +166,7 @@ def test_sold_out_answers_outbox_lag_and_the_waiting_room_hook(client):
 
     with transaction.atomic():
         OutboxEvent.objects.create(
+            sale_id=1,
             aggregate_type="test",
             aggregate_id="1",
             event_type="test.lag",

@@ -20,22 +20,10 @@ from kernel.sharding import CROSS_NODE_WRITES, TABLES, Distributed
 LOG = "citus_write_log"
 # The sale of a row of a distributed table without its own column yet, through its parent.
 DERIVED_SALE = {
-    # Engine events name the sale; flights' day-of-departure events the flight (= its sale).
-    "bookings_outboxevent": "coalesce(r.payload ->> 'saleId', r.payload ->> 'flightId')::bigint",
-    "bookings_processedevent": (
-        "(SELECT coalesce(e.payload ->> 'saleId', e.payload ->> 'flightId')::bigint"
-        " FROM bookings_outboxevent e"
-        " WHERE e.id = r.event_id)"
-    ),
-    "bookings_notification": "(SELECT b.sale_id FROM bookings_booking b WHERE b.id = r.booking_id)",
     "bookings_ticketcredential": (
         "(SELECT t.sale_id FROM bookings_ticket t WHERE t.id = r.ticket_id)"
     ),
     "bookings_gatescan": "(SELECT t.sale_id FROM bookings_ticket t WHERE t.id = r.ticket_id)",
-    "bookings_idempotencyrecord": (
-        "(SELECT b.sale_id FROM bookings_booking b WHERE r.resource_type = 'bookings.booking'"
-        " AND b.id::text = r.resource_id)"
-    ),
     "waitroom_presalecode": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
     "waitroom_presaleredemption": (
         "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)"
@@ -113,6 +101,13 @@ def recording_writes(tables=None) -> Iterator[None]:
 def written_sales() -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT DISTINCT sale_id FROM {LOG} WHERE distributed")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def sales_written_to(table: str) -> set[int | None]:
+    """The sale of every row of `table` written while recording (None: of no known sale)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT sale_id FROM {LOG} WHERE tbl = %s", [table])
         return {row[0] for row in cursor.fetchall()}
 
 

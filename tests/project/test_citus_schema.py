@@ -19,15 +19,12 @@ from tests.project.citus_catalog import Break, breaks
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # kept for the single-column foreign keys of tables that lack sale_id yet
-    "bookings_booking": [
-        "unique bookings_booking_single_key (id) lacks sale_id",
-    ],
-    # kept for gate scans (no sale_id yet)
+    # distributed: the single-column key stays for gate scans until they carry sale_id (below)
     "bookings_gatedevice": [
         "unique bookings_gatedevice_single_key (id) lacks sale_id",
     ],
-    # gate scans: add sale_id (the device's), then (sale, device, local id)
+    # distributed: add sale_id (the device's), then (sale, device, local id); written by the
+    # gate's sync, not by the hold, pay, confirm, cancel or expiry paths
     "bookings_gatescan": [
         "foreign key (device_id) to bookings_gatedevice lacks sale_id",
         "foreign key (ticket_id) to bookings_ticket lacks sale_id",
@@ -35,41 +32,14 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "primary key (id) lacks sale_id",
         "unique one_scan_per_local_id (local_id, device_id) lacks sale_id",
     ],
-    # written in the hold's transaction: becomes (sale, customer, scope, key); a key reused on
-    # another sale is then a new request (docs)
-    "bookings_idempotencyrecord": [
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique idempotency_key_per_customer_scope (scope, key, customer_id) lacks sale_id",
-    ],
-    # e-mails: sale_id from the event; unique (sale, event, kind)
-    "bookings_notification": [
-        "foreign key (booking_id) to bookings_booking lacks sale_id",
-        "foreign key (event_id) to bookings_outboxevent lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique notification_once_per_event (kind, event_id) lacks sale_id",
-    ],
-    # every event is a booking's: sale_id from the writer (kernel 0003, open)
-    "bookings_outboxevent": [
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-    ],
-    # consumer receipts: sale_id of the event; unique (sale, consumer, event)
-    "bookings_processedevent": [
-        "foreign key (event_id) to bookings_outboxevent lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique processed_event_once (consumer, event_id) lacks sale_id",
-    ],
-    # serial: unique per sale, looked up with the gate's sale (docs); passenger: OneToOne, widened
-    # at cut-over
+    # distributed: serial unique per sale, looked up with the gate's sale (docs); passenger:
+    # OneToOne, widened at cut-over
     "bookings_ticket": [
         "unique bookings_ticket_passenger_id_key (passenger_id) lacks sale_id",
         "unique bookings_ticket_serial_key (serial) lacks sale_id",
         "unique bookings_ticket_single_key (id) lacks sale_id",
     ],
-    # credentials: sale_id of the ticket; cert ids unique per sale
+    # distributed: sale_id of the ticket; cert ids unique per sale
     "bookings_ticketcredential": [
         "foreign key (ticket_id) to bookings_ticket lacks sale_id",
         "has no sale_id column",
@@ -77,23 +47,24 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "unique bookings_ticketcredential_cert_id_key (cert_id) lacks sale_id",
         "unique one_current_credential_per_ticket (ticket_id) lacks sale_id",
     ],
-    # a draft has no sale: events are reference tables and the link is kept without a foreign key at
-    # cut-over
+    # reference: a draft has no sale, so events are reference rows; the link is kept without a
+    # foreign key at cut-over
     "events_event": [
         "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
-    # flight_id = sale id by CHECK: point at flights_flight(sale_id) at cut-over
+    # distributed by flight_id (= sale id by CHECK): point at flights_flight(sale_id) at cut-over
     "flights_cabindeparture": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
     ],
-    # add flight_id (the denied boarding's)
+    # distributed by flight_id: add it (the denied boarding's), then widen its keys
     "flights_compensation": [
         "foreign key (denied_boarding_id) to flights_deniedboarding lacks flight_id",
         "has no flight_id column",
         "primary key (id) lacks flight_id",
         "unique flights_compensation_denied_boarding_id_key (denied_boarding_id) lacks flight_id",
     ],
-    # flight_id = sale id: point at flights_flight(sale_id); passenger unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
+    # unique widened
     "flights_deniedboarding": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_deniedboarding_passenger_id_key (passenger_id) lacks flight_id",
@@ -105,31 +76,34 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
         "unique flights_flight_single_key (id) lacks sale_id",
     ],
-    # flight_id = sale id: point at flights_flight(sale_id); tickets' uniques widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); tickets'
+    # uniques widened
     "flights_noshow": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_noshow_seat_given_to_id_key (seat_given_to_id) lacks flight_id",
         "unique flights_noshow_ticket_id_key (ticket_id) lacks flight_id",
     ],
-    # flight_id = sale id: point at flights_flight(sale_id); passenger unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
+    # unique widened
     "flights_onlinecheckin": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
         "unique flights_onlinecheckin_passenger_id_key (passenger_id) lacks flight_id",
     ],
-    # flight_id = sale id: point at flights_flight(sale_id)
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
     "flights_volunteeroffer": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
     ],
-    # (customer, key) stays a real rule: becomes (sale, customer, key), the pay request names its
-    # booking (docs)
+    # distributed: (customer, key) becomes (sale, customer, key) at cut-over, the pay request
+    # names its booking, so its sale is known before the transaction (docs)
     "payments_payment": [
         "unique payment_idempotency_key_per_customer (idempotency_key, customer_id) lacks sale_id",
     ],
-    # a sale's override names its sale without a foreign key at cut-over (reference table)
+    # reference: a sale's override names its sale without a foreign key at cut-over
     "payments_refundpolicy": [
         "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
-    # presale codes and redemptions: the room's sale copied as on queue entries (open)
+    # distributed: presale codes and redemptions get the room's sale copied, as queue entries
+    # did (waitroom 0013); not written by the hold, pay, confirm, cancel or expiry paths
     "waitroom_presalecode": [
         "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
         "has no sale_id column",
@@ -143,11 +117,11 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "primary key (id) lacks sale_id",
         "unique presale_redemption_one_per_account (customer_id, room_id) lacks sale_id",
     ],
-    # kept for the presale tables' single-column foreign keys
+    # distributed: the single-column key stays for the presale tables' foreign keys (above)
     "waitroom_waitingroom": [
         "unique waitroom_waitingroom_single_key (id) lacks sale_id",
     ],
-    # offer: OneToOne, widened to (sale, offer) at cut-over
+    # distributed: offer is a OneToOne, widened to (sale, offer) at cut-over
     "waitroom_waitlistentry": [
         "unique waitroom_waitlistentry_offer_id_key (offer_id) lacks sale_id",
     ],

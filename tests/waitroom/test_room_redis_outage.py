@@ -41,7 +41,12 @@ def free_port() -> int:
 def own_redis(settings):
     server = ThrowawayRedis()  # bench.stack: the one throw-away redis-server helper
     server.start()
-    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "REDIS_URL": server.url}
+    # One plain server, whatever the run's Redis is (the nightly run's is a cluster).
+    settings.WAITING_ROOM = {
+        **settings.WAITING_ROOM,
+        "REDIS_URL": server.url,
+        "REDIS_CLUSTER": False,
+    }
     yield server
     server.stop()
 
