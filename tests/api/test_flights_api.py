@@ -139,7 +139,9 @@ def test_seat_map_lists_every_seat_with_its_status(anon, customer, flight):
         "fareClass": "ECONOMY",
         "status": "HELD",
         "surcharge": "15.00",
+        "exitRow": True,  # rows 12 and 13
     }
+    assert seats["1A"]["exitRow"] is False
     assert seats["1A"]["fareClass"] == "BUSINESS" and seats["1A"]["status"] == "AVAILABLE"
 
 

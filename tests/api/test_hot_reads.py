@@ -72,6 +72,7 @@ def test_cached_body_is_what_the_serializer_renders(anon, flight):
         "fareClass",
         "status",
         "surcharge",
+        "exitRow",
     }
     assert {f["fareClass"] for f in body["fares"]} == {"BUSINESS", "ECONOMY"}
 

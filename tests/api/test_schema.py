@@ -107,6 +107,7 @@ def test_schema_documents_bodies_headers_and_camel_case(openapi):
         "seats",
         "passengers",
         "passengerNames",
+        "exitRowConfirmed",  # issue 31: exit-row conditions on the API (default false)
     } == set(schemas["BookingCreateRequest"]["properties"])
     assert "bookingClass" not in schemas["BookingCreateRequest"].get("required", [])
     assert {"bookingClasses", "cheapestOpen"} <= set(schemas["Fare"]["properties"])

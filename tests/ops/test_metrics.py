@@ -77,13 +77,13 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
 
     won = client_for(alice).post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A", "12B"]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A", "12B"], "exitRowConfirmed": True},
         format="json",
     )
     assert won.status_code == 201
     lost = client_for(bob).post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12B"]},
+        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12B"], "exitRowConfirmed": True},
         format="json",
     )
     assert lost.status_code == 409

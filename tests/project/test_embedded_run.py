@@ -123,6 +123,7 @@ def test_embedded_server_books_pays_and_tickets_in_one_process(embedded_server):
             "fareClass": "ECONOMY",
             "seats": ["12A", "12B"],
             "passengerNames": ["Ana Lima", "Bo Chen"],
+            "exitRowConfirmed": True,  # rows 12 and 13 are exit rows
         },
     )
     assert hold.status_code == 201, hold.text
