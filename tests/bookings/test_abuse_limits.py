@@ -182,7 +182,12 @@ def test_the_page_and_the_api_share_one_budget(client, customer, flight, own_thr
     for seat in ["10A", "11A", "12A"]:
         response = api.post(
             "/api/bookings",
-            {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": [seat], "exitRowConfirmed": True},
+            {
+                "flightId": flight.pk,
+                "fareClass": "ECONOMY",
+                "seats": [seat],
+                "exitRowConfirmed": True,
+            },
             format="json",
         )
         assert response.status_code == 201

@@ -38,7 +38,12 @@ def test_outbox_and_idempotency_rows_survive_the_move_both_ways(customer, flight
     # Live data made by today's code: a hold with an Idempotency-Key, its outbox events, a
     # consumer's receipt and an e-mail linked to its event.
     api = client_for(customer)
-    body = {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True}
+    body = {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A"],
+        "exitRowConfirmed": True,
+    }
     held = api.post("/api/bookings", body, format="json", HTTP_IDEMPOTENCY_KEY="k-move")
     assert held.status_code == 201, held.content
     booking = Booking.objects.get()

@@ -32,7 +32,12 @@ def test_kernel_rows_and_e_mails_get_their_sale_forward_and_back(customer):
     new_flight, old_flight = FlightFactory(), FlightFactory()
     held = client_for(customer).post(
         "/api/bookings",
-        {"flightId": new_flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True},
+        {
+            "flightId": new_flight.pk,
+            "fareClass": "ECONOMY",
+            "seats": ["12A"],
+            "exitRowConfirmed": True,
+        },
         format="json",
         HTTP_IDEMPOTENCY_KEY="k-new",
     )
@@ -93,7 +98,12 @@ def test_kernel_rows_and_e_mails_get_their_sale_forward_and_back(customer):
     # Today's code writes the columns itself: a retry of the first hold still replays.
     again = client_for(customer).post(
         "/api/bookings",
-        {"flightId": new_flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True},
+        {
+            "flightId": new_flight.pk,
+            "fareClass": "ECONOMY",
+            "seats": ["12A"],
+            "exitRowConfirmed": True,
+        },
         format="json",
         HTTP_IDEMPOTENCY_KEY="k-new",
     )

@@ -77,7 +77,12 @@ def test_counters_move_with_a_hold_a_409_a_sale_and_a_503(client, flight):
 
     won = client_for(alice).post(
         "/api/bookings",
-        {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A", "12B"], "exitRowConfirmed": True},
+        {
+            "flightId": flight.pk,
+            "fareClass": "ECONOMY",
+            "seats": ["12A", "12B"],
+            "exitRowConfirmed": True,
+        },
         format="json",
     )
     assert won.status_code == 201

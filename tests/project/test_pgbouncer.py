@@ -170,7 +170,12 @@ def test_a_hold_through_the_pooler_leaves_no_lock_setting_or_cursor_behind(share
     with routed_through_pgbouncer(shared):
         response = client_for(customer).post(
             "/api/bookings",
-            {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True},
+            {
+                "flightId": flight.pk,
+                "fareClass": "ECONOMY",
+                "seats": ["12A"],
+                "exitRowConfirmed": True,
+            },
             format="json",
             HTTP_IDEMPOTENCY_KEY="pooled-hold-1",
         )
@@ -302,7 +307,12 @@ def hold_while_the_seat_is_locked(customer, flight, *, wait: float):
             answers.append(
                 client_for(customer).post(
                     "/api/bookings",
-                    {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True},
+                    {
+                        "flightId": flight.pk,
+                        "fareClass": "ECONOMY",
+                        "seats": ["12A"],
+                        "exitRowConfirmed": True,
+                    },
                     format="json",
                 )
             )

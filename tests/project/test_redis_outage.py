@@ -48,7 +48,12 @@ def test_holds_and_seat_maps_work_without_redis_and_never_double_sell(redis_gone
 
     seat_map = first.get(f"/api/flights/{flight.pk}/seats")
     assert seat_map.status_code == 200
-    body = {"flightId": flight.pk, "fareClass": "ECONOMY", "seats": ["12A"], "exitRowConfirmed": True}
+    body = {
+        "flightId": flight.pk,
+        "fareClass": "ECONOMY",
+        "seats": ["12A"],
+        "exitRowConfirmed": True,
+    }
     won = first.post("/api/bookings", body, format="json")
     lost = second.post("/api/bookings", body, format="json")
     assert won.status_code == 201, won.content
