@@ -12,6 +12,7 @@ from django.utils import timezone
 from bookings.customer_holds import hold_seats
 from bookings.models import Booking
 from bookings.passengers import name_passengers
+from flights.airport_names import local_name_fields
 from flights.models import Airport, FareClass, Flight
 from flights.services import CabinLayout, CabinSection, a320_layout, create_flight
 
@@ -44,6 +45,22 @@ class AirportFactory(factory.django.DjangoModelFactory):
     city = factory.LazyAttribute(lambda a: a.code.title())
     country = "VN"
     time_zone = "Asia/Ho_Chi_Minh"
+
+
+def moscow_to_petersburg_flight(**flight_fields):
+    """SVO → LED with the airports' local names (flights.airport_names), for the tests of
+    names in the customer's language."""
+    svo = AirportFactory(
+        code="SVO",
+        name="Sheremetyevo International",
+        city="Moscow",
+        country="RU",
+        time_zone="Europe/Moscow",
+        **local_name_fields("SVO"),
+    )
+    led = AirportFactory(code="LED", name="Pulkovo", city="Saint Petersburg", country="RU",
+                         time_zone="Europe/Moscow", **local_name_fields("LED"))  # fmt: skip
+    return FlightFactory(origin=svo, destination=led, **flight_fields)
 
 
 class FlightFactory(factory.django.DjangoModelFactory):

@@ -10,9 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from flights.airport_names import local_name_fields
 from tests.api.conftest import client_for
-from tests.factories import AirportFactory, FlightFactory
+from tests.factories import AirportFactory, FlightFactory, moscow_to_petersburg_flight
 
 pytestmark = pytest.mark.django_db
 
@@ -27,19 +26,7 @@ NAMES = {
 
 @pytest.fixture
 def flight():
-    svo = AirportFactory(
-        code="SVO",
-        name="Sheremetyevo International",
-        city="Moscow",
-        country="RU",
-        time_zone="Europe/Moscow",
-        **local_name_fields("SVO"),
-    )
-    led = AirportFactory(code="LED", name="Pulkovo", city="Saint Petersburg", country="RU",
-                         time_zone="Europe/Moscow", **local_name_fields("LED"))  # fmt: skip
-    return FlightFactory(
-        origin=svo, destination=led, departure_at=timezone.now() + timedelta(days=3)
-    )
+    return moscow_to_petersburg_flight(departure_at=timezone.now() + timedelta(days=3))
 
 
 def names(answer: dict) -> tuple[str, str, str, str]:

@@ -10,11 +10,10 @@ from django.utils import timezone, translation
 
 from bookings.models import Ticket
 from flights import tickets
-from flights.airport_names import local_name_fields
 from kernel.outbox import relay_outbox
 from languages.services import set_preferred_language
 from tests.bookings.confirming import hold_and_confirm
-from tests.factories import AirportFactory, FlightFactory
+from tests.factories import AirportFactory, FlightFactory, moscow_to_petersburg_flight
 
 pytestmark = pytest.mark.django_db
 
@@ -25,17 +24,7 @@ CITIES["ru"] = ("Москва", "Санкт-Петербург")
 
 @pytest.fixture
 def flight():
-    svo = AirportFactory(
-        code="SVO",
-        name="Sheremetyevo International",
-        city="Moscow",
-        country="RU",
-        time_zone="Europe/Moscow",
-        **local_name_fields("SVO"),
-    )
-    led = AirportFactory(code="LED", name="Pulkovo", city="Saint Petersburg", country="RU",
-                         time_zone="Europe/Moscow", **local_name_fields("LED"))  # fmt: skip
-    return FlightFactory(origin=svo, destination=led)
+    return moscow_to_petersburg_flight()
 
 
 @pytest.mark.parametrize("language", ["en", "de", "ru"])
