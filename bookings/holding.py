@@ -100,6 +100,7 @@ _OPEN_INVENTORY = CompiledRead(
         .filter(sale_id=sale_id, fare_class=fare_class)
         .order_by("pk")[:1]
     ),
+    shape=lambda: tuple(catalogue.owner_paths()),
     sale_id=int,
     fare_class=str,
 )

@@ -14,11 +14,16 @@ queryset whose parameters do not contain each sentinel exactly once, is refused 
 compiled (a test-time error, not a silent wrong query).  The SQL is the ORM's own, so it is
 valid on every backend the queryset is; it is kept per connection (per thread, per alias) and
 dropped with it.
+
+A queryset whose shape depends on something besides its values (the hold's read joins every
+registered catalogue's owner) names that in `shape`: a callable whose answer keys the compiled
+SQL, so a catalogue registered later, or swapped in by a test, compiles a new read instead of
+reusing one that joins the wrong tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from django.db import connections, router
@@ -73,12 +78,20 @@ class CompiledRead:
     is `list(build(**values))` without compiling it again, read from the database the router
     names for `model` at the time (the replica outside transactions, when it is on)."""
 
-    def __init__(self, model: type[Model], build: Callable[..., QuerySet], **types: type) -> None:
+    def __init__(
+        self,
+        model: type[Model],
+        build: Callable[..., QuerySet],
+        *,
+        shape: Callable[[], Hashable] | None = None,
+        **types: type,
+    ) -> None:
         for name, kind in types.items():
             if kind not in (int, str):
                 raise TypeError(f"CompiledRead: {name} must be int or str, not {kind}")
         self._model = model
         self._build = build
+        self._shape = shape
         self._types = types
 
     def _sentinels(self) -> dict[str, Any]:
@@ -104,7 +117,7 @@ class CompiledRead:
         return _Compiled(compiler, sql, params, slots)
 
     def _compiled(self, alias: str) -> _Compiled:
-        key = id(self)
+        key = id(self) if self._shape is None else (id(self), self._shape())
         # Kept on the connection wrapper (one per thread and alias): a compiler is bound to
         # its connection, so each thread compiles its own once.
         connection = connections[alias]

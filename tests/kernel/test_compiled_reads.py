@@ -13,7 +13,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from bookings import catalogue
 from bookings.holding import _OPEN_INVENTORY
-from bookings.models import Inventory
+from bookings.models import Inventory, SaleKind
 from config.api.tokens import CachedTokenAuthentication
 from kernel.compiled import CompiledRead
 from tests.factories import FlightFactory, UserFactory
@@ -55,6 +55,60 @@ def test_the_compiled_inventory_read_answers_what_the_orm_answers():
                 orm_inventory(flight.sale_id, fare_class),
             )
     assert _OPEN_INVENTORY.first(sale_id=10**9, fare_class="ECONOMY") is None
+
+
+class _OwnerlessEvents:
+    """A catalogue for event sales that joins no owner row (as a bare-sale test swaps in)."""
+
+    owner = None
+    owner_details: tuple[str, ...] = ()
+
+
+@pytest.mark.django_db
+def test_a_catalogue_swapped_in_later_compiles_a_new_read(monkeypatch):
+    """The read's joins follow the registry at call time, not the one it was first compiled
+    under: a test (or a late registration) that changes the catalogues on a connection that
+    already compiled the read must not get the old joins back."""
+    flight = FlightFactory()
+    fields = lambda inventory: set(inventory.sale._state.fields_cache)  # noqa: E731
+    before = _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="ECONOMY")
+    assert fields(before) == {"flight", "event"}
+
+    monkeypatch.setitem(catalogue._registry, str(SaleKind.EVENT), _OwnerlessEvents())
+    swapped = _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="ECONOMY")
+    assert fields(swapped) == {"flight"}
+    same_rows(swapped, orm_inventory(flight.sale_id, "ECONOMY"))
+
+    monkeypatch.undo()
+    after = _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="ECONOMY")
+    assert fields(after) == {"flight", "event"}
+    same_rows(after, orm_inventory(flight.sale_id, "ECONOMY"))
+
+
+@pytest.mark.django_db
+def test_control_a_read_without_its_shape_keeps_the_joins_it_was_compiled_with(monkeypatch):
+    """The control: the same read with no `shape` serves the first registry's joins after the
+    swap (what failed CI once: a bare-sale test ran first on the worker's connection)."""
+    unshaped = CompiledRead(
+        Inventory,
+        lambda sale_id, fare_class: (
+            Inventory.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+            .filter(sale_id=sale_id, fare_class=fare_class)
+            .order_by("pk")[:1]
+        ),
+        sale_id=int,
+        fare_class=str,
+    )
+    flight = FlightFactory()
+    monkeypatch.setitem(catalogue._registry, str(SaleKind.EVENT), _OwnerlessEvents())
+    unshaped.first(sale_id=flight.sale_id, fare_class="ECONOMY")  # compiled without the event
+    monkeypatch.undo()
+    stale = unshaped.first(sale_id=flight.sale_id, fare_class="ECONOMY")
+    assert set(stale.sale._state.fields_cache) == {"flight"}
+    assert set(orm_inventory(flight.sale_id, "ECONOMY").sale._state.fields_cache) == {
+        "flight",
+        "event",
+    }
 
 
 @pytest.mark.django_db
