@@ -584,6 +584,7 @@ SPECTACULAR_SETTINGS = {
         "WaitlistStatusEnum": "bookings.models.WaitlistStatus",
         "ScanOutcomeEnum": "bookings.tickets.ScanOutcome",
     },
+    "PREPROCESSING_HOOKS": ["payments.api.document_gateways_in_use"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",

@@ -179,7 +179,10 @@ class EventSearchApi(PublicReadApi):
         responses={200: EventSerializer(many=True), **problems(400, 401)},
     )
     def get(self, request):
-        query = EventSearchQuerySerializer(data=request.query_params)
+        # A plain dict, not the QueryDict: DRF reads an empty value in a QueryDict as "not
+        # sent" for optional fields, so `date=` would list every day although the schema
+        # (format: date) calls it invalid.
+        query = EventSearchQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         page = page_of(request.query_params)
         found, has_more = selectors.search_events_page(

@@ -20,8 +20,10 @@ class SeatChoiceSerializer(serializers.Serializer):
 
 
 class OnlineCheckInInputSerializer(serializers.Serializer):
-    seats = SeatChoiceSerializer(
-        many=True,
+    # A ListField, not `many=True`: its max_length is a validator, which drf-spectacular
+    # documents as `maxItems` (a ListSerializer's limit is checked but left out of the schema).
+    seats = serializers.ListField(
+        child=SeatChoiceSerializer(),
         required=False,
         max_length=9,
         help_text="Seats chosen per passenger; passengers left out keep theirs or get one "

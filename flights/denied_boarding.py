@@ -49,6 +49,12 @@ DENIAL_PRIORITY = _(
 )
 
 
+class OfferNotFound(DomainError):
+    status = 404
+    code = "volunteer-offer-not-found"
+    title = _("Offer not found")
+
+
 class NotOversold(DomainError):
     status = 409
     code = "not-oversold"
@@ -146,14 +152,20 @@ def answer_offer(
     remedy: Remedy = Remedy.REROUTING,
     method: PayoutMethod = PayoutMethod.CASH,
     voucher_agreed: bool = False,
+    booking_id: int | None = None,
     now: datetime | None = None,
 ) -> VolunteerOffer:
     """The passenger accepts or declines on their booking page.  An acceptance counts only
-    while the flight is still oversold (else the offer is withdrawn: enough volunteers)."""
+    while the flight is still oversold (else the offer is withdrawn: enough volunteers).
+    `booking_id`: the booking the page or URL names; the offer must be on it (404 if not,
+    as for an offer that is not the customer's)."""
     now = now or timezone.now()
-    offer = VolunteerOffer.objects.filter(pk=offer_id, booking__customer=customer).first()
+    offers = VolunteerOffer.objects.filter(pk=offer_id, booking__customer=customer)
+    if booking_id is not None:
+        offers = offers.filter(booking_id=booking_id)
+    offer = offers.first()
     if offer is None:
-        raise InvalidRequest(gettext("No such offer on your bookings."))
+        raise OfferNotFound(gettext("No such offer on your bookings."))
     with transaction.atomic():
         flight = _lock_flight(offer.flight_id, now=now)
         if accept and not oversold_by(flight):

@@ -41,9 +41,9 @@ class VolunteerAnswerApi(APIView):
         description=(
             "Accepting takes the passenger off the flight (ticket revoked), rebooks them onto "
             "the next flight of the route or refunds the fare, and records the compensation. "
-            "A voucher needs `voucherAgreed`. 400 for an offer not the caller's, already "
-            "answered, outside the time between the check-in cut-off and gate close, or a "
-            "voucher without agreement; nothing changes."
+            "A voucher needs `voucherAgreed`. 404 for an offer that is not on this booking of "
+            "the caller's; 400 for one already answered, outside the time between the check-in "
+            "cut-off and gate close, or a voucher without agreement; nothing changes."
         ),
         request=VolunteerAnswerInputSerializer,
         responses={200: VolunteerAnswerSerializer, **problems(400, 401, 404, 503)},
@@ -54,6 +54,7 @@ class VolunteerAnswerApi(APIView):
         offer = answer_offer(
             customer=request.user,
             offer_id=offer_id,
+            booking_id=booking_id,
             accept=data.validated_data["accept"],
             remedy=Remedy(data.validated_data["remedy"]),
             method=PayoutMethod(data.validated_data["payout_method"]),

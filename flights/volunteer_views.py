@@ -34,6 +34,7 @@ def volunteer_answer(request: HttpRequest, booking_id: int, offer_id: int) -> Ht
         offer = answer_offer(
             customer=request.user,
             offer_id=offer_id,
+            booking_id=booking_id,
             accept=answer == "accept",
             remedy=Remedy(remedy),
             method=PayoutMethod(method),

@@ -29,7 +29,7 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
-from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS
+from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS, page_of
 from kernel.web.throttles import HoldsThrottle, rate_text
 from payments.cancellation import cancel_booking
 from storefront.booking_serializers import (
@@ -59,6 +59,12 @@ class BookingPagination(LimitOffsetPagination):
 
     default_limit = DEFAULT_LIMIT
     max_limit = MAX_LIMIT
+
+    def paginate_queryset(self, queryset, request, view=None):
+        # DRF's own parsing quietly reads a negative or non-numeric `offset` as 0 and clamps
+        # `limit`; the schema (and every other list) says 400 for those.
+        page_of(request.query_params, default_limit=self.default_limit)
+        return super().paginate_queryset(queryset, request, view)
 
     def get_paginated_response(self, data):
         response = super().get_paginated_response(data)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from django.core.validators import RegexValidator
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -33,11 +34,20 @@ class CredentialSerializer(serializers.Serializer):
     server_time_ms = serializers.IntegerField(help_text="Unix time in ms, to correct the clock.")
 
 
+# 32 bytes in base64url: 42 free characters, a 43rd that carries the last 2 bits (its low 4
+# bits zero), and the padding "=" that may be left off.  The schema's pattern is this rule.
+RAW_KEY_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]=?$",
+    message=gettext_lazy("Not a raw Ed25519 public key in base64url."),
+)
+
+
 class TicketCredentialRequestSerializer(serializers.Serializer):
     public_key = serializers.CharField(
         required=False,
         min_length=43,
         max_length=44,
+        validators=[RAW_KEY_VALIDATOR],
         help_text="The ticket's Ed25519 public key made on this device (raw, base64url). "
         "Leave out to have the server make the key (browsers without Ed25519).",
     )

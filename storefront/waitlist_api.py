@@ -17,7 +17,12 @@ from bookings import catalogue, waitlist, waitlist_selectors
 from bookings.errors import NotWaiting
 from bookings.models import SaleKind, WaitlistEntry, WaitlistStatus
 from bookings.selectors import sale_id_of
-from kernel.web.fields import ClassCodeField
+from kernel.web.fields import (
+    CLASS_CODE_MAX_LENGTH,
+    CLASS_CODE_PATTERN,
+    ClassCodeField,
+    NonNegativePriceField,
+)
 from kernel.web.openapi import problems
 from waitroom import room_waitlist
 from waitroom.room_api import ROOM_ID_NOTE
@@ -36,10 +41,7 @@ def sale_of_flight(flight_id: int) -> int:
 class JoinSerializer(serializers.Serializer):
     fare_class = serializers.ChoiceField(choices=FARE_CLASSES, default=DEFAULT_FARE_CLASS)
     party_size = serializers.IntegerField(min_value=1, max_value=9)
-    max_seat_price = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=0,
+    max_seat_price = NonNegativePriceField(
         required=False,
         help_text="The most you pay per seat, its surcharge included (default: any).",
     )
@@ -162,12 +164,8 @@ class EventJoinSerializer(serializers.Serializer):
             "`partySize` seats side by side in one row, no aisle between."
         ),
     )
-    max_seat_price = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=0,
-        required=False,
-        help_text="The most you pay per seat (default: any).",
+    max_seat_price = NonNegativePriceField(
+        required=False, help_text="The most you pay per seat (default: any)."
     )
 
 
@@ -183,7 +181,10 @@ class EventEntrySerializer(EntrySerializer):
 
 
 CATEGORY_PARAM = OpenApiParameter(
-    "category", str, required=True, description="Price category or standing area, e.g. A."
+    "category",
+    {"type": "string", "pattern": CLASS_CODE_PATTERN, "maxLength": CLASS_CODE_MAX_LENGTH},
+    required=True,
+    description="Price category or standing area, e.g. A.",
 )
 
 

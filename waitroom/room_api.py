@@ -311,7 +311,9 @@ class QueueApi(APIView):
         tags=["waiting room"],
     )
     def post(self, request, room_id: int):
-        body = JoinInput(data=request.data if isinstance(request.data, dict) else {})
+        # A body that is not an object (a JSON string, a list) is a 400, as the schema says,
+        # not a join with no options.
+        body = JoinInput(data=request.data)
         body.is_valid(raise_exception=True)
         # The join limit per address counts customers, not our proxy (kernel/web/client_ip.py).
         joining.join_queue(

@@ -22,7 +22,8 @@ RETRY_ADVICE = (
 def idempotency_key_parameter(*, required: bool, what: str) -> OpenApiParameter:
     return OpenApiParameter(
         "Idempotency-Key",
-        str,
+        # `clean_key`: not blank, at most MAX_KEY_LENGTH characters.
+        {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": r"\S"},
         OpenApiParameter.HEADER,
         required=required,
         description=f"{'Required' if required else 'Recommended'} for every {what}. "

@@ -239,3 +239,18 @@ def test_the_bundle_is_fresh_after_each_sync(operator, customer, flight):
     ).json()
 
     assert ticket.serial in {c["serial"] for c in answer["bundle"]["staticCodes"].values()}
+
+
+def test_a_key_that_is_not_32_bytes_of_canonical_base64url_is_refused(customer, flight):
+    """The schema's pattern is the server's rule: 43 characters whose last carries only the
+    key's last two bits (and an optional "="); anything else is a 400 and certifies nothing."""
+    _, (ticket, _) = ticketed(customer, flight)
+    public = b64(raw_public_key(Ed25519PrivateKey.generate().public_key()))
+    api = client_for(customer)
+    non_canonical = public[:42] + ("B" if public[42] != "B" else "C")  # low bits not zero
+    for bad in (non_canonical, public[:42] + "!", public[:42] + "A=="):
+        problem(api.post(credential_url(ticket), {"publicKey": bad}, format="json"), 400)
+    assert not TicketCredential.objects.filter(ticket=ticket).exists()
+    # The control: the same key, canonical, with or without its padding.
+    padded = api.post(credential_url(ticket), {"publicKey": public + "="}, format="json")
+    assert padded.status_code == 201, padded.content

@@ -15,6 +15,7 @@ import pytest
 from django.utils.timezone import now as django_now
 
 from bookings.customer_holds import hold_seats
+from kernel.web.fields import NON_NEGATIVE_PRICE_PATTERN
 from tests.api.conftest import client_for, problem
 from tests.bookings.confirming import hold_and_confirm
 from tests.events.factories import EventFactory
@@ -30,6 +31,7 @@ GOOD_BY_PATTERN = {
     r"^[0-9]{1,3}[A-Za-z]$": "12A",
     r"^[A-Za-z]{3}$": "EUR",
     r"^-?(?:\d{1,10}(?:\.\d{0,2})?|\.\d{1,2})$": "10.00",
+    NON_NEGATIVE_PRICE_PATTERN: "10.00",
     r"^[A-Za-z0-9-]+$": "ECONOMY",  # GA-3 too: test_class_codes_keep_to_their_pattern
     r"^[\w.@+-]+$": "ana.lima",
 }

@@ -1,16 +1,13 @@
 """The OpenAPI schema describes the API, and the API keeps to it under generated input."""
 
 import zlib
-from datetime import timedelta
 
 import pytest
 import schemathesis
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -19,13 +16,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from bookings.customer_holds import hold_seats
-from kernel.outbox import relay_outbox
-from tests.bookings.confirming import confirm, hold_and_confirm
-from tests.events.factories import EventFactory
-from tests.factories import FlightFactory
-from waitroom.models import WaitingRoom
-from waitroom.staff import open_waiting_room
+from tests.api.schemathesis_world import build_world
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +36,7 @@ OPERATIONS = {
     ("/api/bookings/{bookingId}/tickets/{ticketId}/qr.svg", "get"),
     ("/api/bookings/{bookingId}/tickets/{ticketId}/boarding-pass.pdf", "get"),
     ("/api/payments/webhook", "post"),
-    ("/api/payments/webhook/{gateway}", "post"),
+    ("/api/payments/webhook/sandbox", "post"),  # the gateway in use in the tests
     ("/api/checkin/scan", "post"),
     ("/api/flights/{flightId}/waitlist", "get"),
     ("/api/flights/{flightId}/waitlist", "post"),
@@ -151,13 +142,20 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
     assert "Retry-After" in pay["responses"]["503"]["headers"]
     assert "Location" in pay["responses"]["201"]["headers"]  # issue 31: the booking confirmed
 
-    for path in ("/api/payments/webhook", "/api/payments/webhook/{gateway}"):
+    for path, header in (
+        ("/api/payments/webhook", "Seatkeeper-Signature"),  # the tests' gateway: the sandbox
+        ("/api/payments/webhook/sandbox", "Seatkeeper-Signature"),
+    ):
         webhook = paths[path]["post"]
         # No user authentication (the signature is it): no security requirement, and no
         # document-wide one it could inherit.
         assert webhook.get("security", [{}]) == [{}] and "security" not in openapi
         assert {"200", "400", "503"} <= set(webhook["responses"])
-        assert "Seatkeeper-Signature" in {p["name"] for p in webhook["parameters"]}
+        # The gateway's own signature header, required (a missing one is 400), and no other.
+        assert [(p["name"], p["required"]) for p in webhook["parameters"]] == [(header, True)]
+    assert "/api/payments/webhook/{gateway}" not in paths
+    # Stripe is not in use in the tests: its route answers 404, so it is not documented here.
+    assert "/api/payments/webhook/stripe" not in paths
 
     cancel = paths["/api/bookings/{bookingId}"]["delete"]["responses"]["200"]
     cancellation = cancel["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
@@ -191,6 +189,15 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
         assert {"401", "404"} <= set(responses)
 
 
+def test_a_server_that_takes_stripe_webhooks_documents_their_route(anon, settings):
+    settings.STRIPE = {**settings.STRIPE, "WEBHOOK_SECRET": "whsec_test"}
+    response = anon.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    webhook = response.json()["paths"]["/api/payments/webhook/stripe"]["post"]
+    assert [(p["name"], p["required"]) for p in webhook["parameters"]] == [
+        ("Stripe-Signature", True)
+    ]
+
+
 def test_swagger_ui_is_served(anon):
     response = anon.get("/api/docs/")
     assert response.status_code == 200
@@ -213,43 +220,7 @@ def wsgi_app():
 
 @pytest.fixture
 def world(customer):
-    """Real things for generated requests to find, so most paths resolve: a flight with a
-    held booking of ours and a confirmed one with tickets, an event on sale with a confirmed
-    booking of ours and its tickets, a protected sale (waiting room) and a draft event."""
-    flight = FlightFactory()
-    hold_seats(
-        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=["12A"]
-    )
-    flown = hold_and_confirm(customer, flight, seats=["14A"], names=["Ana Lima"])
-    event = EventFactory()
-    seen = confirm(
-        hold_seats(
-            customer=customer,
-            sale_id=event.sale_id,
-            fare_class="A",
-            seat_numbers=["1-1-1"],
-            passenger_names=["Ada Lovelace"],
-        )
-    )
-    queued = FlightFactory()
-    open_waiting_room(
-        sale_id=queued.sale_id,
-        opens_at=timezone.now() - timedelta(minutes=1),
-        admit_per_minute=10,
-        max_inside=10,
-    )
-    relay_outbox(now=timezone.now() + timedelta(hours=1))
-    pairs = [
-        (booking.pk, booking.tickets.values_list("pk", flat=True).first())
-        for booking in (flown, seen)
-    ]
-    return {
-        "token": Token.objects.get_or_create(user=customer)[0].key,
-        "flightId": [flight.pk, queued.pk],
-        "eventId": [event.pk, EventFactory(publish=False).pk],
-        "roomId": list(WaitingRoom.objects.values_list("pk", flat=True)),
-        "booking_ticket": pairs,
-    }
+    return build_world(customer)
 
 
 def with_real_ids(case, world) -> None:
