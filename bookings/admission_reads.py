@@ -13,8 +13,9 @@ The judge is always called exactly once per `riding` block, before any hold can 
 
 * with the values read, when the keys went with the filters' first script;
 * with None ("read it yourself") when they could not: the filters are off or Redis is
-  down, or no hold reached the filters (an idempotent replay, a request refused by validation first: then at the end of
-  the block, and its refusal wins over the block's own error, as when it came first).
+  down, or no hold reached the filters (an idempotent replay, a request refused by
+  validation first: then at the end of the block, and its refusal wins over the block's own
+  error, as when it came first).
 """
 
 from __future__ import annotations

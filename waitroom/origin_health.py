@@ -119,7 +119,9 @@ def flush_hold_signals() -> None:
     with _pending_lock:
         sums = dict(_pending)
         _pending.clear()
-        _flush_timer = None
+        timer, _flush_timer = _flush_timer, None
+    if timer is not None and timer is not threading.current_thread():
+        timer.cancel()  # written now: the armed timer has nothing left to write
     if not sums:
         return
     try:
