@@ -42,10 +42,11 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 from redis.backoff import NoBackoff
+from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
+from bookings import admission_reads, booking_classes, catalogue
 from bookings import availability_scripts as scripts
-from bookings import booking_classes, catalogue
 from bookings.errors import BookingClassSoldOut, SeatUnavailable, SoldOut
 from bookings.models import BookingClass, Inventory
 from kernel import redis_clients
@@ -124,6 +125,40 @@ def _run(script: str, keys: Sequence[str], args: Sequence[object]):
         return None
 
 
+def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *, undo):
+    """`_run`, with the request's rider (bookings.admission_reads) in the same round trip:
+    its keys read in one pipeline with the script, and its judge asked before the caller
+    acts on the answer.  If the judge refuses, `undo(answer)` gives back what the script
+    took.  On a cluster the pipeline is one round trip per node its keys are on.  With Redis
+    down the judge reads for itself first."""
+    rider = admission_reads.pending()
+    if rider is None:
+        return _run(script, keys, args)
+    client = _client()
+    if client is None:
+        rider.decide(None)
+        return _run(script, keys, args)
+    try:
+        pipe = client.pipeline(transaction=False)
+        for key in rider.keys:
+            pipe.get(key)
+        # EVAL by name: redis-py's ClusterPipeline has no `eval`, though it routes EVAL by
+        # its keys like any command.
+        pipe.execute_command("EVAL", script, len(keys), *keys, *args)
+        replies = pipe.execute()
+    except (redis.RedisError, RedisClusterException) as exc:
+        _redis_failed(exc)
+        rider.decide(None)
+        return None
+    answer = replies[-1]
+    try:
+        rider.decide(list(replies[:-1]))
+    except BaseException:
+        undo(answer)
+        raise
+    return answer
+
+
 def _prefix(sale_id: int) -> str:
     # The database name keeps a test database and a dev database on one Redis apart; the
     # {sale} hash tag keeps one sale's keys in one slot, so each script runs on a cluster.
@@ -154,7 +189,12 @@ def _enter_gate(sale_id: int, seat_nos: Sequence[str]) -> str | None:
     # Never longer than a hold lives: a gate must not outlast the hold it stands for.
     seconds = min(_config()["SEAT_GATE_SECONDS"], settings.SEATKEEPER["HOLD_TTL"].total_seconds())
     ttl_ms = max(int(seconds * 1000), 1)
-    taken = _run(scripts.GATE, keys, [token, ttl_ms])
+    taken = _run_with_rider(
+        scripts.GATE,
+        keys,
+        [token, ttl_ms],
+        undo=lambda taken: None if taken else _leave_gate(sale_id, seat_nos, token),
+    )
     if taken is None:
         return None
     if taken:
@@ -323,7 +363,12 @@ class Take:
 
 def _take(sale_id: int, fare_class: str, units: int) -> str:
     key = counter_key(sale_id, fare_class)
-    result = _run(scripts.TAKE, [key], [units])
+
+    def give_back_taken(result) -> None:
+        if result is not None and int(result[0]) == 1:
+            _settle(sale_id, fare_class, units, give=True, pending=True)
+
+    result = _run_with_rider(scripts.TAKE, [key], [units], undo=give_back_taken)
     if result is None:
         return Take.THROUGH
     if int(result[0]) == -1:  # missing (Redis restarted empty, sale created while it was down)
@@ -379,7 +424,8 @@ def hold_admission(
     Refuses early with `SeatUnavailable` / `SoldOut` (`BookingClassSoldOut` when a nested
     booking class's own counter is short: its losers never reach the fare class's counter).
     If the body raises, whatever the filters took is given back; if it returns, the hold is
-    committed and its units stop being pending.
+    committed and its units stop being pending.  The request's rider, if any
+    (bookings.admission_reads), is judged with the first script, before the body runs.
     """
     gate_token = _enter_gate(sale_id, seat_nos)
     names = [counter_name(fare_class, booking_class)] + ([fare_class] if booking_class else [])
@@ -393,6 +439,9 @@ def hold_admission(
                         raise BookingClassSoldOut(fare_class, booking_class, sale_id=sale_id)
                     raise SoldOut(fare_class, sale_id=sale_id)
                 taken.append((name, take))
+        rider = admission_reads.pending()
+        if rider is not None:  # nothing went to Redis for it to ride with
+            rider.decide(None)
         yield
     except BaseException as exc:
         for name, take in taken:

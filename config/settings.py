@@ -466,6 +466,9 @@ WAITING_ROOM = {
     # often, and more backends than this waiting for a lock mean the origin struggles.
     "ADAPTIVE_SECONDS": env.int("WAITING_ROOM_ADAPTIVE_SECONDS", default=6),
     "ADAPTIVE_LOCK_WAITERS": env.int("WAITING_ROOM_ADAPTIVE_LOCK_WAITERS", default=8),
+    # Each web process adds its holds to the sales' health signal at most this often, in one
+    # round trip (0: at every hold), not once per hold (issue 26: one round trip per node).
+    "HEALTH_FLUSH_SECONDS": env.float("WAITING_ROOM_HEALTH_FLUSH_SECONDS", default=1.0),
 }
 
 # Redis filters in front of the hold (bookings/availability.py): cheap refusals for losers,

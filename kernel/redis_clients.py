@@ -3,7 +3,8 @@
 Redis Cluster runs a Lua script, a MULTI or a multi-key command only when all its keys hash
 to one slot.  A hash tag — the part of a key between the first `{` and the next `}` — is
 what is hashed, so every key of one sale carries `{<sale_id>}` (`sale_tag`), every key of one
-waiting room `{r<room_id>}` (`room_tag`) and every per-user key the user's (`user_tag`):
+waiting room `{r<room_id>}` (`room_tag`) and every per-user key the user's (`user_tag`; for
+a request authenticated by an API token, the token's: its cached user and its throttles):
 each script and pipeline of the hot paths then touches one slot, on one primary
 (tests/kernel/test_key_slots.py walks them; docs/operations.md lists them).
 
@@ -13,6 +14,7 @@ the nodes will do to discover the rest, several survive one being down at start-
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,8 +36,20 @@ def room_tag(room_id: int | str) -> str:
 
 
 def user_tag(ident: str) -> str:
-    """The hash tag of one client's keys ("user:5", "ip:…"): its throttle windows."""
+    """The hash tag of one client's keys ("user:5", "ip:…", "tok:<sha>"): its throttle
+    windows.  A token-authenticated client is "tok:<sha>", the tag of its token's cached user
+    too (`token_ident`), so the token check and the throttle are one pipeline on one slot."""
     return f"{{{ident}}}"
+
+
+def token_digest(key: str) -> str:
+    """An API token's hash: what keys and tags name instead of the secret."""
+    return hashlib.sha256(key.encode()).hexdigest()[:40]
+
+
+def token_ident(digest: str) -> str:
+    """The client named by an API token's hash (never the token itself)."""
+    return f"tok:{digest}"
 
 
 def cluster_nodes(url: str) -> tuple[list[ClusterNode], dict[str, Any]]:

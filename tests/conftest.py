@@ -24,6 +24,9 @@ def pytest_configure(config):
         os.environ[name] = "false"
     settings.SECURE_SSL_REDIRECT = False
     settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    # Holds write their sale's health signal at once, not from a timer a second later that
+    # would outlive the test (tests/waitroom/test_health_batching.py tests the timer).
+    settings.WAITING_ROOM = {**settings.WAITING_ROOM, "HEALTH_FLUSH_SECONDS": 0}
     # The Redis hold filters answer some refusals before PostgreSQL does, and tests that fake
     # an expiry by editing rows would meet a still-closed seat gate: they are off unless a test
     # asks for them (tests/bookings/test_hold_filters.py), or HOLD_FILTERS_IN_TESTS=1 runs the

@@ -13,13 +13,16 @@ Freed units go to a sale's waitlist before its queue, so the waitlist is a way i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from waitroom import room_selectors, safety_net
+from bookings import admission_reads
+from waitroom import protection, room_selectors, safety_net
 from waitroom.errors import WaitingRoomRequired
 from waitroom.models import QueueStatus, WaitingRoom
 from waitroom.protection import cached_room_of_sale
@@ -42,7 +45,37 @@ def require_admission(
     the token itself is checked by HMAC, without Redis or the database.  Only without a
     valid token is the safety net asked (`waitroom.safety_net`: one query, and a Redis count
     while dormant)."""
-    room_id = cached_room_of_sale(sale_id=sale_id)
+    _require_admission_to(
+        cached_room_of_sale(sale_id=sale_id),
+        request=request,
+        customer_id=customer_id,
+        now=now,
+    )
+
+
+@contextmanager
+def admission_with_the_hold(*, request, customer_id: int, sale_id: int) -> Iterator[None]:
+    """`require_admission` for the hold the block makes, with the protection read riding in
+    the hold filters' first round trip (bookings.admission_reads): decided before the hold
+    can commit, with no round trip of its own.  Where it cannot ride, it reads as
+    `require_admission` does, at the same point."""
+    keys = protection.read_keys(sale_id=sale_id)
+    if keys is None:
+        require_admission(request=request, customer_id=customer_id, sale_id=sale_id)
+        yield
+        return
+
+    def judge(values: list[bytes | None] | None) -> None:
+        room_id = cached_room_of_sale(sale_id=sale_id, read=values)
+        _require_admission_to(room_id, request=request, customer_id=customer_id, now=None)
+
+    with admission_reads.riding(admission_reads.Rider(keys=keys, judge=judge)):
+        yield
+
+
+def _require_admission_to(
+    room_id: int | None, *, request, customer_id: int, now: datetime | None
+) -> None:
     if room_id is None:
         return
     # Tokens, cookies and queue URLs name the room (`room_id`), never the engine's sale.

@@ -8,9 +8,12 @@ one signal, named here:
 * per sale, in Redis, the hash `<prefix>:health:<sale>`: `n` holds answered, `ms` their
   total time, `busy` of them refused as too busy (503: lock timeout, deadlock).  Every hold
   service adds to it through the engine's metric hook (`kernel.metrics.counts_holds` ->
-  `note_hold`), in one pipelined round trip, failing open: a Redis error costs the hold
-  nothing and silences the writer for a few seconds, so a dead Redis is not waited on
-  per hold;
+  `note_hold`).  The process sums its holds and writes the sums at most once per
+  `HEALTH_FLUSH_SECONDS` (a timer, one pipelined round trip for every sale it saw), not once
+  per hold: a hold's own round trips are its filters' (issue 26).  The tick reads every
+  ADAPTIVE_SECONDS, several flushes apart.  The write fails open: a Redis error costs the
+  holds nothing and silences the writer for a few seconds (sums of that spell are dropped:
+  health is a hint, not a record);
 * PostgreSQL's own view of contention: backends of this database waiting for a lock
   (`pg_stat_activity.wait_event_type = 'Lock'`), read by the tick.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,6 +38,7 @@ from django.conf import settings
 from django.db import connection
 
 from waitroom import queue
+from waitroom.errors import WaitingRoomRequired
 from waitroom.models import AdmissionMode, WaitingRoom
 
 logger = logging.getLogger(__name__)
@@ -41,6 +46,10 @@ logger = logging.getLogger(__name__)
 SIGNAL_TTL_SECONDS = 60  # an unprotected sale's hash lapses on its own
 MUTE_SECONDS = 5  # after a Redis error the writer stays quiet this long
 _muted_until = 0.0
+# sale -> [holds, total ms, too busy], not yet written; guarded by _pending_lock.
+_pending: dict[str, list[int]] = {}
+_pending_lock = threading.Lock()
+_flush_timer: threading.Timer | None = None
 
 
 class Verdict:
@@ -80,21 +89,52 @@ def _signal_key(sale_id: int | str) -> str:
 
 def note_hold(name: str, amount: float, labels: dict[str, str]) -> None:
     """A `kernel.metrics` sink: add one answered hold (`amount` seconds) to its sale's
-    signal.  One pipelined round trip; any failure is swallowed and mutes the writer."""
-    global _muted_until
+    signal, written with this process's other holds within `HEALTH_FLUSH_SECONDS`."""
+    global _flush_timer
     sale = labels.get("sale")
     if name != "hold_seconds" or not sale or time.monotonic() < _muted_until:
         return
+    if labels.get("reason") == WaitingRoomRequired.code:
+        # Refused at the room's door (its check rides in the hold's first round trip, so it
+        # is counted as a hold): it says nothing about the origin's pace.
+        return
+    busy = 1 if labels.get("reason") == "too-busy" else 0
+    delay = settings.WAITING_ROOM.get("HEALTH_FLUSH_SECONDS", 0)
+    with _pending_lock:
+        sums = _pending.setdefault(sale, [0, 0, 0])
+        sums[0] += 1
+        sums[1] += int(amount * 1000)
+        sums[2] += busy
+        if delay > 0 and _flush_timer is None:
+            _flush_timer = threading.Timer(delay, flush_hold_signals)
+            _flush_timer.daemon = True
+            _flush_timer.start()
+    if delay <= 0:
+        flush_hold_signals()
+
+
+def flush_hold_signals() -> None:
+    """Write this process's summed holds: one pipelined round trip; failing open."""
+    global _muted_until, _flush_timer
+    with _pending_lock:
+        sums = dict(_pending)
+        _pending.clear()
+        timer, _flush_timer = _flush_timer, None
+    if timer is not None and timer is not threading.current_thread():
+        timer.cancel()  # written now: the armed timer has nothing left to write
+    if not sums:
+        return
     try:
-        key = _signal_key(sale)
         pipe = queue.client().pipeline(transaction=False)
-        pipe.hincrby(key, "n", 1)
-        pipe.hincrby(key, "ms", int(amount * 1000))
-        pipe.hincrby(key, "busy", 1 if labels.get("reason") == "too-busy" else 0)
-        pipe.expire(key, SIGNAL_TTL_SECONDS)
+        for sale, (holds, total_ms, too_busy) in sums.items():
+            key = _signal_key(sale)
+            pipe.hincrby(key, "n", holds)
+            pipe.hincrby(key, "ms", total_ms)
+            pipe.hincrby(key, "busy", too_busy)
+            pipe.expire(key, SIGNAL_TTL_SECONDS)
         pipe.execute()
     except Exception:
-        # Failing open: the hold has been answered already; health is a hint, not a record.
+        # Failing open: the holds have been answered already; health is a hint, not a record.
         _muted_until = time.monotonic() + MUTE_SECONDS
         logger.debug("origin health: hold signal not written", exc_info=True)
 
@@ -103,7 +143,10 @@ def note_hold(name: str, amount: float, labels: dict[str, str]) -> None:
 
 
 def take_hold_signal(*, sale_id: int) -> HoldSignal:
-    """Read and clear the sale's hold signal in one MULTI; empty when Redis is down."""
+    """Read and clear the sale's hold signal in one MULTI; empty when Redis is down.  This
+    process's own unwritten holds are written first (the tick's process has none; a test's
+    does)."""
+    flush_hold_signals()
     key = _signal_key(sale_id)
     try:
         pipe = queue.client().pipeline(transaction=True)

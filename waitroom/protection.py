@@ -24,29 +24,38 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
+from kernel import redis_clients
 from waitroom.models import WaitingRoom
 from waitroom.room_selectors import room_of_sale
 
 GENERATION_KEY = "waitroom:protection:generation"
+_ONE_REDIS_CACHE = "django_redis.cache.RedisCache"
+_CLUSTER_CACHE = "kernel.cluster_cache.ClusterCache"
 CACHE_SECONDS = 10
 _NONE = 0  # "not protected" as a cacheable value (sale ids start at 1)
 
 
 def _entry_key(sale_id: int) -> str:
-    return f"waitroom:protection:sale:{sale_id}"
+    # The sale's tag: on a cluster the entry sits on the sale's slot, beside its hold filters'
+    # keys, so it rides in their script's round trip (`read_keys`).
+    return f"waitroom:protection:sale:{redis_clients.sale_tag(sale_id)}"
 
 
-def cached_room_of_sale(*, sale_id: int) -> int | None:
+def cached_room_of_sale(*, sale_id: int, read: list[bytes | None] | None = None) -> int | None:
     """`room_of_sale`, from the cache while the protection generation holds:
-    one Redis round trip instead of a query on the hot path."""
+    one Redis round trip instead of a query on the hot path.  `read`: the raw values of
+    `read_keys` already read (in the hold filters' round trip), not read again."""
     key = _entry_key(sale_id)
-    found = cache.get_many([GENERATION_KEY, key])
-    generation = found.get(GENERATION_KEY)
-    entry = found.get(key)
+    if read is None:
+        found = cache.get_many([GENERATION_KEY, key])
+        generation, entry = found.get(GENERATION_KEY), found.get(key)
+    else:
+        generation, entry = (_decode(raw) for raw in read)
     if generation is not None and entry is not None and entry[0] == generation:
         return entry[1] or None
     # Read the generation *before* the database (above): see the module docstring.
@@ -57,6 +66,32 @@ def cached_room_of_sale(*, sale_id: int) -> int | None:
             return room_id  # someone else started one meanwhile: do not guess which
     cache.set(key, (generation, room_id or _NONE), CACHE_SECONDS)
     return room_id
+
+
+def read_keys(*, sale_id: int) -> list[str] | None:
+    """The full keys `cached_room_of_sale` reads, when they may ride in the hold filters'
+    round trip (bookings.admission_reads): the cache is on the very Redis (or Redis Cluster)
+    of the filters.  None otherwise (another server, the embedded cache).  On a cluster the
+    entry shares the sale's slot and the generation is on its own: one pipeline, one round
+    trip per node."""
+    filters, default = settings.HOLD_FILTERS, settings.CACHES["default"]
+    backend = _CLUSTER_CACHE if filters.get("REDIS_CLUSTER") else _ONE_REDIS_CACHE
+    if (
+        default.get("BACKEND") != backend
+        or not filters.get("REDIS_URL")
+        or default.get("LOCATION") != filters["REDIS_URL"]
+    ):
+        return None
+    return [cache.make_key(GENERATION_KEY), cache.make_key(_entry_key(sale_id))]
+
+
+def _decode(raw: bytes | None):
+    if raw is None:
+        return None
+    try:
+        return cache.client.decode(raw)
+    except Exception:  # an unreadable entry is a miss, as for cache.get
+        return None
 
 
 def forget_protections() -> None:

@@ -8,18 +8,19 @@ password change, staff flags) or deleted, and when the token is deleted.  A bulk
 time.  Only the user's own row is cached; permissions are still read per request.  With Redis
 down every request asks the database, as before.
 
-The cache read and the view's per-user throttle hits (`kernel.web.throttles`) share one Redis
-round trip: the throttle's key names the user, so the process remembers which user each token
-it has seen belongs to (a token's user never changes; a guess that no longer matches the
-cached user is simply not used, and the throttle then counts on its own).
+The cache read and the view's per-client throttle hits (`kernel.web.throttles`) share one
+Redis round trip, on one slot of a Redis Cluster too: a token-authenticated request's
+throttles are keyed by the token (`{tok:<sha>}`, `kernel.redis_clients.token_ident`), whose
+tag its cache key carries, so both keys are known before the lookup.  DRF's tokens are one
+per user, so the token's budget is its user's budget (a session's requests, on the site's own
+pages, count under the same token: `kernel.web.throttles.client_ident`).  An invalid token's
+counts are never used (the request is a 401) and lapse with their window.
 
 This module must not import DRF's views: DRF imports it while loading its settings.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
 
 from django.conf import settings
@@ -32,14 +33,15 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 
+from kernel import redis_clients
 from kernel.compiled import CompiledRead
-from kernel.web.throttles import PREFETCHED_ATTR, CacheRateThrottle, count_hits_with_get
+from kernel.web.throttles import (
+    CLIENT_IDENT_ATTR,
+    PREFETCHED_ATTR,
+    CacheRateThrottle,
+    count_hits_with_get,
+)
 
-# token cache key -> user id, for the throttle keys of the token's next request.  Bounded:
-# cleared when full (a miss only costs the throttle its own round trip once).
-_USER_OF_TOKEN: dict[str, int] = {}
-_USER_OF_TOKEN_MAX = 50_000
-_user_of_token_lock = threading.Lock()
 # DRF's own query (`select_related("user").get(key=key)`), compiled once per connection.
 _TOKEN_WITH_USER = CompiledRead(
     Token, lambda key: Token.objects.select_related("user").filter(key=key)[:1], key=str
@@ -47,7 +49,9 @@ _TOKEN_WITH_USER = CompiledRead(
 
 
 def token_cache_key(key: str) -> str:
-    return "auth:token:" + hashlib.sha256(key.encode()).hexdigest()[:40]
+    # The token's client tag: its throttle windows hash to the same slot (module docstring).
+    ident = redis_clients.token_ident(redis_clients.token_digest(key))
+    return "auth:token:" + redis_clients.user_tag(ident)
 
 
 class CachedTokenAuthentication(TokenAuthentication):
@@ -61,14 +65,14 @@ class CachedTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key: str):
         cache_key = token_cache_key(key)
-        user = self._cached_user(cache_key)
-        if user is not None and user.is_active:
-            self._remember(cache_key, user.pk)
-            return user, key
-        # Unknown, inactive or not cached: DRF's own query and its error messages.
-        user, _token = self._credentials_from_database(key)
-        cache.set(cache_key, user, settings.API_TOKEN_CACHE_SECONDS)
-        self._remember(cache_key, user.pk)
+        ident = redis_clients.token_ident(redis_clients.token_digest(key))
+        user = self._cached_user(cache_key, ident)
+        if user is None or not user.is_active:
+            # Unknown, inactive or not cached: DRF's own query and its error messages.
+            user, _token = self._credentials_from_database(key)
+            cache.set(cache_key, user, settings.API_TOKEN_CACHE_SECONDS)
+        if self._request is not None:
+            setattr(self._request, CLIENT_IDENT_ATTR, ident)
         return user, key
 
     def _credentials_from_database(self, key: str):
@@ -83,28 +87,24 @@ class CachedTokenAuthentication(TokenAuthentication):
             raise AuthenticationFailed(_("User inactive or deleted."))
         return token.user, token
 
-    def _cached_user(self, cache_key: str):
-        """The cached user; with the hits of the view's per-user throttles counted in the
-        same round trip when the token's user is known to this process."""
-        user_id = _USER_OF_TOKEN.get(cache_key)
-        hits = self._throttle_hits(user_id) if user_id is not None else []
+    def _cached_user(self, cache_key: str, ident: str):
+        """The cached user, with the hits of the view's per-client throttles counted in the
+        same round trip (the keys share the token's tag: one slot, one node)."""
+        hits = self._throttle_hits(ident)
         fetched = count_hits_with_get(cache.make_key(cache_key), hits) if hits else None
         if fetched is None:
             return cache.get(cache_key)
         raw, counts = fetched
-        user = None
-        if raw is not None:
-            try:
-                user = cache.client.decode(raw)
-            except Exception:  # an unreadable entry is a miss, as for cache.get
-                user = None
-        if user is None or user.pk == user_id:
-            # Counted for this user (or for nobody: the request then fails or re-reads the
-            # token, and the user id is the token's own).
+        if self._request is not None:
             setattr(self._request, PREFETCHED_ATTR, counts)
-        return user
+        if raw is None:
+            return None
+        try:
+            return cache.client.decode(raw)
+        except Exception:  # an unreadable entry is a miss, as for cache.get
+            return None
 
-    def _throttle_hits(self, user_id: int) -> list[tuple[str, int]]:
+    def _throttle_hits(self, ident: str) -> list[tuple[str, int]]:
         view = (getattr(self._request, "parser_context", None) or {}).get("view")
         if view is None:
             return []
@@ -116,19 +116,8 @@ class CachedTokenAuthentication(TokenAuthentication):
             rate = throttle.rate()
             if rate is not None:
                 _limit, period = rate
-                hits.append(
-                    (throttle.window_key(f"user:{user_id}", period=period, now=now), period)
-                )
+                hits.append((throttle.window_key(ident, period=period, now=now), period))
         return hits
-
-    @staticmethod
-    def _remember(cache_key: str, user_id: int) -> None:
-        if _USER_OF_TOKEN.get(cache_key) == user_id:
-            return
-        with _user_of_token_lock:
-            if len(_USER_OF_TOKEN) >= _USER_OF_TOKEN_MAX:
-                _USER_OF_TOKEN.clear()
-            _USER_OF_TOKEN[cache_key] = user_id
 
 
 def _forget(cache_keys: list[str]) -> None:

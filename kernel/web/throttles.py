@@ -113,12 +113,29 @@ def count_hits_with_get(
 
 # Counts taken ahead, in the token check's round trip (`config.api.tokens`), by window key.
 PREFETCHED_ATTR = "_seatkeeper_throttle_counts"
+# Who the request's client is for the throttles, when its authenticator says so: the token
+# check names a token-authenticated client by its token ("tok:<sha>", `redis_clients.
+# token_ident`), whose tag its cached user shares (one slot, one pipeline).
+CLIENT_IDENT_ATTR = "_seatkeeper_client_ident"
+
+
+def client_ident(user) -> str:
+    """A user's client ident when the request did not bring the user's API token (a
+    session: the site's pages): that token's all the same (DRF's tokens are one per user),
+    so the pages and the API share one budget; "user:<pk>" for a user with no token."""
+    from rest_framework.authtoken.models import Token
+
+    key = Token.objects.filter(user_id=user.pk).values_list("key", flat=True).first()
+    if key is None:
+        return f"user:{user.pk}"
+    return redis_clients.token_ident(redis_clients.token_digest(key))
 
 
 class CacheRateThrottle(BaseThrottle):
     scope: str = ""
-    # Counted per authenticated user (`ident`'s "user:<pk>"): such a throttle's hit can be
-    # counted in the token check's round trip.  Throttles keyed otherwise say False.
+    # Counted per authenticated client (`ident`'s "tok:<sha>" or "user:<pk>"): such a
+    # throttle's hit can be counted in the token check's round trip.  Throttles keyed
+    # otherwise say False.
     per_user: bool = True
 
     def __init__(self) -> None:
@@ -132,7 +149,9 @@ class CacheRateThrottle(BaseThrottle):
     def ident(self, request) -> str:
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
-            return f"user:{user.pk}"
+            # An API token's client is its token (DRF's tokens are one per user, so this is
+            # the user's API budget); a session's is the user.
+            return getattr(request, CLIENT_IDENT_ATTR, None) or client_ident(user)
         return f"ip:{self.get_ident(request)}"
 
     def get_ident(self, request) -> str:

@@ -16,6 +16,7 @@ from redis.crc import key_slot
 
 from bookings import availability
 from bookings.live import version_key
+from config.api import tokens
 from flights.selectors import seat_map_meta_key
 from kernel import redis_clients
 from kernel.web import throttles
@@ -37,7 +38,16 @@ def groups() -> dict[str, list[str]]:
         cache.make_key(f"throttle:{scope}:{redis_clients.user_tag('user:5')}:{w}")
         for scope, w in (("holds", 1), ("payments", 1), ("holds", 2))
     ]
+    token = "0123456789abcdef0123456789abcdef01234567"
+    ident = redis_clients.token_ident(redis_clients.token_digest(token))
+    token_check = [cache.make_key(tokens.token_cache_key(token))] + [
+        cache.make_key(f"throttle:{scope}:{redis_clients.user_tag(ident)}:{w}")
+        for scope, w in (("holds", 1), ("payments", 1))
+    ]
     return {
+        # the token check's pipeline: the token's cached user and its client's throttle
+        # windows (issue 26: one round trip for the client, on one node)
+        "token and its throttle windows": token_check,
         # GATE / UNGATE / release_seats: the seats of one hold, in one script or one DEL
         "seat gate": gate,
         # TAKE/SETTLE per counter, one hold's counters (booking class + its fare class) and
@@ -130,6 +140,13 @@ def untagged_queue_keys() -> list[str]:
 
 def test_control_the_old_untagged_keys_span_several_slots():
     assert len(slots(untagged_queue_keys())) > 1
+    # The token's key before issue 26 (no tag) and the user's throttle windows: two slots
+    # for most users, so the token check was two round trips on the cluster.
+    assert any(
+        key_slot(f"sk:1:auth:token:{n:040x}".encode())
+        != key_slot(cache.make_key(throttle_key(f"user:{n}")).encode())
+        for n in range(1, 4)
+    )
     assert len(slots([f"seatmap-version:{SALE}", f"flights:seatmap:v3:{FLIGHT}"])) > 1
 
 
