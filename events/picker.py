@@ -98,7 +98,7 @@ def _seated(name: str, seats: list[dict], categories: dict[str, dict]) -> dict[s
     lines: dict[int, list[Any]] = {}
     for seat in seats:
         if seat["x"] is None or seat["y"] is None:
-            continue  # not on the drawing (cannot happen: the plan is frozen while sold)
+            continue  # not on the drawing: taken out of the plan by staff (and blocked)
         category = categories[seat["category"]]
         line = lines.setdefault(seat["y"], [None] * width)
         short = seat_words(section=name, row=seat["row"], number=seat["number"])
