@@ -42,3 +42,8 @@ class SeatMapConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(
             {"type": "seats", "version": event["version"], "seats": event["seats"]}
         )
+
+    async def plan_changed(self, event: dict) -> None:
+        """The plan itself changed (`bookings.live.announce_plan_on_commit`): the page redraws
+        from the server, as statuses cannot show a seat it has never drawn."""
+        await self.send_json({"type": "plan", "version": event["version"], "seats": {}})

@@ -112,3 +112,29 @@ def publish_seat_changes(*, sale_id: int, changes: dict[str, str]) -> int | None
     )
     logger.debug("seat map %s v%s: %s", sale_id, version, changes)
     return version
+
+
+def announce_plan_on_commit(*, sale_ids: Iterable[int]) -> None:
+    """Tell the sales' seat maps that the plan itself changed (seats added, moved, re-flagged,
+    re-scored: staff's seat-map editor), once the current transaction commits.
+
+    The version moves on, so the cached seat maps (keyed by it, their ETag carrying it) are
+    read anew; open pages get a `plan` message and redraw, since statuses alone cannot show
+    a new seat.  Like `announce_seats_on_commit`: rolled back, nothing is announced; a failed
+    send is logged, not raised."""
+    for sale_id in sorted(set(sale_ids)):
+        transaction.on_commit(
+            lambda sale_id=sale_id: publish_plan_change(sale_id=sale_id), robust=True
+        )
+
+
+def publish_plan_change(*, sale_id: int) -> int | None:
+    """Send now.  Unsafe inside a transaction: call `announce_plan_on_commit` instead."""
+    version = _next_version(sale_id)
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(
+            seat_map_group(sale_id), {"type": "plan.changed", "saleId": sale_id, "version": version}
+        )
+    logger.debug("seat map %s v%s: the plan changed", sale_id, version)
+    return version

@@ -58,3 +58,39 @@ class InvalidCategoryAssignment(DomainError):
     status = 400
     code = "invalid-category-assignment"
     title = _("The price categories cannot be assigned like this")
+
+
+class VenuePlanSeatsInUse(InvalidVenuePlan):
+    """A plan change that would take held or sold seats out of a sale: refused whole, with
+    every problem found and `seats` naming the engine seats (e.g. "1-1-3") it is about."""
+
+    status = 409
+    code = "venue-plan-seats-in-use"
+    title = _("Held or sold seats stay in the plan")
+
+    def __init__(self, problems: Sequence[str], *, seats: Sequence[str]) -> None:
+        super().__init__(problems)
+        self.extra["seats"] = sorted(set(seats))
+
+
+class VenuePlanChanged(DomainError):
+    """The plan was saved since the editor read it (its version moved on): saving would
+    overwrite that save unseen.  `planVersion` is the plan's version now."""
+
+    status = 412
+    code = "venue-plan-changed"
+    title = _("The plan was changed since it was read")
+
+
+class VenueNotFound(DomainError):
+    status = 404
+    code = "venue-not-found"
+    title = _("Venue not found")
+
+
+class PlanVersionRequired(DomainError):
+    """A plan save without `If-Match`: it could overwrite a save it never saw."""
+
+    status = 428
+    code = "plan-version-required"
+    title = _("Say which plan version the drawing was made on")

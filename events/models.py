@@ -38,6 +38,11 @@ class Venue(models.Model):
         default=StageSide.TOP,
         help_text="Where the stage is drawn on the seat plan.",
     )
+    plan_version = models.PositiveIntegerField(
+        default=1,
+        help_text="Counts the plan's saves: the seat-map editor refuses a save over a newer "
+        "plan (its API's ETag / If-Match).",
+    )
 
     class Meta:
         ordering = ["city", "name"]

@@ -14,7 +14,7 @@ from bookings.live import current_version
 from bookings.models import SeatStatus
 from bookings.templatetags.sales import seat_words
 from events.colours import ink_for
-from events.models import Event, Section, SectionKind
+from events.models import Event, Section, SectionKind, Venue
 from events.sale_snapshot import is_standing_class
 from events.seat_map import seat_map
 from languages.formatting import format_money
@@ -28,12 +28,19 @@ def seat_map_snapshot(*, event: Event) -> dict[str, Any]:
     """{version, seats: {seat number: status}} for the page's live map.  The version is read
     before the seats, so the snapshot is never older than the version it carries."""
     version = current_version(event.sale_id)
+    plan_version = _plan_version(event)  # before the seats, like the version
     data = seat_map(event_id=event.pk) or {"seats": []}
     return {
         "eventId": event.pk,
         "version": version,
+        # What the page drew: another means staff changed the plan (static/js/live-seats.js).
+        "planVersion": plan_version,
         "seats": {s["seat_no"]: s["status"] for s in data["seats"]},
     }
+
+
+def _plan_version(event: Event) -> int:
+    return Venue.objects.filter(pk=event.venue_id).values_list("plan_version", flat=True)[0]
 
 
 def seat_picker(*, event: Event) -> dict[str, Any] | None:
@@ -42,6 +49,7 @@ def seat_picker(*, event: Event) -> dict[str, Any] | None:
     (class code, places left), the price categories with what each has left, and the classes
     sold out (their waitlists).  None if the event sells nothing."""
     version = current_version(event.sale_id)  # before the seats, like the snapshot
+    plan_version = _plan_version(event)
     data = seat_map(event_id=event.pk)
     if data is None:
         return None
@@ -73,6 +81,7 @@ def seat_picker(*, event: Event) -> dict[str, Any] | None:
     ]
     return {
         "version": version,
+        "plan_version": plan_version,
         "stage_side": data["stage_side"],
         "sections": sections,
         "seated": any(s["kind"] == SectionKind.SEATED for s in sections),
@@ -89,7 +98,7 @@ def _seated(name: str, seats: list[dict], categories: dict[str, dict]) -> dict[s
     lines: dict[int, list[Any]] = {}
     for seat in seats:
         if seat["x"] is None or seat["y"] is None:
-            continue  # not on the drawing (cannot happen: the plan is frozen while sold)
+            continue  # not on the drawing: taken out of the plan by staff (and blocked)
         category = categories[seat["category"]]
         line = lines.setdefault(seat["y"], [None] * width)
         short = seat_words(section=name, row=seat["row"], number=seat["number"])

@@ -29,15 +29,19 @@ MAX_DRAWING_BYTES = 5 * 1024 * 1024
 _COLUMNS = len(CSV_HEADER) + 1  # with quality
 
 
-def parse_drawing(text: str) -> VenuePlan:
-    """The plan the editor drew; InvalidVenuePlan lists every problem (seats by their place
-    in the drawing: "Stalls seat 12")."""
-    if len(text.encode()) > MAX_DRAWING_BYTES:
-        raise InvalidVenuePlan([f"The drawing is larger than {MAX_DRAWING_BYTES // 1024} KB."])
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise InvalidVenuePlan(["The drawing could not be read; reload the editor."]) from None
+def parse_drawing(drawing: str | Any) -> VenuePlan:
+    """The plan the editor drew, as JSON text (the admin page's form) or already parsed (the
+    API's body); InvalidVenuePlan lists every problem (seats by their place in the drawing:
+    "Stalls seat 12")."""
+    if isinstance(drawing, str):
+        if len(drawing.encode()) > MAX_DRAWING_BYTES:
+            raise InvalidVenuePlan([f"The drawing is larger than {MAX_DRAWING_BYTES // 1024} KB."])
+        try:
+            data = json.loads(drawing)
+        except ValueError:
+            raise InvalidVenuePlan(["The drawing could not be read; reload the editor."]) from None
+    else:
+        data = drawing
     if not isinstance(data, dict) or not isinstance(data.get("sections"), list):
         raise InvalidVenuePlan(["The drawing has no list of sections; reload the editor."])
     stage_side = data.get("stage_side") or None

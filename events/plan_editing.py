@@ -15,6 +15,10 @@ What may change, and what may not:
   renumbered, is taken out of sale (`inventory.block_seat`) only if it is AVAILABLE.  HELD or
   SOLD: the whole save is refused, with the seat named.  A seat already in a category keeps it.
 * Cancelled and finished events keep the snapshot they sold (nothing of theirs changes).
+* Customers' seat maps follow on commit: every sale of the venue's events has its live
+  seat-map version bumped (`bookings.live.announce_plan_on_commit`), so the cached seat map
+  (keyed by that version, its ETag carrying it) is read anew and open pages redraw.  Seat
+  statuses alone would miss a seat re-flagged, re-scored or moved: only a plan message says so.
 
 The seats to take out are locked in the one lock order (docs/architecture.md,
 `kernel.locking.lock_seats`) before
@@ -27,9 +31,9 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext
 
-from bookings import inventory
+from bookings import inventory, live
 from bookings.models import Inventory, Seat, SeatStatus
-from events.errors import InvalidVenuePlan
+from events.errors import InvalidVenuePlan, VenuePlanSeatsInUse
 from events.models import (
     CategoryAssignment,
     Event,
@@ -55,10 +59,20 @@ def change_plan_in_use(*, venue: Venue, plan: VenuePlan, events: list[Event]) ->
     on_sale = [e for e in events if e.status == EventStatus.ON_SALE and e.sale_id]
     changes = [_sale_changes(event) for event in on_sale]
     problems = [p for change in changes for p in change.problems]
+    in_use = [seat_no for change in changes for seat_no in change.in_use]
+    if in_use:
+        raise VenuePlanSeatsInUse(problems, seats=in_use)
     if problems:
         raise InvalidVenuePlan(problems)
     for change in changes:
         change.apply()
+    announce_plan_change(events=events)
+
+
+def announce_plan_change(*, events: list[Event]) -> None:
+    """The guard of the docstring's last point (the live test's control replaces it with a
+    no-op and finds the stale map)."""
+    live.announce_plan_on_commit(sale_ids=[e.sale_id for e in events if e.sale_id])
 
 
 def _write_sections(*, venue: Venue, plan: VenuePlan) -> None:
@@ -134,6 +148,7 @@ class _SaleChanges:
         self.added: list = []
         self.updated: list[tuple[int, dict]] = []
         self.taken_out: list[str] = []
+        self.in_use: list[str] = []  # held or sold seats the plan would take out
         self._find()
 
     def _find(self) -> None:
@@ -183,6 +198,7 @@ class _SaleChanges:
                 continue
             if seat.status in (SeatStatus.HELD, SeatStatus.SOLD):
                 state = gettext("sold") if seat.status == SeatStatus.SOLD else gettext("held")
+                self.in_use.append(seat.seat_no)
                 self.problems.append(
                     gettext(
                         "%(section)s row %(row)s seat %(number)s is %(state)s for %(event)s: "

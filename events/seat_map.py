@@ -2,10 +2,11 @@
 with the places left), as the API and the seat picker show it.
 
 The seats' status is the engine's (`bookings.Seat`); where they are drawn (x/y) comes from
-the venue plan, which cannot change once the venue has events.  The finished JSON is cached
-per live seat-map version (`bookings.live`, bumped after every committed seat change), so a
-seat change shows at once; SEAT_MAP_SECONDS bounds what no version covers (standing places
-sold by count, holds lapsing before the sweep).  Holds never read this: they lock the rows.
+the venue plan, which staff may edit while it is on sale (`events.plan_editing`).  The
+finished JSON is cached per live seat-map version (`bookings.live`, bumped after every
+committed seat change and every plan edit), so either shows at once; SEAT_MAP_SECONDS
+bounds what no version covers (standing places sold by count, holds lapsing before the
+sweep).  Holds never read this: they lock the rows.
 """
 
 from __future__ import annotations

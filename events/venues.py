@@ -11,10 +11,13 @@ from typing import IO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils.translation import gettext
 
 from events import plan_drawn, plan_editing, plan_parsing
 from events.errors import (
     InvalidEvent,
+    VenuePlanChanged,
     VenuePlanInUse,
 )
 from events.models import (
@@ -90,6 +93,7 @@ def _replace_plan(*, venue: Venue, plan: plan_parsing.VenuePlan, keep_standing: 
                 )
             old = old.exclude(kind=SectionKind.STANDING)
         old.delete()
+        _count_the_save(venue, locked)
         offset = max((s.position for s in kept), default=0)
         for spec in plan.sections:
             section = Section.objects.create(
@@ -103,15 +107,31 @@ def _replace_plan(*, venue: Venue, plan: plan_parsing.VenuePlan, keep_standing: 
         _set_stage_side(venue, locked, plan)
 
 
-def save_drawn_plan(*, venue: Venue, drawing: str) -> plan_parsing.VenuePlan:
-    """Save the admin editor's drawing (events.plan_drawn) as the venue's seated sections;
-    standing areas stay, as with the CSV import.  All or nothing, the seats checked by the
-    CSV import's rules.  A venue with no events has its seated plan replaced; one with events
-    is changed in place (`events.plan_editing`): seats may be added, moved, flagged and
-    scored, and one held or sold is never taken out of a plan on sale."""
+def save_drawn_plan(
+    *, venue: Venue, drawing: str | dict, expected_version: int | None = None
+) -> plan_parsing.VenuePlan:
+    """Save the seat-map editor's drawing (events.plan_drawn: the admin page posts it as
+    JSON text, the API as parsed JSON) as the venue's seated sections; standing areas stay,
+    as with the CSV import.  All or nothing, the seats checked by the CSV import's rules.  A
+    venue with no events has its seated plan replaced; one with events is changed in place
+    (`events.plan_editing`): seats may be added, moved, flagged and scored, and one held or
+    sold is never taken out of a plan on sale (VenuePlanSeatsInUse).
+
+    `expected_version`: the plan version the drawing was made on; another (someone saved
+    since) raises VenuePlanChanged and nothing is written.  Each save counts the version up
+    (`venue.plan_version` then holds the new one)."""
     plan = plan_drawn.parse_drawing(drawing)
     with transaction.atomic():
         locked = Venue.objects.select_for_update().get(pk=venue.pk)
+        if expected_version is not None and locked.plan_version != expected_version:
+            raise VenuePlanChanged(
+                gettext(
+                    "The plan of %(venue)s was saved since this drawing was made (version "
+                    "%(now)d, not %(then)d): reload it and draw the change again."
+                )
+                % {"venue": locked, "now": locked.plan_version, "then": expected_version},
+                planVersion=locked.plan_version,
+            )
         # Then the events (after the venue, as creating one does): one going on sale now
         # either snapshots the new plan or is already on sale and brought along.
         events = list(Event.objects.select_for_update().filter(venue=locked).order_by("pk"))
@@ -120,7 +140,14 @@ def save_drawn_plan(*, venue: Venue, drawing: str) -> plan_parsing.VenuePlan:
             return plan
         plan_editing.change_plan_in_use(venue=locked, plan=plan, events=events)
         _set_stage_side(venue, locked, plan)
+        _count_the_save(venue, locked)
     return plan
+
+
+def _count_the_save(venue: Venue, locked: Venue) -> None:
+    # Under the venue's row lock: no other save can count in between.
+    Venue.objects.filter(pk=locked.pk).update(plan_version=F("plan_version") + 1)
+    venue.plan_version = locked.plan_version = locked.plan_version + 1
 
 
 def _set_stage_side(venue: Venue, locked: Venue, plan: plan_parsing.VenuePlan) -> None:

@@ -209,9 +209,14 @@ class VenueAdmin(admin.ModelAdmin):
             raise PermissionDenied
         problems: list[str] = []
         drawing_text = request.POST.get("drawing", "")
+        opened_on = request.POST.get("plan_version", "")
         if request.method == "POST":
             try:
-                plan = venues.save_drawn_plan(venue=venue, drawing=drawing_text)
+                plan = venues.save_drawn_plan(
+                    venue=venue,
+                    drawing=drawing_text,
+                    expected_version=int(opened_on) if opened_on.isdigit() else None,
+                )
             except DomainError as error:
                 problems = list(getattr(error, "problems", None) or [error.detail])
             else:
@@ -235,6 +240,8 @@ class VenueAdmin(admin.ModelAdmin):
             "problems": problems,
             "drawing": drawing,
             "in_use": venue.events.exists(),
+            # Kept as opened across a refusal: a plan saved meanwhile is not saved over.
+            "plan_version": opened_on if problems and opened_on else venue.plan_version,
             "stage_sides": StageSide.choices,
         }
         return render(

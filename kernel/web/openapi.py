@@ -18,9 +18,11 @@ PROBLEM_DESCRIPTIONS = {
     409: "Conflict: a seat was just taken (`seats` names them), the fare class is sold out "
     "(`fareClass`), or the booking is in a state that does not allow this.",
     410: "The hold expired; its seats were released.",
+    412: "A precondition failed: what `If-Match` names is no longer current (read it again).",
     413: "The request body is too large.",
     415: "Send `Content-Type: application/json`.",
     422: "The request is well-formed but cannot be processed as sent.",
+    428: "Send `If-Match` with the `ETag` the resource was read with.",
     429: 'Too many requests (the limits are in the README, "Limits", and in each '
     "operation's description); retry after `Retry-After` seconds.",
     503: "Too busy right now (lock timeout); retry after `Retry-After` seconds.",
@@ -69,6 +71,15 @@ class ProblemSerializer(serializers.Serializer):
     fare_class = serializers.CharField(required=False)
     field = serializers.CharField(required=False)
     retry_after = serializers.IntegerField(required=False)
+    problems = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Every problem found, each in words, so all can be fixed in one go (a venue "
+        "plan's seats).",
+    )
+    plan_version = serializers.IntegerField(
+        required=False, help_text="A venue plan's version now (`venue-plan-changed`)."
+    )
 
     class Meta:
         ref_name = "Problem"

@@ -8,6 +8,12 @@
  * SeatkeeperLive.start({form, apply}): `form` carries data-version, data-snapshot-url and
  * data-ws-path; `apply(seats)` gets {seat number: status} to show.  The page's
  * #live-line / #live-state say whether updates are on.
+ *
+ * When staff change the plan itself (the seat-map editor: seats added, moved, re-flagged), a
+ * {type: "plan", version} message arrives; statuses cannot draw a seat the page never had,
+ * so the page reloads (or, with seats ticked, says so and keeps the customer's choice).  A
+ * plan message lost in a gap is caught by the resync: the snapshot's planVersion differs
+ * from the form's data-plan-version.
  */
 (function () {
   "use strict";
@@ -25,6 +31,11 @@
       liveState.textContent = text;
     }
 
+    function planChanged() {
+      if (!form.querySelector("input:checked")) { location.reload(); return; }
+      setState("stale", gettext("the seating plan changed: reload the page to see it"));
+    }
+
     function resync() {
       if (resyncing) return;
       resyncing = true;
@@ -36,6 +47,8 @@
         .then(function (snapshot) {
           version = snapshot.version;
           apply(snapshot.seats);
+          if (snapshot.planVersion !== undefined && form.dataset.planVersion !== undefined &&
+              String(snapshot.planVersion) !== form.dataset.planVersion) planChanged();
           resyncing = false;
           form.dataset.version = version;
           var queued = pending.sort(function (a, b) { return a.version - b.version; });
@@ -62,6 +75,7 @@
       version = message.version;
       form.dataset.version = version;
       apply(message.seats);
+      if (message.type === "plan") planChanged();
     }
 
     var attempts = 0;

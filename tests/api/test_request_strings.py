@@ -152,6 +152,7 @@ def world(monkeypatch):
         "ticketId": confirmed.tickets.values_list("pk", flat=True).first(),
         "flightId": flight.pk,
         "eventId": EventFactory().pk,
+        "venueId": EventFactory().venue_id,
         "roomId": room.pk,
         # A real presale code: an unknown one is refused for what it is, not for its form.
         "presaleCode": issue_presale_codes(room_id=room.pk, count=1, uses_allowed=100)[0].code,

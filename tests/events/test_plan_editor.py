@@ -327,3 +327,28 @@ def test_on_sale_a_seat_keeps_its_category_or_the_save_is_refused():
         f"Stalls row 2 seat 1 would move from category A to B in {event.name}."
     )
     assert plan_of(venue) == before
+
+
+def test_the_admin_editor_refuses_a_save_over_a_plan_saved_since_it_opened(client):
+    """Two tabs (or the editor and the API): the page carries the plan version it opened on,
+    and a save made meanwhile is not saved over.  The control: the same post made on the
+    current version is saved."""
+    from tests.factories import StaffFactory
+
+    event = on_sale()
+    client.force_login(StaffFactory())
+    opened_on = event.venue.plan_version
+    assert f'name="plan_version" value="{opened_on}"' in client.get(editor_url(event.venue)).text
+    save_drawn_plan(venue=event.venue, drawing=drawn(event.venue, lambda s: None))  # the other tab
+    before = plan_of(event.venue)
+    flagged = drawn(event.venue, lambda s: s[0]["seats"][0].update(accessible=True))
+
+    stale = client.post(editor_url(event.venue), {"drawing": flagged, "plan_version": opened_on})
+
+    assert stale.status_code == 400 and "was saved since this drawing was made" in stale.text
+    assert f'name="plan_version" value="{opened_on}"' in stale.text  # still the one it opened on
+    assert plan_of(event.venue) == before
+    current = event.venue.plan_version
+    saved = client.post(editor_url(event.venue), {"drawing": flagged, "plan_version": current})
+    assert saved.status_code == 302
+    assert engine(event)["1-1-1"].accessible
