@@ -19,33 +19,9 @@ from tests.project.citus_catalog import Break, breaks
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # distributed: the single-column key stays for gate scans until they carry sale_id (below)
-    "bookings_gatedevice": [
-        "unique bookings_gatedevice_single_key (id) lacks sale_id",
-    ],
-    # distributed: add sale_id (the device's), then (sale, device, local id); written by the
-    # gate's sync, not by the hold, pay, confirm, cancel or expiry paths
-    "bookings_gatescan": [
-        "foreign key (device_id) to bookings_gatedevice lacks sale_id",
-        "foreign key (ticket_id) to bookings_ticket lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique one_scan_per_local_id (local_id, device_id) lacks sale_id",
-    ],
-    # distributed: serial unique per sale, looked up with the gate's sale (docs); passenger:
-    # OneToOne, widened at cut-over
+    # distributed: passenger is a OneToOne, widened to (sale, passenger) at cut-over
     "bookings_ticket": [
         "unique bookings_ticket_passenger_id_key (passenger_id) lacks sale_id",
-        "unique bookings_ticket_serial_key (serial) lacks sale_id",
-        "unique bookings_ticket_single_key (id) lacks sale_id",
-    ],
-    # distributed: sale_id of the ticket; cert ids unique per sale
-    "bookings_ticketcredential": [
-        "foreign key (ticket_id) to bookings_ticket lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique bookings_ticketcredential_cert_id_key (cert_id) lacks sale_id",
-        "unique one_current_credential_per_ticket (ticket_id) lacks sale_id",
     ],
     # reference: a draft has no sale, so events are reference rows; the link is kept without a
     # foreign key at cut-over
