@@ -113,6 +113,11 @@ class Compensation(models.Model):
     payout (flights.compensation), never through refunds: it is not the fare and may exceed
     it.  A voucher only with the passenger's signed agreement (a CHECK)."""
 
+    # The denied boarding's flight, keyed by its sale id (= the flight's id, by a CHECK), so
+    # the entry is distributed by sale beside its flight's rows (kernel/sharding.py).
+    flight = models.ForeignKey(
+        "flights.Flight", on_delete=models.PROTECT, to_field="sale", related_name="+"
+    )
     denied_boarding = models.OneToOneField(
         DeniedBoarding, on_delete=models.PROTECT, related_name="compensation"
     )

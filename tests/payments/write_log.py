@@ -24,9 +24,6 @@ DERIVED_SALE = {
     "waitroom_presaleredemption": (
         "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)"
     ),
-    "flights_compensation": (
-        "(SELECT d.flight_id FROM flights_deniedboarding d WHERE d.id = r.denied_boarding_id)"
-    ),
 }
 
 

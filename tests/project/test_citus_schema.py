@@ -13,16 +13,14 @@ from django.db import IntegrityError, connection, transaction
 
 from kernel.citus_cutover import composite_keys_sql
 from kernel.sharding import BY_SALE, REFERENCE, TABLES
+from tests.events.factories import EventFactory
+from tests.events.test_event_tickets import seated_tickets
 from tests.factories import FlightFactory, UserFactory, named_hold
 from tests.project.citus_catalog import Break, breaks
 
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # distributed: passenger is a OneToOne, widened to (sale, passenger) at cut-over
-    "bookings_ticket": [
-        "unique bookings_ticket_passenger_id_key (passenger_id) lacks sale_id",
-    ],
     # reference: a draft has no sale, so events are reference rows; the link is kept without a
     # foreign key at cut-over
     "events_event": [
@@ -32,19 +30,10 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     "flights_cabindeparture": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
     ],
-    # distributed by flight_id: add it (the denied boarding's), then widen its keys
-    "flights_compensation": [
-        "foreign key (denied_boarding_id) to flights_deniedboarding lacks flight_id",
-        "has no flight_id column",
-        "primary key (id) lacks flight_id",
-        "unique flights_compensation_denied_boarding_id_key (denied_boarding_id) lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
-    # unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id), as
+    # flights_compensation's key does (flights 0014)
     "flights_deniedboarding": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_deniedboarding_passenger_id_key (passenger_id) lacks flight_id",
-        "unique flights_deniedboarding_single_key (id) lacks flight_id",
     ],
     # (code, departure_at) is a catalogue rule across sales: a small global table checked before
     # create_flight; id kept for the day-of-departure foreign keys
@@ -52,18 +41,13 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
         "unique flights_flight_single_key (id) lacks sale_id",
     ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); tickets'
-    # uniques widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
     "flights_noshow": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_noshow_seat_given_to_id_key (seat_given_to_id) lacks flight_id",
-        "unique flights_noshow_ticket_id_key (ticket_id) lacks flight_id",
     ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
-    # unique widened
+    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
     "flights_onlinecheckin": [
         "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_onlinecheckin_passenger_id_key (passenger_id) lacks flight_id",
     ],
     # distributed by flight_id (= sale id): point at flights_flight(sale_id)
     "flights_volunteeroffer": [
@@ -96,18 +80,6 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     # distributed: the single-column key stays for the presale tables' foreign keys (above)
     "waitroom_waitingroom": [
         "unique waitroom_waitingroom_single_key (id) lacks sale_id",
-    ],
-    # distributed: offer is a OneToOne, widened to (sale, offer) at cut-over
-    "waitroom_waitlistentry": [
-        "unique waitroom_waitlistentry_offer_id_key (offer_id) lacks sale_id",
-    ],
-    # Resale (issue 29): one active listing and one sale per booking, one listing per offer and
-    # per buyer's booking; each is a booking's rule, widened with the sale at cut-over.
-    "bookings_resale": [
-        "unique bookings_resale_buyer_booking_id_key (buyer_booking_id) lacks sale_id",
-        "unique bookings_resale_offer_id_key (offer_id) lacks sale_id",
-        "unique resale_one_active_per_booking (booking_id) lacks sale_id",
-        "unique resale_sold_once (booking_id) lacks sale_id",
     ],
 }
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
@@ -197,3 +169,28 @@ def test_the_cut_overs_composite_foreign_key_refuses_a_passenger_of_another_sale
                 "UPDATE bookings_passenger SET sale_id = %s WHERE booking_id = %s",
                 [other_sale, booking.pk],
             )
+
+
+def test_the_cut_overs_widened_one_to_one_still_refuses_a_second_ticket_of_a_passenger():
+    """Step 3 widens a unique on exactly a widened foreign key's columns (the ticket's
+    passenger): the same rule, since the key proves the ticket's sale is its passenger's.
+    A unique of its own (a payment's key per customer) is not widened: the main test still
+    lists it."""
+    _, (ticket, _) = seated_tickets(UserFactory(), EventFactory())
+    copy = """
+        INSERT INTO bookings_ticket (booking_id, passenger_id, sale_id, serial, code,
+            passenger_name, seat_no, fare_class, status, issued_at)
+        SELECT booking_id, passenger_id, sale_id, serial || 'x', code, passenger_name, seat_no,
+            fare_class, status, issued_at FROM bookings_ticket WHERE id = %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cut_over(cursor)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conname = 'bookings_ticket_passenger_id_key'"
+        )
+        assert cursor.fetchone() == ("UNIQUE (passenger_id, sale_id)",)
+        with pytest.raises(IntegrityError, match="passenger_id_key"), transaction.atomic():
+            cursor.execute(copy, [ticket.pk])
