@@ -23,6 +23,7 @@ from tests.events.factories import EventFactory
 from tests.events.test_event_tickets import seated_tickets
 from tests.factories import UserFactory
 from tests.flights.oversold import oversold_flight
+from tests.payments.write_log import mixed_transactions, recording_writes, sales_written_to
 
 BEFORE = [
     ("bookings", "0021_notification_sale"),
@@ -126,3 +127,21 @@ def test_a_gate_settles_its_own_sales_ticket_when_another_sale_repeats_the_seria
     assert (scan.sale_id, scan.ticket_id, scan.flag) == (first.sale_id, mine.pk, "")
     assert Ticket.objects.get(pk=mine.pk).status == "USED"
     assert Ticket.objects.get(pk=other.pk).status == "VALID"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_gates_writes_are_each_one_sales_and_name_it_in_their_own_column():
+    """Certifying keys, opening a gate and syncing its scans (tests/payments/write_log.py's
+    triggers read each row's own sale column now): one sale per transaction."""
+    operator = UserFactory(is_staff=True)
+    event = EventFactory()
+    with recording_writes():
+        gate_rows(event, operator)
+        tables = ("bookings_ticketcredential", "bookings_gatescan")
+        gate_sales = {t: sales_written_to(t) for t in tables}
+        mixed = mixed_transactions()
+    assert not mixed, "\n".join(map(str, mixed))
+    assert gate_sales == {
+        "bookings_ticketcredential": {event.sale_id},
+        "bookings_gatescan": {event.sale_id},
+    }

@@ -26,32 +26,10 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     "events_event": [
         "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
-    # distributed by flight_id (= sale id by CHECK): point at flights_flight(sale_id) at cut-over
-    "flights_cabindeparture": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id), as
-    # flights_compensation's key does (flights 0014)
-    "flights_deniedboarding": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-    ],
     # (code, departure_at) is a catalogue rule across sales: a small global table checked before
-    # create_flight; id kept for the day-of-departure foreign keys
+    # create_flight
     "flights_flight": [
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
-        "unique flights_flight_single_key (id) lacks sale_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
-    "flights_noshow": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
-    "flights_onlinecheckin": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
-    "flights_volunteeroffer": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
     ],
     # distributed: (customer, key) becomes (sale, customer, key) at cut-over, the pay request
     # names its booking, so its sale is known before the transaction (docs)
