@@ -12,7 +12,9 @@ below, before `create_distributed_table` (docs/performance.md, "Beyond one prima
 3. each unique constraint or index on exactly the columns of a foreign key widened in step 2
    (a OneToOne such as a ticket's passenger, or "one active listing per booking") gains the
    row's distribution column: the widened key proves the row's sale is its parent's, so
-   (passenger_id, sale_id) allows exactly what (passenger_id) did.
+   (passenger_id, sale_id) allows exactly what (passenger_id) did;
+4. the foreign keys of `kernel.sharding.UNCHECKED_LINKS` (a reference table's link to a
+   sale, which Citus cannot keep) are dropped, each for the reason given there.
 
 Both are safe on today's data: ids come from sequences, and a foreign key's sale column is
 a copy of its parent's.  The ORM keeps addressing rows by `id` (still unique in practice);
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kernel.sharding import Distributed, Placement
+from kernel.sharding import UNCHECKED_LINKS, Distributed, Placement
 
 _PRIMARY = """
 SELECT t.relname, con.conname,
@@ -92,6 +94,9 @@ def composite_keys_sql(cursor, tables: Mapping[str, Placement]) -> list[str]:
     drop_fk, add_fk, keep_unique, widened = [], [], set(), set()
     cursor.execute(_FOREIGN)
     for table, name, target, on_delete, deferrable, cols, target_cols in cursor.fetchall():
+        if target in column and table not in column and (table, *cols) in UNCHECKED_LINKS:
+            drop_fk.append(f"ALTER TABLE {_q(table)} DROP CONSTRAINT {_q(name)}")
+            continue
         defer = " DEFERRABLE INITIALLY DEFERRED" if deferrable else ""
         action = _ON_DELETE[on_delete]
         widen = (

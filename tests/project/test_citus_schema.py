@@ -21,11 +21,6 @@ from tests.project.citus_catalog import Break, breaks
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # reference: a draft has no sale, so events are reference rows; the link is kept without a
-    # foreign key at cut-over
-    "events_event": [
-        "reference table's foreign key (sale_id) to distributed bookings_sale",
-    ],
     # (code, departure_at) is a catalogue rule across sales: a small global table checked before
     # create_flight
     "flights_flight": [
@@ -35,10 +30,6 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     # names its booking, so its sale is known before the transaction (docs)
     "payments_payment": [
         "unique payment_idempotency_key_per_customer (idempotency_key, customer_id) lacks sale_id",
-    ],
-    # reference: a sale's override names its sale without a foreign key at cut-over
-    "payments_refundpolicy": [
-        "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
     # distributed: presale codes and redemptions get the room's sale copied, as queue entries
     # did (waitroom 0013); not written by the hold, pay, confirm, cancel or expiry paths
@@ -172,3 +163,28 @@ def test_the_cut_overs_widened_one_to_one_still_refuses_a_second_ticket_of_a_pas
         assert cursor.fetchone() == ("UNIQUE (passenger_id, sale_id)",)
         with pytest.raises(IntegrityError, match="passenger_id_key"), transaction.atomic():
             cursor.execute(copy, [ticket.pk])
+
+
+def test_the_cut_over_drops_only_the_named_links_of_reference_tables_to_a_sale():
+    """Step 4 drops the keys of kernel.sharding.UNCHECKED_LINKS (an event's sale, a refund
+    policy's override); the control, a reference table's key to a sale not named there, is
+    kept and still named a break."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE citus_control_reference ("
+            " id bigint PRIMARY KEY, sale_id bigint REFERENCES bookings_sale (id))"
+        )
+        cut_over(cursor)
+        found = breaks(cursor, {**TABLES, "citus_control_reference": REFERENCE})
+        cursor.execute(
+            "SELECT conrelid::regclass::text FROM pg_constraint WHERE contype = 'f'"
+            " AND confrelid = 'bookings_sale'::regclass"
+            " AND conrelid::regclass::text IN"
+            " ('events_event', 'payments_refundpolicy', 'citus_control_reference')"
+        )
+        kept = {row[0] for row in cursor.fetchall()}
+    assert kept == {"citus_control_reference"}
+    assert {str(b) for b in found if b.table == "citus_control_reference"} == {
+        "citus_control_reference: reference table's foreign key (sale_id) to distributed "
+        "bookings_sale"
+    }
