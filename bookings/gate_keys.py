@@ -85,7 +85,9 @@ def certify_ticket_key(
         locked = Ticket.objects.select_for_update().get(pk=ticket.pk)
         if locked.status != TicketStatus.VALID:
             raise TicketNotLive(gettext("The ticket is used or revoked."))
-        current = TicketCredential.objects.filter(ticket=locked, superseded_at__isnull=True).first()
+        current = TicketCredential.objects.filter(
+            sale_id=locked.sale_id, ticket=locked, superseded_at__isnull=True
+        ).first()
         if (
             current is not None
             and public_key is not None
@@ -118,6 +120,7 @@ def certify_ticket_key(
             sale_signing_key(locked.sale_id, key_id),
         )
         credential = TicketCredential.objects.create(
+            sale_id=locked.sale_id,
             ticket=locked,
             cert_id=cert_id,
             key_id=key_id,
@@ -131,7 +134,9 @@ def certify_ticket_key(
 
 def server_signed_code(*, ticket: Ticket, now: float) -> tuple[str, int]:
     """(code, step) for the ticket's current server-made key at unix time `now`."""
-    credential = TicketCredential.objects.filter(ticket=ticket, superseded_at__isnull=True).first()
+    credential = TicketCredential.objects.filter(
+        sale_id=ticket.sale_id, ticket=ticket, superseded_at__isnull=True
+    ).first()
     if ticket.status != TicketStatus.VALID or credential is None:
         raise TicketNotLive(gettext("The ticket is used or revoked, or has no key yet."))
     if credential.origin != KeyOrigin.SERVER:

@@ -22,8 +22,10 @@ class TicketCredential(models.Model):
     certifying a new key (another phone) supersedes the old one, whose certificate id then
     appears in every gate's revocation list."""
 
+    # The ticket's sale (a copy): the credential is that sale's row (kernel/sharding.py).
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, related_name="credentials")
-    cert_id = models.CharField(max_length=24, unique=True)
+    cert_id = models.CharField(max_length=24, help_text="Random; unique within the sale.")
     key_id = models.CharField(max_length=32, help_text="The sale key (version) that certified.")
     public_key = models.CharField(max_length=64, help_text="The ticket's key, raw, base64url.")
     origin = models.CharField(max_length=10, choices=KeyOrigin.choices)
@@ -34,8 +36,10 @@ class TicketCredential(models.Model):
     class Meta:
         ordering = ["ticket_id", "id"]
         constraints = [
+            # Sale first for Citus; a ticket and its certificates are of one sale.
+            models.UniqueConstraint(fields=["sale", "cert_id"], name="credential_cert_id_per_sale"),
             models.UniqueConstraint(
-                fields=["ticket"],
+                fields=["sale", "ticket"],
                 condition=Q(superseded_at__isnull=True),
                 name="one_current_credential_per_ticket",
             ),
@@ -80,6 +84,8 @@ class GateScan(models.Model):
     """One scan an offline gate made, as it synced it.  `scanned_at_gate` is the gate's own
     clock; `scanned_at` is that moment on our clock (the skew rule, docs/tickets.md)."""
 
+    # The device's sale (a copy): the scan is that sale's row, as its ticket is.
+    sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="+")
     device = models.ForeignKey(GateDevice, on_delete=models.PROTECT, related_name="scans")
     local_id = models.CharField(max_length=40, help_text="The gate's id: a resent scan is one.")
     ticket = models.ForeignKey(Ticket, on_delete=models.PROTECT, null=True, related_name="+")
@@ -94,7 +100,9 @@ class GateScan(models.Model):
     class Meta:
         ordering = ["scanned_at", "device_id", "local_id"]
         constraints = [
-            models.UniqueConstraint(fields=["device", "local_id"], name="one_scan_per_local_id"),
+            models.UniqueConstraint(
+                fields=["sale", "device", "local_id"], name="one_scan_per_local_id"
+            ),
         ]
         indexes = [models.Index(fields=["ticket", "scanned_at"])]
 

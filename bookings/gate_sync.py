@@ -93,7 +93,7 @@ def gate_bundle(*, device: GateDevice) -> dict:
         ),
         "superseded_certs": sorted(
             TicketCredential.objects.filter(
-                ticket__sale_id=device.sale_id, superseded_at__isnull=False
+                sale_id=device.sale_id, superseded_at__isnull=False
             ).values_list("cert_id", flat=True)
         ),
         "static_codes": printed,
@@ -148,6 +148,7 @@ def sync_gate_scans(
         GateScan.objects.bulk_create(
             [
                 GateScan(
+                    sale_id=device.sale_id,
                     device=device,
                     local_id=s.local_id,
                     ticket=tickets.get(s.serial),
@@ -177,7 +178,7 @@ def sync_gate_scans(
         rows = {
             r.local_id: r
             for r in GateScan.objects.filter(
-                device=device, local_id__in=[s.local_id for s in scans]
+                sale_id=device.sale_id, device=device, local_id__in=[s.local_id for s in scans]
             )
         }
         return device, [rows[s.local_id] for s in scans]
@@ -188,14 +189,14 @@ def _settle_admissions(ticket: Ticket, *, operator_id: int) -> None:
     used at that moment.  Run again at every sync: a gate that syncs late with an earlier
     admission takes the win from one already recorded."""
     admissions = list(
-        GateScan.objects.filter(ticket=ticket, gate_outcome=ADMITTED).order_by(
-            "scanned_at", "device_id", "local_id"
-        )
+        GateScan.objects.filter(
+            sale_id=ticket.sale_id, ticket=ticket, gate_outcome=ADMITTED
+        ).order_by("scanned_at", "device_id", "local_id")
     )
     replaced = dict(
-        TicketCredential.objects.filter(ticket=ticket, superseded_at__isnull=False).values_list(
-            "cert_id", "superseded_at"
-        )
+        TicketCredential.objects.filter(
+            sale_id=ticket.sale_id, ticket=ticket, superseded_at__isnull=False
+        ).values_list("cert_id", "superseded_at")
     )
     # A use that no gate scan explains was an online scan (`scan_ticket`) at that moment.
     online_use = ticket.used_at if ticket.status == TicketStatus.USED else None

@@ -306,7 +306,8 @@ class Ticket(models.Model):
     booking = models.ForeignKey(Booking, on_delete=models.PROTECT, related_name="tickets")
     passenger = models.OneToOneField(Passenger, on_delete=models.PROTECT, related_name="ticket")
     sale = models.ForeignKey(Sale, on_delete=models.PROTECT, related_name="tickets")
-    serial = models.CharField(max_length=24, unique=True)
+    # Random (96 bits); unique within the sale, where the gate looks it up (kernel/sharding.py).
+    serial = models.CharField(max_length=24)
     # Unique through `serial`, which it contains; up to ~800 characters with a long name.
     code = models.CharField(max_length=1000, help_text="Signed content, as in the QR code.")
     passenger_name = models.CharField(max_length=120, blank=True)
@@ -327,6 +328,7 @@ class Ticket(models.Model):
     class Meta:
         ordering = ["booking_id", "id"]
         constraints = [
+            models.UniqueConstraint(fields=["sale", "serial"], name="ticket_serial_per_sale"),
             models.CheckConstraint(
                 condition=~Q(status="USED") | Q(used_at__isnull=False), name="ticket_used_has_time"
             ),

@@ -172,7 +172,9 @@ def _ticket_of_code(code: str, *, now: datetime) -> tuple[Ticket | None, ScanOut
         except BadTicketCode:
             return None, ScanOutcome.FORGED
         # None: signed by us but never issued (a leaked key, or another installation).
-        return tickets.filter(serial=content.serial, code=code.strip()).first(), None
+        # The serial is unique per sale: the signed content names its sale.
+        found = tickets.filter(sale_id=content.sale_id, serial=content.serial, code=code.strip())
+        return found.first(), None
     try:
         cert = verify_code_on_server(code, now=now.timestamp()).certificate
     except StaleGateCode:
@@ -183,6 +185,6 @@ def _ticket_of_code(code: str, *, now: datetime) -> tuple[Ticket | None, ScanOut
     if ticket is None:
         return None, ScanOutcome.FORGED
     current = TicketCredential.objects.filter(
-        ticket=ticket, cert_id=cert.cert_id, superseded_at__isnull=True
+        sale_id=ticket.sale_id, ticket=ticket, cert_id=cert.cert_id, superseded_at__isnull=True
     ).exists()
     return ticket, None if current else ScanOutcome.SUPERSEDED

@@ -148,7 +148,7 @@ def _act(model_admin, request, flight_id: int) -> HttpResponse:
             )
         else:
             entry = Compensation.objects.filter(
-                pk=request.POST.get("compensation", "0") or 0, denied_boarding__flight_id=flight_id
+                pk=request.POST.get("compensation", "0") or 0, flight_id=flight_id
             ).first()
             reference = request.POST.get("reference", "").strip()[:60]
             if entry is None or not reference:

@@ -52,6 +52,7 @@ def record(
     if method == PayoutMethod.VOUCHER and voucher_agreed_at is None:
         raise InvalidRequest(gettext("A voucher needs the passenger's signed agreement."))
     return Compensation.objects.create(
+        flight_id=denied.flight_id,  # the flight's id is its sale id
         denied_boarding=denied,
         amount=owed,
         currency=CURRENCY,
@@ -74,7 +75,7 @@ def pay_out(
         if won:
             entry = Compensation.objects.select_related("denied_boarding").get(pk=compensation_id)
             emit_event(
-                sale_id=entry.denied_boarding.flight_id,  # a flight's id is its sale id
+                sale_id=entry.flight_id,  # a flight's id is its sale id
                 aggregate_type="booking",
                 aggregate_id=entry.denied_boarding.booking_id,
                 event_type=OutboxEventType.COMPENSATION_PAID,

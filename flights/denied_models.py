@@ -25,7 +25,10 @@ class VolunteerOffer(models.Model):
     """An offer to a checked-in passenger to give up their seat (Art. 4(1)): compensation in
     money or voucher, plus rebooking or a refund.  One per passenger and flight."""
 
-    flight = models.ForeignKey("flights.Flight", on_delete=models.CASCADE, related_name="+")
+    # By the flight's sale id (= its id, a CHECK): the key carries the distribution column.
+    flight = models.ForeignKey(
+        "flights.Flight", on_delete=models.CASCADE, to_field="sale", related_name="+"
+    )
     passenger = models.ForeignKey("bookings.Passenger", on_delete=models.CASCADE, related_name="+")
     booking = models.ForeignKey("bookings.Booking", on_delete=models.CASCADE, related_name="+")
     amount = models.DecimalField(max_digits=10, decimal_places=2)
@@ -61,8 +64,9 @@ class DeniedBoarding(models.Model):
     """A checked-in passenger who does not fly on this flight: a volunteer or denied.  One per
     passenger (UNIQUE); who decided is kept, and the care offered (Art. 9)."""
 
+    # By the flight's sale id (= its id, a CHECK): the key carries the distribution column.
     flight = models.ForeignKey(
-        "flights.Flight", on_delete=models.CASCADE, related_name="denied_boardings"
+        "flights.Flight", on_delete=models.CASCADE, to_field="sale", related_name="denied_boardings"
     )
     passenger = models.OneToOneField(
         "bookings.Passenger", on_delete=models.PROTECT, related_name="denied_boarding"
@@ -113,6 +117,11 @@ class Compensation(models.Model):
     payout (flights.compensation), never through refunds: it is not the fare and may exceed
     it.  A voucher only with the passenger's signed agreement (a CHECK)."""
 
+    # The denied boarding's flight, keyed by its sale id (= the flight's id, by a CHECK), so
+    # the entry is distributed by sale beside its flight's rows (kernel/sharding.py).
+    flight = models.ForeignKey(
+        "flights.Flight", on_delete=models.PROTECT, to_field="sale", related_name="+"
+    )
     denied_boarding = models.OneToOneField(
         DeniedBoarding, on_delete=models.PROTECT, related_name="compensation"
     )

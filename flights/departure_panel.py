@@ -65,7 +65,7 @@ def departure_panel(*, flight_id: int) -> DeparturePanel:
         to_deny=denial_order(flight)[:over],
         denied=denied,
         ledger=list(
-            Compensation.objects.filter(denied_boarding__flight=flight)
+            Compensation.objects.filter(flight=flight)
             .select_related("denied_boarding__passenger")
             .order_by("id")
         ),

@@ -186,7 +186,10 @@ class NoShow(models.Model):
     waiting.  One per ticket (the database refuses a second); the overbooking forecast counts
     these (flights.show_up_model)."""
 
-    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="no_shows")
+    # By the flight's sale id (= its id, a CHECK): the key carries the distribution column.
+    flight = models.ForeignKey(
+        Flight, on_delete=models.CASCADE, to_field="sale", related_name="no_shows"
+    )
     ticket = models.OneToOneField(
         "bookings.Ticket", on_delete=models.PROTECT, related_name="no_show"
     )
@@ -218,7 +221,10 @@ class NoShow(models.Model):
 class OnlineCheckIn(models.Model):
     """A passenger checked in online (flights.online_checkin), once."""
 
-    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="online_checkins")
+    # By the flight's sale id (= its id, a CHECK): the key carries the distribution column.
+    flight = models.ForeignKey(
+        Flight, on_delete=models.CASCADE, to_field="sale", related_name="online_checkins"
+    )
     passenger = models.OneToOneField(
         "bookings.Passenger", on_delete=models.CASCADE, related_name="online_checkin"
     )
@@ -243,7 +249,10 @@ class CabinDeparture(models.Model):
     and `volunteers` and `denied` (taken off before gate close) are among the shows, or the
     forecast would learn from its own denials."""
 
-    flight = models.ForeignKey(Flight, on_delete=models.CASCADE, related_name="cabin_departures")
+    # By the flight's sale id (= its id, a CHECK): the key carries the distribution column.
+    flight = models.ForeignKey(
+        Flight, on_delete=models.CASCADE, to_field="sale", related_name="cabin_departures"
+    )
     fare_class = models.CharField(max_length=10)
     capacity = models.PositiveIntegerField(help_text="Physical seats of the class.")
     overbook_limit = models.PositiveIntegerField(help_text="The limit this flight sold under.")

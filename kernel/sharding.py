@@ -150,6 +150,18 @@ CROSS_NODE_WRITES: Final[dict[str, str]] = {
     "payments_webhookevent": "the webhook's record and its effect commit together",
 }
 
+# Foreign keys from a reference table to a distributed one: Citus cannot keep them, so the
+# cut-over drops exactly these (kernel/citus_cutover.py, step 4), each with what keeps the
+# link right without it.  Any other such key stays a break of the schema test.
+UNCHECKED_LINKS: Final[dict[tuple[str, str], str]] = {
+    # events.services._open_sale creates the sale and names it in the same transaction, once
+    # (a draft has none); a sale is never deleted (every sale row's key to it is PROTECT).
+    ("events_event", "sale_id"): "written with the sale it names; sales are never deleted",
+    # An override is set by staff for a sale they picked from the existing ones; sales are
+    # never deleted, so its CASCADE never fires.
+    ("payments_refundpolicy", "sale_id"): "set for an existing sale; sales are never deleted",
+}
+
 
 def distributed_tables() -> dict[str, str]:
     return {t: p.column for t, p in TABLES.items() if isinstance(p, Distributed)}

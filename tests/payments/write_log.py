@@ -20,16 +20,9 @@ from kernel.sharding import CROSS_NODE_WRITES, TABLES, Distributed
 LOG = "citus_write_log"
 # The sale of a row of a distributed table without its own column yet, through its parent.
 DERIVED_SALE = {
-    "bookings_ticketcredential": (
-        "(SELECT t.sale_id FROM bookings_ticket t WHERE t.id = r.ticket_id)"
-    ),
-    "bookings_gatescan": "(SELECT t.sale_id FROM bookings_ticket t WHERE t.id = r.ticket_id)",
     "waitroom_presalecode": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
     "waitroom_presaleredemption": (
         "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)"
-    ),
-    "flights_compensation": (
-        "(SELECT d.flight_id FROM flights_deniedboarding d WHERE d.id = r.denied_boarding_id)"
     ),
 }
 

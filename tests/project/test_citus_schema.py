@@ -13,94 +13,23 @@ from django.db import IntegrityError, connection, transaction
 
 from kernel.citus_cutover import composite_keys_sql
 from kernel.sharding import BY_SALE, REFERENCE, TABLES
+from tests.events.factories import EventFactory
+from tests.events.test_event_tickets import seated_tickets
 from tests.factories import FlightFactory, UserFactory, named_hold
 from tests.project.citus_catalog import Break, breaks
 
 pytestmark = pytest.mark.django_db
 
 OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # distributed: the single-column key stays for gate scans until they carry sale_id (below)
-    "bookings_gatedevice": [
-        "unique bookings_gatedevice_single_key (id) lacks sale_id",
-    ],
-    # distributed: add sale_id (the device's), then (sale, device, local id); written by the
-    # gate's sync, not by the hold, pay, confirm, cancel or expiry paths
-    "bookings_gatescan": [
-        "foreign key (device_id) to bookings_gatedevice lacks sale_id",
-        "foreign key (ticket_id) to bookings_ticket lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique one_scan_per_local_id (local_id, device_id) lacks sale_id",
-    ],
-    # distributed: serial unique per sale, looked up with the gate's sale (docs); passenger:
-    # OneToOne, widened at cut-over
-    "bookings_ticket": [
-        "unique bookings_ticket_passenger_id_key (passenger_id) lacks sale_id",
-        "unique bookings_ticket_serial_key (serial) lacks sale_id",
-        "unique bookings_ticket_single_key (id) lacks sale_id",
-    ],
-    # distributed: sale_id of the ticket; cert ids unique per sale
-    "bookings_ticketcredential": [
-        "foreign key (ticket_id) to bookings_ticket lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique bookings_ticketcredential_cert_id_key (cert_id) lacks sale_id",
-        "unique one_current_credential_per_ticket (ticket_id) lacks sale_id",
-    ],
-    # reference: a draft has no sale, so events are reference rows; the link is kept without a
-    # foreign key at cut-over
-    "events_event": [
-        "reference table's foreign key (sale_id) to distributed bookings_sale",
-    ],
-    # distributed by flight_id (= sale id by CHECK): point at flights_flight(sale_id) at cut-over
-    "flights_cabindeparture": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-    ],
-    # distributed by flight_id: add it (the denied boarding's), then widen its keys
-    "flights_compensation": [
-        "foreign key (denied_boarding_id) to flights_deniedboarding lacks flight_id",
-        "has no flight_id column",
-        "primary key (id) lacks flight_id",
-        "unique flights_compensation_denied_boarding_id_key (denied_boarding_id) lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
-    # unique widened
-    "flights_deniedboarding": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_deniedboarding_passenger_id_key (passenger_id) lacks flight_id",
-        "unique flights_deniedboarding_single_key (id) lacks flight_id",
-    ],
     # (code, departure_at) is a catalogue rule across sales: a small global table checked before
-    # create_flight; id kept for the day-of-departure foreign keys
+    # create_flight
     "flights_flight": [
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
-        "unique flights_flight_single_key (id) lacks sale_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); tickets'
-    # uniques widened
-    "flights_noshow": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_noshow_seat_given_to_id_key (seat_given_to_id) lacks flight_id",
-        "unique flights_noshow_ticket_id_key (ticket_id) lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id); passenger
-    # unique widened
-    "flights_onlinecheckin": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
-        "unique flights_onlinecheckin_passenger_id_key (passenger_id) lacks flight_id",
-    ],
-    # distributed by flight_id (= sale id): point at flights_flight(sale_id)
-    "flights_volunteeroffer": [
-        "foreign key (flight_id) to flights_flight lacks flight_id",
     ],
     # distributed: (customer, key) becomes (sale, customer, key) at cut-over, the pay request
     # names its booking, so its sale is known before the transaction (docs)
     "payments_payment": [
         "unique payment_idempotency_key_per_customer (idempotency_key, customer_id) lacks sale_id",
-    ],
-    # reference: a sale's override names its sale without a foreign key at cut-over
-    "payments_refundpolicy": [
-        "reference table's foreign key (sale_id) to distributed bookings_sale",
     ],
     # distributed: presale codes and redemptions get the room's sale copied, as queue entries
     # did (waitroom 0013); not written by the hold, pay, confirm, cancel or expiry paths
@@ -120,18 +49,6 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     # distributed: the single-column key stays for the presale tables' foreign keys (above)
     "waitroom_waitingroom": [
         "unique waitroom_waitingroom_single_key (id) lacks sale_id",
-    ],
-    # distributed: offer is a OneToOne, widened to (sale, offer) at cut-over
-    "waitroom_waitlistentry": [
-        "unique waitroom_waitlistentry_offer_id_key (offer_id) lacks sale_id",
-    ],
-    # Resale (issue 29): one active listing and one sale per booking, one listing per offer and
-    # per buyer's booking; each is a booking's rule, widened with the sale at cut-over.
-    "bookings_resale": [
-        "unique bookings_resale_buyer_booking_id_key (buyer_booking_id) lacks sale_id",
-        "unique bookings_resale_offer_id_key (offer_id) lacks sale_id",
-        "unique resale_one_active_per_booking (booking_id) lacks sale_id",
-        "unique resale_sold_once (booking_id) lacks sale_id",
     ],
 }
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
@@ -221,3 +138,53 @@ def test_the_cut_overs_composite_foreign_key_refuses_a_passenger_of_another_sale
                 "UPDATE bookings_passenger SET sale_id = %s WHERE booking_id = %s",
                 [other_sale, booking.pk],
             )
+
+
+def test_the_cut_overs_widened_one_to_one_still_refuses_a_second_ticket_of_a_passenger():
+    """Step 3 widens a unique on exactly a widened foreign key's columns (the ticket's
+    passenger): the same rule, since the key proves the ticket's sale is its passenger's.
+    A unique of its own (a payment's key per customer) is not widened: the main test still
+    lists it."""
+    _, (ticket, _) = seated_tickets(UserFactory(), EventFactory())
+    copy = """
+        INSERT INTO bookings_ticket (booking_id, passenger_id, sale_id, serial, code,
+            passenger_name, seat_no, fare_class, status, issued_at)
+        SELECT booking_id, passenger_id, sale_id, serial || 'x', code, passenger_name, seat_no,
+            fare_class, status, issued_at FROM bookings_ticket WHERE id = %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cut_over(cursor)
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conname = 'bookings_ticket_passenger_id_key'"
+        )
+        assert cursor.fetchone() == ("UNIQUE (passenger_id, sale_id)",)
+        with pytest.raises(IntegrityError, match="passenger_id_key"), transaction.atomic():
+            cursor.execute(copy, [ticket.pk])
+
+
+def test_the_cut_over_drops_only_the_named_links_of_reference_tables_to_a_sale():
+    """Step 4 drops the keys of kernel.sharding.UNCHECKED_LINKS (an event's sale, a refund
+    policy's override); the control, a reference table's key to a sale not named there, is
+    kept and still named a break."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE citus_control_reference ("
+            " id bigint PRIMARY KEY, sale_id bigint REFERENCES bookings_sale (id))"
+        )
+        cut_over(cursor)
+        found = breaks(cursor, {**TABLES, "citus_control_reference": REFERENCE})
+        cursor.execute(
+            "SELECT conrelid::regclass::text FROM pg_constraint WHERE contype = 'f'"
+            " AND confrelid = 'bookings_sale'::regclass"
+            " AND conrelid::regclass::text IN"
+            " ('events_event', 'payments_refundpolicy', 'citus_control_reference')"
+        )
+        kept = {row[0] for row in cursor.fetchall()}
+    assert kept == {"citus_control_reference"}
+    assert {str(b) for b in found if b.table == "citus_control_reference"} == {
+        "citus_control_reference: reference table's foreign key (sale_id) to distributed "
+        "bookings_sale"
+    }
