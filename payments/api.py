@@ -6,9 +6,11 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -22,7 +24,7 @@ from kernel.web.openapi import ProblemSerializer, problems
 from kernel.web.problems import PROBLEM_CONTENT_TYPE
 from kernel.web.throttles import PaymentsThrottle, rate_text
 from payments.errors import GatewayNotFound
-from payments.gateways import enabled_gateway_names, gateway_names
+from payments.gateways import enabled_gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
 from payments.gateways.stripe import SIGNATURE_HEADER as STRIPE_SIGNATURE_HEADER
 from payments.models import PaymentStatus
@@ -112,21 +114,30 @@ def _payment_problem(description: str) -> OpenApiResponse:
 
 
 IDEMPOTENCY_KEY = idempotency_key_parameter(required=True, what="payment")
-SIGNATURE_HEADERS = [
-    OpenApiParameter(
-        name,
+SIGNATURE_HEADER_OF = {"sandbox": SANDBOX_SIGNATURE_HEADER, "stripe": STRIPE_SIGNATURE_HEADER}
+GATEWAY_LABELS = {"sandbox": "The sandbox gateway", "stripe": "Stripe"}
+
+
+def signature_header(gateway: str) -> OpenApiParameter:
+    """The header `gateway` signs its webhooks with: required, since a webhook without it is
+    refused (400) before anything is read."""
+    return OpenApiParameter(
+        SIGNATURE_HEADER_OF[gateway],
         str,
         OpenApiParameter.HEADER,
-        required=False,
-        description=f"{gateway}'s signature over the raw body: required on that gateway's "
-        "webhooks (each gateway signs with its own header, so neither is required on every "
-        "call); a missing or wrong one is 400.",
+        required=True,
+        description=f"{GATEWAY_LABELS[gateway]}'s signature over the raw body; a missing or "
+        "wrong one is 400.",
     )
-    for name, gateway in (
-        (SANDBOX_SIGNATURE_HEADER, "The sandbox gateway"),
-        (STRIPE_SIGNATURE_HEADER, "Stripe"),
-    )
-]
+
+
+class ConfiguredGatewaySchema(AutoSchema):
+    """`POST /api/payments/webhook` is the configured gateway's (`PAYMENTS_GATEWAY`): its
+    signature header is the one required, read when the schema is generated, so a Stripe
+    deployment's schema names `Stripe-Signature` (the committed snapshot: the sandbox's)."""
+
+    def get_override_parameters(self):
+        return [*super().get_override_parameters(), signature_header(settings.PAYMENTS["GATEWAY"])]
 
 
 BAD_SIGNATURE = "The signature is missing or wrong, or the signed body is not an event."
@@ -227,13 +238,18 @@ class PaymentWebhookApi(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    schema = ConfiguredGatewaySchema()
 
     @extend_schema(
         operation_id="payments_webhook",
         tags=["payments"],
         summary="Gateway webhook (the configured gateway)",
+        description=(
+            "The webhook of the gateway in use (`PAYMENTS_GATEWAY`): the signature header "
+            "required is that gateway's. Each gateway also has a route of its own "
+            "(`/api/payments/webhook/stripe`)."
+        ),
         request={"application/json": OpenApiTypes.OBJECT},
-        parameters=SIGNATURE_HEADERS,
         responses={200: WebhookAckSerializer, **problems(400, 503, s400=BAD_SIGNATURE)},
         auth=[],
     )
@@ -252,20 +268,39 @@ class PaymentWebhookApi(APIView):
 
 
 class GatewayWebhookApi(PaymentWebhookApi):
-    @extend_schema(
-        operation_id="payments_webhook_gateway",
-        tags=["payments"],
-        summary="Gateway webhook (a named gateway)",
-        request={"application/json": OpenApiTypes.OBJECT},
-        parameters=[
-            OpenApiParameter("gateway", str, OpenApiParameter.PATH, enum=list(gateway_names())),
-            *SIGNATURE_HEADERS,
-        ],
-        responses={
-            200: WebhookAckSerializer,
-            **problems(400, 404, 503, s400=BAD_SIGNATURE, s404="No gateway of that name."),
-        },
-        auth=[],
-    )
+    """`POST /api/payments/webhook/{gateway}` for a name that is no gateway: 404.  The named
+    gateways have routes of their own (`gateway_webhook_api`), so the schema can say which
+    signature header each requires; this one is left out of it."""
+
+    schema = AutoSchema()
+
+    @extend_schema(exclude=True)
     def post(self, request, gateway: str | None = None):
         return super().post(request, gateway)
+
+
+def gateway_webhook_api(gateway: str) -> type[APIView]:
+    """The webhook of one named gateway (`/api/payments/webhook/stripe`), with its own
+    signature header, required, in the schema."""
+
+    class NamedGatewayWebhookApi(PaymentWebhookApi):
+        schema = AutoSchema()
+
+        @extend_schema(
+            operation_id=f"payments_webhook_{gateway}",
+            tags=["payments"],
+            summary=f"Gateway webhook ({gateway})",
+            description="Answers 404 while this gateway is not in use.",
+            request={"application/json": OpenApiTypes.OBJECT},
+            parameters=[signature_header(gateway)],
+            responses={
+                200: WebhookAckSerializer,
+                **problems(400, 404, 503, s400=BAD_SIGNATURE, s404="The gateway is not in use."),
+            },
+            auth=[],
+        )
+        def post(self, request):
+            return PaymentWebhookApi.post(self, request, gateway)
+
+    NamedGatewayWebhookApi.__name__ = f"{gateway.title()}WebhookApi"
+    return NamedGatewayWebhookApi

@@ -45,7 +45,8 @@ OPERATIONS = {
     ("/api/bookings/{bookingId}/tickets/{ticketId}/qr.svg", "get"),
     ("/api/bookings/{bookingId}/tickets/{ticketId}/boarding-pass.pdf", "get"),
     ("/api/payments/webhook", "post"),
-    ("/api/payments/webhook/{gateway}", "post"),
+    ("/api/payments/webhook/sandbox", "post"),  # each gateway its own: its signature header
+    ("/api/payments/webhook/stripe", "post"),
     ("/api/checkin/scan", "post"),
     ("/api/flights/{flightId}/waitlist", "get"),
     ("/api/flights/{flightId}/waitlist", "post"),
@@ -151,13 +152,21 @@ def test_schema_documents_payments_refunds_and_tickets(openapi):
     assert "Retry-After" in pay["responses"]["503"]["headers"]
     assert "Location" in pay["responses"]["201"]["headers"]  # issue 31: the booking confirmed
 
-    for path in ("/api/payments/webhook", "/api/payments/webhook/{gateway}"):
+    signed_by = {
+        "/api/payments/webhook": "Seatkeeper-Signature",  # the configured gateway: the sandbox
+        "/api/payments/webhook/sandbox": "Seatkeeper-Signature",
+        "/api/payments/webhook/stripe": "Stripe-Signature",
+    }
+    assert "/api/payments/webhook/{gateway}" not in paths  # a name that is no gateway: 404
+    for path, header in signed_by.items():
         webhook = paths[path]["post"]
         # No user authentication (the signature is it): no security requirement, and no
         # document-wide one it could inherit.
         assert webhook.get("security", [{}]) == [{}] and "security" not in openapi
         assert {"200", "400", "503"} <= set(webhook["responses"])
-        assert "Seatkeeper-Signature" in {p["name"] for p in webhook["parameters"]}
+        # Issue 31 item 21: the signature header is required, as the server refuses without.
+        headers = {p["name"]: p for p in webhook["parameters"] if p["in"] == "header"}
+        assert set(headers) == {header} and headers[header]["required"] is True, path
 
     cancel = paths["/api/bookings/{bookingId}"]["delete"]["responses"]["200"]
     cancellation = cancel["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
@@ -316,3 +325,18 @@ def test_api_keeps_to_its_schema_on_every_operation(wsgi_app, sandbox_payments, 
             failures.append(f"{operation.label}: {error}")
     assert tried >= OPERATIONS
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/payments/webhook", "/api/payments/webhook/sandbox"], ids=["configured", "named"]
+)
+def test_a_webhook_without_its_signature_header_is_refused_as_the_schema_says(anon, path):
+    """The schema marks the signature header required: the server refuses a webhook without
+    it (400 problem+json) before reading anything."""
+    response = anon.post(path, {"type": "payment.succeeded"}, format="json")
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"].startswith("application/problem+json")
+
+
+def test_control_a_name_that_is_no_gateway_has_no_webhook(anon):
+    assert anon.post("/api/payments/webhook/paypal", {}, format="json").status_code == 404
