@@ -9,6 +9,7 @@ imports no catalogue: the arrow points from flights/events down to here, never b
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -194,6 +195,16 @@ class Catalogue(Protocol):
         not confirmed (a flight's exit rows); nothing for catalogues without such seats."""
         ...
 
+    def seats_with_conditions(self, sale: Sale, seat_numbers: Iterable[str]) -> list[str]:
+        """Which of `seat_numbers` carry conditions to confirm (a flight's exit rows), read from
+        `sale` and its item as `owner_paths` loads them (no query); [] if none can."""
+        ...
+
+    def conditions_confirmation_url(self, booking_id: int) -> str | None:
+        """Where a paid booking's customer confirms its seats' conditions (a flight: online
+        check-in); None for catalogues without such seats."""
+        ...
+
 
 _registry: dict[str, Catalogue] = {}
 
@@ -231,6 +242,15 @@ def require_seat_conditions(sale_id: int, seat_numbers: list[str], *, confirmed:
     kind = _kind_of(sale_id)
     if kind is not None:
         for_kind(kind).require_seat_conditions(sale_id, seat_numbers, confirmed=confirmed)
+
+
+def seats_with_conditions(sale: Sale, seat_numbers: Iterable[str]) -> list[str]:
+    """The seats of `seat_numbers` whose conditions a customer must confirm (exit rows)."""
+    return for_sale(sale).seats_with_conditions(sale, seat_numbers)
+
+
+def conditions_confirmation_url(sale: Sale, booking_id: int) -> str | None:
+    return for_sale(sale).conditions_confirmation_url(booking_id)
 
 
 def texts_of_sale(sale_id: int) -> SaleTexts | None:

@@ -91,18 +91,22 @@ def hold_chosen_seats(
     fare_class: str,
     seat_numbers: Sequence[str],
     conditions_confirmed: bool,
+    confirm_now: bool,
     passenger_names: Sequence[str] | None = None,
     booking_class: str = "",
 ) -> Booking:
     """The seats a customer picked, held: the door of the seat picker and of
-    `POST /api/bookings`.  Seats that carry conditions (a flight's exit rows) need them
-    confirmed (`conditions_confirmed`; else 422 `exit-row-not-confirmed` and nothing is held),
-    the catalogue's one rule (`catalogue.require_seat_conditions`); then `hold_seats`.
+    `POST /api/bookings`.  Seats that carry conditions (a flight's exit rows) are confirmed
+    per passenger before check-in, not necessarily here: `conditions_confirmed` records the
+    confirmation on the seated passengers now.  `confirm_now` (the seat picker, whose
+    checkbox asks at once) refuses unconfirmed ones instead (422 `exit-row-not-confirmed`,
+    nothing held), by the catalogue's one rule (`catalogue.require_seat_conditions`); the API
+    holds them and its answer says who still needs the confirmation.  Then `hold_seats`.
 
     `hold_seats` itself is the engine's hold, for callers that choose no seat for a customer
-    by hand (tests, benches) or apply their own seat rules."""
+    by hand (tests, benches, a rebooking) or apply their own seat rules."""
     seat_nos = normalise_seat_numbers(seat_numbers)
-    if not conditions_confirmed:  # confirmed: nothing to refuse, and no query on the hot path
+    if confirm_now and not conditions_confirmed:  # confirmed: no query on the hot path
         catalogue.require_seat_conditions(sale_id, seat_nos, confirmed=False)
     return hold_seats(
         customer=customer,
@@ -111,6 +115,7 @@ def hold_chosen_seats(
         seat_numbers=seat_nos,
         passenger_names=passenger_names,
         booking_class=booking_class,
+        conditions_confirmed=conditions_confirmed,
     )
 
 
@@ -124,11 +129,14 @@ def hold_seats(
     seat_numbers: Sequence[str],
     passenger_names: Sequence[str] | None = None,
     booking_class: str = "",
+    conditions_confirmed: bool = False,
 ) -> Booking:
     """Hold all of `seat_numbers` for `customer` for the hold TTL, or none of them.
 
     `booking_class` names a class nested in the fare class (docs/fare-classes.md) whose price
-    the hold pays and whose nested limits it counts against; blank: the fare class's own."""
+    the hold pays and whose nested limits it counts against; blank: the fare class's own.
+    `conditions_confirmed`: the customer confirmed the seats' conditions (exit rows), recorded
+    on the passengers; without it they are asked at check-in."""
     seat_nos = normalise_seat_numbers(seat_numbers)
     booking_class = booking_class.strip().upper()
     names = clean_passenger_names(passenger_names, len(seat_nos))
@@ -170,6 +178,7 @@ def hold_seats(
             currency=seats[0].fare_currency,
             expires_at=now + hold_ttl(),
             now=now,
+            conditions_confirmed=conditions_confirmed,
         )
         if not reserve_units(
             sale_id=sale_id, fare_class=fare_class, units=len(seats), booking_class=booking_class

@@ -226,22 +226,24 @@ class PassengerNamesMissing(DomainError):
 
 
 class ExitRowNotConfirmed(DomainError):
-    """A seat with conditions (a flight's exit row) chosen without them confirmed: the seat
-    picker's checkbox, the API's `exitRowConfirmed`, online check-in's (one rule,
-    `flights.rules.require_exit_row_confirmation`)."""
+    """A seat with conditions (a flight's exit row) without them confirmed: at the seat
+    picker's hold (its checkbox) or at online check-in (`exitRowConfirmed`, or a confirmation
+    given before for that seat).  One rule, `flights.rules.require_exit_row_confirmation`."""
 
     status = 422
     code = "exit-row-not-confirmed"
     title = _("Exit-row conditions not confirmed")
 
-    def __init__(self, seats: Iterable[str]) -> None:
+    def __init__(self, seats: Iterable[str], *, at_check_in: bool = False) -> None:
         seats = list(seats)
-        super().__init__(
-            gettext("Seat %(seat)s is in an exit row: confirm the exit-row conditions to take it.")
-            % {"seat": seats[0]},
-            seats=seats,
-            field="exitRowConfirmed",
+        detail = (
+            gettext("Seat %(seat)s is in an exit row: confirm the exit-row conditions to check in.")
+            if at_check_in
+            else gettext(
+                "Seat %(seat)s is in an exit row: confirm the exit-row conditions to take it."
+            )
         )
+        super().__init__(detail % {"seat": seats[0]}, seats=seats, field="exitRowConfirmed")
 
 
 class InvalidBookingState(DomainError):

@@ -265,9 +265,12 @@ def create_held_booking(
     currency: str,
     expires_at: datetime,
     now: datetime,
+    conditions_confirmed: bool = False,
 ) -> Booking:
     """The one place a HELD booking is written: the booking, its `seats` (row-locked by the
     caller) marked HELD for it, and one passenger per unit, seated first and in order.
+    `conditions_confirmed`: the customer confirmed the conditions of these seats (a flight's
+    exit rows) with the hold, recorded on each seated passenger.
 
     Every hold path calls this inside its transaction (a customer's hold, a seatless hold, a
     waitlist offer); taking the units from the fare inventory stays the caller's, since each
@@ -296,7 +299,13 @@ def create_held_booking(
     # The rows just written travel with the booking, so the answer to the hold is built
     # from them instead of being read back (bookings.selectors.booking_just_written).
     booking.written_passengers = Passenger.objects.bulk_create(
-        Passenger(booking=booking, sale_id=booking.sale_id, seat=seat, full_name=name)
+        Passenger(
+            booking=booking,
+            sale_id=booking.sale_id,
+            seat=seat,
+            full_name=name,
+            seat_conditions_confirmed_at=now if conditions_confirmed and seat else None,
+        )
         for seat, name in zip(places, full_names, strict=True)
     )
     return booking

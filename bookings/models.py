@@ -276,6 +276,11 @@ class Passenger(models.Model):
     )
     full_name = models.CharField(max_length=120, blank=True)
     is_live = models.BooleanField(default=True)
+    # The customer confirmed the conditions of this passenger's seat (a flight's exit row:
+    # docs/departure.md) at the hold, when naming the passengers, or at check-in.  A confirmation
+    # is for the seat it was given for: a seat change clears it (bookings.seat_changes), and a
+    # rebooking is a new passenger without one.  Check-in refuses an exit-row seat without it.
+    seat_conditions_confirmed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["booking_id", "id"]

@@ -57,10 +57,19 @@ def is_printable_name(name: str) -> bool:
 
 
 def name_passengers(
-    *, customer: AbstractBaseUser, booking_id: int, names: Sequence[str]
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    names: Sequence[str] | None,
+    conditions_confirmed: bool = False,
 ) -> Booking:
     """Give every passenger of the customer's HELD booking a name (seat order, then the order
-    of seatless places), before it can be paid.  All names or none; each must be non-empty."""
+    of seatless places), before it can be paid.  All names or none; each must be non-empty.
+    `names` None keeps the names as they are.
+
+    `conditions_confirmed`: the customer confirms the conditions of the passengers' seats (a
+    flight's exit rows) now, recorded on each seated passenger not yet confirmed (online
+    check-in then asks nothing of them)."""
     now = timezone.now()
     with transaction.atomic():
         booking = (
@@ -75,20 +84,27 @@ def name_passengers(
                 f"Names can be given only while the seats are held; this booking is "
                 f"{booking.status.lower()}."
             )
-        passengers = list(
-            booking.passengers.order_by(F("seat__seat_no").asc(nulls_last=True), "id")
-        )
-        cleaned = clean_passenger_names(names, len(passengers))
-        # Printable they are already (clean_passenger_names, the one printable-name rule).
-        if not all(cleaned):
-            raise InvalidRequest(
-                gettext("Enter the full name of every passenger (printable characters only)."),
-                field="passengerNames",
-            )
-        for passenger, name in zip(passengers, cleaned, strict=True):
-            passenger.full_name = name
-        Passenger.objects.bulk_update(passengers, ["full_name"])
+        if names is not None:
+            _set_names(booking, names)
+        if conditions_confirmed:
+            booking.passengers.filter(
+                is_live=True, seat__isnull=False, seat_conditions_confirmed_at__isnull=True
+            ).update(seat_conditions_confirmed_at=now)
     return booking
+
+
+def _set_names(booking: Booking, names: Sequence[str]) -> None:
+    passengers = list(booking.passengers.order_by(F("seat__seat_no").asc(nulls_last=True), "id"))
+    cleaned = clean_passenger_names(names, len(passengers))
+    # Printable they are already (clean_passenger_names, the one printable-name rule).
+    if not all(cleaned):
+        raise InvalidRequest(
+            gettext("Enter the full name of every passenger (printable characters only)."),
+            field="passengerNames",
+        )
+    for passenger, name in zip(passengers, cleaned, strict=True):
+        passenger.full_name = name
+    Passenger.objects.bulk_update(passengers, ["full_name"])
 
 
 @lock_errors_as_too_busy

@@ -81,6 +81,11 @@ def rearrange_seats(*, booking_id: int, choices: Mapping[int, str]) -> dict[int,
         )
         if claimed != len(to_claim):
             raise SeatUnavailable(sorted(wanted.values()))
+        # A confirmation of a seat's conditions (an exit row) is for that seat: whoever moves
+        # has confirmed nothing about the new one (moving out of an exit row, it no longer
+        # matters).  Online check-in asks again, or records the confirmation it is given.
+        moved = [p.pk for p in passengers if p.seat_id != by_no[wanted[p.pk]].pk]
+        Passenger.objects.filter(pk__in=moved).update(seat_conditions_confirmed_at=None)
         # Seats let go first: one live passenger per seat is a UNIQUE constraint.
         Passenger.objects.filter(pk__in=list(wanted)).update(seat=None)
         kept = {by_no[n].pk for n in wanted.values()}

@@ -8,6 +8,7 @@ code is the category code), and one per standing area, sold by count (`GA-<n>`, 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db.models import Q
@@ -89,6 +90,12 @@ class EventCatalogue:
         self, sale_id: int, seat_numbers: list[str], *, confirmed: bool
     ) -> None:
         return None  # no event seat carries conditions to confirm
+
+    def seats_with_conditions(self, sale: Sale, seat_numbers: Iterable[str]) -> list[str]:
+        return []
+
+    def conditions_confirmation_url(self, booking_id: int) -> str | None:
+        return None
 
     def sale_id_for(self, ref: int) -> int | None:
         return Event.objects.filter(pk=ref).values_list("sale_id", flat=True).first()

@@ -108,7 +108,10 @@ class SeatSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=SeatStatus.choices)
     surcharge = serializers.DecimalField(max_digits=10, decimal_places=2)
     exit_row = serializers.BooleanField(
-        help_text="In an emergency exit row: a hold of it needs `exitRowConfirmed: true`."
+        help_text=(
+            "In an emergency exit row: its passenger confirms the exit-row conditions before "
+            "check-in (`exitRowConfirmed: true` with the hold, later, or at check-in)."
+        )
     )
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.db.models import Q
+from django.urls import reverse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -14,7 +16,12 @@ from bookings.errors import SaleNotFound
 from bookings.models import Sale, Ticket
 from flights import tickets
 from flights.models import FareClass, Flight, FlightStatus
-from flights.rules import bookable_q, is_bookable, require_exit_row_confirmation
+from flights.rules import (
+    bookable_q,
+    exit_row_seats,
+    is_bookable,
+    require_exit_row_confirmation,
+)
 from flights.selectors import sale_id_of_flight
 
 #: (sale-neutral problem type, the flight's own), on the wire since before events were sold.
@@ -100,6 +107,12 @@ class FlightCatalogue:
         seats = [s for s in seat_numbers if self.seat_no_pattern.fullmatch(s)]
         if flight is not None:
             require_exit_row_confirmation(flight, seats, confirmed=confirmed)
+
+    def seats_with_conditions(self, sale: Sale, seat_numbers: Iterable[str]) -> list[str]:
+        return exit_row_seats(sale.flight, seat_numbers)
+
+    def conditions_confirmation_url(self, booking_id: int) -> str | None:
+        return reverse("flights_api:online_check_in", args=[booking_id])
 
     def describe_class(self, sale: Sale, code: str) -> str:
         return self.class_label(code) or code

@@ -30,7 +30,13 @@ class OnlineCheckInInputSerializer(serializers.Serializer):
         "assigned (a party together, outside exit rows unless confirmed).",
     )
     exit_row_confirmed = serializers.BooleanField(
-        default=False, help_text="The customer confirms the exit-row conditions."
+        default=False,
+        help_text=(
+            "The customer confirms the exit-row conditions for every passenger checked in "
+            "(recorded on them). Needed when a passenger sits in, or chooses, an exit-row seat "
+            "whose conditions were not confirmed before (at the hold or with `PUT "
+            "/api/bookings/{bookingId}/passengers`; a seat change needs it again)."
+        ),
     )
 
     def validate_seats(self, seats: list[dict]) -> list[dict]:
@@ -69,8 +75,9 @@ class OnlineCheckInApi(APIView):
                 409,
                 422,
                 503,
-                s422="A seat in an exit row without `exitRowConfirmed: true` "
-                "(`exit-row-not-confirmed`, with `seats`).",
+                s422="A passenger in an exit-row seat (theirs or chosen) whose conditions "
+                "are not confirmed, and no `exitRowConfirmed: true` (`exit-row-not-confirmed`, "
+                "with `seats`; nobody is checked in, no seat moves).",
             ),
         },
     )

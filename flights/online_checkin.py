@@ -4,8 +4,12 @@ seats or letting them be assigned.  Rules (docs/departure.md):
 
 - open from `online_checkin_window` (default 24 h before departure) up to its cut-off
   (default 45 min before), on a scheduled flight whose gate has not closed;
-- a chosen seat must be free and of the booking's class; an exit-row seat only for a customer
-  who confirms the exit-row conditions;
+- a chosen seat must be free and of the booking's class;
+- every passenger it checks in who sits in an exit row needs the exit-row conditions
+  confirmed: by this request (`exit_row_confirmed`, recorded on every passenger checked in) or
+  before, for that very seat (at the hold or when naming the passengers:
+  `Passenger.seat_conditions_confirmed_at`; a seat change clears it); else 422
+  `exit-row-not-confirmed` with the seats, and nothing changes;
 - passengers without a chosen seat who have none are seated together (row adjacency of the
   cabin), outside the exit rows unless confirmed; if the cabin is full they stay seatless and
   get a seat at the gate, from a no-show (flights.departure);
@@ -80,14 +84,22 @@ def check_in_online(
                 "closes": f"{closes:%Y-%m-%d %H:%M}",
             }
         )
-    passenger_ids = set(
-        Passenger.objects.filter(booking=booking, is_live=True).values_list("pk", flat=True)
+    passengers = list(
+        Passenger.objects.filter(booking=booking, is_live=True).select_related("seat")
     )
+    passenger_ids = {p.pk for p in passengers}
     if not set(seat_choices) <= passenger_ids:
         raise InvalidRequest("A seat was chosen for someone not on this booking.", field="seat")
     if reduced_mobility_ids is not None and not set(reduced_mobility_ids) <= passenger_ids:
         raise InvalidRequest(gettext("Assistance was declared for someone not on this booking."))
-    require_exit_row_confirmation(flight, seat_choices.values(), confirmed=exit_row_confirmed)
+    seats_after, confirmed_before = _seats_after(passengers, seat_choices)
+    require_exit_row_confirmation(
+        flight,
+        seats_after,
+        confirmed=exit_row_confirmed,
+        confirmed_before=confirmed_before,
+        at_check_in=True,
+    )
     exit_rows = set(flight.exit_rows or ())
     with transaction.atomic():
         if seat_choices:  # one atomic rearrangement: party members may trade seats
@@ -109,6 +121,10 @@ def check_in_online(
             ],
             ignore_conflicts=True,  # checking in again (a seat change) keeps the first time
         )
+        if exit_row_confirmed:  # for every seat the passengers have now (moves cleared theirs)
+            Passenger.objects.filter(
+                pk__in=passenger_ids, seat_conditions_confirmed_at__isnull=True
+            ).update(seat_conditions_confirmed_at=now)
         if reduced_mobility_ids is not None:
             declared = set(reduced_mobility_ids)
             for flag in (True, False):
@@ -121,3 +137,22 @@ def check_in_online(
     return CheckInResult(
         booking_id=booking.pk, seats={pk: seat or "" for pk, seat in seats.items()}
     )
+
+
+def _seats_after(
+    passengers: list[Passenger], seat_choices: Mapping[int, str]
+) -> tuple[list[str], set[str]]:
+    """The seats the passengers will have once seated as chosen (automatic seats for the
+    seatless avoid exit rows unless the request confirms, so they need no look here), and
+    those of them whose passenger's stored confirmation still stands: same seat, confirmed."""
+    after: list[str] = []
+    confirmed_before: set[str] = set()
+    for passenger in passengers:
+        current = passenger.seat.seat_no if passenger.seat else None
+        seat_no = seat_choices.get(passenger.pk, current or "").strip().upper()
+        if not seat_no:
+            continue
+        after.append(seat_no)
+        if seat_no == current and passenger.seat_conditions_confirmed_at is not None:
+            confirmed_before.add(seat_no)
+    return after, confirmed_before

@@ -70,6 +70,9 @@ def _hold_one(flight: Flight, fare_class: str, customer, name: str) -> Booking:
         .first()
     )
     if free:
+        # The seat may be in an exit row: the new passenger has confirmed nothing about it
+        # (a confirmation is for the seat it was given for), so online check-in asks for the
+        # exit-row conditions again (flights.online_checkin).  Never pass one on here.
         return hold_seats(
             customer=customer,
             sale_id=flight.sale_id,

@@ -5,7 +5,7 @@ function (or its queryset form), so "departed or cancelled" can never mean two t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from django.db.models import Q
@@ -81,15 +81,25 @@ def exit_row_seats(flight: Flight, seat_numbers: Iterable[str]) -> list[str]:
 
 
 def require_exit_row_confirmation(
-    flight: Flight, seat_numbers: Iterable[str], *, confirmed: bool
+    flight: Flight,
+    seat_numbers: Iterable[str],
+    *,
+    confirmed: bool,
+    confirmed_before: Collection[str] = (),
+    at_check_in: bool = False,
 ) -> None:
-    """THE exit-row rule, for every door that seats a customer by choice (the seat picker and
-    `POST /api/bookings`, both through `customer_holds.hold_chosen_seats`; online check-in):
-    an exit-row seat only for a customer who confirms its conditions (422
-    `exit-row-not-confirmed`, naming the seats)."""
-    seats = exit_row_seats(flight, seat_numbers)
+    """THE exit-row rule: a passenger seated in an exit row needs its conditions confirmed,
+    now (`confirmed`: the request itself confirms) or before, for that very seat
+    (`confirmed_before`: seats whose passenger's stored confirmation still stands); else 422
+    `exit-row-not-confirmed`, naming the seats.
+
+    Where it is asked (through the catalogue's `require_seat_conditions` or directly): online
+    check-in, API and page, for every passenger it checks in (`flights.online_checkin`); and
+    the seat picker's hold, which asks at once (`customer_holds.hold_chosen_seats`).  An API
+    hold may leave the confirmation for later: its answer says who still needs it."""
+    seats = [s for s in exit_row_seats(flight, seat_numbers) if s not in set(confirmed_before)]
     if seats and not confirmed:
-        raise ExitRowNotConfirmed(seats)
+        raise ExitRowNotConfirmed(seats, at_check_in=at_check_in)
 
 
 def _row_of(seat_no: str) -> int | None:

@@ -48,7 +48,8 @@ ARTICLE_BODY = {
     "fareClass": "ECONOMY",
     "seats": ["12A", "12B"],
     "passengerNames": ["Ana Lima", "Bo Chen"],
-    "exitRowConfirmed": True,  # rows 12 and 13 are the A320's exit rows
+    # Rows 12 and 13 are the A320's exit rows: confirmed here, check-in asks nothing more.
+    "exitRowConfirmed": True,
 }
 EVENT_STANDING_BODY = {"eventId": 7, "fareClass": "GA-3", "passengers": 2}
 
@@ -125,6 +126,11 @@ class BookingListCreateApi(GenericAPIView):
             "needs a name before the booking can be paid. A hold without them is still made; "
             "its 201 then says `namesNeeded: true`, lists `unnamedPassengers` and gives "
             "`namePassengersUrl` for `PUT` with `passengerNames`. "
+            "Exit-row seats (`exitRow: true` on the seat map) are held without more ado; their "
+            "conditions are confirmed per passenger before check-in: send "
+            "`exitRowConfirmed: true` with the hold, or later (the 201 then says "
+            "`exitRowConfirmationNeeded: true`, lists `unconfirmedExitRowPassengers` and "
+            "gives `exitRowConfirmationUrl`). "
             "Send an `Idempotency-Key` and retry 5xx answers and lost connections with it: a "
             "retry never makes a second booking, it returns the first one as it is now "
             "(`Idempotent-Replayed: true`; e.g. EXPIRED or CONFIRMED, not the HELD of the "
@@ -181,9 +187,7 @@ class BookingListCreateApi(GenericAPIView):
                 "still running. Paying after the sale closed answers "
                 "`sale-not-bookable-refunded` (flights: `flight-not-bookable-refunded`). "
                 "Flights keep the slugs they answered with before events were sold.",
-                s422="A seat in an exit row without `exitRowConfirmed: true` "
-                "(`exit-row-not-confirmed`, with `seats`; nothing is held), or this "
-                "Idempotency-Key was already used for a different request.",
+                s422="This Idempotency-Key was already used for a different request.",
                 s429=format_lazy(
                     "More than {} holds by this account (with the seat-picker page: one budget); "
                     "retry after `Retry-After` seconds.",
@@ -241,7 +245,10 @@ class BookingListCreateApi(GenericAPIView):
             if "seats" in data:
                 return customer_holds.hold_chosen_seats(
                     seat_numbers=data["seats"],
+                    # Exit rows are confirmed per passenger before check-in: given here it
+                    # is recorded; without it the 201 says who still needs it.
                     conditions_confirmed=data["exit_row_confirmed"],
+                    confirm_now=False,
                     **common,
                 )
             return customer_holds.hold_seatless(passengers=data["passengers"], **common)
@@ -334,7 +341,7 @@ class BookingDetailApi(APIView):
 
 class BookingPassengersApi(APIView):
     """Name the passengers of a HELD booking (a waitlist offer or a seatless hold arrives
-    without names) before paying it."""
+    without names) before paying it, and/or confirm the exit-row conditions of their seats."""
 
     class PassengerNamesInputSerializer(serializers.Serializer):
         passenger_names = serializers.ListField(
@@ -342,13 +349,32 @@ class BookingPassengersApi(APIView):
             child=serializers.CharField(max_length=120, trim_whitespace=True),
             min_length=1,
             max_length=50,
-            help_text="One full name per passenger, in seat order (seatless places last).",
+            required=False,
+            help_text=(
+                "One full name per passenger, in seat order (seatless places last). Absent: "
+                "the names stay as they are (then `exitRowConfirmed: true` is required)."
+            ),
         )
+        exit_row_confirmed = serializers.BooleanField(
+            default=False,
+            help_text=(
+                "Flights: the customer confirms the exit-row conditions for every passenger "
+                "seated in an exit row (the booking's `unconfirmedExitRowPassengers`), so "
+                "online check-in asks nothing more of them. False or absent changes nothing."
+            ),
+        )
+
+        def validate(self, data: dict) -> dict:
+            if "passenger_names" not in data and not data["exit_row_confirmed"]:
+                raise ValidationError(
+                    {"passenger_names": [gettext("Give `passengerNames` or `exitRowConfirmed`.")]}
+                )
+            return data
 
     @extend_schema(
         operation_id="bookings_name_passengers",
         tags=["bookings"],
-        summary="Name the passengers of a held booking",
+        summary="Name the passengers of a held booking, or confirm their exit-row conditions",
         request=PassengerNamesInputSerializer,
         responses={
             200: BookingSerializer,
@@ -361,7 +387,8 @@ class BookingPassengersApi(APIView):
         passengers.name_passengers(
             customer=request.user,
             booking_id=booking_id,
-            names=data.validated_data["passenger_names"],
+            names=data.validated_data.get("passenger_names"),
+            conditions_confirmed=data.validated_data["exit_row_confirmed"],
         )
         booking = selectors.access_booking(user=request.user, booking_id=booking_id)
         return Response(BookingSerializer(booking).data)

@@ -103,10 +103,14 @@ class BookingCreateSerializer(CopiedFields, serializers.Serializer):
         help_text=(
             "Flights: the customer confirms the exit-row conditions (able and willing to help "
             "in an evacuation, 15 or older, no infant) for every passenger seated in an exit "
-            "row, as the seat picker's checkbox and online check-in ask. A seat in an exit "
-            "row (`GET /api/flights/{flightId}/seats` marks them `exitRow: true`) without it "
-            "answers 422 `exit-row-not-confirmed` with `seats`, and nothing is held. Ignored "
-            "for other seats and for events."
+            "row (`GET /api/flights/{flightId}/seats` marks them `exitRow: true`). Optional "
+            "here: exit-row conditions are confirmed per passenger before check-in. Without "
+            "it the seats are held all the same and the 201 says "
+            "`exitRowConfirmationNeeded: true`, lists `unconfirmedExitRowPassengers` and "
+            "gives `exitRowConfirmationUrl`; online check-in answers 422 "
+            "`exit-row-not-confirmed` until it is given (there or with "
+            '`PUT namePassengersUrl` `{"exitRowConfirmed": true}` while held). Ignored for '
+            "other seats and for events."
         ),
     )
 
@@ -159,6 +163,11 @@ class UnnamedPassengerSerializer(serializers.Serializer):
     seat = serializers.CharField(allow_null=True, help_text="Null for a seatless place.")
 
 
+class ExitRowPassengerSerializer(serializers.Serializer):
+    passenger_id = serializers.IntegerField()
+    seat = serializers.CharField(help_text="The exit-row seat whose conditions are unconfirmed.")
+
+
 class BookingSerializer(CopiedFields, serializers.Serializer):
     booking_id = serializers.IntegerField(source="pk")
     status = serializers.ChoiceField(choices=BookingStatus.choices)
@@ -199,6 +208,53 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
     name_passengers_url = serializers.SerializerMethodField(
         help_text='Where to `PUT {"passengerNames": [...]}` (one per passenger).'
     )
+
+    exit_row_confirmation_needed = serializers.SerializerMethodField(
+        help_text=(
+            "True while a passenger of this HELD or CONFIRMED booking sits in an exit row "
+            "without the exit-row conditions confirmed: online check-in refuses them (422 "
+            "`exit-row-not-confirmed`) until `exitRowConfirmed: true` is given, at "
+            "`exitRowConfirmationUrl`. Paying does not need it."
+        )
+    )
+    unconfirmed_exit_row_passengers = serializers.SerializerMethodField(
+        help_text="Who still needs the exit-row confirmation (empty when none), by seat."
+    )
+    exit_row_confirmation_url = serializers.SerializerMethodField(
+        help_text=(
+            'Where to give it: while HELD, `PUT` here `{"exitRowConfirmed": true}` (with or '
+            "without `passengerNames`); once CONFIRMED, online check-in (`POST` with "
+            "`exitRowConfirmed: true`). Null when nobody needs it."
+        )
+    )
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_exit_row_confirmation_needed(self, booking: Booking) -> bool:
+        return bool(self.get_unconfirmed_exit_row_passengers(booking))
+
+    @extend_schema_field(ExitRowPassengerSerializer(many=True))
+    def get_unconfirmed_exit_row_passengers(self, booking: Booking) -> list[dict[str, Any]]:
+        if booking.status not in (BookingStatus.HELD, BookingStatus.CONFIRMED) or booking.closed_at:
+            return []  # nobody of it flies
+        unconfirmed = {
+            p.seat.seat_no: p.pk
+            for p in booking.passengers.all()
+            if p.is_live and p.seat is not None and p.seat_conditions_confirmed_at is None
+        }
+        if not unconfirmed:
+            return []
+        return [
+            {"passenger_id": unconfirmed[seat_no], "seat": seat_no}
+            for seat_no in sorted(catalogue.seats_with_conditions(booking.sale, unconfirmed))
+        ]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_exit_row_confirmation_url(self, booking: Booking) -> str | None:
+        if not self.get_exit_row_confirmation_needed(booking):
+            return None
+        if booking.status == BookingStatus.HELD:
+            return reverse("bookings_api:passengers", args=[booking.pk])
+        return catalogue.conditions_confirmation_url(booking.sale, booking.pk)
 
     @extend_schema_field(serializers.BooleanField())
     def get_names_needed(self, booking: Booking) -> bool:

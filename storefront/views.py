@@ -74,8 +74,10 @@ def hold_create(request: HttpRequest, flight_id: int) -> HttpResponse:
             sale_id=selectors.sale_id_of(SaleKind.FLIGHT, flight_id),
             fare_class=data["fare_class"],
             seat_numbers=form.seats,
-            # An exit-row seat only with its conditions confirmed (as at online check-in).
+            # The picker's checkbox asks at once: an exit-row seat only with its conditions
+            # confirmed, recorded on the passengers (online check-in then asks nothing).
             conditions_confirmed=data["exit_row_confirmed"],
+            confirm_now=True,
             passenger_names=form.names,
             booking_class=data["booking_class"],
         )

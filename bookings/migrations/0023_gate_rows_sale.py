@@ -41,7 +41,7 @@ def sale_key(**kwargs):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bookings", "0021_notification_sale"),
+        ("bookings", "0022_passenger_seat_conditions_confirmed_at"),
     ]
 
     operations = [

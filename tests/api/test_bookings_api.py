@@ -59,10 +59,9 @@ def test_the_articles_exact_request_body_works_as_written():
 
     response = client_for(customer).post(
         "/api/bookings",
-        # The article's body; 12A/12B are the A320's exit row, so the conditions are confirmed
-        # (issue 31: the API asks for them as the seat picker does).
-        data='{"flightId":1001,"customerId":42,"fareClass":"ECONOMY","seats":["12A","12B"],'
-        '"exitRowConfirmed":true}',
+        # The article's body as written.  12A/12B are the A320's exit row: held all the same,
+        # their conditions are confirmed per passenger before check-in (issue 31, item 15).
+        data='{"flightId":1001,"customerId":42,"fareClass":"ECONOMY","seats":["12A","12B"]}',
         content_type="application/json",
     )
 
@@ -75,6 +74,9 @@ def test_the_articles_exact_request_body_works_as_written():
     assert data["status"] == "HELD" and data["fareClass"] == "ECONOMY"
     assert data["expiresAt"] == booking.expires_at.isoformat().replace("+00:00", "Z")
     assert response["Location"] == f"/api/bookings/{booking.pk}"
+    assert data["exitRowConfirmationNeeded"] is True
+    assert [p["seat"] for p in data["unconfirmedExitRowPassengers"]] == ["12A", "12B"]
+    assert data["exitRowConfirmationUrl"] == f"/api/bookings/{booking.pk}/passengers"
     assert check_inventory(sale_id=1001) == []
 
 
@@ -104,6 +106,9 @@ def test_hold_response_is_camel_case_and_complete(api, customer, flight):
         "namesNeeded",
         "unnamedPassengers",
         "namePassengersUrl",
+        "exitRowConfirmationNeeded",  # issue 31: exit rows confirmed before check-in
+        "unconfirmedExitRowPassengers",
+        "exitRowConfirmationUrl",
         "refunds",
     }
     assert data["customerId"] == customer.pk

@@ -287,3 +287,18 @@ def test_api_keeps_to_its_schema_on_every_operation(wsgi_app, sandbox_payments, 
             failures.append(f"{operation.label}: {error}")
     assert tried >= OPERATIONS
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/payments/webhook", "/api/payments/webhook/sandbox"], ids=["configured", "named"]
+)
+def test_a_webhook_without_its_signature_header_is_refused_as_the_schema_says(anon, path):
+    """The schema marks the signature header required: the server refuses a webhook without
+    it (400 problem+json) before reading anything."""
+    response = anon.post(path, {"type": "payment.succeeded"}, format="json")
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"].startswith("application/problem+json")
+
+
+def test_control_a_name_that_is_no_gateway_has_no_webhook(anon):
+    assert anon.post("/api/payments/webhook/paypal", {}, format="json").status_code == 404
