@@ -8,6 +8,7 @@ import time
 
 import pytest
 from redis.client import Pipeline
+from redis.cluster import ClusterPipeline
 
 from waitroom import origin_health, queue
 
@@ -16,19 +17,27 @@ pytestmark = pytest.mark.django_db
 SALE = "987654"
 
 
+def _keys(pipe) -> list[str]:
+    # A server's pipeline stacks (args, options); a cluster's queues PipelineCommand objects
+    # in its execution strategy.
+    if isinstance(pipe, ClusterPipeline):
+        return [str(c.args)[:200] for c in pipe._execution_strategy.command_queue]
+    return [str(c[0])[:200] for c in pipe.command_stack]
+
+
 @pytest.fixture
-def signal(settings, room_redis, redis_backend, monkeypatch):
-    if redis_backend == "cluster":
-        pytest.skip("counts the single-server client's pipelines")
+def signal(settings, room_redis, monkeypatch):
+    """Pipelines that write the health hash, on one server or on the cluster alike."""
     writes: list[int] = []
-    real = Pipeline.execute
+    for kind in (Pipeline, ClusterPipeline):
+        real = kind.execute
 
-    def execute(pipe, *args, **kwargs):
-        if any("health" in str(c[0][1]) for c in pipe.command_stack):
-            writes.append(1)
-        return real(pipe, *args, **kwargs)
+        def execute(pipe, *args, _real=real, **kwargs):
+            if any("health" in key for key in _keys(pipe)):
+                writes.append(1)
+            return _real(pipe, *args, **kwargs)
 
-    monkeypatch.setattr(Pipeline, "execute", execute)
+        monkeypatch.setattr(kind, "execute", execute)
     monkeypatch.setattr(origin_health, "_muted_until", 0.0)
     return writes
 
