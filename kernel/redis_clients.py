@@ -101,3 +101,16 @@ class _Cluster(RedisCluster):
             return super().execute_command(*args, **kwargs)
         except RedisClusterException as exc:
             raise redis.ConnectionError(str(exc)) from exc
+
+
+def decode_cache_entry(raw: bytes | None) -> Any:
+    """A django-redis cache value read raw (in a pipeline or a script, not by `cache.get`),
+    decoded as `cache.get` would; missing or unreadable, it is a miss (None)."""
+    from django.core.cache import cache
+
+    if raw is None:
+        return None
+    try:
+        return cache.client.decode(raw)
+    except Exception:  # an unreadable entry is a miss, as for cache.get
+        return None

@@ -55,7 +55,7 @@ def cached_room_of_sale(*, sale_id: int, read: list[bytes | None] | None = None)
         found = cache.get_many([GENERATION_KEY, key])
         generation, entry = found.get(GENERATION_KEY), found.get(key)
     else:
-        generation, entry = (_decode(raw) for raw in read)
+        generation, entry = (redis_clients.decode_cache_entry(raw) for raw in read)
     if generation is not None and entry is not None and entry[0] == generation:
         return entry[1] or None
     # Read the generation *before* the database (above): see the module docstring.
@@ -83,15 +83,6 @@ def read_keys(*, sale_id: int) -> list[str] | None:
     ):
         return None
     return [cache.make_key(GENERATION_KEY), cache.make_key(_entry_key(sale_id))]
-
-
-def _decode(raw: bytes | None):
-    if raw is None:
-        return None
-    try:
-        return cache.client.decode(raw)
-    except Exception:  # an unreadable entry is a miss, as for cache.get
-        return None
 
 
 def forget_protections() -> None:

@@ -97,12 +97,7 @@ class CachedTokenAuthentication(TokenAuthentication):
         raw, counts = fetched
         if self._request is not None:
             setattr(self._request, PREFETCHED_ATTR, counts)
-        if raw is None:
-            return None
-        try:
-            return cache.client.decode(raw)
-        except Exception:  # an unreadable entry is a miss, as for cache.get
-            return None
+        return redis_clients.decode_cache_entry(raw)
 
     def _throttle_hits(self, ident: str) -> list[tuple[str, int]]:
         view = (getattr(self._request, "parser_context", None) or {}).get("view")

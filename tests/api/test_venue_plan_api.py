@@ -7,7 +7,6 @@ callers without the venue permissions (401/403)."""
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -15,23 +14,13 @@ from django.contrib.auth.models import Permission
 from bookings.customer_holds import hold_seats
 from bookings.models import Seat, SeatStatus
 from events.models import Venue, VenueSeat
-from events.services import AssignmentSpec, PriceCategorySpec
 from tests.api.conftest import client_for, problem
 from tests.events.factories import EventFactory, VenueFactory
+from tests.events.small_hall import HALL, PRICES, RULES
 from tests.factories import StaffFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
-HALL = """
-stage: top
-Section Stalls: rows 1-2 x seats 1-4
-Standing Floor: capacity 40
-"""
-PRICES = (
-    PriceCategorySpec(code="A", name="Stalls", price=Decimal("50.00")),
-    PriceCategorySpec(code="GA", name="Floor", price=Decimal("20.00")),
-)
-RULES = (AssignmentSpec("A", "Stalls"), AssignmentSpec("GA", "Floor"))
 PROBLEMS = "https://seatkeeper.dev/problems/"
 
 

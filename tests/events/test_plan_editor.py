@@ -18,20 +18,10 @@ from events.plan_parsing import parse_csv
 from events.services import AssignmentSpec, PriceCategorySpec
 from events.venues import save_drawn_plan
 from tests.events.factories import EventFactory, VenueFactory
+from tests.events.small_hall import HALL, PRICES, RULES
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
-
-HALL = """
-stage: top
-Section Stalls: rows 1-2 x seats 1-4
-Standing Floor: capacity 40
-"""
-PRICES = (
-    PriceCategorySpec(code="A", name="Stalls", price=Decimal("50.00")),
-    PriceCategorySpec(code="GA", name="Floor", price=Decimal("20.00")),
-)
-RULES = (AssignmentSpec("A", "Stalls"), AssignmentSpec("GA", "Floor"))
 
 
 def on_sale():
