@@ -99,7 +99,10 @@ def test_the_ticket_page_shows_a_code_that_changes_every_step(browser, asgi_serv
     # A step or two on (the axe run above took real seconds too), never the same one.
     assert int(after[0]["step"]) in (int(before[0]["step"]) + 1, int(before[0]["step"]) + 2)
     assert after[0]["code"] != first and after[1]["code"] != before[1]["code"]
-    assert decoded(page, "[data-live-code] .live-code-image >> nth=0") == after[0]["code"]
+    # What is drawn is the code of the moment: the one just read, or (a step boundary passed
+    # while the loaded machine took the screenshot) the one read right after it.
+    drawn = decoded(page, "[data-live-code] .live-code-image >> nth=0")
+    assert drawn in {after[0]["code"], live_codes(page)[0]["code"]}
     # The screenshot taken before is refused once its step is out of the window.
     with pytest.raises(StaleGateCode):
         verify_code_on_server(first, now=(int(before[0]["step"]) + 2) * 15 + 1)

@@ -32,7 +32,8 @@ def open_check_in(browser, server, booking, viewport):
     page = logged_in_page(browser, server, booking.customer, viewport=viewport)
     page.goto(f"{server.url}/bookings/{booking.pk}/")
     page.click("#online-check-in-link")
-    expect(page.locator("#checkin-form")).to_be_visible()
+    # A loaded CI machine can take more than the default 5 s to serve the check-in page.
+    expect(page.locator("#checkin-form")).to_be_visible(timeout=30_000)
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
     return page
 
