@@ -13,11 +13,13 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from bookings import catalogue
+from bookings.errors import ExitRowNotConfirmed
 from bookings.gate_codes import BadGateCode, StaleGateCode, is_rotating_code
 from bookings.gate_keys import verify_code_on_server
 from bookings.models import (
     Booking,
     BookingStatus,
+    Passenger,
     Sale,
     SaleKind,
     Ticket,
@@ -99,6 +101,9 @@ class ScanOutcome(models.TextChoices):
     # window (a screenshot, or a phone clock far off); or on a key the ticket replaced.
     EXPIRED_CODE = "expired_code", _("Code expired: show the live ticket, not a picture")
     SUPERSEDED = "superseded", _("This ticket was moved to another phone")
+    # A seat with conditions (a flight's exit row) whose passenger never confirmed them: not
+    # boarded, the ticket stays valid; the agent asks, and scans again confirming them.
+    CONDITIONS_UNCONFIRMED = "conditions_unconfirmed", _("Exit-row conditions not confirmed")
 
 
 # What a gate of each kind of sale says to a ticket of another sale.
@@ -116,6 +121,13 @@ class ScanResult:
             return _("Ticket already used at %(time)s UTC.") % {
                 "time": f"{self.ticket.used_at:%H:%M:%S}"
             }
+        if self.outcome == ScanOutcome.CONDITIONS_UNCONFIRMED and self.ticket:
+            return _(
+                "Seat %(seat)s is in an exit row and its conditions were never confirmed. Ask "
+                "the passenger: if they are 15 or older and able and willing to help in an "
+                "evacuation, tick “Conditions confirmed with the passenger” and scan again; "
+                "otherwise give them another seat."
+            ) % {"seat": self.ticket.seat_no}
         if self.outcome in WRONG_SALE.values() and self.ticket:
             return _("This ticket is for %(sale)s.") % {
                 "sale": catalogue.describe(self.ticket.sale).title
@@ -124,11 +136,22 @@ class ScanResult:
 
 
 def scan_ticket(
-    *, code: str, sale_id: int, scanned_by: AbstractBaseUser, now: datetime | None = None
+    *,
+    code: str,
+    sale_id: int,
+    scanned_by: AbstractBaseUser,
+    conditions_confirmed: bool = False,
+    now: datetime | None = None,
 ) -> ScanResult:
     """Check a code scanned at the gate of `sale_id` (a flight boarding, an event letting
     people in); a valid ticket is marked used, once.  A ticket of any other sale is refused
     and stays valid.
+
+    A seat with conditions (a flight's exit row) boards only a passenger who confirmed them,
+    by the catalogue's one rule (`flights.rules.require_exit_row_confirmation`): before (the
+    hold, naming, online check-in) or now, the agent confirming them with the passenger
+    (`conditions_confirmed`, recorded on the passenger with the boarding, in one
+    transaction).  Otherwise `conditions_unconfirmed`, and the ticket stays valid.
 
     The signature is checked before the database is asked, so forged codes cost nothing.
     Two scans of one code at the same moment race on a conditional UPDATE: one wins
@@ -150,10 +173,18 @@ def scan_ticket(
     if ticket.booking.status != BookingStatus.CONFIRMED:
         # The booking closed and its revocation is still on its way through the outbox.
         return ScanResult(ScanOutcome.REVOKED, ticket)
+    if ticket.status == TicketStatus.VALID and not _seat_conditions_met(
+        ticket, confirmed_now=conditions_confirmed
+    ):
+        return ScanResult(ScanOutcome.CONDITIONS_UNCONFIRMED, ticket)
     with transaction.atomic():
         won = Ticket.objects.filter(pk=ticket.pk, status=TicketStatus.VALID).update(
             status=TicketStatus.USED, used_at=now, used_by=scanned_by
         )
+        if won and conditions_confirmed:
+            Passenger.objects.filter(
+                pk=ticket.passenger_id, seat_conditions_confirmed_at__isnull=True
+            ).update(seat_conditions_confirmed_at=now)
     ticket.refresh_from_db(fields=["status", "used_at", "used_by", "revoked_at"])
     if won:
         return ScanResult(ScanOutcome.VALID, ticket)
@@ -162,10 +193,25 @@ def scan_ticket(
     return ScanResult(ScanOutcome.REVOKED, ticket)
 
 
+def _seat_conditions_met(ticket: Ticket, *, confirmed_now: bool) -> bool:
+    """Whether the ticket's seat carries no conditions, or its passenger confirmed them
+    (stored: it stands for this seat, since a seat change clears it; or `confirmed_now`)."""
+    if not ticket.seat_no:
+        return True
+    confirmed = confirmed_now or ticket.passenger.seat_conditions_confirmed_at is not None
+    try:
+        catalogue.require_seat_conditions(ticket.sale_id, [ticket.seat_no], confirmed=confirmed)
+    except ExitRowNotConfirmed:
+        return False
+    return True
+
+
 def _ticket_of_code(code: str, *, now: datetime) -> tuple[Ticket | None, ScanOutcome | None]:
     """The ticket a code names, and why it is refused before its state is even asked (None:
     not refused yet).  No ticket: forged, or an expired rotating code."""
-    tickets = Ticket.objects.select_related("booking", "sale", *catalogue.owner_paths("sale__"))
+    tickets = Ticket.objects.select_related(
+        "booking", "passenger", "sale", *catalogue.owner_paths("sale__")
+    )
     if not is_rotating_code(code):
         try:
             content = verify_ticket_code(code)

@@ -36,7 +36,7 @@ from flights.models import (
     VolunteerOffer,
 )
 from flights.rebooking import rebook_onto_next_flight, refund_fare_share
-from flights.rules import online_checkin_window
+from flights.rules import exit_rows_to_avoid, online_checkin_window
 from kernel.errors import DomainError, InvalidRequest
 from kernel.outbox import emit_event
 from kernel.outbox_types import OutboxEventType
@@ -329,11 +329,13 @@ def _pass_seat_on(flight: Flight, passenger: Passenger) -> None:
         .first()
     )
     if waiting is not None:
-        exit_rows = () if waiting.exit_row_confirmed else tuple(flight.exit_rows or ())
+        # The passenger's own confirmation (given at the hold, naming or check-in), by the
+        # one rule: an exit-row seat only for whoever confirmed its conditions.
+        confirmed = waiting.passenger.seat_conditions_confirmed_at is not None
         seat_party(
             booking_id=waiting.passenger.booking_id,
             passenger_ids=[waiting.passenger_id],
-            avoid_rows=exit_rows,
+            avoid_rows=exit_rows_to_avoid(flight, confirmed=confirmed),
         )
 
 

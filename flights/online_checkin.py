@@ -36,6 +36,7 @@ from bookings.models import Booking, BookingStatus, Passenger
 from bookings.seat_changes import rearrange_seats, seat_party
 from flights.models import Flight, OnlineCheckIn
 from flights.rules import (
+    exit_rows_to_avoid,
     is_online_checkin_open,
     online_checkin_window,
     require_exit_row_confirmation,
@@ -100,14 +101,13 @@ def check_in_online(
         confirmed_before=confirmed_before,
         at_check_in=True,
     )
-    exit_rows = set(flight.exit_rows or ())
     with transaction.atomic():
         if seat_choices:  # one atomic rearrangement: party members may trade seats
             rearrange_seats(booking_id=booking.pk, choices=seat_choices)
         seat_party(
             booking_id=booking.pk,
             passenger_ids=sorted(passenger_ids - set(seat_choices)),
-            avoid_rows=() if exit_row_confirmed else exit_rows,
+            avoid_rows=exit_rows_to_avoid(flight, confirmed=exit_row_confirmed),
         )
         OnlineCheckIn.objects.bulk_create(
             [

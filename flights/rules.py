@@ -94,12 +94,23 @@ def require_exit_row_confirmation(
     `exit-row-not-confirmed`, naming the seats.
 
     Where it is asked (through the catalogue's `require_seat_conditions` or directly): online
-    check-in, API and page, for every passenger it checks in (`flights.online_checkin`); and
-    the seat picker's hold, which asks at once (`customer_holds.hold_chosen_seats`).  An API
-    hold may leave the confirmation for later: its answer says who still needs it."""
+    check-in, API and page, for every passenger it checks in (`flights.online_checkin`); the
+    seat picker's hold, which asks at once (`customer_holds.hold_chosen_seats`); and the gate's
+    boarding scan (`bookings.tickets.scan_ticket`), the last chance: a passenger seated in an
+    exit row by the gate itself (a no-show's seat) or who never checked in online is refused
+    until the agent confirms the conditions with them.  An API hold may leave the
+    confirmation for later: its answer says who still needs it.  Automatic seating asks
+    `exit_rows_to_avoid` instead."""
     seats = [s for s in exit_row_seats(flight, seat_numbers) if s not in set(confirmed_before)]
     if seats and not confirmed:
         raise ExitRowNotConfirmed(seats, at_check_in=at_check_in)
+
+
+def exit_rows_to_avoid(flight: Flight, *, confirmed: bool) -> tuple[int, ...]:
+    """The same rule for a seat chosen by the system (online check-in's automatic seats, a
+    denied passenger's seat passed on): the exit rows, unless the passenger confirmed their
+    conditions (`Passenger.seat_conditions_confirmed_at`, or the request confirming now)."""
+    return () if confirmed else tuple(flight.exit_rows or ())
 
 
 def _row_of(seat_no: str) -> int | None:

@@ -24,9 +24,9 @@ from storefront.booking_serializers import DB_BIGINT_MAX, sale_named_by
 class CheckinScanApi(APIView):
     """POST {"code", "flightId" | "eventId"} -> the verdict for the gate (staff only).
 
-    Every verdict (valid, forged, revoked, already_used, wrong_flight, wrong_event) is a 200:
-    the scan was answered.  Malformed requests and unknown flights or events are problem+json
-    4xx.
+    Every verdict (valid, forged, revoked, already_used, wrong_flight, wrong_event,
+    conditions_unconfirmed, ...) is a 200: the scan was answered.  Malformed requests and
+    unknown flights or events are problem+json 4xx.
     """
 
     permission_classes = [IsAdminUser]
@@ -41,6 +41,16 @@ class CheckinScanApi(APIView):
             max_value=DB_BIGINT_MAX,
             required=False,
             help_text="The event letting people in. Exactly one of `flightId` and `eventId`.",
+        )
+
+        seat_conditions_confirmed = serializers.BooleanField(
+            default=False,
+            help_text=(
+                "The agent confirmed the seat's conditions with the passenger (a flight's exit "
+                "row: 15 or older, able and willing to help) and boards them; recorded on the "
+                "passenger. Without it, an exit-row passenger who never confirmed them answers "
+                "`conditions_unconfirmed` and the ticket stays valid."
+            ),
         )
 
         def validate_code(self, code: str) -> str:
@@ -100,5 +110,6 @@ class CheckinScanApi(APIView):
             code=data.validated_data["code"],
             sale_id=sale_named_by(data.validated_data),
             scanned_by=request.user,
+            conditions_confirmed=data.validated_data["seat_conditions_confirmed"],
         )
         return Response(self.OutputSerializer(result).data)

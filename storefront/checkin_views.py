@@ -102,8 +102,13 @@ def checkin_scan(request: HttpRequest) -> HttpResponse:
             context["error"] = _("That is not a Seatkeeper ticket code.")
         else:
             context["result"] = scan_ticket(
-                code=code, sale_id=entry.sale_id, scanned_by=request.user
+                code=code,
+                sale_id=entry.sale_id,
+                scanned_by=request.user,
+                # The agent ticked it after asking the passenger (an exit row's conditions).
+                conditions_confirmed=request.POST.get("conditions_confirmed") == "on",
             )
+            context["code"] = code
             if context["result"].ticket is not None:
                 context["face"] = catalogue.ticket_face(context["result"].ticket)
     status = 400 if context["error"] else 200

@@ -28,13 +28,23 @@ def confirm(booking: Booking) -> Booking:
     return booking
 
 
-def hold_and_confirm(customer, flight, seats=("12A", "12B"), names=("Ana Lima", "Bo Chen")):
+def hold_and_confirm(
+    customer,
+    flight,
+    seats=("12A", "12B"),
+    names=("Ana Lima", "Bo Chen"),
+    *,
+    conditions_confirmed=False,
+):
+    """`conditions_confirmed`: the customer confirms the seats' conditions with the hold (12 is
+    an A320's exit row: its passengers board only with them confirmed)."""
     booking = hold_seats(
         customer=customer,
         sale_id=flight.sale_id,
         fare_class="ECONOMY",
         seat_numbers=list(seats),
         passenger_names=list(names),
+        conditions_confirmed=conditions_confirmed,
     )
     return confirm(booking)
 

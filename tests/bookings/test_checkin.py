@@ -25,7 +25,9 @@ def relay():
 
 
 def ticketed(customer, flight, **kwargs):
-    booking = hold_and_confirm(customer, flight, **kwargs)
+    """A confirmed booking's tickets; its passengers confirmed their seats' conditions (an
+    exit row's: the gate asks for them, tests/bookings/test_gate_exit_row.py)."""
+    booking = hold_and_confirm(customer, flight, conditions_confirmed=True, **kwargs)
     relay()
     return booking, list(Ticket.objects.filter(booking=booking).order_by("seat_no"))
 
