@@ -231,7 +231,8 @@ else:
 # --- Celery ---------------------------------------------------------------------------------
 # Why each setting is what it is: docs/workers.md.  Every task takes ids, calls a service and
 # is safe to run twice, which is what makes the at-least-once settings below affordable.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+# "localhost": kombu names the in-process transport by a host, and warns at start without one.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://localhost/")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"

@@ -311,7 +311,7 @@ class SeatAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "fare_class"]
     search_fields = ["sale__flight__code", "=sale__flight__id", "seat_no"]
-    list_select_related = ["sale__flight"]
+    list_select_related = ["sale__flight__origin"]  # the flight names its local time
     actions = ["block", "unblock"]
     readonly_fields = [*(f.name for f in Seat._meta.fields), "flight"]
 
@@ -363,7 +363,7 @@ class FareInventoryAdmin(admin.ModelAdmin):
     ]
     list_filter = ["fare_class", "sale__flight__origin", "sale__flight__destination"]
     search_fields = ["sale__flight__code", "=sale__flight__id"]
-    list_select_related = ["sale__flight"]
+    list_select_related = ["sale__flight__origin"]  # the flight names its local time
     readonly_fields = ["flight", "fare_class", "sold", "held", "overbook_suggestion"]
     fields = [
         "flight",

@@ -1,3 +1,5 @@
+from zoneinfo import ZoneInfo
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils import translation
@@ -177,8 +179,11 @@ class Flight(models.Model):
         ]
 
     def __str__(self) -> str:
+        # The origin's wall clock, zone named (issue 31 item 12): what staff see on the
+        # departure board and in every admin field of the flight, not the UTC instant.
         route = f"{self.origin_id}→{self.destination_id}"
-        return f"{self.code} {route} {self.departure_at:%Y-%m-%d %H:%M}Z"
+        local = self.departure_at.astimezone(ZoneInfo(self.origin.time_zone))
+        return f"{self.code} {route} {local:%Y-%m-%d %H:%M} {local.tzname()}"
 
 
 class NoShow(models.Model):

@@ -9,14 +9,19 @@ figures move without a reload.  A change is asked for, then confirmed on a secon
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.translation import gettext
 
+from bookings import catalogue
 from kernel.errors import InvalidRequest
+from kernel.local_time_admin import zone_label
 from waitroom import panel, staff
 from waitroom.models import RoomChangeKind, WaitingRoom
 
@@ -30,12 +35,31 @@ RATE_INPUTS = {
 def _viewable(request: HttpRequest, room_id: int) -> WaitingRoom:
     if not request.user.has_perm("waitroom.view_waitingroom"):
         raise PermissionDenied
-    return get_object_or_404(WaitingRoom.objects.select_related("sale"), pk=room_id)
+    return get_object_or_404(
+        WaitingRoom.objects.select_related(
+            "sale", *catalogue.owner_paths("sale__"), *catalogue.detail_paths("sale__")
+        ),
+        pk=room_id,
+    )
+
+
+def _figures(room: WaitingRoom) -> dict:
+    """The panel's figures, and their moment as the clock at the flight's airport or the
+    event's venue, zone named, as every time in the admin (issue 31 item 12): `atLocal`."""
+    now = timezone.now()
+    zone = _zone(room)
+    local = now.astimezone(ZoneInfo(zone))
+    at_local = f"{local:%Y-%m-%d %H:%M:%S} {zone_label(zone, at=now)}"
+    return {**panel.panel_figures(room=room, now=now), "atLocal": at_local}
+
+
+def _zone(room: WaitingRoom) -> str:
+    return catalogue.describe(room.sale).time_zone
 
 
 def figures_view(request: HttpRequest, room_id: int) -> JsonResponse:
     room = _viewable(request, room_id)
-    return JsonResponse(panel.panel_figures(room=room))
+    return JsonResponse(_figures(room))
 
 
 def panel_view(model_admin: admin.ModelAdmin, request: HttpRequest, room_id: int) -> HttpResponse:
@@ -95,7 +119,8 @@ def _render(model_admin, request, room: WaitingRoom, *, mode: str, **extra) -> T
             "title": gettext("Live panel: %(room)s") % {"room": room},
             "opts": WaitingRoom._meta,
             "room": room,
-            "figures": panel.panel_figures(room=room),
+            "figures": _figures(room),
+            "zone": _zone(room),
             "changes": panel.recent_changes(room=room),
             "adaptive": panel.adaptive(room),
             "can_pause": request.user.has_perm("waitroom.pause_waitingroom"),

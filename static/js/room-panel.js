@@ -5,7 +5,7 @@
     "fig-rate": "ratePerMinute", "fig-waiting": "waiting", "fig-prequeue": "prequeue",
     "fig-admitted": "admittedPerMinute", "fig-inside": "insideNow", "fig-holds": "holdsPerMinute",
     "fig-sales": "salesPerMinute", "fig-left": "unitsLeft", "fig-eta-given": "etaGivenSeconds",
-    "fig-eta-true": "etaCameTrueSeconds", "fig-at": "at"
+    "fig-eta-true": "etaCameTrueSeconds", "fig-at": "atLocal"
   };
   function show(id, value) {
     var cell = document.getElementById(id);

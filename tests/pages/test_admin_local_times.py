@@ -141,3 +141,39 @@ def test_the_waiting_room_opens_in_the_venue_zone_and_says_so(staff, settings):
     page = staff.get(reverse("admin:waitroom_waitingroom_change", args=[room.pk]))
     assert 'name="opens_at_1" value="09:00:00"' in page.content.decode()
     assert event.name in page.content.decode()  # the sale is named, not a raw id
+
+
+def test_a_flight_is_named_by_its_local_departure_on_its_page_and_wherever_it_is_listed(staff):
+    """Its title, breadcrumbs and every admin column naming it (the seats' list) say the
+    origin's clock with the zone, as its form does: not "2031-03-01 00:00Z"."""
+    departs = datetime(2031, 3, 1, 7, 0, tzinfo=SAIGON)  # 00:00 UTC
+    flight = FlightFactory(
+        code="VN1",
+        departure_at=departs,
+        arrival_at=departs + timedelta(hours=2),
+        origin=AirportFactory(code="SGN", time_zone="Asia/Ho_Chi_Minh"),
+    )
+    assert str(flight) == f"VN1 SGN→{flight.destination_id} 2031-03-01 07:00 +07"
+    page = staff.get(reverse("admin:flights_flight_change", args=[flight.pk])).content.decode()
+    assert f"<title>{str(flight)}" in page and "00:00Z" not in page
+    seats = staff.get(reverse("admin:flights_seat_changelist")).content.decode()
+    assert "2031-03-01 07:00 +07" in seats and "00:00Z" not in seats
+
+
+def test_the_waiting_rooms_live_panel_tells_the_time_at_the_place(staff, settings):
+    event = EventFactory(venue=VenueFactory(time_zone="Europe/Berlin"))
+    room = open_waiting_room(
+        sale_id=event.sale_id,
+        opens_at=timezone.now() + timedelta(hours=1),
+        admit_per_minute=60,
+        max_inside=10,
+    )
+    url = reverse("admin:waitroom_waitingroom_panel", args=[room.pk])
+    page = staff.get(url).content.decode()
+    figures = staff.get(url + "figures/").json()
+
+    now_in_berlin = timezone.now().astimezone(BERLIN)
+    assert "Europe/Berlin (CE" in figures["atLocal"]
+    assert figures["atLocal"].startswith(f"{now_in_berlin:%Y-%m-%d %H}")
+    assert 'id="fig-at" aria-live="off">' + f"{now_in_berlin:%Y-%m-%d %H}" in page
+    assert figures["at"].endswith("Z"), "the JSON's own instant stays UTC for scripts"
