@@ -155,7 +155,7 @@ def test_a_flight_is_named_by_its_local_departure_on_its_page_and_wherever_it_is
     )
     assert str(flight) == f"VN1 SGN→{flight.destination_id} 2031-03-01 07:00 +07"
     page = staff.get(reverse("admin:flights_flight_change", args=[flight.pk])).content.decode()
-    assert f"<title>{str(flight)}" in page and "00:00Z" not in page
+    assert f"<title>{flight!s}" in page and "00:00Z" not in page
     seats = staff.get(reverse("admin:flights_seat_changelist")).content.decode()
     assert "2031-03-01 07:00 +07" in seats and "00:00Z" not in seats
 
