@@ -125,7 +125,7 @@ class ScanResult:
             return _(
                 "Seat %(seat)s is in an exit row and its conditions were never confirmed. Ask "
                 "the passenger: if they are 15 or older and able and willing to help in an "
-                "evacuation, tick “Conditions confirmed with the passenger” and scan again; "
+                "evacuation, tick “Conditions confirmed with the passenger” and board them; "
                 "otherwise give them another seat."
             ) % {"seat": self.ticket.seat_no}
         if self.outcome in WRONG_SALE.values() and self.ticket:

@@ -234,6 +234,9 @@ class OnlineCheckIn(models.Model):
         "bookings.Passenger", on_delete=models.CASCADE, related_name="online_checkin"
     )
     checked_in_at = models.DateTimeField()
+    # What this check-in said, kept as its record; no rule reads it.  The confirmation every
+    # rule reads is the passenger's (`Passenger.seat_conditions_confirmed_at`; flights 0015
+    # carried the older ones over).
     exit_row_confirmed = models.BooleanField(
         default=False, help_text="Confirmed the exit-row conditions (able and willing to help)."
     )
