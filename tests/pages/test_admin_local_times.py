@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from events.models import Event
 from events.services import AssignmentSpec, assign_categories, put_event_on_sale
+from flights.models import OnlineCheckIn
 from tests.events.factories import EventFactory, VenueFactory
 from tests.events.test_event_admin import _event_form
 from tests.factories import AirportFactory, FlightFactory
@@ -177,3 +178,22 @@ def test_the_waiting_rooms_live_panel_tells_the_time_at_the_place(staff, setting
     assert figures["atLocal"].startswith(f"{now_in_berlin:%Y-%m-%d %H}")
     assert 'id="fig-at" aria-live="off">' + f"{now_in_berlin:%Y-%m-%d %H}" in page
     assert figures["at"].endswith("Z"), "the JSON's own instant stays UTC for scripts"
+
+
+def test_the_departure_panel_tells_check_in_times_at_the_origin(client):
+    """The day of departure's panel (FRA, Europe/Berlin): its title and its check-in times
+    are Frankfurt's clock with the zone named, not UTC."""
+    from tests.flights.oversold import oversold_flight
+    from tests.flights.test_departure_panel import clerk_with, panel_url
+
+    flight, _later, tickets = oversold_flight()
+    checked_in = (
+        OnlineCheckIn.objects.get(passenger_id=tickets[0].passenger_id)
+        .checked_in_at.astimezone(BERLIN)
+        .strftime("%Y-%m-%d %H:%M:%S")
+    )
+    client.force_login(clerk_with())
+    page = client.get(panel_url(flight)).content.decode()
+
+    assert f"{checked_in} CE" in page  # CET or CEST
+    assert str(flight) in page and "UTC" not in page
