@@ -97,7 +97,7 @@ def _still_paid(payment: Payment, *, booking: Booking) -> Decimal:
     """What a cancellation may still give back of `payment`: what was paid, less refunds
     made or on their way (a resale's refund is sent after its commit), less the fees kept
     for tickets resold (bookings.resale: those stay kept whatever happens to the rest)."""
-    owed = payment.refunds.filter(status=RefundStatus.PENDING).aggregate(
+    owed = Refund.objects.filter(payment_id=payment.pk, status=RefundStatus.PENDING).aggregate(
         pending=Sum("amount", default=Decimal("0.00"))
     )["pending"]
     kept = resale_selectors.fees_kept(booking_id=booking.pk)

@@ -173,10 +173,9 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page while HELD (countdown, pay), the confirmation once CONFIRMED."""
     booking = get_object_or_404(_with_sale(Booking.objects), pk=booking_id, customer=request.user)
     now = timezone.now()
-    passengers = booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
-    if booking.is_live:  # a ticket resold out of it is the buyer's now (bookings.resale)
-        passengers = passengers.filter(is_live=True)
-    passengers = list(passengers)
+    passengers = booking.passengers_shown(
+        booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
+    )
     flight = booking.sale.flight if booking.sale.kind == SaleKind.FLIGHT else None
     resale = resale_selectors.latest_resale(booking_id=booking.pk)
     return render(

@@ -13,9 +13,15 @@ from bookings import resale_selectors
 from bookings.models import Booking, BookingStatus, Resale, ResaleStatus, Ticket
 from events.models import Event
 from payments.cancellation import cancel_booking
+from payments.outcomes import confirm_payment
 from tests.api.conftest import client_for, problem, sandbox_payments  # noqa: F401
 from tests.factories import UserFactory
-from tests.payments.resale_setup import sold_out_event_with_paid_booking, wait
+from tests.payments.resale_setup import (
+    name,
+    payment_in_flight,
+    sold_out_event_with_paid_booking,
+    wait,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -185,3 +191,18 @@ def test_the_booking_page_lists_only_the_ticked_tickets(resellable):
     resale = Resale.objects.get()
     assert resale_selectors.listed_tickets(resale=resale)[0].pk == chosen
     assert len(resale.passenger_ids) == 1
+
+
+def test_after_a_partial_sale_the_api_shows_the_seller_only_what_stays_theirs(resellable):
+    wait(resellable.event, party_size=1)
+    api = client_for(resellable.seller)
+    chosen = ticket_ids(resellable.booking, "1-1-2")
+    resale_id = api.post(url(resellable.booking), {"ticketIds": chosen}, format="json").json()
+    offer = Booking.objects.get(pk=Resale.objects.get(pk=resale_id["resaleId"]).offer_id)
+    name(offer)
+    confirm_payment(payment_id=payment_in_flight(offer).pk)
+
+    body = api.get(f"/api/bookings/{resellable.booking.pk}").json()
+    assert (body["status"], body["seatCount"], body["seats"]) == ("CONFIRMED", 1, ["1-1-1"])
+    assert [p["name"] for p in body["passengers"]] == ["Ada Lovelace"]
+    assert body["amount"] == "80.00"

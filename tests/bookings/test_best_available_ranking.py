@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from bookings import adjacency, best_available
 from bookings.best_available import ranked_blocks
-from bookings.customer_holds import is_free
 from bookings.models import Seat, SeatStatus
 from events.services import AssignmentSpec, PriceCategorySpec
 from tests.events.factories import EventFactory, VenueFactory
@@ -54,13 +53,8 @@ def every_row_ranked(*, sale_id, fare_class, quantity, accessible, may_strand, n
     seats = Seat.objects.filter(sale_id=sale_id).exclude(row_key="")
     ranked = []
     for row_key, row in adjacency.by_row(seats).items():
-        found = adjacency.best_block(
-            row,
-            n=quantity,
-            free={s.seat_no for s in row if is_free(s, now)},
-            pickable=lambda s: s.status == SeatStatus.AVAILABLE and s.fare_class == fare_class,
-            accessible=accessible,
-            may_strand=may_strand,
+        found = best_available._choose(
+            row, fare_class, quantity, accessible, may_strand=may_strand, now=now
         )
         if found is not None:
             block, strands = found

@@ -15,16 +15,14 @@ from bookings.models import Booking, BookingStatus, Resale, ResaleStatus, Ticket
 from payments import cancellation
 from payments.cancellation import cancel_booking
 from payments.models import Payment, PaymentStatus, Refund, RefundReason
-from payments.outcomes import confirm_payment
 from payments.resale import list_booking_for_resale
-from tests.concurrency import run_concurrently
 from tests.payments.resale_setup import (
     name,
     payment_in_flight,
     sold_out_event_with_paid_booking,
     wait,
 )
-from tests.payments.test_resale_races import buyer_pausing_in_hand_over, seller_after
+from tests.payments.test_resale_races import paying_while_the_seller_cancels
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,18 +51,7 @@ def tickets(r) -> dict[str, str]:
 def test_the_buyer_paying_while_the_seller_cancels_refunds_only_the_resold_ticket(monkeypatch):
     r, offer = one_of_two_offered()
     payment = payment_in_flight(offer)
-    locked, seller_done = buyer_pausing_in_hand_over(monkeypatch)
-
-    outcomes = run_concurrently(
-        [
-            lambda: confirm_payment(payment_id=payment.pk),
-            seller_after(
-                locked,
-                seller_done,
-                lambda: cancel_booking(customer=r.seller, booking_id=r.booking.pk),
-            ),
-        ]
-    )
+    outcomes = paying_while_the_seller_cancels(monkeypatch, payment, r)
 
     # The listing was still on offer when the seller asked: refused; the buyer's pay wins.
     assert [type(e).__name__ for e in outcomes.errors] == ["ResaleListed"]
@@ -89,20 +76,10 @@ def test_control_without_the_listing_check_the_seller_is_refunded_for_all_and_th
     and the buyer's money then finds the listed passenger gone and its confirmation fails."""
     r, offer = one_of_two_offered()
     payment = payment_in_flight(offer)
-    locked, seller_done = buyer_pausing_in_hand_over(monkeypatch)
     monkeypatch.setattr(cancellation.resale_selectors, "active_resale", lambda *, booking_id: None)
     assert resale_selectors.active_resale is not None
 
-    outcomes = run_concurrently(
-        [
-            lambda: confirm_payment(payment_id=payment.pk),
-            seller_after(
-                locked,
-                seller_done,
-                lambda: cancel_booking(customer=r.seller, booking_id=r.booking.pk),
-            ),
-        ]
-    )
+    outcomes = paying_while_the_seller_cancels(monkeypatch, payment, r)
 
     assert [type(e).__name__ for e in outcomes.errors] == ["InvalidBookingState"]
     assert refunds(r) == [(RefundReason.CANCELLATION, Decimal("160.00"))]
