@@ -83,10 +83,37 @@ def stranded_by(
     row: Sequence[Placed], *, free: Collection[str], taking: Collection[str]
 ) -> set[str]:
     """The seats of `row` that taking `taking` would leave alone (free, with neither neighbour
-    free) that were not alone before.  `free` are the row's free seat numbers now."""
-    before = [s for s in row if s.seat_no in free]
-    after = [s for s in before if s.seat_no not in taking]
-    return alone(after) - alone(before)
+    free) that were not alone before.  `free` are the row's free seat numbers now.
+
+    Only a neighbour of a taken seat can change, so only those are looked at: the cost is
+    the taken seats', not the row's (best available asks this of every block of every row
+    it ranks)."""
+    at = {s.place: s for s in row if s.place is not None}
+    return _stranded(at, free=free, taking=taking, taken=[s for s in row if s.seat_no in taking])
+
+
+def _stranded(
+    at: dict[int, Placed],
+    *,
+    free: Collection[str],
+    taking: Collection[str],
+    taken: Iterable[Placed],
+) -> set[str]:
+    def free_at(place: int, *, after: bool) -> bool:
+        seat = at.get(place)
+        return seat is not None and seat.seat_no in free and not (after and seat.seat_no in taking)
+
+    stranded = set()
+    for seat in taken:
+        for place in (seat.place - 1, seat.place + 1):
+            if not free_at(place, after=True):
+                continue
+            sides = (place - 1, place + 1)
+            alone_after = not any(free_at(p, after=True) for p in sides)
+            alone_before = not any(free_at(p, after=False) for p in sides)
+            if alone_after and not alone_before:
+                stranded.add(at[place].seat_no)
+    return stranded
 
 
 def stranded_in(
@@ -110,10 +137,12 @@ def best_block(
     is better), then nearer the row's start.  A block that strands a seat only with
     `may_strand` (the caller found nothing else fits, or the rule is off)."""
     ranked = []
+    at = {s.place: s for s in row_seats if s.place is not None}
     for block in blocks([s for s in row_seats if s.seat_no in free and pickable(s)], n):
         if sum(1 for s in block if s.accessible) < accessible:
             continue
-        strands = bool(stranded_by(row_seats, free=free, taking={s.seat_no for s in block}))
+        taking = {s.seat_no for s in block}
+        strands = bool(_stranded(at, free=free, taking=taking, taken=block))
         if strands and not may_strand:
             continue
         ranked.append((strands, sum(s.quality for s in block), block[0].place, block))

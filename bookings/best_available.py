@@ -19,12 +19,14 @@ back through the expiry sweep (and the waitlist first).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import math
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -143,24 +145,67 @@ def ranked_blocks(
     accessible: int = 0,
     may_strand: bool,
     now: datetime,
-) -> list[tuple[str, list[Seat]]]:
+) -> Iterator[tuple[str, list[Seat]]]:
     """(row key, its best block) for every row that has one, from a plain read, best first:
-    the blocks that strand nobody, then the others, each by quality.  Also what a refused
-    pick is offered instead (customer_holds.check_leaves_no_single_seat)."""
-    seats = Seat.objects.filter(sale_id=sale_id).exclude(row_key="")
-    seats = seats.filter(
-        row_key__in=Seat.objects.filter(
-            sale_id=sale_id, fare_class=fare_class, status=SeatStatus.AVAILABLE
-        ).values("row_key")
-    ).only(*SEAT_FIELDS, *NEIGHBOUR_FIELDS)
-    ranked = []
-    for row_key, row in adjacency.by_row(seats).items():
-        found = _choose(row, fare_class, quantity, accessible, may_strand=may_strand, now=now)
-        if found is not None:
-            block, strands = found
-            ranked.append((strands, sum(s.quality for s in block), block[0].place, row_key, block))
-    ranked.sort(key=lambda r: r[:4])
-    return [(row_key, block) for _s, _q, _p, row_key, block in ranked]
+    the blocks that strand nobody, then the others, each by quality (then place, row key).
+    Also what a refused pick is offered instead (customer_holds.check_leaves_no_single_seat).
+
+    Lazily, because the first block usually suffices and a sale has many rows: the rows are
+    read a few at a time, in the order of a floor under their best block's quality (the sum
+    of their `quantity` best free seats of the class, from SQL, which also leaves out the
+    rows without enough of them), and a block is yielded once no row still unread could rank
+    before it.  The order is exactly that of ranking every row at once."""
+    floors = _row_floors(sale_id=sale_id, fare_class=fare_class, quantity=quantity)
+    waiting: list[tuple[bool, float, int, str, list[Seat]]] = []  # a heap, best first
+    read = 0
+    while read < len(floors) or waiting:
+        # A stranding block (sorted after every block that strands nobody) waits for the end.
+        floor = floors[read][0] - FLOOR_SLACK if read < len(floors) else math.inf
+        while waiting and (read == len(floors) or (not waiting[0][0] and waiting[0][1] < floor)):
+            *_key, row_key, block = heapq.heappop(waiting)
+            yield row_key, block
+        if read == len(floors):
+            continue
+        batch = [row_key for _floor, row_key in floors[read : read + ROWS_PER_READ]]
+        read += len(batch)
+        seats = Seat.objects.filter(sale_id=sale_id, row_key__in=batch)
+        for row_key, row in adjacency.by_row(seats.only(*SEAT_FIELDS, *NEIGHBOUR_FIELDS)).items():
+            found = _choose(row, fare_class, quantity, accessible, may_strand=may_strand, now=now)
+            if found is not None:
+                block, strands = found
+                quality = sum(s.quality for s in block)
+                heapq.heappush(waiting, (strands, quality, block[0].place, row_key, block))
+
+
+# Rows read per query while ranking (the best row is usually among the first few).
+ROWS_PER_READ = 4
+# PostgreSQL and Python add the same qualities in different orders: a block is yielded only
+# when it beats the next floor by more than their rounding, or ties are read first.
+FLOOR_SLACK = 1e-9
+
+
+def _row_floors(*, sale_id: int, fare_class: str, quantity: int) -> list[tuple[float, str]]:
+    """(floor, row key) of every row with at least `quantity` AVAILABLE seats of the class,
+    lowest first: the floor is the sum of their `quantity` best qualities, which no block of
+    the row can beat (a block is `quantity` of those seats).  One query, done in PostgreSQL."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT sum(quality), row_key FROM (
+                SELECT row_key, quality,
+                       row_number() OVER (PARTITION BY row_key ORDER BY quality) AS rank
+                FROM {Seat._meta.db_table}
+                WHERE sale_id = %s AND fare_class = %s AND status = %s AND row_key <> ''
+                  AND place IS NOT NULL
+            ) AS free
+            WHERE rank <= %s
+            GROUP BY row_key
+            HAVING count(*) = %s
+            ORDER BY 1, 2
+            """,
+            [sale_id, fare_class, SeatStatus.AVAILABLE, quantity, quantity],
+        )
+        return cursor.fetchall()
 
 
 def _choose(

@@ -256,12 +256,14 @@ def check_leaves_no_single_seat(
     stranded = adjacency.stranded_in(rows, free=free, taking=set(seat_nos))
     if not stranded:
         return
-    others = ranked_blocks(
-        sale_id=locked[0].sale_id,
-        fare_class=fare_class,
-        quantity=len(seat_nos),
-        may_strand=False,
-        now=now,
+    others = list(
+        ranked_blocks(
+            sale_id=locked[0].sale_id,
+            fare_class=fare_class,
+            quantity=len(seat_nos),
+            may_strand=False,
+            now=now,
+        )
     )
     if not others:
         return  # nothing else fits: this pick may leave the seat

@@ -395,3 +395,11 @@ class ResaleBusy(DomainError):
 
     def __init__(self, detail: str | None = None) -> None:
         super().__init__(detail or self.default)
+
+
+class NotYourTickets(DomainError):
+    """A resale that names tickets this booking does not have (or none at all): bad input."""
+
+    status = 400
+    code = "tickets-not-in-booking"
+    title = _("Not tickets of this booking")

@@ -165,12 +165,7 @@ def sync_gate_scans(
             ignore_conflicts=True,
         )
         admitted = {s.serial for s in scans if s.outcome == ADMITTED and s.serial in tickets}
-        # Tickets are locked by id, so two syncs settling the same tickets cannot deadlock.
-        for ticket in (
-            Ticket.objects.select_for_update()
-            .filter(pk__in=[tickets[s].pk for s in admitted])
-            .order_by("pk")
-        ):
+        for ticket in lock_tickets([tickets[s].pk for s in admitted]):
             _settle_admissions(ticket, operator_id=device.operator_id)
         device.clock_gate_at, device.clock_offset_ms = after
         device.synced_at = now
@@ -182,6 +177,14 @@ def sync_gate_scans(
             )
         }
         return device, [rows[s.local_id] for s in scans]
+
+
+def lock_tickets(ticket_ids: list[int]) -> list[Ticket]:
+    """The tickets, row-locked by id (so two syncs settling the same tickets cannot
+    deadlock).  The lock is what makes two gates syncing the same ticket at once settle one
+    after the other: the second reads the first's admissions, committed, and flags one of
+    the two (tests/bookings/test_gate_sync_race.py, with its control)."""
+    return list(Ticket.objects.select_for_update().filter(pk__in=ticket_ids).order_by("pk"))
 
 
 def _settle_admissions(ticket: Ticket, *, operator_id: int) -> None:

@@ -1,3 +1,4 @@
+from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -240,6 +241,15 @@ class Booking(models.Model):
         The units stay sold (the status says so to the counters and the audit); the reason is
         on the passengers' DeniedBoarding rows."""
         return self.status == BookingStatus.CONFIRMED and self.closed_at is not None
+
+    def passengers_shown(
+        self, passengers: "Iterable[Passenger] | None" = None
+    ) -> "list[Passenger]":
+        """Who the booking is for, of `passengers` (default: all of its own, prefetched or
+        not): its live passengers while it is live (a ticket resold out of it is the buyer's
+        now: bookings.resale), all of them once it is closed (who it was for)."""
+        everyone = self.passengers.all() if passengers is None else passengers
+        return [p for p in everyone if p.is_live or not self.is_live]
 
     def hold_lapsed(self, now: datetime | None = None) -> bool:
         """THE rule "this hold has lapsed": still HELD, but past its deadline, whether or not

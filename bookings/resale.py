@@ -1,18 +1,20 @@
 """Resale through the waitlist (issue 29, item 4; pretix/pretix#310): the engine's writes.
 
-A customer who can no longer go lists all tickets of a confirmed booking at face value
-(`list_for_resale`).  The tickets are offered to the waitlist with its own offer machinery:
-the first waiting party of exactly that size that accepts the seats gets a hold (a HELD
-booking, paid like any other).  Until a buyer pays, nothing of the seller's changes: their
-booking stays CONFIRMED with its seats, its units stay sold, their tickets stay valid, and
-they may withdraw the resale (`withdraw_resale`).
+A customer who can no longer go lists some or all tickets of a confirmed booking at face
+value (`list_for_resale`; bookings.resale_choice says which and what they cost).  The tickets
+are offered to the waitlist with its own offer machinery: the first waiting party of exactly
+their number that accepts the seats gets a hold (a HELD booking, paid like any other).  Until
+a buyer pays, nothing of the seller's changes: their booking stays CONFIRMED with its seats,
+its units stay sold, their tickets stay valid, and they may withdraw the resale
+(`withdraw_resale`).
 
 The offer hold has no seats and takes no units of its own (the units are still the
 seller's), so two engine paths treat it apart, each by asking this module:
   - paid: `sell_held_booking` calls `hand_over` first, which in the buyer's confirmation
-    transaction closes the seller's booking, moves its seats to the buyer, revokes the
-    seller's tickets and marks the resale SOLD (payments.resale then refunds the seller in
-    the same transaction);
+    transaction moves exactly the listed passengers' seats and units to the buyer, revokes
+    exactly their tickets (the whole booking is closed when every ticket was listed, else
+    it keeps the rest) and marks the resale SOLD (payments.resale then refunds the seller
+    in the same transaction);
   - not paid (expired, given up, the sale closing): `close_bookings` calls
     `take_back_offers`, which leaves the inventory alone and offers the tickets to the next
     waiting party.
@@ -25,16 +27,17 @@ on each other in a cycle: a withdrawal that finds the buyer paying is refused (R
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import catalogue, holding, outbox_payloads, waitlist
+from bookings import catalogue, holding, outbox_payloads, resale_choice, waitlist
 from bookings.errors import (
     BookingNotFound,
     InvalidBookingState,
@@ -61,26 +64,31 @@ from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.outbox import emit_event
 from kernel.outbox_types import OutboxEventType
 
-CENT = Decimal("0.01")
-
 
 @lock_errors_as_too_busy
 def list_for_resale(
-    *, customer: AbstractBaseUser, booking_id: int, fee_percent: Decimal = Decimal(0)
+    *,
+    customer: AbstractBaseUser,
+    booking_id: int,
+    fee_percent: Decimal = Decimal(0),
+    ticket_ids: Sequence[int] | None = None,
 ) -> Resale:
-    """List all tickets of the customer's confirmed booking at face value, keeping
-    `fee_percent` of it when sold, and offer them to the waitlist at once."""
+    """List the chosen tickets (`ticket_ids`; None: all) of the customer's confirmed booking
+    at face value, keeping `fee_percent` of it when sold, and offer them to the waitlist at
+    once.  The booking's other tickets are not touched, now or when these sell."""
     now = timezone.now()
     with transaction.atomic():
         booking = _lock_own_booking(customer=customer, booking_id=booking_id)
         _check_resellable(booking, now=now)
-        face = booking.amount
-        fee = min((face * fee_percent / 100).quantize(CENT, rounding=ROUND_HALF_UP), face)
+        listed = resale_choice.chosen_passengers(booking=booking, ticket_ids=ticket_ids)
+        face = resale_choice.face_value(booking=booking, listed=listed)
+        fee = resale_choice.fee_on(face, fee_percent=fee_percent)
         try:
             with transaction.atomic():
                 resale = Resale.objects.create(
                     sale_id=booking.sale_id,
                     booking=booking,
+                    passenger_ids=[p.pk for p in listed],
                     face_value=face,
                     fee=fee,
                     currency=booking.currency,
@@ -118,8 +126,6 @@ def _check_resellable(booking: Booking, *, now: datetime) -> None:
         )
     if Resale.objects.filter(booking=booking, status__in=ACTIVE_RESALE_STATUSES).exists():
         raise ResaleListed()
-    if Ticket.objects.filter(booking=booking, status=TicketStatus.USED).exists():
-        raise NotForResale(gettext("A ticket of this booking was already used at the gate."))
 
 
 @lock_errors_as_too_busy
@@ -206,12 +212,13 @@ def _offer(resale: Resale, *, seller: Booking, now: datetime) -> Booking | None:
     their number and who accepts their seats and price; None if nobody fits yet."""
     if not catalogue.is_open(seller.sale, now=now):
         return None
-    seats = list(Seat.objects.filter(booking=seller).order_by("seat_no"))
-    per_seat = resale.face_value / seller.seat_count
+    seats = _listed_seats(resale)
+    units = len(resale.passenger_ids)
+    per_seat = resale.face_value / units
     for entry in waitlist._claim_waiting_entries(
         sale_id=seller.sale_id, fare_class=seller.fare_class
     ):
-        if entry.customer_id == seller.customer_id or entry.party_size != seller.seat_count:
+        if entry.customer_id == seller.customer_id or entry.party_size != units:
             continue
         if not _accepts(entry, seats, per_seat) or not holding.may_offer_within_hold_cap(
             customer_id=entry.customer_id, sale_id=seller.sale_id, units=entry.party_size, now=now
@@ -219,6 +226,14 @@ def _offer(resale: Resale, *, seller: Booking, now: datetime) -> Booking | None:
             continue  # keeps its place, as a party the freed seats do not fit
         return _hold_for(resale, entry, seller=seller, seats=seats, now=now)
     return None
+
+
+def _listed_seats(resale: Resale) -> list[Seat]:
+    return list(
+        Seat.objects.filter(
+            passengers__pk__in=resale.passenger_ids, passengers__booking_id=resale.booking_id
+        ).order_by("seat_no")
+    )
 
 
 def _accepts(entry: WaitlistEntry, seats: list[Seat], per_seat: Decimal) -> bool:
@@ -237,7 +252,7 @@ def _hold_for(
         sale_id=seller.sale_id,
         fare_class=seller.fare_class,
         booking_class=seller.booking_class,
-        units=seller.seat_count,
+        units=len(resale.passenger_ids),
         amount=resale.face_value,
         currency=resale.currency,
         expires_at=expires_at,
@@ -310,8 +325,10 @@ def offer_still_for_sale(booking: Booking) -> bool:
 
 def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
     """The buyer of a resale offer (its row lock held by the caller) pays: in this one
-    transaction the resale is SOLD, the seller's booking is closed and its tickets revoked,
-    and its seats are the buyer's.  None when `offer` is no resale offer.
+    transaction the resale is SOLD, the listed passengers' seats and units are the buyer's
+    and exactly their tickets are revoked; the seller's booking keeps the rest (and what
+    they cost), or is closed when every ticket was listed.  None when `offer` is no resale
+    offer.
 
     The resale's conditional update is the guard: of two confirmations of one offer, or a
     confirmation and a withdrawal, exactly one wins (tests/payments/test_resale_races.py)."""
@@ -324,24 +341,41 @@ def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
     if not won:
         raise InvalidBookingState(gettext("These tickets are no longer for sale."))
     seller = Booking.objects.select_for_update(of=("self",)).get(pk=resale.booking_id)
-    closed = Booking.objects.filter(pk=seller.pk, status=BookingStatus.CONFIRMED).update(
-        status=BookingStatus.CANCELLED, closed_at=now, updated_at=now
+    listed = resale.passenger_ids
+    gone = Passenger.objects.filter(pk__in=listed, booking=seller, is_live=True).update(
+        is_live=False
     )
-    if not closed:
+    if gone != len(listed) or not _give_up_units(seller, resale=resale, now=now):
         raise InvalidBookingState(gettext("The seller's booking changed state concurrently."))
-    Passenger.objects.filter(booking=seller, is_live=True).update(is_live=False)
-    seats = list(lock_seats(Seat.objects.filter(booking=seller)))
+    seats = list(lock_seats(Seat.objects.filter(passengers__pk__in=listed)))
     Seat.objects.filter(pk__in=[s.pk for s in seats], status=SeatStatus.SOLD).update(booking=offer)
     for passenger, seat in zip(
         Passenger.objects.filter(booking=offer).order_by("id"), seats, strict=False
     ):
         Passenger.objects.filter(pk=passenger.pk).update(seat=seat)
-    Ticket.objects.filter(booking=seller, status=TicketStatus.VALID).update(
+    Ticket.objects.filter(passenger_id__in=listed, status=TicketStatus.VALID).update(
         status=TicketStatus.REVOKED, revoked_at=now
     )
     resale.status, resale.buyer_booking, resale.closed_at = ResaleStatus.SOLD, offer, now
     _emit(OutboxEventType.RESALE_SOLD, resale, seats=[s.seat_no for s in seats])
     return resale
+
+
+def _give_up_units(seller: Booking, *, resale: Resale, now: datetime) -> bool:
+    """The seller's confirmed booking gives the listed units (and what they cost) to the
+    buyer: closed when they were all of it, else smaller.  The inventory's `sold` does not
+    move, since the buyer's booking takes the units over.  False if it is not CONFIRMED."""
+    live = Booking.objects.filter(pk=seller.pk, status=BookingStatus.CONFIRMED)
+    units = len(resale.passenger_ids)
+    if units >= seller.seat_count:
+        return bool(live.update(status=BookingStatus.CANCELLED, closed_at=now, updated_at=now))
+    return bool(
+        live.update(
+            seat_count=F("seat_count") - units,
+            amount=F("amount") - resale.face_value,
+            updated_at=now,
+        )
+    )
 
 
 def _emit(event_type: OutboxEventType, resale: Resale, seats: Iterable[str] = ()) -> None:

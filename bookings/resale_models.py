@@ -24,13 +24,15 @@ ACTIVE_RESALE_STATUSES = (ResaleStatus.LISTED, ResaleStatus.OFFERED)
 
 
 class Resale(models.Model):
-    """A customer who can no longer go offers all tickets of `booking` at face value.
+    """A customer who can no longer go offers some or all tickets of `booking` at face value.
 
-    The seller's booking, seats and tickets stay theirs until a buyer pays: `offer` is the
-    waitlist hold made for the buyer (a HELD booking without seats and without inventory
-    units of its own, since the units are still the seller's).  Paying for it hands the
-    seats over and revokes the seller's tickets in the same transaction; the seller is
-    refunded `booking.amount - fee` (payments.resale)."""
+    `passenger_ids` are the travellers (one ticket each) listed: all of the booking's, or
+    the ones the seller chose.  The seller's booking, seats and tickets stay theirs until a
+    buyer pays: `offer` is the waitlist hold made for the buyer (a HELD booking without
+    seats and without inventory units of its own, since the units are still the seller's).
+    Paying for it hands exactly those seats and units over and revokes exactly those tickets
+    in the same transaction; the seller is refunded `face_value - fee` (payments.resale).
+    The rest of the booking stays the seller's, and may be listed again later."""
 
     # The seller's sale: the listing is that sale's row on a cluster distributed by sale
     # (kernel/sharding.py).
@@ -55,7 +57,13 @@ class Resale(models.Model):
         related_name="bought_resale",
         help_text="The booking that bought these tickets.",
     )
-    face_value = models.DecimalField(max_digits=12, decimal_places=2)
+    passenger_ids = models.JSONField(
+        default=list,
+        help_text="The seller's passengers (one ticket each) listed; their seats go to the buyer.",
+    )
+    face_value = models.DecimalField(
+        max_digits=12, decimal_places=2, help_text="What the listed tickets cost the seller."
+    )
     fee = models.DecimalField(
         max_digits=12,
         decimal_places=2,
@@ -73,9 +81,6 @@ class Resale(models.Model):
                 fields=["booking"],
                 condition=Q(status__in=["LISTED", "OFFERED"]),
                 name="resale_one_active_per_booking",
-            ),
-            models.UniqueConstraint(
-                fields=["booking"], condition=Q(status="SOLD"), name="resale_sold_once"
             ),
             models.CheckConstraint(
                 condition=~Q(status="OFFERED") | Q(offer__isnull=False),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from bookings.models import ACTIVE_RESALE_STATUSES, Resale, ResaleStatus
+from decimal import Decimal
+
+from django.db.models import Sum
+
+from bookings.models import ACTIVE_RESALE_STATUSES, Resale, ResaleStatus, Ticket
 
 
 def sold_through(*, booking_id: int) -> Resale | None:
@@ -17,3 +21,16 @@ def active_resale(*, booking_id: int) -> Resale | None:
 
 def latest_resale(*, booking_id: int) -> Resale | None:
     return Resale.objects.filter(booking_id=booking_id).order_by("-id").first()
+
+
+def fees_kept(*, booking_id: int) -> Decimal:
+    """The resale fees kept from the seller's refunds of `booking_id`'s tickets sold so far:
+    money the seller paid that no later cancellation of the rest gives back."""
+    return Resale.objects.filter(booking_id=booking_id, status=ResaleStatus.SOLD).aggregate(
+        kept=Sum("fee", default=Decimal("0.00"))
+    )["kept"]
+
+
+def listed_tickets(*, resale: Resale) -> list[Ticket]:
+    """The tickets `resale` lists (or sold), in the booking's order."""
+    return list(Ticket.objects.filter(passenger_id__in=resale.passenger_ids).order_by("id"))

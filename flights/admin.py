@@ -14,7 +14,13 @@ from flights.admin_forms import FlightForm
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
 from flights.overbooking import suggest_overbook_limit
-from flights.services import block_seat, open_flight_sale, set_fare_limits, unblock_seat
+from flights.services import (
+    announce_cabin_change,
+    block_seat,
+    open_flight_sale,
+    set_fare_limits,
+    unblock_seat,
+)
 from kernel.errors import DomainError
 from kernel.local_time_admin import LocalTimeAdminMixin, local_text
 from kernel.replica_admin import ChangeListFromReplica
@@ -250,6 +256,8 @@ class FlightAdmin(
             obj.sale = open_flight_sale()
             obj.pk = obj.sale.pk
         super().save_model(request, obj, form, change)
+        if change and "exit_rows" in form.changed_data:
+            announce_cabin_change(flight=obj)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not FareInventory:

@@ -10,6 +10,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from bookings import live
 from bookings.audit import check_inventory
 from bookings.inventory import (
     ClassSpec,
@@ -92,6 +93,16 @@ def a320_layout(
             ),
         ),
     )
+
+
+def announce_cabin_change(*, flight: Flight) -> None:
+    """Staff changed what the cabin map draws of a flight without any seat's status moving
+    (its exit rows: flagged on the map, and a hold there asks to confirm their conditions).
+    Like a venue plan edit (events.plan_editing), the sale's live seat-map version moves on
+    commit, so the cached map is read anew and open pickers hear a `plan` message.  A cabin
+    has no plan version of its own: its seats come from the layout once, at create_flight,
+    and nothing here swaps the aircraft (docs/events.md, "Cabin maps")."""
+    live.announce_plan_on_commit(sale_ids=[flight.sale_id])
 
 
 def open_flight_sale() -> Sale:

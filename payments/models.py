@@ -148,6 +148,11 @@ class Refund(models.Model):
         related_name="+",
         help_text="The staff member who cancelled with this refund (blank: the customer).",
     )
+    # The resale whose sale this refund pays out (reason RESALE): a booking may resell its
+    # tickets in parts, each refunded once (payments.resale).
+    resale = models.ForeignKey(
+        "bookings.Resale", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField()
     completed_at = models.DateTimeField(null=True, blank=True)
 
@@ -171,7 +176,20 @@ class Refund(models.Model):
             # (The sale leads only so a Citus cluster can keep the rule on one node; a payment
             # is of one sale, so the rule is the same.)
             models.UniqueConstraint(
-                fields=["sale", "payment", "reason"], name="refund_once_per_reason"
+                fields=["sale", "payment", "reason"],
+                condition=Q(resale__isnull=True),
+                name="refund_once_per_reason",
+            ),
+            # ... and a resale's refund once per resale (a booking may resell in parts).
+            models.UniqueConstraint(
+                fields=["sale", "resale"],
+                condition=Q(resale__isnull=False),
+                name="refund_once_per_resale",
+            ),
+            models.CheckConstraint(
+                condition=Q(reason="RESALE", resale__isnull=False)
+                | (~Q(reason="RESALE") & Q(resale__isnull=True)),
+                name="refund_resale_names_its_resale",
             ),
         ]
 

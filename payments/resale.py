@@ -5,6 +5,7 @@ The engine side (offers, hand-over, withdrawal) is bookings.resale."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
@@ -18,15 +19,21 @@ from payments.refunds import create_refund
 from payments.selectors import refund_policy_for, sale_of
 
 
-def list_booking_for_resale(*, customer: AbstractBaseUser, booking_id: int) -> Resale:
-    """List the customer's booking for resale, with the fee of its refund policy (the most
-    specific one: sale and class, sale, catalogue and class, catalogue), fixed now."""
+def list_booking_for_resale(
+    *, customer: AbstractBaseUser, booking_id: int, ticket_ids: Sequence[int] | None = None
+) -> Resale:
+    """List the customer's booking for resale (the tickets `ticket_ids`, or all), with the
+    fee of its refund policy (the most specific one: sale and class, sale, catalogue and
+    class, catalogue), fixed now."""
     booking = Booking.objects.filter(pk=booking_id, customer=customer).first()
     if booking is None:
         raise BookingNotFound()
     policy = refund_policy_for(sale=sale_of(booking), fare_class=booking.fare_class)
     return engine.list_for_resale(
-        customer=customer, booking_id=booking_id, fee_percent=policy.resale_fee_percent
+        customer=customer,
+        booking_id=booking_id,
+        fee_percent=policy.resale_fee_percent,
+        ticket_ids=ticket_ids,
     )
 
 
@@ -44,4 +51,4 @@ def refund_seller(*, resale: Resale, now: datetime) -> Refund | None:
     amount = min(resale.face_value - resale.fee, payment.amount - payment.refunded_amount)
     if amount <= Decimal(0):
         return None
-    return create_refund(payment, amount=amount, reason=RefundReason.RESALE, now=now)
+    return create_refund(payment, amount=amount, reason=RefundReason.RESALE, now=now, resale=resale)

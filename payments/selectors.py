@@ -8,16 +8,23 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from bookings import catalogue
+from bookings import catalogue, resale_selectors
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Sale
 from kernel.web.problems import problem_body
 from payments.currency import round_to_unit
-from payments.models import Payment, PaymentStatus, Refund, RefundPolicy, RefundReason
+from payments.models import (
+    Payment,
+    PaymentStatus,
+    Refund,
+    RefundPolicy,
+    RefundReason,
+    RefundStatus,
+)
 
 
 @dataclass(frozen=True)
@@ -86,10 +93,21 @@ def paid_payment(*, booking_id: int) -> Payment | None:
     return Payment.objects.filter(booking_id=booking_id, status=PaymentStatus.SUCCEEDED).first()
 
 
+def _still_paid(payment: Payment, *, booking: Booking) -> Decimal:
+    """What a cancellation may still give back of `payment`: what was paid, less refunds
+    made or on their way (a resale's refund is sent after its commit), less the fees kept
+    for tickets resold (bookings.resale: those stay kept whatever happens to the rest)."""
+    owed = Refund.objects.filter(payment_id=payment.pk, status=RefundStatus.PENDING).aggregate(
+        pending=Sum("amount", default=Decimal("0.00"))
+    )["pending"]
+    kept = resale_selectors.fees_kept(booking_id=booking.pk)
+    return max(payment.amount - payment.refunded_amount - owed - kept, Decimal("0.00"))
+
+
 def quote_for(*, booking: Booking, payment: Payment | None, now: datetime) -> RefundQuote:
     """The refund for cancelling `booking` at `now` (its `sale` and the sale's catalogue
     item are read through `booking.sale`: select_related them to save the queries)."""
-    paid = payment.amount - payment.refunded_amount if payment else Decimal("0.00")
+    paid = _still_paid(payment, booking=booking) if payment else Decimal("0.00")
 
     def quote(cancellable: bool, rule: str, percent: int, reason: str) -> RefundQuote:
         # To the currency's chargeable unit (half of ¥89 is ¥45, not ¥44.50): a refund the

@@ -185,7 +185,7 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
     )
     seat_count = serializers.IntegerField()
     seats = serializers.SerializerMethodField()
-    passengers = PassengerSerializer(many=True)
+    passengers = PassengerSerializer(many=True, source="passengers_shown")
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
     currency = serializers.CharField()
     expires_at = serializers.DateTimeField(
@@ -264,7 +264,7 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
     def get_unnamed_passengers(self, booking: Booking) -> list[dict[str, Any]]:
         # The order of `bookings.selectors.check_passengers_named`: by seat, seatless last.
         in_order = sorted(
-            booking.passengers.all(),
+            booking.passengers_shown(),
             key=lambda p: (p.seat is None, p.seat.seat_no if p.seat else "", p.pk),
         )
         return [
@@ -278,7 +278,7 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_seats(self, booking: Booking) -> list[str]:
-        return [p.seat.seat_no for p in booking.passengers.all() if p.seat is not None]
+        return [p.seat.seat_no for p in booking.passengers_shown() if p.seat is not None]
 
     def to_representation(self, booking: Booking) -> dict[str, Any]:
         data = super().to_representation(booking)

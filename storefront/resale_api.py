@@ -1,5 +1,6 @@
-"""Resale through the waitlist over REST (issue 29, item 4): list a confirmed booking's
-tickets for resale, see the listing, withdraw it.  Thin: one service call per operation."""
+"""Resale through the waitlist over REST (issue 29, item 4): list some or all of a confirmed
+booking's tickets for resale, see the listing, withdraw it.  Thin: one service call per
+operation."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rest_framework.views import APIView
 
 from bookings import resale, resale_selectors, selectors
 from bookings.errors import ResaleNotFound
-from bookings.models import Resale
+from bookings.models import Resale, Seat
 from kernel.web.openapi import problems
 from payments.resale import list_booking_for_resale
 
@@ -25,6 +26,10 @@ class ResaleSerializer(serializers.ModelSerializer):
     )
     refund_when_sold = serializers.SerializerMethodField()
     buyer_booking_id = serializers.IntegerField(allow_null=True)
+    ticket_ids = serializers.SerializerMethodField(help_text="The tickets listed.")
+    seats = serializers.SerializerMethodField(
+        help_text="Their seats (none for standing tickets): the ones that go to the buyer."
+    )
 
     class Meta:
         model = Resale
@@ -39,10 +44,35 @@ class ResaleSerializer(serializers.ModelSerializer):
             "listed_at",
             "closed_at",
             "buyer_booking_id",
+            "ticket_ids",
+            "seats",
         ]
 
     def get_refund_when_sold(self, resale: Resale) -> str:
         return str(resale.face_value - resale.fee)
+
+    def get_ticket_ids(self, resale: Resale) -> list[int]:
+        return [t.pk for t in resale_selectors.listed_tickets(resale=resale)]
+
+    def get_seats(self, resale: Resale) -> list[str]:
+        return list(
+            Seat.objects.filter(passengers__pk__in=resale.passenger_ids)
+            .order_by("seat_no")
+            .values_list("seat_no", flat=True)
+        )
+
+
+class ResaleInputSerializer(serializers.Serializer):
+    ticket_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        min_length=1,
+        max_length=9,
+        required=False,
+        help_text=(
+            "The tickets to resell (ids from the booking's tickets). Absent: every ticket of "
+            "the booking. The others stay valid and yours, whether or not these sell."
+        ),
+    )
 
 
 class BookingResaleApi(APIView):
@@ -65,26 +95,37 @@ class BookingResaleApi(APIView):
         tags=["bookings"],
         summary="Resell my tickets through the waitlist",
         description=(
-            "Lists every ticket of a CONFIRMED booking at face value. The tickets are offered "
-            "to the first party on the waitlist of their size that accepts them (a hold it "
-            "pays like any other). They stay yours until that party pays: then your tickets "
-            "are revoked and you are refunded the face value less the resale fee of the "
-            "refund policy. Withdraw with DELETE before that."
+            "Lists the chosen tickets (`ticketIds`; all when absent) of a CONFIRMED booking at "
+            "face value: the booking's fare shared equally, plus each listed seat's surcharge. "
+            "They are offered to the first party on the waitlist of their number that accepts "
+            "them (a hold it pays like any other). They stay yours until that party pays: then "
+            "exactly those tickets are revoked, their seats are the buyer's, and you are "
+            "refunded their face value less the resale fee of the refund policy; your other "
+            "tickets stay valid. Withdraw with DELETE before that. A ticket of another "
+            "booking is 400 `tickets-not-in-booking`."
         ),
-        request=None,
+        request=ResaleInputSerializer,
         responses={
             201: ResaleSerializer,
             **problems(
+                400,
                 401,
                 404,
                 409,
                 503,
-                s409="Already listed, cancelled, not confirmed, a ticket used, or the sale closed.",
+                s409="Already listed, cancelled, not confirmed, a chosen ticket used or "
+                "revoked, or the sale closed.",
             ),
         },
     )
     def post(self, request, booking_id: int):
-        listed = list_booking_for_resale(customer=request.user, booking_id=booking_id)
+        data = ResaleInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        listed = list_booking_for_resale(
+            customer=request.user,
+            booking_id=booking_id,
+            ticket_ids=data.validated_data.get("ticket_ids"),
+        )
         return Response(ResaleSerializer(listed).data, status=201)
 
     @extend_schema(

@@ -1,5 +1,6 @@
-"""The booking page's resale buttons (issue 29, item 4): list the tickets for resale through
-the waitlist, or withdraw them.  Thin: a service call, a message, back to the booking."""
+"""The booking page's resale buttons (issue 29, item 4): list the ticked tickets (or the only
+one) for resale through the waitlist, or withdraw them.  Thin: a service call, a message,
+back to the booking."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from storefront.hold_form import show_domain_error
 @login_required
 def resale_list(request: HttpRequest, booking_id: int) -> HttpResponse:
     try:
-        listed = list_booking_for_resale(customer=request.user, booking_id=booking_id)
+        listed = list_booking_for_resale(
+            customer=request.user, booking_id=booking_id, ticket_ids=_ticked(request)
+        )
     except DomainError as error:
         show_domain_error(request, error)
     else:
@@ -33,6 +36,17 @@ def resale_list(request: HttpRequest, booking_id: int) -> HttpResponse:
             % {"amount": listed.face_value - listed.fee, "currency": listed.currency},
         )
     return redirect("bookings:detail", booking_id=booking_id)
+
+
+def _ticked(request: HttpRequest) -> list[int] | None:
+    """The tickets ticked on the page (None: the page offered no choice, so all of them).
+    Nothing ticked, or a value that is no ticket id, is an empty choice the service refuses."""
+    if "choose" not in request.POST:
+        return None
+    values = request.POST.getlist("tickets")
+    if not all(v.isdigit() for v in values):
+        return []
+    return [int(v) for v in values]
 
 
 @require_POST

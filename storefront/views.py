@@ -173,8 +173,11 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
     """The hold page while HELD (countdown, pay), the confirmation once CONFIRMED."""
     booking = get_object_or_404(_with_sale(Booking.objects), pk=booking_id, customer=request.user)
     now = timezone.now()
-    passengers = list(booking.passengers.select_related("seat").order_by("seat__seat_no", "id"))
+    passengers = booking.passengers_shown(
+        booking.passengers.select_related("seat").order_by("seat__seat_no", "id")
+    )
     flight = booking.sale.flight if booking.sale.kind == SaleKind.FLIGHT else None
+    resale = resale_selectors.latest_resale(booking_id=booking.pk)
     return render(
         request,
         "bookings/detail.html",
@@ -190,7 +193,8 @@ def booking_detail(request: HttpRequest, booking_id: int) -> HttpResponse:
             "arrival_local": flight and local_time(flight.arrival_at, flight.destination.time_zone),
             # A fresh key per drawing of the page: a double submit of this form is one payment.
             "idempotency_key": uuid.uuid4().hex,
-            "resale": resale_selectors.latest_resale(booking_id=booking.pk),
+            "resale": resale,
+            "resale_listed": resale and resale_selectors.listed_tickets(resale=resale),
             **_page_state(booking, now),
         },
     )

@@ -91,6 +91,31 @@ def test_in_a_venue_a_party_of_four_waits_rather_than_cross_the_aisle():
     assert adjacency.is_block(block)
 
 
+def aisle_blind(a, b) -> bool:
+    """Seats side by side whenever they share a row: what the engine did before it knew its
+    aisles (the waitlist's `_best_seats` took 12C/12D as neighbours)."""
+    return bool(a.row_key) and a.row_key == b.row_key
+
+
+@pytest.mark.parametrize("where", ["plane", "venue"])
+def test_control_blind_to_the_aisle_the_party_of_four_is_split_by_it(monkeypatch, where):
+    if where == "plane":
+        sale_id, fare_class = FlightFactory(layout=EIGHT_ACROSS).sale_id, "ECONOMY"
+        across = ("1C", "1D", "1E", "1F")
+    else:
+        sale_id, fare_class = hall_event(rule=False).sale_id, "A"
+        across = ("1-1-3", "1-1-4", "1-1-5", "1-1-6")
+    holds = sell_out(sale_id, fare_class)
+    four = join_waitlist(
+        customer=UserFactory(), sale_id=sale_id, fare_class=fare_class, party_size=4
+    )
+    monkeypatch.setattr(adjacency, "side_by_side", aisle_blind)
+
+    free(holds, *across)
+
+    assert {s.seat_no for s in offered_seats(four)} == set(across)  # the aisle between them
+
+
 def test_an_entry_gets_only_seats_in_its_sections():
     event = EventFactory()  # category B: Stalls rows 3-4 and the Balcony
     holds = sell_out(event.sale_id, "B")

@@ -50,7 +50,10 @@ def test_a_party_of_four_joins_and_is_offered_four_side_by_side(browser, asgi_se
     block = list(Seat.objects.filter(booking_id=entry.offer_id).order_by("seat_no"))
     assert [s.seat_no for s in block] == ["1-2-1", "1-2-2", "1-2-3", "1-2-4"]
     assert adjacency.is_block(block)
-    page.reload()
+    # No reload by the test: joining landed on "My bookings", whose waitlist poll
+    # (static/js/booking-progress.js) reloads the page itself once the offer is made.  A
+    # reload of our own raced that one, and the loser was aborted (net::ERR_ABORTED).
+    expect(page.locator(".waitlist-entry .offer")).to_be_visible(timeout=10000)
     expect(page.get_by_role("link", name="Pay for your offered seats")).to_be_visible()
     shot(page, f"29-party-waitlist-offer-{viewport['width']}")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]

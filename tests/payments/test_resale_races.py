@@ -66,6 +66,22 @@ def seller_after(locked, seller_done, call):
     return run
 
 
+def paying_while_the_seller_cancels(monkeypatch, payment, r):
+    """The buyer's confirmation of `payment` and the seller cancelling `r.booking` while it
+    holds the offer (real threads, their own connections)."""
+    locked, seller_done = buyer_pausing_in_hand_over(monkeypatch)
+    return run_concurrently(
+        [
+            lambda: confirm_payment(payment_id=payment.pk),
+            seller_after(
+                locked,
+                seller_done,
+                lambda: cancel_booking(customer=r.seller, booking_id=r.booking.pk),
+            ),
+        ]
+    )
+
+
 def seller_refunds(r):
     return list(Refund.objects.filter(payment__booking=r.booking).values_list("reason", flat=True))
 
@@ -144,18 +160,7 @@ def test_control_a_withdrawal_that_waits_for_the_offer_deadlocks_with_the_buyer(
 def test_a_buyer_paying_and_the_seller_cancelling_refunds_the_seller_once(monkeypatch):
     r, offer = offered()
     payment = payment_in_flight(offer)
-    locked, seller_done = buyer_pausing_in_hand_over(monkeypatch)
-
-    outcomes = run_concurrently(
-        [
-            lambda: confirm_payment(payment_id=payment.pk),
-            seller_after(
-                locked,
-                seller_done,
-                lambda: cancel_booking(customer=r.seller, booking_id=r.booking.pk),
-            ),
-        ]
-    )
+    outcomes = paying_while_the_seller_cancels(monkeypatch, payment, r)
 
     assert [type(e).__name__ for e in outcomes.errors] == ["ResaleListed"]
     assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.SUCCEEDED
@@ -170,20 +175,10 @@ def test_control_without_the_listing_check_the_seller_is_refunded_and_the_buyer_
     tickets to buy and its confirmation fails."""
     r, offer = offered()
     payment = payment_in_flight(offer)
-    locked, seller_done = buyer_pausing_in_hand_over(monkeypatch)
     monkeypatch.setattr(cancellation.resale_selectors, "active_resale", lambda *, booking_id: None)
     assert resale_selectors.active_resale is not None
 
-    outcomes = run_concurrently(
-        [
-            lambda: confirm_payment(payment_id=payment.pk),
-            seller_after(
-                locked,
-                seller_done,
-                lambda: cancel_booking(customer=r.seller, booking_id=r.booking.pk),
-            ),
-        ]
-    )
+    outcomes = paying_while_the_seller_cancels(monkeypatch, payment, r)
 
     assert RefundReason.CANCELLATION in seller_refunds(r)
     assert [type(e).__name__ for e in outcomes.errors] == ["InvalidBookingState"]
