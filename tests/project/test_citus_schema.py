@@ -26,30 +26,6 @@ OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
     "flights_flight": [
         "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
     ],
-    # distributed: (customer, key) becomes (sale, customer, key) at cut-over, the pay request
-    # names its booking, so its sale is known before the transaction (docs)
-    "payments_payment": [
-        "unique payment_idempotency_key_per_customer (idempotency_key, customer_id) lacks sale_id",
-    ],
-    # distributed: presale codes and redemptions get the room's sale copied, as queue entries
-    # did (waitroom 0013); not written by the hold, pay, confirm, cancel or expiry paths
-    "waitroom_presalecode": [
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique presale_code_unique_in_room (code, room_id) lacks sale_id",
-    ],
-    "waitroom_presaleredemption": [
-        "foreign key (code_id) to waitroom_presalecode lacks sale_id",
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique presale_redemption_one_per_account (customer_id, room_id) lacks sale_id",
-    ],
-    # distributed: the single-column key stays for the presale tables' foreign keys (above)
-    "waitroom_waitingroom": [
-        "unique waitroom_waitingroom_single_key (id) lacks sale_id",
-    ],
 }
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
 
