@@ -82,6 +82,9 @@ TABLES: Final[dict[str, Placement]] = {
     "flights_noshow": BY_FLIGHT,
     "flights_onlinecheckin": BY_FLIGHT,
     "flights_volunteeroffer": BY_FLIGHT,
+    # A flight number once per departure: a rule across sales, claimed before the flight's
+    # sale is written (flights.flight_numbers), never in its transaction.
+    "flights_flightnumber": GLOBAL,
     "flights_airport": REFERENCE,
     "flights_carrier": REFERENCE,
     # Events: an event's sale is NULL while it is a draft, so events and their plans are
@@ -148,6 +151,11 @@ CROSS_NODE_WRITES: Final[dict[str, str]] = {
     # so the hot path (holds) stays on one node.  Moving the row to the sale's node instead
     # would need a sale for events that name no known payment (refused, still recorded).
     "payments_webhookevent": "the webhook's record and its effect commit together",
+    # flights.services.create_flight claims the number in its own transaction first; only
+    # staff adding or renumbering a flight in the admin claim it in the admin's transaction
+    # (Django wraps the whole change form in one), so a refused save leaves no claim behind.
+    # Rare, never on a sale's hot path.
+    "flights_flightnumber": "a staff add or renumber in the admin claims the number with it",
 }
 
 # Foreign keys from a reference table to a distributed one: Citus cannot keep them, so the

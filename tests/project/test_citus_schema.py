@@ -20,13 +20,7 @@ from tests.project.citus_catalog import Break, breaks
 
 pytestmark = pytest.mark.django_db
 
-OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # (code, departure_at) is a catalogue rule across sales: a small global table checked before
-    # create_flight
-    "flights_flight": [
-        "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
-    ],
-}
+OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {}
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
 
 
