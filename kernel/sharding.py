@@ -171,6 +171,15 @@ UNCHECKED_LINKS: Final[dict[tuple[str, str], str]] = {
 }
 
 
+# Links from a row of one sale to a row of another, kept without a database key (Citus keeps
+# no foreign key across shards), each with what keeps it right.
+CROSS_SALE_LINKS: Final[dict[tuple[str, str], str]] = {
+    # flights.rerouting writes it (the first flight's sale) only after the new booking (the
+    # later flight's sale) committed, and bookings are never deleted (PROTECT in the ORM).
+    ("flights_deniedboarding", "rebooked_onto_id"): "written after the booking it names",
+}
+
+
 def distributed_tables() -> dict[str, str]:
     return {t: p.column for t, p in TABLES.items() if isinstance(p, Distributed)}
 
