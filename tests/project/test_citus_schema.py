@@ -2,9 +2,10 @@
 kernel.sharding's map: what Citus needs to distribute it by sale.
 
 The check reads pg_catalog (tests/project/citus_catalog.py), never the models.  `OPEN_BREAKS`
-lists the rules the schema still breaks, each a decision not yet carried out
-(docs/performance.md, "Beyond one primary"); it only shrinks: the test fails on a new break
-and on a fixed one still listed."""
+would list the rules the schema still breaks, each a decision not yet carried out
+(docs/performance.md, "Beyond one primary"); it is empty now and only shrinks: the test
+fails on a new break and on a fixed one still listed.  A link across sales
+(kernel.sharding.CROSS_SALE_LINKS) keeps no foreign key, before and after the cut-over."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from kernel.citus_cutover import composite_keys_sql
-from kernel.sharding import BY_SALE, REFERENCE, TABLES
+from kernel.sharding import BY_SALE, CROSS_SALE_LINKS, REFERENCE, TABLES
 from tests.events.factories import EventFactory
 from tests.events.test_event_tickets import seated_tickets
 from tests.factories import FlightFactory, UserFactory, named_hold
@@ -158,3 +159,41 @@ def test_the_cut_over_drops_only_the_named_links_of_reference_tables_to_a_sale()
         "citus_control_reference: reference table's foreign key (sale_id) to distributed "
         "bookings_sale"
     }
+
+
+def keyed_links(cursor) -> set[tuple[str, str]]:
+    """The links of kernel.sharding.CROSS_SALE_LINKS that carry a foreign key (or are gone)."""
+    wrong = set()
+    for table, column in CROSS_SALE_LINKS:
+        cursor.execute(
+            "SELECT attnum FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s"
+            " AND NOT attisdropped",
+            [table, column],
+        )
+        found = cursor.fetchone()
+        cursor.execute(
+            "SELECT 1 FROM pg_constraint WHERE contype = 'f' AND conrelid = %s::regclass"
+            " AND %s = ANY (conkey)",
+            [table, found[0] if found else -1],
+        )
+        if found is None or cursor.fetchone():
+            wrong.add((table, column))
+    return wrong
+
+
+def test_a_link_across_sales_keeps_no_foreign_key_even_after_the_cut_over():
+    """A denial's rerouting booking is another sale's row: a key there would be widened by
+    the cut-over into one that refuses every rerouting (and Citus keeps none across shards)."""
+    with connection.cursor() as cursor:
+        assert not keyed_links(cursor)
+        cut_over(cursor)
+        assert not keyed_links(cursor)
+
+
+def test_control_a_link_across_sales_with_a_foreign_key_is_named():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "ALTER TABLE flights_deniedboarding ADD FOREIGN KEY (rebooked_onto_id)"
+            " REFERENCES bookings_booking (id)"
+        )
+        assert keyed_links(cursor) == {("flights_deniedboarding", "rebooked_onto_id")}
