@@ -9,8 +9,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from tests.bookings.test_sale_migration import latest, migrate
-from tests.factories import FlightFactory, UserFactory
-from waitroom import staff
+from tests.factories import UserFactory
+from tests.waitroom.test_queue_sale_migration import rooms_of_two_sales
 from waitroom.models import PresaleCode, PresaleRedemption
 
 BEFORE = [("waitroom", "0015_live_panel")]
@@ -30,13 +30,7 @@ def code_and_use(models, room_id: int, sale_id: int | None, code: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_presale_codes_and_redemptions_get_their_rooms_sale_forward_and_back():
-    rooms = [
-        staff.open_waiting_room(
-            sale_id=FlightFactory().sale_id, opens_at=timezone.now(), admit_per_minute=60,
-            max_inside=10,
-        )
-        for _ in range(2)
-    ]  # fmt: skip
+    rooms = rooms_of_two_sales()
     new, old_room = rooms
     code_and_use(
         {"PresaleCode": PresaleCode, "PresaleRedemption": PresaleRedemption},
