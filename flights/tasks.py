@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from celery import shared_task
 
 from bookings import availability
@@ -28,3 +30,9 @@ def close_due_gates() -> int:
 )
 def reroute_denied_passenger_task(flight_id: int, denied_id: int) -> bool:
     return rerouting.reroute(flight_id=flight_id, denied_id=denied_id) is not None
+
+
+@shared_task(name="flights.reroute_pending", ignore_result=True)
+def reroute_pending() -> int:
+    """The safety net for a lost rerouting task (a broker restart)."""
+    return rerouting.reroute_pending(grace=timedelta(minutes=1))

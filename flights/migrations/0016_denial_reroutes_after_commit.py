@@ -5,10 +5,13 @@ So a rerouting's DeniedBoarding exists for a moment without its new booking: the
 a rerouting for its (planned) arrival delay instead, and the link to the new booking, a row
 of another sale, keeps no database key (a cluster distributed by sale cannot keep one across
 sales; the ORM still protects the booking).  Backwards the old CHECK returns: it refuses a
-rerouting still being booked, so the migration stops and says to finish them first."""
+rerouting still being booked, so the migration stops and says to finish them first.  The beat
+job `flights: reroute pending denials` is installed (the safety net for a lost task)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
+
+from kernel.schedules import install_schedules_operation
 
 NAME = "denied_boarding_rerouting_names_its_booking"
 
@@ -59,4 +62,6 @@ class Migration(migrations.Migration):
                 name=NAME,
             ),
         ),
+        # The beat job that books a rerouting whose task was lost (flights.schedules).
+        install_schedules_operation(),
     ]

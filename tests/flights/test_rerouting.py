@@ -90,3 +90,19 @@ def test_flights_0016_back_stops_on_a_rerouting_still_being_booked_and_passes_af
     finally:
         migrate(latest())
     assert DeniedBoarding.objects.filter(pk=pending.pk, rebooked_onto__isnull=False).exists()
+
+
+def test_the_beat_sweep_books_a_rerouting_whose_task_was_lost_after_its_grace():
+    """No task ran (the broker lost it): the sweep leaves a fresh denial to its task, and
+    books one a minute old."""
+    from flights.tasks import reroute_pending
+
+    flight, later, _tickets = oversold_flight()
+    denied, other = deny_two(flight)
+    assert reroute_pending() == 0  # within the grace: the queued task comes first
+    DeniedBoarding.objects.filter(pk=denied.pk).update(
+        decided_at=denied.decided_at - timedelta(minutes=2)
+    )
+    assert reroute_pending() == 1
+    assert DeniedBoarding.objects.get(pk=denied.pk).rebooked_onto.sale_id == later.sale_id
+    assert DeniedBoarding.objects.get(pk=other.pk).rebooked_onto is None
