@@ -12,6 +12,7 @@ from flights.admin_denied import departure_panel_view
 from flights.admin_departure import CLOSE_GATE, close_gates
 from flights.admin_forms import FlightForm
 from flights.admin_overbooking import ACCEPT_SUGGESTION, accept_suggestions, suggestion_html
+from flights.flight_numbers import claim_flight_number, release_flight_number
 from flights.models import Airport, Carrier, FareInventory, Flight, Seat, SeatStatus
 from flights.overbooking import suggest_overbook_limit
 from flights.services import (
@@ -252,12 +253,20 @@ class FlightAdmin(
         return f"{local} / {obj.departure_at.astimezone(UTC):%H:%M} UTC"
 
     def save_model(self, request, obj, form, change):
+        # The number is claimed in the admin's own transaction (a rare staff write across the
+        # global table and the sale's rows: kernel.sharding.CROSS_NODE_WRITES); the form
+        # already refused a taken one.
+        old = Flight.objects.filter(pk=obj.pk).values_list("code", "departure_at").first()
+        if old != (obj.code, obj.departure_at):
+            claim_flight_number(code=obj.code, departure_at=obj.departure_at)
         if not change:  # a flight added here gets its sale as create_flight gives one
             obj.sale = open_flight_sale()
             obj.pk = obj.sale.pk
         super().save_model(request, obj, form, change)
         if change and "exit_rows" in form.changed_data:
             announce_cabin_change(flight=obj)
+        if old is not None and old != (obj.code, obj.departure_at):
+            release_flight_number(code=old[0], departure_at=old[1])
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not FareInventory:

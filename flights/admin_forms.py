@@ -5,6 +5,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from flights.flight_numbers import flight_number_taken
 from flights.models import Flight
 from kernel.local_time_admin import LocalTimeFormMixin
 
@@ -49,6 +50,18 @@ class FlightForm(LocalTimeFormMixin, forms.ModelForm):
             "Row numbers of the emergency exit rows, separated by commas, e.g. 12, 13."
         ),
     )
+
+    def clean(self):
+        data = super().clean()
+        number = (data.get("code"), data.get("departure_at"))
+        own = (self.instance.code, self.instance.departure_at) if self.instance.pk else None
+        if all(number) and number != own:
+            code, departure_at = number
+            if flight_number_taken(code=code, departure_at=departure_at):
+                self.add_error(
+                    "code", _("Flight %(code)s already departs at that time.") % {"code": code}
+                )
+        return data
 
     class Meta:
         model = Flight

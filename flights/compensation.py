@@ -33,20 +33,7 @@ def record(
     volunteer_amount: Decimal | None = None,
 ) -> Compensation | None:
     """The entry owed, or None when nothing is (outside EU 261, no volunteer amount)."""
-    assessment = assess_flight(flight)
-    owed = assessment.amount(
-        remedy=Remedy(denied.remedy), rerouted_arrival_delay=denied.rerouted_arrival_delay
-    )
-    rule = assessment.band.article if assessment.in_scope and assessment.band else ""
-    reduced = bool(assessment.band and owed and owed < assessment.band.amount)
-    if rule and reduced:
-        rule += ", halved (Art. 7(2))"
-    if volunteer_amount is not None and volunteer_amount > owed:
-        owed, rule, reduced = (
-            volunteer_amount,
-            "Art. 4(1): the amount the volunteer accepted",
-            False,
-        )
+    owed, rule, reduced = _owed(denied, flight, volunteer_amount)
     if not owed:
         return None
     if method == PayoutMethod.VOUCHER and voucher_agreed_at is None:
@@ -61,6 +48,43 @@ def record(
         method=method,
         voucher_agreement_signed_at=voucher_agreed_at,
     )
+
+
+def _owed(
+    denied: DeniedBoarding, flight: Flight, volunteer_amount: Decimal | None
+) -> tuple[Decimal, str, bool]:
+    """(amount, rule, reduced) for the denial as it stands (its remedy, its rerouting's delay)."""
+    assessment = assess_flight(flight)
+    owed = assessment.amount(
+        remedy=Remedy(denied.remedy), rerouted_arrival_delay=denied.rerouted_arrival_delay
+    )
+    rule = assessment.band.article if assessment.in_scope and assessment.band else ""
+    reduced = bool(assessment.band and owed and owed < assessment.band.amount)
+    if rule and reduced:
+        rule += ", halved (Art. 7(2))"
+    if volunteer_amount is not None and volunteer_amount > owed:
+        return volunteer_amount, VOLUNTEER_RULE, False
+    return owed, rule, reduced
+
+
+VOLUNTEER_RULE = "Art. 4(1): the amount the volunteer accepted"
+
+
+def follow_rerouting(*, denied: DeniedBoarding, planned_delay) -> Compensation | None:
+    """The rerouting was booked (flights.rerouting) on another flight than the denial planned:
+    an unpaid entry follows its real arrival delay (the Art. 7(2) halving may come or go); a
+    volunteer's accepted amount stays.  Returns the entry as it now stands."""
+    entry = Compensation.objects.filter(flight_id=denied.flight_id, denied_boarding=denied).first()
+    if entry is None or denied.rerouted_arrival_delay == planned_delay:
+        return entry
+    if entry.status != PayoutStatus.PENDING or entry.rule == VOLUNTEER_RULE:
+        return entry
+    owed, rule, reduced = _owed(denied, denied.flight, None)
+    Compensation.objects.filter(
+        flight_id=denied.flight_id, pk=entry.pk, status=PayoutStatus.PENDING
+    ).update(amount=owed, rule=rule, reduced=reduced)
+    entry.amount, entry.rule, entry.reduced = owed, rule, reduced
+    return entry
 
 
 def pay_out(

@@ -1,7 +1,8 @@
 """Denied boarding (EU 261, Art. 4): at the check-in cut-off the flight is oversold by
 checked-in passengers minus seats; staff ask for volunteers, then deny boarding in the one
 priority below.  Each passenger who does not fly gets a DeniedBoarding row (who decided, the
-care offered), rerouting or a refund (flights.rebooking), and a compensation ledger entry
+care offered), a refund or a rerouting (flights.rebooking; a rerouting is booked on the later
+flight's sale after the denial commits, flights.rerouting), and a compensation ledger entry
 (flights.compensation).  Every step is an outbox event with its decider (the audit trail),
 and the customer's e-mail.
 
@@ -35,7 +36,7 @@ from flights.models import (
     PayoutMethod,
     VolunteerOffer,
 )
-from flights.rebooking import rebook_onto_next_flight, refund_fare_share
+from flights.rebooking import plan_rerouting, refund_fare_share
 from flights.rules import exit_rows_to_avoid, online_checkin_window
 from kernel.errors import DomainError, InvalidRequest
 from kernel.outbox import emit_event
@@ -258,11 +259,12 @@ def take_off(
         raise InvalidRequest(gettext("That passenger has boarded or holds no valid ticket."))
     booking = passenger.booking
     _pass_seat_on(flight, passenger)
-    rerouting = None
+    planned_delay = None
     if remedy == Remedy.REROUTING:
-        rerouting = rebook_onto_next_flight(
-            flight=flight, passenger=passenger, customer=booking.customer, now=now
-        )
+        # Only planned here (a read): the booking is the later flight's sale's write, made
+        # after this commits (flights.rerouting), so this transaction stays on one sale.
+        planned = plan_rerouting(flight=flight, fare_class=booking.fare_class, now=now)
+        planned_delay = planned.arrival_at - flight.arrival_at
     else:
         refund_fare_share(booking=booking, decided_by=decided_by, now=now)
     denied = DeniedBoarding.objects.create(
@@ -273,8 +275,7 @@ def take_off(
         remedy=remedy,
         decided_by=decided_by,
         decided_at=now,
-        rebooked_onto=rerouting.booking if rerouting else None,
-        rerouted_arrival_delay=rerouting.arrival_delay if rerouting else None,
+        rerouted_arrival_delay=planned_delay,
         care_offered=list(care),
         reason=_reason(kind, flight),
     )

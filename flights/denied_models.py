@@ -78,14 +78,20 @@ class DeniedBoarding(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     decided_at = models.DateTimeField()
+    # The new booking is the *later* flight's sale's row, so no database key (a cluster
+    # distributed by sale cannot keep one across sales: kernel.sharding.CROSS_SALE_LINKS);
+    # written by flights.rerouting once that booking committed, never changed after.
     rebooked_onto = models.ForeignKey(
         "bookings.Booking",
         on_delete=models.PROTECT,
         null=True,
         blank=True,
+        db_constraint=False,
         related_name="rebooked_from",
-        help_text="The new booking on the next flight of the route (rerouting).",
+        help_text="The new booking on the next flight of the route (rerouting; empty while "
+        "it is being booked).",
     )
+    # Planned at the denial (the next flight with a free unit), then the booked flight's.
     rerouted_arrival_delay = models.DurationField(null=True, blank=True)
     care_offered = models.JSONField(
         default=list, blank=True, help_text="Art. 9 care offered: meals, hotel, transport, calls."
@@ -96,9 +102,11 @@ class DeniedBoarding(models.Model):
         ordering = ["flight_id", "decided_at", "id"]
         permissions = [("deny_boarding", "Can ask for volunteers and deny boarding")]
         constraints = [
+            # A refund has no new booking; a rerouting has its planned delay from the start
+            # and its booking once flights.rerouting booked it.
             models.CheckConstraint(
                 condition=Q(remedy=Remedy.REFUND, rebooked_onto__isnull=True)
-                | Q(remedy=Remedy.REROUTING, rebooked_onto__isnull=False),
+                | Q(remedy=Remedy.REROUTING, rerouted_arrival_delay__isnull=False),
                 name="denied_boarding_rerouting_names_its_booking",
             ),
         ]

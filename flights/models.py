@@ -160,10 +160,9 @@ class Flight(models.Model):
         ordering = ["departure_at", "code"]
         permissions = [("close_gate", "Can close the gate (no-shows, seats to standby)")]
         indexes = [models.Index(fields=["origin", "destination", "departure_at"])]
+        # A flight number once per departure is a rule across sales: flights_flightnumber
+        # (FlightNumber, below) keeps it, claimed before the flight's sale is written.
         constraints = [
-            models.UniqueConstraint(
-                fields=["code", "departure_at"], name="flight_code_departure_uniq"
-            ),
             models.CheckConstraint(
                 condition=~Q(origin=F("destination")), name="flight_origin_not_destination"
             ),
@@ -184,6 +183,30 @@ class Flight(models.Model):
         route = f"{self.origin_id}→{self.destination_id}"
         local = self.departure_at.astimezone(ZoneInfo(self.origin.time_zone))
         return f"{self.code} {route} {local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+
+class FlightNumber(models.Model):
+    """A flight number taken for one departure: (code, departure_at) once across every flight.
+
+    The rule spans sales, so on a cluster distributed by sale no node could check it beside
+    the flight's rows; this small global table does (kernel/sharding.py, GLOBAL), claimed in
+    its own transaction *before* the flight's sale is written (flights.flight_numbers).  No
+    foreign key to the flight (a global table cannot key a distributed one): a claim is live
+    while a flight has its number, or while it is fresh (its flight still being written)."""
+
+    code = models.CharField(max_length=10)
+    departure_at = models.DateTimeField()
+    claimed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["code", "departure_at"], name="flight_number_once_per_departure"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.departure_at:%Y-%m-%d %H:%M}Z"
 
 
 class NoShow(models.Model):
@@ -342,6 +365,7 @@ __all__ = [
     "FareClass",
     "FareInventory",
     "Flight",
+    "FlightNumber",
     "FlightStatus",
     "NoShow",
     "OfferStatus",

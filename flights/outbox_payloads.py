@@ -47,8 +47,9 @@ def boarding_denied(
     entry: Compensation | None,
     currency: str,
 ) -> dict[str, Any]:
-    """`boarding.denied`: the passenger taken off, the remedy, the new booking, the care and
-    the compensation owed (0.00 and no method when nothing is)."""
+    """`boarding.denied`: the passenger taken off, the remedy, the new booking (None while a
+    rerouting is still to be booked: flights.rerouting), the care and the compensation owed
+    (0.00 and no method when nothing is)."""
     return _decided(denied.booking_id, flight, who) | {
         "deniedBoardingId": denied.pk,
         "passengerId": denied.passenger_id,
@@ -59,6 +60,19 @@ def boarding_denied(
         "compensation": str(entry.amount) if entry else "0.00",
         "currency": entry.currency if entry else currency,
         "payoutMethod": str(entry.method) if entry else "",
+    }
+
+
+def boarding_denied_email(payload: dict[str, Any]) -> dict[str, Any]:
+    """The `boarding.denied` e-mail's context, from the event's payload (or one built alike
+    once a rerouting is booked: flights.rerouting)."""
+    return {
+        "kind": payload["kind"],
+        "remedy": payload["remedy"],
+        "rebooked_booking_id": payload["rebookedBookingId"],
+        "compensation": payload["compensation"],
+        "currency": payload["currency"],
+        "payout_method": payload["payoutMethod"],
     }
 
 

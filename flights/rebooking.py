@@ -1,6 +1,10 @@
 """What a passenger who does not fly gets instead (Art. 8): rerouting onto the next flight of
 the same route with a free unit, through the engine (hold, then sell: the same two steps as a
-paid booking, in the caller's transaction), or a full refund of their share of the fare."""
+paid booking), or a full refund of their share of the fare.
+
+The rerouting writes the *later* flight's sale, so it never runs in the denial's transaction
+(one sale per transaction: kernel/sharding.py): the denial only plans it (`plan_rerouting`,
+a read), and flights.rerouting books it as a step of its own after the denial committed."""
 
 from __future__ import annotations
 
@@ -9,10 +13,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db.models import F, QuerySet
 
 from bookings.customer_holds import hold_seatless, hold_seats
-from bookings.errors import SoldOut
 from bookings.lifecycle import sell_held_booking
 from bookings.models import Booking, Passenger, Seat, SeatStatus
 from flights.models import Flight
@@ -36,28 +39,47 @@ class Rerouting:
     arrival_delay: timedelta
 
 
-def rebook_onto_next_flight(
-    *, flight: Flight, passenger: Passenger, customer: AbstractBaseUser, now: datetime
-) -> Rerouting:
-    """A CONFIRMED booking for `passenger` on the next bookable flight of the route with a
-    free unit of their class (a free seat first, else a seatless unit).  Raises NoLaterFlight."""
-    fare_class = passenger.booking.fare_class
+def later_flights(
+    *, flight: Flight, fare_class: str, now: datetime, free: bool = True
+) -> QuerySet[Flight]:
+    """The route's later bookable flights selling `fare_class`, soonest first; with `free`,
+    only those with a unit left (a read: it may still be taken before a hold)."""
     later = Flight.objects.filter(
         bookable_q(now=now),
         origin_id=flight.origin_id,
         destination_id=flight.destination_id,
         departure_at__gt=flight.departure_at,
-    ).order_by("departure_at", "id")
-    for candidate in later:
-        try:
-            with transaction.atomic():  # a sold-out candidate costs nothing: try the next
-                booking = _hold_one(candidate, fare_class, customer, passenger.full_name)
-                booking = Booking.objects.select_for_update().get(pk=booking.pk)
-                sell_held_booking(booking, now=now)
-        except SoldOut:
-            continue
-        return Rerouting(booking, candidate, candidate.arrival_at - flight.arrival_at)
-    raise NoLaterFlight()
+    )
+    if free:
+        later = later.filter(
+            sale__inventories__fare_class=fare_class,
+            sale__inventories__sold__lt=(
+                F("sale__inventories__capacity")
+                + F("sale__inventories__overbook_limit")
+                - F("sale__inventories__held")
+            ),
+        )
+    return later.order_by("departure_at", "id")
+
+
+def plan_rerouting(*, flight: Flight, fare_class: str, now: datetime) -> Flight:
+    """The flight a denied passenger will be rerouted onto, as far as can be told now (the
+    compensation's Art. 7(2) reduction is decided on it).  Raises NoLaterFlight."""
+    planned = later_flights(flight=flight, fare_class=fare_class, now=now).first()
+    if planned is None:
+        raise NoLaterFlight()
+    return planned
+
+
+def book_onto(
+    *, candidate: Flight, passenger: Passenger, customer: AbstractBaseUser, now: datetime
+) -> Booking:
+    """A CONFIRMED booking for `passenger` on `candidate` (a free seat first, else a seatless
+    unit), in the caller's transaction: `candidate`'s sale's rows only.  Raises SoldOut."""
+    booking = _hold_one(candidate, passenger.booking.fare_class, customer, passenger.full_name)
+    booking = Booking.objects.select_for_update().get(sale_id=candidate.sale_id, pk=booking.pk)
+    sell_held_booking(booking, now=now)
+    return booking
 
 
 def _hold_one(flight: Flight, fare_class: str, customer, name: str) -> Booking:

@@ -9,4 +9,6 @@ register_schedules(
     # Gate close (no-shows, seats to standby) within a minute of its time; a run that meets a
     # busy row leaves that ticket for the next one (flights.departure).
     Schedule("flights: close due gates", "flights.close_due_gates", 60, 55),
+    # A denial's rerouting whose task was lost (flights.rerouting): booked within a minute.
+    Schedule("flights: reroute pending denials", "flights.reroute_pending", 60, 55),
 )

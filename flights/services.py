@@ -21,6 +21,7 @@ from bookings.inventory import (
     unblock_seat,
 )
 from bookings.models import Sale, SaleKind
+from flights.flight_numbers import flight_number_claimed
 from flights.models import Airport, Carrier, FareClass, Flight
 from flights.seat_places import places_in_row, seat_quality
 from kernel.errors import InvalidRequest
@@ -173,7 +174,8 @@ def create_flight(
         raise InvalidRequest("A flight arrives after it departs.")
     seats = layout.seats()
     _check_chargeable_layout(layout, seats)
-    with transaction.atomic():
+    # The number first, in its own transaction (a global rule): then the sale's rows alone.
+    with flight_number_claimed(code=code, departure_at=departure_at), transaction.atomic():
         sale = open_sale(
             kind=SaleKind.FLIGHT,
             classes=[

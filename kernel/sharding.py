@@ -82,6 +82,9 @@ TABLES: Final[dict[str, Placement]] = {
     "flights_noshow": BY_FLIGHT,
     "flights_onlinecheckin": BY_FLIGHT,
     "flights_volunteeroffer": BY_FLIGHT,
+    # A flight number once per departure: a rule across sales, claimed before the flight's
+    # sale is written (flights.flight_numbers), never in its transaction.
+    "flights_flightnumber": GLOBAL,
     "flights_airport": REFERENCE,
     "flights_carrier": REFERENCE,
     # Events: an event's sale is NULL while it is a draft, so events and their plans are
@@ -148,6 +151,11 @@ CROSS_NODE_WRITES: Final[dict[str, str]] = {
     # so the hot path (holds) stays on one node.  Moving the row to the sale's node instead
     # would need a sale for events that name no known payment (refused, still recorded).
     "payments_webhookevent": "the webhook's record and its effect commit together",
+    # flights.services.create_flight claims the number in its own transaction first; only
+    # staff adding or renumbering a flight in the admin claim it in the admin's transaction
+    # (Django wraps the whole change form in one), so a refused save leaves no claim behind.
+    # Rare, never on a sale's hot path.
+    "flights_flightnumber": "a staff add or renumber in the admin claims the number with it",
 }
 
 # Foreign keys from a reference table to a distributed one: Citus cannot keep them, so the
@@ -160,6 +168,15 @@ UNCHECKED_LINKS: Final[dict[tuple[str, str], str]] = {
     # An override is set by staff for a sale they picked from the existing ones; sales are
     # never deleted, so its CASCADE never fires.
     ("payments_refundpolicy", "sale_id"): "set for an existing sale; sales are never deleted",
+}
+
+
+# Links from a row of one sale to a row of another, kept without a database key (Citus keeps
+# no foreign key across shards), each with what keeps it right.
+CROSS_SALE_LINKS: Final[dict[tuple[str, str], str]] = {
+    # flights.rerouting writes it (the first flight's sale) only after the new booking (the
+    # later flight's sale) committed, and bookings are never deleted (PROTECT in the ORM).
+    ("flights_deniedboarding", "rebooked_onto_id"): "written after the booking it names",
 }
 
 

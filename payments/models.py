@@ -41,7 +41,9 @@ class Payment(models.Model):
         max_length=255,
         null=True,
         blank=True,
-        help_text="Client's Idempotency-Key, unique per customer; cleared after retention.",
+        help_text=(
+            "Client's Idempotency-Key, unique per customer and sale; cleared after retention."
+        ),
     )
     request_fingerprint = models.CharField(max_length=64)
     status = models.CharField(
@@ -80,8 +82,10 @@ class Payment(models.Model):
             models.Index(fields=["booking", "-created_at"]),
         ]
         constraints = [
+            # A customer's key within one sale (payments 0013): the sale's node checks it
+            # under Citus; the pay request names its booking, so its sale is known first.
             models.UniqueConstraint(
-                fields=["customer", "idempotency_key"],
+                fields=["sale", "customer", "idempotency_key"],
                 name="payment_idempotency_key_per_customer",
             ),
             # Sale first for Citus (kernel/sharding.py); a booking is of one sale.

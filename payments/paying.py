@@ -1,5 +1,8 @@
-"""Paying for a hold, exactly once per (customer, Idempotency-Key): record the payment, call
-the gateway, apply the result (the three steps of payments.charging's rule)."""
+"""Paying for a hold, exactly once per (customer, Idempotency-Key) within the booking's sale:
+record the payment, call the gateway, apply the result (the three steps of payments.charging's
+rule).  The key is the customer's within one sale, so a cluster distributed by sale checks it
+on the sale's node (docs/performance.md, "Beyond one primary"); the pay request names its
+booking, so the sale is known before the transaction."""
 
 from __future__ import annotations
 
@@ -100,8 +103,10 @@ def record_payment(
     on_behalf: bool = False,
 ) -> Payment | PayResponse:
     """Step 1: claim the key and write the payment row, committed before the gateway hears of
-    it.  A key already used answers its stored response (or 409: a different request)."""
-    existing = _existing(customer, key)
+    it.  A key already used in the booking's sale answers its stored response (or 422: a
+    different request)."""
+    sale_id = _sale_id_of(booking_id)
+    existing = _existing(customer, sale_id, key)
     if existing:
         return _replay(existing, fingerprint)
     now = timezone.now()
@@ -120,11 +125,24 @@ def record_payment(
         )
         if payment is not None:
             return payment
-    return _lost_the_claim(customer=customer, booking_id=booking_id, key=key, asked=fingerprint)
+    return _lost_the_claim(
+        customer=customer,
+        sale_id=booking.sale_id,
+        booking_id=booking_id,
+        key=key,
+        asked=fingerprint,
+    )
 
 
-def _existing(customer: AbstractBaseUser, key: str) -> Payment | None:
-    return Payment.objects.filter(customer=customer, idempotency_key=key).first()
+def _sale_id_of(booking_id: int) -> int | None:
+    """The sale the pay request's booking is of (None: no such booking, refused below)."""
+    return Booking.objects.filter(pk=booking_id).values_list("sale_id", flat=True).first()
+
+
+def _existing(customer: AbstractBaseUser, sale_id: int | None, key: str) -> Payment | None:
+    if sale_id is None:
+        return None
+    return Payment.objects.filter(sale_id=sale_id, customer=customer, idempotency_key=key).first()
 
 
 def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
@@ -219,15 +237,15 @@ def _insert_payment(
 
 
 def _lost_the_claim(
-    *, customer: AbstractBaseUser, booking_id: int, key: str, asked: str
+    *, customer: AbstractBaseUser, sale_id: int, booking_id: int, key: str, asked: str
 ) -> PayResponse:
-    """After a refused insert: the same key's committed answer (replay or 409), else the other
+    """After a refused insert: the same key's committed answer (replay or 422), else the other
     attempt under way for this booking (PaymentInProgress, with where to finish it)."""
-    existing = _existing(customer, key)
+    existing = _existing(customer, sale_id, key)
     if existing:
         return _replay(existing, asked)
     other = Payment.objects.filter(
-        booking_id=booking_id, status__in=IN_FLIGHT_PAYMENT_STATUSES
+        sale_id=sale_id, booking_id=booking_id, status__in=IN_FLIGHT_PAYMENT_STATUSES
     ).first()
     raise PaymentInProgress(
         gettext("Another payment for this booking is under way; finish or abandon it first."),

@@ -218,6 +218,11 @@ class PresaleCodeAdmin(admin.ModelAdmin):
     search_fields = ["code", "note", "=room__id"]
     raw_id_fields = ["room"]
     readonly_fields = ["uses"]
+    exclude = ["sale"]
+
+    def save_model(self, request, obj, form, change):
+        obj.sale_id = obj.room.sale_id  # the room's, as waitroom.presale writes it
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(PresaleRedemption)

@@ -306,6 +306,11 @@ class PresaleCode(models.Model):
     (`PresaleRedemption`), so a code passed on after use is worth nothing."""
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="presale_codes")
+    # The room's engine sale, copied so a Citus cluster can put the row beside the sale's
+    # (kernel/sharding.py); written with the row, never changed.  Read by (sale, room, code).
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     code = models.CharField(max_length=32, default=new_presale_code)
     uses_allowed = models.PositiveIntegerField(default=1, help_text="1: single-use.")
     uses = models.PositiveIntegerField(default=0, editable=False)
@@ -315,7 +320,10 @@ class PresaleCode(models.Model):
     class Meta:
         ordering = ["room_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["room", "code"], name="presale_code_unique_in_room"),
+            # Sale first for Citus; a room is of one sale, so the rule is the same.
+            models.UniqueConstraint(
+                fields=["sale", "room", "code"], name="presale_code_unique_in_room"
+            ),
             models.CheckConstraint(
                 condition=Q(uses_allowed__gte=1), name="presale_code_allows_a_use"
             ),
@@ -332,6 +340,10 @@ class PresaleRedemption(models.Model):
     """One account's use of a presale code: at most one per account and room."""
 
     room = models.ForeignKey(WaitingRoom, on_delete=models.CASCADE, related_name="redemptions")
+    # The room's (and the code's) engine sale, copied as on the code: see above.
+    sale = models.ForeignKey(
+        "bookings.Sale", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     code = models.ForeignKey(PresaleCode, on_delete=models.CASCADE, related_name="redemptions")
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="presale_redemptions"
@@ -341,8 +353,9 @@ class PresaleRedemption(models.Model):
     class Meta:
         ordering = ["room_id", "redeemed_at", "id"]
         constraints = [
+            # Sale first for Citus; a room is of one sale, so the rule is the same.
             models.UniqueConstraint(
-                fields=["room", "customer"], name="presale_redemption_one_per_account"
+                fields=["sale", "room", "customer"], name="presale_redemption_one_per_account"
             ),
         ]
 

@@ -32,7 +32,9 @@ def issue_presale_codes(
     with transaction.atomic():
         room = WaitingRoom.objects.get(pk=room_id)
         return [
-            PresaleCode.objects.create(room=room, uses_allowed=uses_allowed, note=note)
+            PresaleCode.objects.create(
+                room=room, sale_id=room.sale_id, uses_allowed=uses_allowed, note=note
+            )
             for _ in range(count)
         ]
 
@@ -41,11 +43,11 @@ def normalize_code(code: str) -> str:
     return "".join(code.split()).upper()
 
 
-def claim_use(code_id: int) -> bool:
+def claim_use(*, sale_id: int, code_id: int) -> bool:
     """One use of the code, if any is left: a conditional update, so of any number of
     accounts racing for the last use exactly one wins."""
     return bool(
-        PresaleCode.objects.filter(pk=code_id, uses__lt=F("uses_allowed")).update(
+        PresaleCode.objects.filter(sale_id=sale_id, pk=code_id, uses__lt=F("uses_allowed")).update(
             uses=F("uses") + 1
         )
     )
@@ -60,29 +62,40 @@ def enter_priority_lane(
     `presale-code-used-up`; nothing is written either way."""
     try:
         with transaction.atomic():
-            if not PresaleRedemption.objects.filter(room=room, customer=customer).exists():
+            redeemed = PresaleRedemption.objects.filter(
+                sale_id=room.sale_id, room=room, customer=customer
+            )
+            if not redeemed.exists():
                 _redeem(room=room, customer=customer, code=code, now=now)
             entry = _priority_place(room=room, customer=customer, address=address, now=now)
     except IntegrityError:
         # The same account redeemed or joined twice at once: the other request won; its
         # redemption and place are the ones kept (and this one's use was rolled back).
-        entry = QueueEntry.objects.get(room=room, customer=customer)
+        entry = QueueEntry.objects.get(sale_id=room.sale_id, room=room, customer=customer)
     return entry
 
 
 def _redeem(*, room: WaitingRoom, customer: AbstractBaseUser, code: str, now: datetime) -> None:
-    presale = PresaleCode.objects.filter(room=room, code=normalize_code(code)).first()
+    presale = PresaleCode.objects.filter(
+        sale_id=room.sale_id, room=room, code=normalize_code(code)
+    ).first()
     if presale is None:
         raise PresaleCodeInvalid()
-    if not claim_use(presale.pk):
+    if not claim_use(sale_id=room.sale_id, code_id=presale.pk):
         raise PresaleCodeUsedUp()
-    PresaleRedemption.objects.create(room=room, code=presale, customer=customer, redeemed_at=now)
+    PresaleRedemption.objects.create(
+        room=room, sale_id=room.sale_id, code=presale, customer=customer, redeemed_at=now
+    )
 
 
 def _priority_place(
     *, room: WaitingRoom, customer: AbstractBaseUser, address: str | None, now: datetime
 ) -> QueueEntry:
-    entry = QueueEntry.objects.select_for_update().filter(room=room, customer=customer).first()
+    entry = (
+        QueueEntry.objects.select_for_update()
+        .filter(sale_id=room.sale_id, room=room, customer=customer)
+        .first()
+    )
     order_key = in_lane(next_fifo_key(), Lane.PRIORITY) if room.shuffled_at else None
     if entry is None:
         entry = QueueEntry.objects.create(

@@ -18,6 +18,7 @@ from bookings.models import GateScan, Ticket, TicketCredential
 from bookings.tickets import scan_ticket
 from flights.denied_boarding import denial_order, deny_boarding
 from flights.models import Compensation
+from flights.rerouting import reroute_pending
 from tests.bookings.test_sale_migration import latest, migrate
 from tests.events.factories import EventFactory
 from tests.events.test_event_tickets import seated_tickets
@@ -60,6 +61,8 @@ def test_credentials_scans_and_compensation_get_their_parents_sale_forward_and_b
     flight, _later, _tickets = oversold_flight()
     expected = [c.passenger_id for c in denial_order(flight)[:2]]
     deny_boarding(flight_id=flight.pk, staff=operator, expected_passenger_ids=expected)
+    # Each rerouting booked (its own step): flights 0017 goes back only without one pending.
+    assert reroute_pending() == 2
     assert set(Compensation.objects.values_list("flight_id", flat=True)) == {flight.pk}
     counts = (TicketCredential.objects.count(), GateScan.objects.count())
     assert counts == (4, 4)

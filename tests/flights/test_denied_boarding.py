@@ -30,6 +30,7 @@ from flights.models import (
     PayoutStatus,
     VolunteerOffer,
 )
+from flights.rerouting import reroute_pending
 from flights.services import check_inventory
 from kernel.errors import InvalidRequest
 from kernel.models import OutboxEvent
@@ -82,6 +83,7 @@ def test_a_volunteer_accepts_cash_and_a_later_flight_and_the_offers_end_when_eno
     answer_offer(customer=customer_of(tickets[0]), offer_id=first.pk, accept=True)
     answer_offer(customer=customer_of(tickets[1]), offer_id=second.pk, accept=True)
 
+    assert reroute_pending() == 2  # each rerouting's own step, after its denial committed
     volunteers = DeniedBoarding.objects.filter(kind=DeniedKind.VOLUNTEER)
     assert volunteers.count() == 2 and oversold_by(flight) == 0
     assert set(VolunteerOffer.objects.values_list("status", flat=True)) == {
@@ -143,7 +145,7 @@ def test_staff_deny_in_priority_and_the_rerouted_within_2_h_get_half_the_refunde
 
     with pytest.raises(DenialChanged):  # what staff saw must be what is decided
         deny_boarding(flight_id=flight.pk, staff=staff, expected_passenger_ids=expected[:1])
-    denied = deny_boarding(
+    deny_boarding(
         flight_id=flight.pk,
         staff=staff,
         expected_passenger_ids=expected,
@@ -151,7 +153,8 @@ def test_staff_deny_in_priority_and_the_rerouted_within_2_h_get_half_the_refunde
         care=["meal voucher", "phone calls"],
     )
 
-    by_passenger = {d.passenger_id: d for d in denied}
+    assert reroute_pending() == 1  # the rerouting's own step; the refund has none
+    by_passenger = {d.passenger_id: d for d in DeniedBoarding.objects.all()}
     rerouted, refunded = by_passenger[expected[0]], by_passenger[expected[1]]
     assert rerouted.rebooked_onto.sale_id == later.sale_id
     assert rerouted.compensation.amount == Decimal("125.00") and rerouted.compensation.reduced
@@ -169,6 +172,7 @@ def test_emails_go_in_the_customers_language_and_compensation_is_paid_once(mailo
     first = OnlineCheckIn.objects.get(passenger_id=expected[0]).passenger.booking.customer
     set_preferred_language(user_id=first.pk, language="de")
     denied = deny_boarding(flight_id=flight.pk, staff=staff, expected_passenger_ids=expected)
+    reroute_pending()  # the reroutings' e-mails are queued once their bookings exist
 
     relay_outbox(now=timezone.now() + timedelta(hours=1))
     from bookings.notifications import send_notification
@@ -223,6 +227,12 @@ def test_two_staff_denying_at_once_deny_exactly_the_oversold_count():
     assert outcomes.results == [2]
     assert outcomes.error_kinds == {"DenialChanged": 1}
     assert DeniedBoarding.objects.count() == 2 and Compensation.objects.count() == 2
+    # Each rerouting once, also when two workers run the step at once (one that finds the
+    # other's booking under way leaves it to the other, or replays it).
+    outcomes = run_concurrently([reroute_pending, reroute_pending])
+    assert not outcomes.errors, outcomes.errors
+    reroute_pending()
+    assert DeniedBoarding.objects.filter(rebooked_onto__isnull=True).count() == 0
     assert Booking.objects.filter(sale_id=later.sale_id).count() == 2  # one rerouting each
     assert check_inventory(sale_id=later.sale_id) == []
 
@@ -234,7 +244,7 @@ def test_control_denying_without_the_flight_lock_and_the_ticket_condition_rebook
 
     from django.db import transaction
 
-    from flights.rebooking import rebook_onto_next_flight
+    from flights.rebooking import book_onto
 
     flight, later, _tickets = oversold_flight()
     staff = [staff_member(), staff_member()]
@@ -248,9 +258,10 @@ def test_control_denying_without_the_flight_lock_and_the_ticket_condition_rebook
                     Ticket.objects.filter(passenger=p).update(
                         status=TicketStatus.REVOKED, revoked_at=timezone.now()
                     )
-                    rebook_onto_next_flight(
-                        flight=flight, passenger=p, customer=p.booking.customer, now=timezone.now()
-                    )
+                    book_onto(
+                        candidate=later, passenger=p, customer=p.booking.customer,
+                        now=timezone.now(),
+                    )  # fmt: skip
             return len(chosen)
 
         return deny

@@ -18,6 +18,7 @@ from flights.departure import close_gate
 from flights.departure_panel import departure_panel
 from flights.models import Airport, Compensation, Flight, NoShow
 from flights.online_checkin import check_in_online
+from flights.rerouting import reroute_pending
 from flights.services import check_inventory
 from kernel.outbox import relay_outbox
 from languages.services import set_preferred_language
@@ -83,6 +84,9 @@ def test_a_departure_with_8_tickets_on_6_seats(in_eu, mailoutbox):
     (denied,) = deny_boarding(
         flight_id=flight.pk, staff=staff, expected_passenger_ids=[to_deny], care=["meals"]
     )
+    # Each rerouting is booked on the later flight's sale after its denial committed.
+    assert denied.rebooked_onto is None and reroute_pending() == 2
+    denied.refresh_from_db()
     assert denied.rebooked_onto.sale_id == later.sale_id
     if in_eu:  # FRA-BER, about 480 km: Art. 7(1)(a); rerouted 3 h later, so not halved
         assert denied.compensation.amount == Decimal("250.00")

@@ -18,6 +18,7 @@ from flights.models import (
     PayoutStatus,
     VolunteerOffer,
 )
+from flights.rerouting import reroute_pending
 from languages.services import set_preferred_language
 from tests.factories import UserFactory
 from tests.flights.oversold import oversold_flight
@@ -54,6 +55,7 @@ def test_the_booking_page_shows_the_offer_and_the_customer_accepts_there(client)
     assert "accept or decline" in bad.content.decode()
     assert "signed agreement" in unsigned.content.decode()
     assert VolunteerOffer.objects.get(pk=offer.pk).status == OfferStatus.ACCEPTED
+    reroute_pending()  # the rerouting's own step, after the acceptance committed
     denied = DeniedBoarding.objects.get(passenger_id=offer.passenger_id)
     assert denied.kind == DeniedKind.VOLUNTEER and denied.rebooked_onto.sale_id == later.sale_id
     assert f'id="denied-{denied.pk}"'.encode() in done.content

@@ -16,7 +16,7 @@ from bookings.seat_changes import move_passenger
 from flights import rebooking
 from flights.models import Flight, OnlineCheckIn
 from flights.online_checkin import check_in_online
-from flights.rebooking import rebook_onto_next_flight
+from flights.rebooking import book_onto
 from tests.bookings.confirming import confirm
 from tests.factories import UserFactory
 from tests.flights.departing import small_flight
@@ -46,10 +46,12 @@ def confirmed_in_exit_row(flight, customer) -> Passenger:
 
 
 def rebooked(flight, passenger, customer) -> Passenger:
-    rerouting = rebook_onto_next_flight(
-        flight=flight, passenger=passenger, customer=customer, now=timezone.now()
-    )
-    new = Passenger.objects.select_related("seat").get(booking=rerouting.booking)
+    """The rerouting's booking on the route's next flight (flights.rerouting's step 2)."""
+    later = rebooking.later_flights(
+        flight=flight, fare_class=passenger.booking.fare_class, now=timezone.now()
+    ).first()
+    booking = book_onto(candidate=later, passenger=passenger, customer=customer, now=timezone.now())
+    new = Passenger.objects.select_related("seat").get(booking=booking)
     assert new.seat.seat_no == "1A"  # the later flight's first free seat: its exit row
     return new
 

@@ -11,6 +11,7 @@ from flights import compensation, outbox_payloads
 from flights.boarding_priority import set_boarding_priority
 from flights.denied_boarding import answer_offer, ask_for_volunteers, denial_order, deny_boarding
 from flights.models import Compensation, DeniedBoarding, VolunteerOffer
+from flights.rerouting import reroute_pending
 from kernel.models import OutboxEvent
 from kernel.outbox_types import OutboxEventType
 from tests.bookings.confirming import round_trip
@@ -87,7 +88,15 @@ def test_every_departure_event_is_its_builders_payload_and_round_trips():
         "DENIED",
         "CASH",
     )
-    assert built["rebookedBookingId"] == denied.rebooked_onto_id is not None
+    # At the denial the rerouting is still to be booked (on the later flight's sale, after
+    # this commits); its e-mail carries the new booking once booked.
+    assert built["rebookedBookingId"] is None
+    reroute_pending()
+    denied.refresh_from_db()
+    after = outbox_payloads.boarding_denied(
+        denied, flight=flight, who=staff, entry=entry, currency=compensation.CURRENCY
+    )
+    assert after["rebookedBookingId"] == denied.rebooked_onto_id is not None
 
     compensation.pay_out(compensation_id=entry.pk, staff=staff, reference="BANK-1")
     entry.refresh_from_db()

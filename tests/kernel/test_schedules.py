@@ -30,6 +30,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "payments.tasks.retry_pending_refunds": 300,
         "flights.rebuild_hold_counters": 15,
         "flights.close_due_gates": 60,
+        "flights.reroute_pending": 60,
         "partners.resend_due_deliveries": 30,
         "waitroom.admit_shoppers": 2,
         "payments.tasks.reconcile_stuck_payments_task": 60,

@@ -129,8 +129,8 @@ def test_control_without_the_key_constraints_one_key_charges_more_than_once(
     look_up = paying._existing
     meet = threading.Barrier(2, timeout=5)
 
-    def racing_look_up(customer, key):
-        found = look_up(customer, key)
+    def racing_look_up(customer, sale_id, key):
+        found = look_up(customer, sale_id, key)
         with contextlib.suppress(threading.BrokenBarrierError):
             meet.wait()
         return found

@@ -2,9 +2,8 @@
 made inside SQL functions and bulk statements count too; `mixed_transactions` names the
 transactions a Citus cluster distributed by sale would have to run on two nodes.
 
-A distributed table that still lacks its sale column (tests/project/test_citus_schema.py
-lists them) gets its row's sale through the row's parent here, so the test can tell today
-which sale each write belongs to."""
+Every distributed table carries its own sale column (tests/project/test_citus_schema.py),
+so the trigger reads the row's sale straight from it."""
 
 from __future__ import annotations
 
@@ -18,13 +17,6 @@ from django.db import connection
 from kernel.sharding import CROSS_NODE_WRITES, TABLES, Distributed
 
 LOG = "citus_write_log"
-# The sale of a row of a distributed table without its own column yet, through its parent.
-DERIVED_SALE = {
-    "waitroom_presalecode": "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)",
-    "waitroom_presaleredemption": (
-        "(SELECT w.sale_id FROM waitroom_waitingroom w WHERE w.id = r.room_id)"
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -43,9 +35,9 @@ def _sale_expression(table: str, columns: set[str]) -> str:
     placement = TABLES[table]
     if not isinstance(placement, Distributed):
         return "NULL"
-    if placement.column in columns:
-        return f"r.{placement.column}"
-    return DERIVED_SALE[table]
+    if placement.column not in columns:
+        raise AssertionError(f"{table} has no {placement.column}: the schema test names it")
+    return f"r.{placement.column}"
 
 
 @contextlib.contextmanager

@@ -2,9 +2,10 @@
 kernel.sharding's map: what Citus needs to distribute it by sale.
 
 The check reads pg_catalog (tests/project/citus_catalog.py), never the models.  `OPEN_BREAKS`
-lists the rules the schema still breaks, each a decision not yet carried out
-(docs/performance.md, "Beyond one primary"); it only shrinks: the test fails on a new break
-and on a fixed one still listed."""
+would list the rules the schema still breaks, each a decision not yet carried out
+(docs/performance.md, "Beyond one primary"); it is empty now and only shrinks: the test
+fails on a new break and on a fixed one still listed.  A link across sales
+(kernel.sharding.CROSS_SALE_LINKS) keeps no foreign key, before and after the cut-over."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from kernel.citus_cutover import composite_keys_sql
-from kernel.sharding import BY_SALE, REFERENCE, TABLES
+from kernel.sharding import BY_SALE, CROSS_SALE_LINKS, REFERENCE, TABLES
 from tests.events.factories import EventFactory
 from tests.events.test_event_tickets import seated_tickets
 from tests.factories import FlightFactory, UserFactory, named_hold
@@ -20,37 +21,7 @@ from tests.project.citus_catalog import Break, breaks
 
 pytestmark = pytest.mark.django_db
 
-OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {
-    # (code, departure_at) is a catalogue rule across sales: a small global table checked before
-    # create_flight
-    "flights_flight": [
-        "unique flight_code_departure_uniq (code, departure_at) lacks sale_id",
-    ],
-    # distributed: (customer, key) becomes (sale, customer, key) at cut-over, the pay request
-    # names its booking, so its sale is known before the transaction (docs)
-    "payments_payment": [
-        "unique payment_idempotency_key_per_customer (idempotency_key, customer_id) lacks sale_id",
-    ],
-    # distributed: presale codes and redemptions get the room's sale copied, as queue entries
-    # did (waitroom 0013); not written by the hold, pay, confirm, cancel or expiry paths
-    "waitroom_presalecode": [
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique presale_code_unique_in_room (code, room_id) lacks sale_id",
-    ],
-    "waitroom_presaleredemption": [
-        "foreign key (code_id) to waitroom_presalecode lacks sale_id",
-        "foreign key (room_id) to waitroom_waitingroom lacks sale_id",
-        "has no sale_id column",
-        "primary key (id) lacks sale_id",
-        "unique presale_redemption_one_per_account (customer_id, room_id) lacks sale_id",
-    ],
-    # distributed: the single-column key stays for the presale tables' foreign keys (above)
-    "waitroom_waitingroom": [
-        "unique waitroom_waitingroom_single_key (id) lacks sale_id",
-    ],
-}
+OPEN_BREAKS_BY_TABLE: dict[str, list[str]] = {}
 OPEN_BREAKS = {Break(t, rule) for t, rules in OPEN_BREAKS_BY_TABLE.items() for rule in rules}
 
 
@@ -188,3 +159,41 @@ def test_the_cut_over_drops_only_the_named_links_of_reference_tables_to_a_sale()
         "citus_control_reference: reference table's foreign key (sale_id) to distributed "
         "bookings_sale"
     }
+
+
+def keyed_links(cursor) -> set[tuple[str, str]]:
+    """The links of kernel.sharding.CROSS_SALE_LINKS that carry a foreign key (or are gone)."""
+    wrong = set()
+    for table, column in CROSS_SALE_LINKS:
+        cursor.execute(
+            "SELECT attnum FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s"
+            " AND NOT attisdropped",
+            [table, column],
+        )
+        found = cursor.fetchone()
+        cursor.execute(
+            "SELECT 1 FROM pg_constraint WHERE contype = 'f' AND conrelid = %s::regclass"
+            " AND %s = ANY (conkey)",
+            [table, found[0] if found else -1],
+        )
+        if found is None or cursor.fetchone():
+            wrong.add((table, column))
+    return wrong
+
+
+def test_a_link_across_sales_keeps_no_foreign_key_even_after_the_cut_over():
+    """A denial's rerouting booking is another sale's row: a key there would be widened by
+    the cut-over into one that refuses every rerouting (and Citus keeps none across shards)."""
+    with connection.cursor() as cursor:
+        assert not keyed_links(cursor)
+        cut_over(cursor)
+        assert not keyed_links(cursor)
+
+
+def test_control_a_link_across_sales_with_a_foreign_key_is_named():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "ALTER TABLE flights_deniedboarding ADD FOREIGN KEY (rebooked_onto_id)"
+            " REFERENCES bookings_booking (id)"
+        )
+        assert keyed_links(cursor) == {("flights_deniedboarding", "rebooked_onto_id")}

@@ -103,12 +103,13 @@ def test_control_without_the_conditional_update_the_code_is_used_twice(room, mon
     moment between read and write, as a busy server has), the same race redeems the
     single-use code for several accounts: the test above is able to fail."""
 
-    def unguarded_claim(code_id: int) -> bool:
-        uses, allowed = PresaleCode.objects.values_list("uses", "uses_allowed").get(pk=code_id)
+    def unguarded_claim(*, sale_id: int, code_id: int) -> bool:
+        codes = PresaleCode.objects.filter(sale_id=sale_id)
+        uses, allowed = codes.values_list("uses", "uses_allowed").get(pk=code_id)
         if uses >= allowed:
             return False
         time.sleep(0.05)
-        PresaleCode.objects.filter(pk=code_id).update(uses=uses + 1)
+        codes.filter(pk=code_id).update(uses=uses + 1)
         return True
 
     monkeypatch.setattr(presale, "claim_use", unguarded_claim)

@@ -31,15 +31,20 @@ def place(models, room_id: int, sale_id: int | None) -> None:
     )  # fmt: skip
 
 
-@pytest.mark.django_db(transaction=True)
-def test_queue_entries_and_admissions_get_their_rooms_sale_forward_and_back():
-    rooms = [
+def rooms_of_two_sales() -> list:
+    """Two waiting rooms, each in front of a flight's sale of its own."""
+    return [
         staff.open_waiting_room(
             sale_id=FlightFactory().sale_id, opens_at=timezone.now(), admit_per_minute=60,
             max_inside=10,
         )
         for _ in range(2)
     ]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_queue_entries_and_admissions_get_their_rooms_sale_forward_and_back():
+    rooms = rooms_of_two_sales()
     new, old_room = rooms
     place({"QueueEntry": QueueEntry, "Admission": Admission}, new.pk, new.sale_id)
     try:
