@@ -16,6 +16,7 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
   hold      POST /api/bookings, one seatless unit, each by its own customer, until sold out
   loser     the same request on the sold-out flight (the Redis counter's fast 409)
   seat-map  GET /api/flights/{id}/seats, warm (cached bytes), and 304 with If-None-Match
+  search    GET /api/flights?from=&to=&date=, warm (cached bytes), and 304 with If-None-Match
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
 statements per request, Redis commands per request and Redis round trips per request (writes
 to a Redis socket: a pipeline is one per node it touches, a command one).
@@ -194,6 +195,27 @@ def scenario_seat_map() -> tuple[dict, dict]:
     return _measure([warm] * 500), _measure([not_modified] * 500)
 
 
+def scenario_search() -> tuple[dict, dict]:
+    """GET /api/flights?from=FRA&to=BER&date=<the day of a fresh flight>, warm (the cached
+    answer's bytes) and 304 (If-None-Match with its ETag)."""
+    from datetime import timedelta
+
+    flight = new_flight("RS")
+    client = _client()
+    day = (flight.departure_at + timedelta(hours=1)).date().isoformat()  # FRA is UTC+1 or +2
+    url = f"/api/flights?from=FRA&to=BER&date={day}"
+    first = client.get(url, secure=True)
+    etag = first.headers.get("ETag", "")
+
+    def warm() -> int:
+        return client.get(url, secure=True).status_code
+
+    def not_modified() -> int:
+        return client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code
+
+    return _measure([warm] * 500), _measure([not_modified] * 500)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--checkout", type=Path, default=ROOT)
@@ -270,7 +292,15 @@ def run(args, stack: contextlib.ExitStack) -> None:
     else:
         holds, losers = scenario_holds()
     warm, not_modified = scenario_seat_map()
-    figures = {"hold": holds, "loser": losers, "seat-map warm": warm, "seat-map 304": not_modified}
+    search, search_304 = scenario_search()
+    figures = {
+        "hold": holds,
+        "loser": losers,
+        "seat-map warm": warm,
+        "seat-map 304": not_modified,
+        "search warm": search,
+        "search 304": search_304,
+    }
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
     print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}")
     for name, f in figures.items():
