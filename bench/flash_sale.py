@@ -1003,6 +1003,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.load_spec:
         return load_main()
+    # This bench's own modules, before django_setup puts a --checkout (which may not have
+    # them: an older commit) first on sys.path.
+    sys.path.insert(0, str(ROOT))
+    from bench.open_loop import scenario_open_loop
 
     args.clients = 100
     args.requests = 300 if args.quick else 1000
@@ -1111,8 +1115,6 @@ def main() -> None:
             elif key == "w":
                 results["w"] = scenario_waiting_room(args, stack, base_url)
             elif key == "o":
-                from bench.open_loop import scenario_open_loop
-
                 capacity = results.get("a", {}).get("req_per_s")
                 results["o"] = scenario_open_loop(args, stack, base_url, capacity)
         if not args.no_pgbench:
