@@ -26,8 +26,9 @@ What it does, in one sitting:
         otherwise; its holds/s beside (a)'s, and an audit on the rows: no seat in two
         bookings, every booking one block, no seat left alone that the rule forbids
         (bench/best_available_sale.py)
-     o  (only when asked) open loop: seatless holds arriving at a fixed rate (Poisson) at 50 %
-        and 80 % of (a)'s measured requests/s, p50/p99/p99.9 for winners and losers
+     o  (only when asked: --scenarios a,o) open loop: seatless holds arriving at a fixed rate
+        (Poisson) at 50 % and 80 % of (a)'s measured requests/s, p50/p99/p99.9 for winners
+        and for losers, pooled over --repeat runs of fresh sales (bench/open_loop.py)
      w  (only when asked: --scenarios w) the flash sale through the waiting room, 2,000
         customers for 183 units (bench/waiting_room.py's sale, not a copy): pre-queue,
         websocket positions, admitted shoppers hold; run twice, with the Redis hold filters
@@ -238,11 +239,14 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
                 records.append((t0, lat, status, status in (200, 304)))
 
         async def open_loop() -> None:
-            """Arrivals at a fixed mean rate (Poisson), each a seatless hold that nobody
-            waits for before sending the next: latency as a customer feels it at that rate,
-            not as 100 clients that each wait for their answer (Little's law)."""
-            rng = random.Random(7)
+            """Arrivals on a Poisson schedule (bench/open_loop.py), each a seatless hold
+            sent whether or not earlier ones were answered."""
+            from bench.open_loop import poisson_schedule
+
             tokens, flights = spec["tokens"], spec["flight_ids"]
+            schedule = poisson_schedule(
+                rate=spec["rate"], seconds=spec["seconds"], seed=spec.get("seed", 7)
+            )
             pending = []
 
             async def arrival(i: int) -> None:
@@ -259,16 +263,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
                 records.append((t0, lat, status, status == 201))
 
             await start_gate.wait()
-            next_at = time.perf_counter()
-            end = next_at + spec["seconds"]
-            i = 0
-            while next_at < end:
-                delay = next_at - time.perf_counter()
+            began = time.perf_counter()
+            for i, at in enumerate(schedule):
+                delay = began + at - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
                 pending.append(asyncio.create_task(arrival(i)))
-                i += 1
-                next_at += rng.expovariate(spec["rate"])
             await asyncio.gather(*pending)
 
         if kind == "open_loop":
@@ -303,6 +303,7 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_main() -> None:
+    sys.path.insert(0, str(ROOT))  # run as a script: `bench` (the open loop's schedule)
     spec = json.load(sys.stdin)
     with contextlib.suppress(ImportError):
         import uvloop
@@ -824,68 +825,6 @@ def scenario_reads(args, stack, base_url: str) -> dict[str, Any]:
     return results
 
 
-def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> dict[str, Any]:
-    """(o): seatless holds arriving at 50 % and 80 % (--open-loop-fractions) of the capacity
-    (a) measured in this run (its requests/s: losers cost too), or of --open-loop-capacity.
-    Each rate runs --open-loop-seconds over fresh flights sized so that about
-    --open-loop-oversubscribe arrivals come per unit: every flight sells out, winners'
-    percentiles pool several sales, and losers are measured too.  Prints p50/p99/p99.9 of
-    winners and of losers."""
-    capacity = args.open_loop_capacity or capacity
-    if not capacity:
-        raise SystemExit("(o) needs (a) first in --scenarios, or --open-loop-capacity")
-    results = {}
-    for fraction in (float(f) for f in args.open_loop_fractions.split(",")):
-        rate = capacity * fraction
-        arrivals = rate * args.open_loop_seconds
-        # About `oversubscribe` arrivals per unit: each flight sells out and the rest lose,
-        # so both winners' and losers' latencies are measured at this rate.
-        count = max(1, round(arrivals / (171 * args.open_loop_oversubscribe)))
-        flights = [new_flight("OL").pk for _ in range(count)]
-        customers = new_customers(args.clients)
-        spec = {
-            "base_url": base_url,
-            "kind": "open_loop",
-            "rate": rate,
-            "seconds": args.open_loop_seconds,
-            "flight_ids": flights,
-            "tokens": [t for _, t in customers],
-            "timeout": args.open_loop_seconds + 60,
-        }
-        print(
-            f"  {fraction:.0%} of {capacity:.1f} req/s = {rate:.1f} arrivals/s for "
-            f"{args.open_loop_seconds:.0f} s over {len(flights)} flights",
-            flush=True,
-        )
-
-        def run(spec=spec, fraction=fraction):
-            result = run_load(spec)
-            out = summarise(f"open-{fraction:.0%}", result, win_label="holds")
-            records = result["records"]
-            for label, picked in (("winners", True), ("losers", False)):
-                lat = [r[1] for r in records if r[3] is picked]
-                out[label] = {
-                    "count": len(lat),
-                    **{
-                        f"p{q}": pct(lat, v)
-                        for q, v in (("50", 0.5), ("99", 0.99), ("99.9", 0.999))
-                    },
-                }
-                print(
-                    f"  {label} {len(lat)}: p50 {ms(out[label]['p50'])} p99 "
-                    f"{ms(out[label]['p99'])} p99.9 {ms(out[label]['p99.9'])}",
-                    flush=True,
-                )
-            return out
-
-        out = measured(stack, run)
-        audits = [audit(f) for f in flights]
-        out["audit_ok"] = all(ok for ok, _ in audits)
-        print(f"  audit: {'OK' if out['audit_ok'] else 'FAILED'} on {len(flights)} flights")
-        results[f"{fraction:.2f}"] = out
-    return results
-
-
 def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
     """(w): bench/waiting_room.py's sale on this stack, with the Redis hold filters on and
     then off (a restart each, Redis flushed in between so no gate, counter or beat lock of the
@@ -1055,12 +994,19 @@ def main() -> None:
     parser.add_argument(
         "--open-loop-capacity", type=float, help="(o) req/s to take fractions of, without (a)"
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="(o) runs per rate, latencies pooled over them"
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     parser.add_argument("--load-spec", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load_spec:
         return load_main()
+    # This bench's own modules, before django_setup puts a --checkout (which may not have
+    # them: an older commit) first on sys.path.
+    sys.path.insert(0, str(ROOT))
+    from bench.open_loop import scenario_open_loop
 
     args.clients = 100
     args.requests = 300 if args.quick else 1000

@@ -16,6 +16,7 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
   hold      POST /api/bookings, one seatless unit, each by its own customer, until sold out
   loser     the same request on the sold-out flight (the Redis counter's fast 409)
   seat-map  GET /api/flights/{id}/seats, warm (cached bytes), and 304 with If-None-Match
+  search    GET /api/flights?from=&to=&date=, warm (cached bytes), and 304 with If-None-Match
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
 statements per request, Redis commands per request and Redis round trips per request (writes
 to a Redis socket: a pipeline is one per node it touches, a command one).
@@ -178,12 +179,11 @@ def scenario_holds() -> tuple[dict, dict]:
     return holds, _measure(losers)
 
 
-def scenario_seat_map() -> tuple[dict, dict]:
-    flight = new_flight("RM")
+def _warm_and_304(url: str) -> tuple[dict, dict]:
+    """`url` read 500 times cached (after a first read that caches it), then 500 times with
+    If-None-Match carrying its ETag."""
     client = _client()
-    url = f"/api/flights/{flight.pk}/seats"
-    first = client.get(url, secure=True)
-    etag = first.headers.get("ETag", "")
+    etag = client.get(url, secure=True).headers.get("ETag", "")
 
     def warm() -> int:
         return client.get(url, secure=True).status_code
@@ -192,6 +192,19 @@ def scenario_seat_map() -> tuple[dict, dict]:
         return client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code
 
     return _measure([warm] * 500), _measure([not_modified] * 500)
+
+
+def scenario_seat_map() -> tuple[dict, dict]:
+    return _warm_and_304(f"/api/flights/{new_flight('RM').pk}/seats")
+
+
+def scenario_search() -> tuple[dict, dict]:
+    """GET /api/flights?from=FRA&to=BER&date=<the day of a fresh flight>."""
+    from datetime import timedelta
+
+    flight = new_flight("RS")
+    day = (flight.departure_at + timedelta(hours=1)).date().isoformat()  # FRA is UTC+1 or +2
+    return _warm_and_304(f"/api/flights?from=FRA&to=BER&date={day}")
 
 
 def main() -> None:
@@ -250,6 +263,13 @@ def run(args, stack: contextlib.ExitStack) -> None:
 
     settings.ALLOWED_HOSTS = ["*"]
     settings.DEBUG = False
+    # Warm means cached for the whole measurement: no rebuild when the short TTLs pass
+    # (which would count a render every few seconds, more of them the slower the machine).
+    settings.API_CACHE = {
+        **settings.API_CACHE,
+        "SEAT_MAP_SECONDS": 3600,
+        "FLIGHT_SEARCH_SECONDS": 3600,
+    }
 
     if args.profile:
         # CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
@@ -270,7 +290,15 @@ def run(args, stack: contextlib.ExitStack) -> None:
     else:
         holds, losers = scenario_holds()
     warm, not_modified = scenario_seat_map()
-    figures = {"hold": holds, "loser": losers, "seat-map warm": warm, "seat-map 304": not_modified}
+    search, search_304 = scenario_search()
+    figures = {
+        "hold": holds,
+        "loser": losers,
+        "seat-map warm": warm,
+        "seat-map 304": not_modified,
+        "search warm": search,
+        "search 304": search_304,
+    }
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
     print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}")
     for name, f in figures.items():

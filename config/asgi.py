@@ -15,14 +15,13 @@ Websockets always go through Channels.
 """
 
 import os
-import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-# A thread back from a database or Redis round trip waits for the GIL until a busy thread
-# gives it up: Python's default is after 5 ms.  The event loop thread (HTTP parsing,
-# responses) waits the same way, and a hold makes about a dozen round trips.  1 ms served
-# 1.6x the requests per second at 0.6x the CPU per request (docs/performance.md).
-sys.setswitchinterval(float(os.environ.get("WEB_GIL_SWITCH_MS", "1")) / 1000)
+# The event loop thread (HTTP parsing, responses) waits for the GIL as the HTTP threads do:
+# a short switch interval (config/warmup.py) before anything else runs.
+from config.warmup import shorten_gil_switch
+
+shorten_gil_switch()
 HTTP_MODE = os.environ.get("SEATKEEPER_HTTP", "wsgi")
 if HTTP_MODE == "asgi":
     os.environ.setdefault("DB_POOL", "1")

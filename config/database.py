@@ -9,6 +9,11 @@ server-side cursors (a `WITH HOLD` cursor outlives its transaction), no prepared
 The one session default the engine needs, `lock_timeout`, is the role's setting in its
 database instead (`kernel/locking.py` `apply_lock_timeout`, run by every `migrate`), so it
 holds on every server connection the pooler opens.  docs/operations.md, "PgBouncer".
+
+On a direct connection (migrate, the embedded and development setups, a deployment without
+the pooler) prepared statements may be turned on with DB_PREPARE_THRESHOLD: the server then
+parses and plans a statement sent that many times once per connection (issue 26).  Through
+PgBouncer they stay off whatever the setting says.
 """
 
 from __future__ import annotations
@@ -26,3 +31,27 @@ def through_pgbouncer(database: dict[str, Any]) -> dict[str, Any]:
     # QuerySet.iterator() would DECLARE a cursor (WITH HOLD outside a transaction): fetch its
     # chunks from one ordinary query instead.
     return {**database, "OPTIONS": options, "DISABLE_SERVER_SIDE_CURSORS": True}
+
+
+def with_prepared_statements(database: dict[str, Any], *, threshold: int | None) -> dict[str, Any]:
+    """`database` on a direct connection, preparing each statement after `threshold` runs.
+
+    Django's cursors bind parameters client-side (`psycopg.ClientCursor`), which never
+    prepares, so server-side binding comes on with the threshold.  None: as Django has it.
+    """
+    if threshold is None:
+        return database
+    options = {**database.get("OPTIONS", {})}
+    options["server_side_binding"] = True
+    options["prepare_threshold"] = threshold
+    return {**database, "OPTIONS": options}
+
+
+def connection_options(
+    database: dict[str, Any], *, pgbouncer: bool, prepare_threshold: int | None
+) -> dict[str, Any]:
+    """A PostgreSQL DATABASES entry for its connection kind: through the pooler never with
+    prepared statements, direct with them when asked."""
+    if pgbouncer:
+        return through_pgbouncer(database)
+    return with_prepared_statements(database, threshold=prepare_threshold)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import logging
 import time
 
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.messages.storage import default_storage
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject, empty
 from django.utils.log import log_response
 
 from config import metrics
@@ -93,3 +96,18 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         # None (not an outage): Django's usual handling, and a bug stays a 500.
         return unavailable_response(request, exception)
+
+
+class LazyMessageMiddleware(MessageMiddleware):
+    """Django's, with the message storage made when something first uses it: the API and
+    most page requests never add or show a message, and made eagerly it reads its cookie and
+    builds two storages on every request (issue 26)."""
+
+    def process_request(self, request):
+        request._messages = SimpleLazyObject(lambda: default_storage(request))
+
+    def process_response(self, request, response):
+        messages = getattr(request, "_messages", None)
+        if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
+            return response  # never used: nothing to store, as Django's would find
+        return super().process_response(request, response)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import environ
 
-from config.database import through_pgbouncer
+from config.database import connection_options
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -73,7 +73,8 @@ MIDDLEWARE = [
     # language, and a logged-in customer's stored preference wins over both.
     "django.middleware.locale.LocaleMiddleware",
     "languages.middleware.PreferredLanguageMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's messages, the storage made only when used (config/middleware.py).
+    "config.middleware.LazyMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # django-axes asks to be last: turns a locked-out login into our 429 (config/lockout.py).
     # Only the database-outage middleware is inside it (it must see view exceptions first).
@@ -114,8 +115,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})
     # lock_timeout is not a startup option (PgBouncer refuses those): it is the role's setting
     # in this database, written by every `migrate` (kernel/locking.py, apply_lock_timeout).
-    if DB_PGBOUNCER:
-        DATABASES["default"] = through_pgbouncer(DATABASES["default"])
+    # Prepared statements only on a direct connection (config/database.py): PgBouncer 1.18
+    # cannot carry them in transaction mode.  Unset: none, as Django has it.
+    DATABASES["default"] = connection_options(
+        DATABASES["default"],
+        pgbouncer=DB_PGBOUNCER,
+        prepare_threshold=env.int("DB_PREPARE_THRESHOLD", default=None),
+    )
     # Connection reuse (docs/performance.md).  By default the web server runs HTTP on a fixed
     # pool of threads (config/asgi.py), each keeping one persistent connection
     # (DB_CONN_MAX_AGE); so do Celery processes.  Django's ASGI handler instead runs each
@@ -542,7 +548,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["djangorestframework_camel_case.render.CamelCaseJSONRenderer"],
+    # camelCase JSON as djangorestframework-camel-case writes it, by orjson
+    # (kernel/web/renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["kernel.web.renderers.CamelJSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "kernel.web.negotiation.QuickContentNegotiation",
     "DEFAULT_PARSER_CLASSES": ["config.api.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exceptions.problem_exception_handler",

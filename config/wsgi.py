@@ -1,8 +1,21 @@
+"""WSGI entry point, for a WSGI server (granian --interface wsgi, gunicorn -k gthread).
+
+The same process settings as config/asgi.py's HTTP: one persistent database connection per
+HTTP thread (threads live as long as the process), the GIL's short switch interval, and the
+one-time costs paid before the first request.
+"""
+
 import os
 
-from django.core.wsgi import get_wsgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DB_CONN_MAX_AGE", "60")
+
+from config.warmup import shorten_gil_switch
+
+shorten_gil_switch()
+
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+
 application = get_wsgi_application()
 
 from config.warmup import warm_up  # noqa: E402

@@ -9,14 +9,13 @@ from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from bookings.models import SeatStatus
 from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
+from kernel.web.lean import PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
@@ -159,10 +158,6 @@ class EventSeatMapSerializer(serializers.Serializer):
     categories = SaleCategorySerializer(many=True)
     seats = EventSeatSerializer(many=True)
     standing_areas = StandingAreaSerializer(many=True)
-
-
-class PublicReadApi(APIView):
-    permission_classes = [AllowAny]
 
 
 class EventSearchApi(PublicReadApi):

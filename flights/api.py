@@ -10,13 +10,12 @@ from __future__ import annotations
 from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
+from kernel.web.lean import CopiedFields, PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
 from kernel.web.renderers import cached_json_response, camel_json, etag_matches
@@ -25,17 +24,21 @@ from waitroom.room_api import WaitingRoomSummarySerializer
 IATA = r"^[A-Za-z]{3}$"
 
 
-class FlightSearchQuerySerializer(serializers.Serializer):
-    # "from" is a Python keyword, so the fields are declared here rather than as attributes.
-    def get_fields(self):
-        return {
-            "from": serializers.RegexField(IATA, help_text="Origin IATA code, e.g. SGN."),
-            "to": serializers.RegexField(IATA, help_text="Destination IATA code, e.g. HAN."),
-            "date": serializers.DateField(
-                input_formats=["iso-8601"],
-                help_text="Departure date (YYYY-MM-DD) in the origin airport's local time.",
-            ),
-        }
+class FlightSearchQuerySerializer(CopiedFields, serializers.Serializer):
+    pass
+
+
+# "from" is a Python keyword, so the fields are declared here rather than as attributes;
+# made once, copied per request (kernel.web.lean.CopiedFields: a RegexField compiles its
+# pattern when made).
+FlightSearchQuerySerializer._declared_fields = {
+    "from": serializers.RegexField(IATA, help_text="Origin IATA code, e.g. SGN."),
+    "to": serializers.RegexField(IATA, help_text="Destination IATA code, e.g. HAN."),
+    "date": serializers.DateField(
+        input_formats=["iso-8601"],
+        help_text="Departure date (YYYY-MM-DD) in the origin airport's local time.",
+    ),
+}
 
 
 LOCALISED = " in the request's language (`Accept-Language`: en, de, ru; `Content-Language` \
@@ -124,10 +127,6 @@ class SeatMapSerializer(serializers.Serializer):
     seats = SeatSerializer(many=True)
 
 
-class PublicReadApi(APIView):
-    permission_classes = [AllowAny]
-
-
 class FlightSearchApi(PublicReadApi):
     @extend_schema(
         operation_id="flights_search",
@@ -146,6 +145,7 @@ class FlightSearchApi(PublicReadApi):
         query = FlightSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = page_of(request.query_params)
+        if_none_match = request.headers.get("If-None-Match")
         found, has_more = selectors.search_flights_json(
             origin=query.validated_data["from"],
             destination=query.validated_data["to"],
@@ -153,6 +153,7 @@ class FlightSearchApi(PublicReadApi):
             render=lambda flights: camel_json(FlightSerializer(flights, many=True).data),
             offset=page.offset,
             limit=page.limit,
+            known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
         )
         response = cached_json_response(request, body=found.body, etag=found.etag)
         for name, value in page_links(

@@ -162,20 +162,31 @@ def search_flights_json(
     render: Render,
     offset: int = 0,
     limit: int | None = None,
+    known: Callable[[str], bool] | None = None,
 ) -> tuple[CachedJson, bool]:
     """`search_flights` as finished JSON bytes (`limit` of them from `offset`, all without a
     limit), cached for FLIGHT_SEARCH_SECONDS, and whether more follow.
 
     The ETag covers the body and the live-seat-map version of every flight in it at the time
     it was built; the entry itself lives by its TTL (availability may be that stale).
+    `known(etag)` says whether the client already has that ETag (If-None-Match): then only
+    the small meta entry is read and `body` is None, as for the seat map.
     """
     origin, destination = origin.upper(), destination.upper()
     key = (
-        f"flights:search:v4:{_language()}:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
+        f"flights:search:v5:{_language()}:{origin}:{destination}:{day.isoformat()}:{offset}:{limit}"
     )
-    entry = cache.get(key)
-    if entry is not None:
-        return CachedJson(body=entry[1], etag=entry[0]), entry[2]
+    body_key = f"{key}:body"
+    wanted = [key] if known else [key, body_key]
+    found_entries = cache.get_many(wanted) or {}  # {} or None when Redis is down
+    meta = found_entries.get(key)  # (etag, has_more)
+    if meta is not None:
+        if known and known(meta[0]):
+            return CachedJson(body=None, etag=meta[0]), meta[1]
+        stored = found_entries.get(body_key) if body_key in wanted else cache.get(body_key)
+        # The body carries its ETag: a pair of two builds' keys is a miss, never a wrong 304.
+        if stored is not None and stored[0] == meta[0]:
+            return CachedJson(body=stored[1], etag=meta[0]), meta[1]
     with replica.reads_within_lag():  # a search may be FLIGHT_SEARCH_SECONDS stale anyway
         found = search_flights(origin=origin, destination=destination, day=day)
     stop = len(found) if limit is None else offset + limit
@@ -186,7 +197,8 @@ def search_flights_json(
     ) or {}
     body = render(found)
     etag = f'W/"s{_digest(versions, body)}"'
-    cache.set(key, (etag, body, has_more), _ttl("FLIGHT_SEARCH_SECONDS"))
+    timeout = _ttl("FLIGHT_SEARCH_SECONDS")
+    cache.set_many({body_key: (etag, body), key: (etag, has_more)}, timeout)
     return CachedJson(body=body, etag=etag), has_more
 
 

@@ -1,4 +1,11 @@
-"""Serializers on the hot path without DRF's per-instance deep copy of their fields.
+"""The hot endpoints' share of DRF, without the work they do not need (issue 26).
+
+Content negotiation is kernel/web/negotiation.py's (a settings class of DRF's, so a module
+that imports no view).  Public reads authenticate only a request that carries
+credentials in `Authorization` (a bad token stays a 401 everywhere); otherwise `request.user`
+is still there, worked out when something asks.
+
+Serializers on the hot path without DRF's per-instance deep copy of their fields.
 
 DRF deep-copies a serializer class's declared fields for every instance it makes, and a
 field's `__deepcopy__` re-runs its `__init__` with the arguments it was made with: about a
@@ -15,7 +22,24 @@ from __future__ import annotations
 
 import copy
 
+from rest_framework.permissions import AllowAny
 from rest_framework.serializers import BaseSerializer
+from rest_framework.views import APIView
+
+
+# For views any client may call (AllowAny, no per-user throttle): DRF's eager authentication
+# only when credentials came in `Authorization`; a session stays unread unless the view asks
+# for `request.user`.  (A comment, not a docstring: see PublicReadApi.)
+class AuthenticateWhenAsked:
+    def perform_authentication(self, request):
+        if request.META.get("HTTP_AUTHORIZATION"):
+            super().perform_authentication(request)
+
+
+# Reads anyone may make: flights' and events' search, detail and seat map.  No docstring:
+# drf-spectacular would make it the description of every such view without its own.
+class PublicReadApi(AuthenticateWhenAsked, APIView):
+    permission_classes = [AllowAny]
 
 
 # Mix in before `serializers.Serializer`.  No docstring on purpose: drf-spectacular takes a
@@ -29,6 +53,14 @@ class CopiedFields:
             prototype = copy.deepcopy(self._declared_fields)
             cls._prototype_fields = prototype  # per class: a subclass has its own fields
         return {
-            name: copy.deepcopy(field) if isinstance(field, BaseSerializer) else copy.copy(field)
+            name: copy.deepcopy(field) if isinstance(field, BaseSerializer) else _copy(field)
             for name, field in prototype.items()
         }
+
+
+def _copy(field):
+    # copy.copy's result (a new instance, the same attribute dict copied) without its
+    # __reduce_ex__ round: a field defines neither __copy__ nor __slots__.
+    new = object.__new__(type(field))
+    new.__dict__.update(field.__dict__)
+    return new

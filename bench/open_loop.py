@@ -1,0 +1,127 @@
+"""Scenario (o) of bench/flash_sale.py: holds that arrive at a fixed rate, not from clients.
+
+A closed loop (N clients, each sending its next request when the last one is answered) can
+never show what a customer waits at a given rate: when the server is the bottleneck, the
+clients simply wait longer and the rate falls to match (Little's law).  Here arrivals are a
+Poisson process at a fixed mean rate, each sent whether or not earlier ones have been
+answered, at 50 % and 80 % of the capacity scenario (a) measured (its requests/s: losers cost
+too).  Each rate runs `--open-loop-seconds` over fresh flights sized so that about
+`--open-loop-oversubscribe` arrivals come per unit, so every flight sells out and both
+winners and losers are measured; `--repeat` runs each rate that many times (fresh flights
+each) and pools the latencies, since a p99.9 needs more than one sale's 171 winners.
+
+The arithmetic (the schedule, the pooling) is plain functions, tested in
+tests/project/test_open_loop_bench.py; the HTTP side is the load generator in flash_sale.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from bench.flash_sale import pct
+
+UNITS_PER_FLIGHT = 171  # the demo A320's ECONOMY: 168 seats + 3 overbooking
+THROTTLE_SAFE = 20
+QUANTILES = (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999))
+
+# (start offset s, latency s, HTTP status, won) as the load generator records a request.
+Record = tuple[float, float, int, bool]
+
+
+def poisson_schedule(*, rate: float, seconds: float, seed: int = 7) -> list[float]:
+    """Arrival times (seconds from the start, ascending, all < `seconds`) of a Poisson
+    process of mean `rate` per second: exponential gaps, independent of any answer."""
+    if rate <= 0 or seconds <= 0:
+        return []
+    rng = random.Random(seed)
+    out = []
+    at = rng.expovariate(rate)
+    while at < seconds:
+        out.append(at)
+        at += rng.expovariate(rate)
+    return out
+
+
+def flights_needed(*, rate: float, seconds: float, oversubscribe: float) -> int:
+    """Flights for one run: about `oversubscribe` arrivals per unit, at least one."""
+    return max(1, round(rate * seconds / (UNITS_PER_FLIGHT * oversubscribe)))
+
+
+def customers_needed(rate: float, args) -> int:
+    """Customers for one run: each sends at most THROTTLE_SAFE holds, under the holds
+    throttle's default 30/min for runs up to a minute (a 429 is not what is measured)."""
+    return max(args.clients, -(-round(rate * args.open_loop_seconds) // THROTTLE_SAFE))
+
+
+def pooled(runs: Iterable[list[Record]]) -> dict[str, dict[str, Any]]:
+    """Winners' and losers' latency percentiles over every run's records together (not an
+    average of each run's percentiles, which would hide the rare slow request)."""
+    latencies: dict[str, list[float]] = {"winners": [], "losers": []}
+    for records in runs:
+        for _, latency, _, won in records:
+            latencies["winners" if won else "losers"].append(latency)
+    return {
+        label: {"count": len(values), **{name: pct(values, q) for name, q in QUANTILES}}
+        for label, values in latencies.items()
+    }
+
+
+def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> dict[str, Any]:
+    """(o): every rate of --open-loop-fractions (of `capacity`, or --open-loop-capacity),
+    --repeat runs each, winners' and losers' p50/p99/p99.9 pooled over the runs."""
+    from bench.flash_sale import audit, measured, ms, new_customers, new_flight, run_load
+
+    capacity = args.open_loop_capacity or capacity
+    if not capacity:
+        raise SystemExit("(o) needs (a) first in --scenarios, or --open-loop-capacity")
+    results = {}
+    for fraction in (float(f) for f in args.open_loop_fractions.split(",")):
+        rate = capacity * fraction
+        count = flights_needed(
+            rate=rate, seconds=args.open_loop_seconds, oversubscribe=args.open_loop_oversubscribe
+        )
+        print(
+            f"  {fraction:.0%} of {capacity:.1f} req/s = {rate:.1f} arrivals/s, "
+            f"{args.open_loop_seconds:.0f} s x {args.repeat} run(s), {count} flights each",
+            flush=True,
+        )
+        runs: list[list[Record]] = []
+        flights: list[int] = []
+
+        def run_all(rate=rate, count=count, runs=runs, flights=flights):
+            requests = 0
+            for repeat in range(args.repeat):
+                ids = [new_flight("OL").pk for _ in range(count)]
+                flights.extend(ids)
+                spec = {
+                    "base_url": base_url,
+                    "kind": "open_loop",
+                    "rate": rate,
+                    "seconds": args.open_loop_seconds,
+                    "seed": 7 + repeat,
+                    "flight_ids": ids,
+                    "tokens": [t for _, t in new_customers(customers_needed(rate, args))],
+                    "timeout": args.open_loop_seconds + 60,
+                }
+                result = run_load(spec)
+                runs.append(result["records"])
+                requests += len(result["records"])
+                late = sum(1 for r in result["records"] if r[2] == 599)
+                print(f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed")
+            out = {"requests": requests, "rate": rate, **pooled(runs)}
+            for label in ("winners", "losers"):
+                f = out[label]
+                print(
+                    f"  {label} {f['count']}: p50 {ms(f['p50'])} p99 {ms(f['p99'])} "
+                    f"p99.9 {ms(f['p99.9'])}",
+                    flush=True,
+                )
+            return out
+
+        out = measured(stack, run_all)
+        out["audit_ok"] = all(ok for ok, _ in (audit(f) for f in flights))
+        print(f"  audit: {'OK' if out['audit_ok'] else 'FAILED'} on {len(flights)} flights")
+        results[f"{fraction:.2f}"] = out
+    return results

@@ -1,0 +1,66 @@
+"""The open-loop scenario's arithmetic (bench/open_loop.py): the Poisson schedule keeps its
+mean rate and does not wait for answers, and percentiles pool the runs' requests."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from types import SimpleNamespace
+
+from bench.flash_sale import pct as percentile
+from bench.open_loop import customers_needed, flights_needed, poisson_schedule, pooled
+
+
+def test_the_schedule_keeps_its_mean_rate_and_poisson_gaps():
+    schedule = poisson_schedule(rate=200.0, seconds=60.0, seed=3)
+    assert schedule == sorted(schedule) and schedule[0] > 0 and schedule[-1] < 60.0
+    # 12,000 arrivals expected; a Poisson count's standard deviation is sqrt(12,000) ~ 110.
+    assert abs(len(schedule) - 12_000) < 5 * 110
+    gaps = [b - a for a, b in itertools.pairwise(schedule)]
+    # Exponential gaps: mean 1/rate and a standard deviation equal to the mean (a fixed
+    # interval, a closed loop's pace, would have none).
+    assert abs(statistics.mean(gaps) - 1 / 200) < 0.05 / 200
+    assert abs(statistics.stdev(gaps) / statistics.mean(gaps) - 1) < 0.05
+
+
+def test_the_schedule_is_fixed_in_advance_per_seed():
+    # Arrival times depend on the rate and the seed only, never on how fast answers come:
+    # that is what makes the loop open.  Repeats use other seeds, so they are other samples.
+    assert poisson_schedule(rate=50, seconds=5, seed=1) == poisson_schedule(
+        rate=50, seconds=5, seed=1
+    )
+    assert poisson_schedule(rate=50, seconds=5, seed=1) != poisson_schedule(
+        rate=50, seconds=5, seed=2
+    )
+    assert poisson_schedule(rate=0, seconds=5) == [] == poisson_schedule(rate=5, seconds=0)
+
+
+def test_percentiles_pool_every_run_rather_than_averaging_them():
+    fast = [(0.0, 0.010, 201, True)] * 99 + [(0.0, 0.020, 409, False)] * 100
+    slow = [(0.0, 0.010, 201, True)] * 98 + [(0.0, 2.0, 201, True)] * 2
+    out = pooled([fast, slow])
+    assert out["winners"]["count"] == 199 and out["losers"]["count"] == 100
+    assert out["winners"]["p50"] == 0.010
+    # 2 slow winners in 199: above the 99th percentile's rank, so p99 shows them; the mean
+    # of the two runs' p99 (10 ms and 2 s) would be neither.
+    assert out["winners"]["p99"] == 2.0 and out["winners"]["p99.9"] == 2.0
+    assert out["losers"] == {"count": 100, "p50": 0.020, "p99": 0.020, "p99.9": 0.020}
+    assert pooled([[]])["winners"] == {"count": 0, "p50": None, "p99": None, "p99.9": None}
+
+
+def test_percentile_is_the_nearest_rank():
+    values = [float(v) for v in range(1, 1001)]
+    assert percentile(values, 0.5) == 501.0
+    assert percentile(values, 0.99) == 991.0
+    assert percentile(values, 0.999) == 1000.0
+    assert percentile([], 0.5) is None
+
+
+def test_runs_are_sized_to_sell_out_and_stay_under_the_throttle():
+    # 80 arrivals/s for 20 s at 2 arrivals per unit: 1,600 arrivals over 171-unit flights.
+    assert flights_needed(rate=80, seconds=20, oversubscribe=2) == 5
+    assert flights_needed(rate=1, seconds=1, oversubscribe=2) == 1
+    args = SimpleNamespace(clients=100, open_loop_seconds=20.0)
+    assert customers_needed(80, args) == 100
+    args = SimpleNamespace(clients=100, open_loop_seconds=60.0)
+    assert customers_needed(80, args) * 20 >= 80 * 60  # at most 20 holds per customer
