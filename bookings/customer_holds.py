@@ -18,7 +18,15 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import adjacency, availability, booking_classes, catalogue, lifecycle, waitlist
+from bookings import (
+    adjacency,
+    availability,
+    booking_classes,
+    catalogue,
+    lifecycle,
+    one_statement_hold,
+    waitlist,
+)
 from bookings.errors import (
     FareClassNotFound,
     LeavesSingleSeat,
@@ -370,6 +378,18 @@ def _hold_units(
     names: list[str],
     now: datetime,
 ) -> Booking:
+    if one_statement_hold.applies():  # PostgreSQL: the same hold in one round trip
+        with transaction.atomic():
+            return one_statement_hold.hold_units(
+                customer=customer,
+                sale_id=sale_id,
+                fare_class=fare_class,
+                booking_class=booking_class,
+                passengers=passengers,
+                names=names,
+                now=now,
+                expires_at=now + hold_ttl(),
+            )
     with transaction.atomic():
         check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
         inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
