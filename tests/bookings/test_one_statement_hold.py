@@ -13,12 +13,13 @@ whose cap is off by one and shows the property catches it.
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -31,8 +32,9 @@ from bookings.lifecycle import cancel_hold, expire_holds
 from bookings.models import Booking, BookingClass, Inventory, Passenger
 from flights.models import FareClass, Flight
 from flights.services import CabinLayout, CabinSection
-from kernel.errors import DomainError
+from kernel.errors import DomainError, TooBusy
 from tests.factories import FlightFactory, UserFactory
+from tests.pgbouncer import lock_timeout_for_new_sessions
 
 pytestmark = pytest.mark.django_db
 
@@ -251,7 +253,7 @@ def people():
 
 
 @settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -344,3 +346,37 @@ def test_the_one_statement_hold_keeps_the_cap_race_closed_in_one_transaction(peo
             hold_seatless(
                 customer=people[0], sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
             )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_wait_past_lock_timeout_in_the_function_is_too_busy():
+    """The function waits for the fare row in its last UPDATE; past `lock_timeout` that is
+    the same TooBusy (the API's 503 with Retry-After, tests/api/test_auth_and_errors.py) as
+    on the Python path, and nothing is written."""
+    customer = UserFactory()
+    flight = FlightFactory()
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_row():
+        try:
+            with transaction.atomic():
+                Inventory.objects.select_for_update().get(
+                    sale_id=flight.sale_id, fare_class="ECONOMY"
+                )
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_the_row)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with lock_timeout_for_new_sessions(200), pytest.raises(TooBusy):
+            hold_seatless(
+                customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
+            )
+    finally:
+        release.set()
+        holder.join()
+    assert not Booking.objects.filter(sale_id=flight.sale_id).exists()
