@@ -16,11 +16,13 @@ caller's transaction when the exception leaves it, as on the Python path.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
+from django.db.models import Model
 
 from bookings import booking_classes, catalogue
 from bookings.errors import BookingClassSoldOut, HoldLimitReached, SeatsRequired, SoldOut
@@ -28,10 +30,12 @@ from bookings.holding import (
     _OPEN_INVENTORY,
     _hold_cap_lock_key,
     check_sale_open,
+    held_booking,
+    held_passengers,
     hold_cap_of,
     raise_missing_sale_or_class,
 )
-from bookings.models import Booking, BookingStatus, Passenger
+from bookings.models import Booking
 
 _CALL = "seatkeeper_hold_units(%s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s)"
 
@@ -55,33 +59,24 @@ def hold_units(
     """`_hold_units` in one statement; the caller's transaction is open (`atomic`)."""
     full_names = [*names, *[""] * (passengers - len(names))]
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
-    answer, inventory = _call(
+    call = functools.partial(
+        _call,
         customer=customer,
         sale_id=sale_id,
         fare_class=fare_class,
         booking_class=booking_class,
         units=passengers,
-        cap=cap,
         names=full_names,
         now=now,
         expires_at=expires_at,
     )
+    answer, inventory = call(cap=cap)
     if answer[0] == "cap":
         # The permission is read only when it matters (as `holding._hold_cap_exceeded`):
         # staff and travel agents have no cap, so they ask again without one.
         if hold_cap_of(customer) is not None:
             raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
-        answer, inventory = _call(
-            customer=customer,
-            sale_id=sale_id,
-            fare_class=fare_class,
-            booking_class=booking_class,
-            units=passengers,
-            cap=None,
-            names=full_names,
-            now=now,
-            expires_at=expires_at,
-        )
+        answer, inventory = call(cap=None)
     outcome, booking_id, amount, currency, passenger_ids = answer
     if outcome == "missing" or inventory is None:
         raise_missing_sale_or_class(sale_id, fare_class)
@@ -101,20 +96,29 @@ def hold_units(
         raise BookingClassSoldOut(fare_class, booking_class, sale_id=sale_id)
     if outcome != "held":
         raise AssertionError(f"seatkeeper_hold_units answered {outcome!r}")
-    return _as_written(
-        booking_id=booking_id,
-        customer_id=customer.pk,
-        sale=sale,
-        fare_class=fare_class,
-        booking_class=booking_class,
-        units=passengers,
-        amount=amount,
-        currency=currency,
-        expires_at=expires_at,
-        now=now,
-        passenger_ids=passenger_ids,
-        names=full_names,
+    # The instances `holding.create_held_booking` would have left, for the rows the function
+    # wrote: the booking with its sale (and catalogue item) and `written_passengers`
+    # (bookings.selectors.booking_just_written).
+    booking = _as_saved(
+        held_booking(
+            customer_id=customer.pk,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=passengers,
+            booking_class=booking_class,
+            amount=amount,
+            currency=currency,
+            expires_at=expires_at,
+            now=now,
+        ),
+        booking_id,
     )
+    booking.sale = sale
+    written = held_passengers(booking, names=full_names, now=now)
+    booking.written_passengers = [
+        _as_saved(p, pk) for p, pk in zip(written, passenger_ids, strict=True)
+    ]
+    return booking
 
 
 def _call(
@@ -147,45 +151,8 @@ def _call(
     )
 
 
-def _as_written(
-    *,
-    booking_id: int,
-    customer_id: int,
-    sale,
-    fare_class: str,
-    booking_class: str,
-    units: int,
-    amount,
-    currency: str,
-    expires_at: datetime,
-    now: datetime,
-    passenger_ids: list[int],
-    names: list[str],
-) -> Booking:
-    """The instances `holding.create_held_booking` would have left: the booking with its sale
-    (and catalogue item) and `written_passengers` (bookings.selectors.booking_just_written)."""
-    booking = Booking(
-        pk=booking_id,
-        customer_id=customer_id,
-        sale_id=sale.pk,
-        fare_class=fare_class,
-        booking_class=booking_class,
-        status=BookingStatus.HELD,
-        seat_count=units,
-        amount=amount,
-        currency=currency,
-        expires_at=expires_at,
-        created_at=now,
-        updated_at=now,
-    )
-    booking._state.adding = False
-    booking._state.db = connection.alias
-    booking.sale = sale
-    passengers = []
-    for pk, name in zip(passenger_ids, names, strict=True):
-        passenger = Passenger(pk=pk, booking=booking, sale_id=sale.pk, seat=None, full_name=name)
-        passenger._state.adding = False
-        passenger._state.db = connection.alias
-        passengers.append(passenger)
-    booking.written_passengers = passengers
-    return booking
+def _as_saved(instance: Model, pk: int) -> Model:
+    instance.pk = pk
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance
