@@ -18,6 +18,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import connection, transaction
 from django.test import override_settings
@@ -173,7 +174,7 @@ def _booking_row(booking: Booking, made: list[Booking]) -> tuple:
     """What the hold answered, with the booking's own id replaced by its place in the run."""
     return (
         made.index(booking),
-        booking.customer_id,
+        _who(booking.customer_id),
         booking.fare_class,
         booking.booking_class,
         booking.status,
@@ -200,6 +201,11 @@ def _passengers_of(booking: Booking) -> list[tuple]:
     ]
 
 
+def _who(customer_id: int) -> str:
+    """A customer by name: two databases (PostgreSQL, SQLite) number them differently."""
+    return get_user_model().objects.get(pk=customer_id).username
+
+
 def _rows(sale_id: int, people) -> dict:
     bookings = list(Booking.objects.filter(sale_id=sale_id).order_by("id"))
     place = {b.pk: n for n, b in enumerate(bookings)}
@@ -207,7 +213,7 @@ def _rows(sale_id: int, people) -> dict:
         "bookings": [
             (
                 place[b.pk],
-                b.customer_id,
+                _who(b.customer_id),
                 b.fare_class,
                 b.booking_class,
                 b.status,
