@@ -41,7 +41,7 @@ pytestmark = pytest.mark.django_db
 
 REAL_NOW = timezone.now  # each run moves its own clock (monkeypatched)
 
-CAP = 4
+CAP = 3
 CUSTOMERS = 3  # the last one is a travel agent: no cap
 FARE_CLASSES = ["ECONOMY", "BUSINESS", "FIRST"]  # FIRST is not sold on these flights
 BOOKING_CLASSES = ["", "", "", "LAUNCH", "SAVER", "GHOST"]  # GHOST does not exist
@@ -50,7 +50,7 @@ BOOKING_CLASSES = ["", "", "", "LAUNCH", "SAVER", "GHOST"]  # GHOST does not exi
 # the nested classes and sold out often (the control below needs the cap's boundary).
 hold_op = st.tuples(
     st.just("hold"),
-    st.sampled_from([0, 0, 0, 1, 2]),
+    st.sampled_from([0, 0, 0, 0, 1, 2]),
     st.sampled_from(["ECONOMY", "ECONOMY", "ECONOMY", *FARE_CLASSES[1:]]),
     st.sampled_from(BOOKING_CLASSES),
     st.integers(1, 4),
@@ -282,7 +282,7 @@ def test_the_sequences_reach_every_outcome(people, monkeypatch):
         ("cancel", 1),
         ("wait", 11),
         ("expire",),
-        ("hold", 0, "ECONOMY", "SAVER", 4, True),
+        ("hold", 0, "ECONOMY", "SAVER", 3, True),
         ("close",),
         ("hold", 1, "BUSINESS", "", 1, False),  # SaleClosed
     ]
@@ -323,12 +323,12 @@ def _cap_off_by_one() -> None:
 
 def test_control_the_property_catches_a_cap_off_by_one(people, monkeypatch):
     _cap_off_by_one()
-    ops = [("hold", 0, "ECONOMY", "", 4, True), ("hold", 0, "ECONOMY", "", 1, False)]
+    ops = [("hold", 0, "ECONOMY", "", CAP, True), ("hold", 0, "ECONOMY", "", 1, False)]
     with pytest.raises(AssertionError):
         assert_same(ops, people=people, monkeypatch=monkeypatch)
 
     # And hypothesis finds such a sequence by itself.
-    @settings(max_examples=400, deadline=None, database=None)
+    @settings(max_examples=1000, deadline=None, database=None, derandomize=True)
     @given(ops=operations)
     def property_(ops):
         assert_same(ops, people=people, monkeypatch=monkeypatch)
