@@ -56,7 +56,7 @@ def hold_units(
     now: datetime,
     expires_at: datetime,
 ) -> Booking:
-    """`_hold_units` in one statement; the caller's transaction is open (`atomic`)."""
+    """`customer_holds._hold_units` in one statement, inside the caller's transaction."""
     full_names = [*names, *[""] * (passengers - len(names))]
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
     call = functools.partial(

@@ -13,14 +13,13 @@ whose cap is off by one and shows the property catches it.
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.db import connection, transaction
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +33,7 @@ from bookings.models import Booking, BookingClass, Inventory, Passenger
 from flights.models import FareClass, Flight
 from flights.services import CabinLayout, CabinSection
 from kernel.errors import DomainError, TooBusy
+from tests.concurrency import locked_elsewhere
 from tests.factories import FlightFactory, UserFactory
 from tests.pgbouncer import lock_timeout_for_new_sessions
 
@@ -361,28 +361,13 @@ def test_a_lock_wait_past_lock_timeout_in_the_function_is_too_busy():
     on the Python path, and nothing is written."""
     customer = UserFactory()
     flight = FlightFactory()
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_the_row():
-        try:
-            with transaction.atomic():
-                Inventory.objects.select_for_update().get(
-                    sale_id=flight.sale_id, fare_class="ECONOMY"
-                )
-                locked.set()
-                release.wait(30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_the_row)
-    holder.start()
-    try:
-        assert locked.wait(10)
-        with lock_timeout_for_new_sessions(200), pytest.raises(TooBusy):
-            hold_seatless(
-                customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2
-            )
-    finally:
-        release.set()
-        holder.join()
+    fare_row = Inventory.objects.select_for_update().filter(
+        sale_id=flight.sale_id, fare_class="ECONOMY"
+    )
+    with (
+        locked_elsewhere(fare_row.get),
+        lock_timeout_for_new_sessions(200),
+        pytest.raises(TooBusy),
+    ):
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     assert not Booking.objects.filter(sale_id=flight.sale_id).exists()
