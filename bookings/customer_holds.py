@@ -18,7 +18,15 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import adjacency, availability, booking_classes, catalogue, lifecycle, waitlist
+from bookings import (
+    adjacency,
+    availability,
+    booking_classes,
+    catalogue,
+    lifecycle,
+    one_statement_hold,
+    waitlist,
+)
 from bookings.errors import (
     FareClassNotFound,
     LeavesSingleSeat,
@@ -347,11 +355,18 @@ def hold_seatless(
     names = clean_passenger_names(passenger_names, passengers)
     check_fare_class(fare_class)
     now = timezone.now()
+    # PostgreSQL: the hold in one statement (bookings.one_statement_hold); SQLite, or with
+    # HOLD_IN_ONE_STATEMENT off: the Python path below, which the one statement is proven to
+    # equal (tests/bookings/test_one_statement_hold.py).
+    hold = one_statement_hold.hold_units if one_statement_hold.applies() else _hold_units
     # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
-    with availability.hold_admission(
-        sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
+    with (
+        availability.hold_admission(
+            sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
+        ),
+        transaction.atomic(),
     ):
-        return _hold_units(
+        return hold(
             customer=customer,
             sale_id=sale_id,
             fare_class=fare_class,
@@ -359,6 +374,7 @@ def hold_seatless(
             passengers=passengers,
             names=names,
             now=now,
+            expires_at=now + hold_ttl(),
         )
 
 
@@ -371,29 +387,30 @@ def _hold_units(
     passengers: int,
     names: list[str],
     now: datetime,
+    expires_at: datetime,
 ) -> Booking:
-    with transaction.atomic():
-        check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
-        inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
-        if not catalogue.sells_seatless(inventory.sale, fare_class):
-            raise SeatsRequired(fare_class)
-        price = _class_price(sale_id, fare_class, booking_class, default=inventory.price)
-        booking = create_held_booking(
-            customer_id=customer.pk,
-            sale_id=sale_id,
-            fare_class=fare_class,
-            units=passengers,
-            booking_class=booking_class,
-            names=names,
-            amount=price * passengers,
-            currency=inventory.currency,
-            expires_at=now + hold_ttl(),
-            now=now,
-        )
-        # Last: the hot row stays locked only for this UPDATE and the COMMIT.
-        if not reserve_units(
-            sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
-        ):
-            raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
+    """The seatless hold's statements, inside the caller's transaction."""
+    check_hold_cap(customer=customer, sale_id=sale_id, units=passengers, now=now)
+    inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
+    if not catalogue.sells_seatless(inventory.sale, fare_class):
+        raise SeatsRequired(fare_class)
+    price = _class_price(sale_id, fare_class, booking_class, default=inventory.price)
+    booking = create_held_booking(
+        customer_id=customer.pk,
+        sale_id=sale_id,
+        fare_class=fare_class,
+        units=passengers,
+        booking_class=booking_class,
+        names=names,
+        amount=price * passengers,
+        currency=inventory.currency,
+        expires_at=expires_at,
+        now=now,
+    )
+    # Last: the hot row stays locked only for this UPDATE and the COMMIT.
+    if not reserve_units(
+        sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
+    ):
+        raise SoldOut(fare_class, texts=catalogue.for_sale(inventory.sale).texts)
     booking.sale = inventory.sale  # read with its catalogue item above: the answer needs both
     return booking

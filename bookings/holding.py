@@ -275,7 +275,49 @@ def create_held_booking(
     Every hold path calls this inside its transaction (a customer's hold, a seatless hold, a
     waitlist offer); taking the units from the fare inventory stays the caller's, since each
     path reserves them at a different point (docs/architecture.md, "Lock order")."""
-    booking = Booking.objects.create(
+    booking = held_booking(
+        customer_id=customer_id,
+        sale_id=sale_id,
+        fare_class=fare_class,
+        units=units,
+        booking_class=booking_class,
+        amount=amount,
+        currency=currency,
+        expires_at=expires_at,
+        now=now,
+    )
+    booking.save(force_insert=True)
+    if seats:
+        claimed = Seat.objects.filter(
+            pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE
+        ).update(status=SeatStatus.HELD, booking=booking, held_until=expires_at)
+        if claimed != len(seats):  # unreachable while the caller holds the seat locks
+            raise SeatUnavailable([s.seat_no for s in seats])
+    # The rows just written travel with the booking, so the answer to the hold is built
+    # from them instead of being read back (bookings.selectors.booking_just_written).
+    booking.written_passengers = Passenger.objects.bulk_create(
+        held_passengers(
+            booking, seats=seats, names=names, now=now, conditions_confirmed=conditions_confirmed
+        )
+    )
+    return booking
+
+
+def held_booking(
+    *,
+    customer_id: int,
+    sale_id: int,
+    fare_class: str,
+    units: int,
+    booking_class: str,
+    amount: Decimal,
+    currency: str,
+    expires_at: datetime,
+    now: datetime,
+) -> Booking:
+    """The HELD booking a hold writes, not yet saved (the one-statement hold,
+    bookings.one_statement_hold, builds the same instance for the row its function wrote)."""
+    return Booking(
         customer_id=customer_id,
         sale_id=sale_id,
         fare_class=fare_class,
@@ -288,17 +330,21 @@ def create_held_booking(
         created_at=now,
         updated_at=now,
     )
-    if seats:
-        claimed = Seat.objects.filter(
-            pk__in=[s.pk for s in seats], status=SeatStatus.AVAILABLE
-        ).update(status=SeatStatus.HELD, booking=booking, held_until=expires_at)
-        if claimed != len(seats):  # unreachable while the caller holds the seat locks
-            raise SeatUnavailable([s.seat_no for s in seats])
-    places = [*seats, *[None] * (units - len(seats))]
-    full_names = [*names, *[""] * (units - len(names))]
-    # The rows just written travel with the booking, so the answer to the hold is built
-    # from them instead of being read back (bookings.selectors.booking_just_written).
-    booking.written_passengers = Passenger.objects.bulk_create(
+
+
+def held_passengers(
+    booking: Booking,
+    *,
+    seats: Sequence[Seat] = (),
+    names: Sequence[str] = (),
+    now: datetime,
+    conditions_confirmed: bool = False,
+) -> list[Passenger]:
+    """One passenger per unit of `booking`, seated first and in order, named by `names` (the
+    rest blank), not yet saved."""
+    places = [*seats, *[None] * (booking.seat_count - len(seats))]
+    full_names = [*names, *[""] * (booking.seat_count - len(names))]
+    return [
         Passenger(
             booking=booking,
             sale_id=booking.sale_id,
@@ -307,5 +353,4 @@ def create_held_booking(
             seat_conditions_confirmed_at=now if conditions_confirmed and seat else None,
         )
         for seat, name in zip(places, full_names, strict=True)
-    )
-    return booking
+    ]

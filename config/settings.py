@@ -422,6 +422,9 @@ SEATKEEPER = {
     # False: a customer's hold commits without waiting for the WAL flush (bookings.holding
     # _lock_customer_on_sale says why that is safe); payments, sales and refunds always wait.
     "HOLD_SYNCHRONOUS_COMMIT": env.bool("HOLD_SYNCHRONOUS_COMMIT", default=False),
+    # PostgreSQL: a seatless hold is one statement, the function of migration bookings 0025
+    # (bookings.one_statement_hold); off: the Python path SQLite runs.
+    "HOLD_IN_ONE_STATEMENT": env.bool("HOLD_IN_ONE_STATEMENT", default=True),
     "WAITLIST_OFFER_TTL": timedelta(seconds=env.int("WAITLIST_OFFER_TTL_SECONDS", default=1800)),
 }
 

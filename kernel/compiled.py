@@ -23,7 +23,7 @@ reusing one that joins the wrong tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from django.db import connections, router
@@ -130,19 +130,51 @@ class CompiledRead:
         return found
 
     def list(self, *, using: str | None = None, **values: Any) -> list[Model]:
-        if values.keys() != self._types.keys():
-            raise TypeError(f"CompiledRead: expected {sorted(self._types)}, got {sorted(values)}")
         alias = using or router.db_for_read(self._model)
         compiled = self._compiled(alias)
-        params = list(compiled.params)
-        for position, name in compiled.slots.items():
-            params[position] = self._types[name](values[name])
+        params = self._bound(compiled, values)
         compiler = compiled.compiler
         sql = compiled.sql
         # The compiler already ran as_sql() once (select, klass_info, col_count are set);
         # this answers it again for the new values without rebuilding anything.
         compiler.as_sql = lambda *args, **kwargs: (sql, params)
         return list(ModelIterable(_QuerySet(alias, compiler, self._model)))
+
+    def beside(
+        self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
+    ) -> tuple[tuple, Model | None]:
+        """One statement: the set-returning call `call_sql` (one row) with this read beside it
+        (`LEFT JOIN LATERAL`), on `using`.  Returns the call's columns and the read's first
+        instance (None when the read finds no row).  The read sees the statement's snapshot,
+        taken before the call runs; PostgreSQL only."""
+        compiled = self._compiled(using)
+        params = self._bound(compiled, values)
+        compiler = compiled.compiler
+        width = len(compiler.select)
+        sql = (
+            f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
+        )
+        with connections[using].cursor() as cursor:
+            cursor.execute(sql, [*call_params, *params])
+            row = cursor.fetchone()
+        head, tail = row[:width], tuple(row[width:])
+        if head[0] is None:  # the read's first column is its primary key
+            return tail, None
+        # Django's ModelIterable turns the read's columns into instances, as `list` does.
+        compiler.execute_sql = lambda *args, **kwargs: [[head]]
+        try:
+            found = list(ModelIterable(_QuerySet(using, compiler, self._model)))
+        finally:
+            del compiler.execute_sql
+        return tail, found[0]
+
+    def _bound(self, compiled: _Compiled, values: dict[str, Any]) -> list:
+        if values.keys() != self._types.keys():
+            raise TypeError(f"CompiledRead: expected {sorted(self._types)}, got {sorted(values)}")
+        params = list(compiled.params)
+        for position, name in compiled.slots.items():
+            params[position] = self._types[name](values[name])
+        return params
 
     def first(self, *, using: str | None = None, **values: Any) -> Model | None:
         rows = self.list(using=using, **values)

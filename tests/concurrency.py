@@ -5,11 +5,12 @@ from __future__ import annotations
 import queue
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connections
+from django.db import connections, transaction
 
 
 @dataclass
@@ -74,3 +75,28 @@ def run_concurrently(
         t.join(timeout)
     assert not any(t.is_alive() for t in pool), "a thread did not finish in time"
     return outcomes
+
+
+@contextmanager
+def locked_elsewhere(lock: Callable[[], Any]) -> Iterator[None]:
+    """While the block runs, another thread's connection holds the row locks `lock` takes (a
+    `select_for_update` read) in an open transaction; released, and the thread joined, after."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                lock()
+                locked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        yield
+    finally:
+        release.set()
+        holder.join()

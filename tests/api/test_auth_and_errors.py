@@ -1,8 +1,6 @@
-import threading
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection, transaction
 from rest_framework.test import APIClient
 
 from bookings.errors import (
@@ -18,7 +16,7 @@ from flights.models import Seat
 from kernel.errors import DomainError, InvalidRequest, TooBusy
 from kernel.web.throttles import HoldsThrottle
 from tests.api.conftest import client_for, problem
-from tests.concurrency import run_concurrently
+from tests.concurrency import locked_elsewhere, run_concurrently
 from tests.factories import FlightFactory, UserFactory
 from tests.pgbouncer import lock_timeout_for_new_sessions
 
@@ -188,28 +186,11 @@ def test_lock_timeout_is_503_with_retry_after():
     """A real lock: another connection holds seat 12A, our hold gives up after lock_timeout."""
     customer = UserFactory()
     flight = FlightFactory()
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_the_row():
-        try:
-            with transaction.atomic():
-                Seat.objects.select_for_update().get(sale=flight.sale, seat_no="12A")
-                locked.set()
-                release.wait(30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_the_row)
-    holder.start()
-    try:
-        assert locked.wait(10)
-        with lock_timeout_for_new_sessions(200):
-            response = client_for(customer).post("/api/bookings", hold_body(flight), format="json")
-        data = problem(response, 503)
-        assert data["type"].endswith("/too-busy") and response["Retry-After"] == "1"
-    finally:
-        release.set()
-        holder.join()
+    seat = Seat.objects.select_for_update().filter(sale=flight.sale, seat_no="12A")
+    with locked_elsewhere(seat.get), lock_timeout_for_new_sessions(200):
+        response = client_for(customer).post("/api/bookings", hold_body(flight), format="json")
+    data = problem(response, 503)
+    assert data["type"].endswith("/too-busy") and response["Retry-After"] == "1"
     assert not Booking.objects.exists()
 
 

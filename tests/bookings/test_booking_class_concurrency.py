@@ -39,6 +39,14 @@ def launch_flight():
     return flight
 
 
+@pytest.fixture
+def python_path(settings):
+    """The controls take the guards out of the Python path (the one SQLite runs); the
+    one-statement hold's own guards are the same SQL, compared with it in
+    tests/bookings/test_one_statement_hold.py."""
+    settings.SEATKEEPER = {**settings.SEATKEEPER, "HOLD_IN_ONE_STATEMENT": False}
+
+
 def take(flight, code: str, units: int) -> None:
     """`units` one-passenger holds of `code`, one after the other (the sale before the race)."""
     for _ in range(units):
@@ -175,7 +183,7 @@ def test_the_nested_statement_alone_is_race_safe():
     assert (launch.held, saver.held) == (30, 30)
 
 
-def test_control_without_the_nested_guard_the_launch_fare_oversells(monkeypatch):
+def test_control_without_the_nested_guard_the_launch_fare_oversells(monkeypatch, python_path):
     flight = launch_flight()
     take(flight, "LAUNCH", 27)
     monkeypatch.setattr(holding, "reserve_units", naive_reserve_units)
@@ -189,7 +197,7 @@ def test_control_without_the_nested_guard_the_launch_fare_oversells(monkeypatch)
         BookingClass.objects.filter(sale_id=flight.sale_id).update(held=0)  # the CHECK goes back
 
 
-def test_control_without_the_cabin_guard_the_classes_oversell_the_cabin(monkeypatch):
+def test_control_without_the_cabin_guard_the_classes_oversell_the_cabin(monkeypatch, python_path):
     flight = launch_flight()
     take(flight, "LAUNCH", 28)
     take(flight, "SAVER", 70)

@@ -309,6 +309,20 @@ def test_hold_path_query_budget(customer, flight):
     )
     assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
     assert not any(s.startswith('UPDATE "bookings_inventory"') for s in sql[:-1]), sql
+    # A seatless hold on PostgreSQL is one statement: the function of migration bookings 0025
+    # (cap, price, inserts, reserve last), with the fare row, sale and flight read beside it.
+    with CaptureQueriesContext(connection) as captured:
+        hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
+    sql = statements(captured)
+    assert len(sql) == 1, sql
+    assert "seatkeeper_hold_units(" in sql[0], sql
+
+
+def test_control_the_python_seatless_hold_makes_six_statements(customer, flight, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.SEATKEEPER = {**settings.SEATKEEPER, "HOLD_IN_ONE_STATEMENT": False}
     # [Cap], read price and flight (no lock), insert booking, insert passengers, reserve last.
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)

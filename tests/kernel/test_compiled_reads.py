@@ -57,6 +57,26 @@ def test_the_compiled_inventory_read_answers_what_the_orm_answers():
     assert _OPEN_INVENTORY.first(sale_id=10**9, fare_class="ECONOMY") is None
 
 
+@pytest.mark.django_db
+def test_a_read_beside_a_call_answers_what_the_orm_answers_in_one_statement():
+    """`beside`: the call's columns and the read's instance (None when it finds no row), in
+    one statement; the compiled read afterwards still answers on its own."""
+    flight = FlightFactory()
+    call = "(SELECT %s::int AS answer, %s::text AS word)"
+    for fare_class in ("ECONOMY", "BUSINESS", "NOPE"):
+        with CaptureQueriesContext(connection) as captured:
+            tail, found = _OPEN_INVENTORY.beside(
+                call, [7, "seven"], using="default", sale_id=flight.sale_id, fare_class=fare_class
+            )
+        assert len(captured.captured_queries) == 1
+        assert tail == (7, "seven")
+        same_rows(found, orm_inventory(flight.sale_id, fare_class))
+    same_rows(
+        _OPEN_INVENTORY.first(sale_id=flight.sale_id, fare_class="ECONOMY"),
+        orm_inventory(flight.sale_id, "ECONOMY"),
+    )
+
+
 class _OwnerlessEvents:
     """A catalogue for event sales that joins no owner row (as a bare-sale test swaps in)."""
 

@@ -1,0 +1,158 @@
+"""The seatless hold in one PostgreSQL statement: `seatkeeper_hold_units` (the function of
+migration bookings 0025) called once, with the fare class's inventory row, its sale and
+catalogue item read beside it in the same statement.
+
+A winning hold is then BEGIN, this statement and COMMIT instead of eight statements
+(docs/performance.md, "Issue 26: the hold in one statement").  The Python path
+(bookings.customer_holds._hold_units with bookings.holding) stays the rule for SQLite, for a
+booking with seats, and with `HOLD_IN_ONE_STATEMENT` off; tests/bookings/
+test_one_statement_hold.py runs random sequences of holds, expiries and cancels through both
+and compares every row and counter.  Refusals are the same domain exceptions, in the same
+order: the cap first, then a missing sale or class, then the catalogue's Python rules (the
+sale is open, it sells seatless units) on the rows read beside the call, then a missing
+booking class, then sold out.  Whatever the call wrote before a refusal is rolled back by the
+caller's transaction when the exception leaves it, as on the Python path.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+from django.db.models import Model
+
+from bookings import booking_classes, catalogue
+from bookings.errors import BookingClassSoldOut, HoldLimitReached, SeatsRequired, SoldOut
+from bookings.holding import (
+    _OPEN_INVENTORY,
+    _hold_cap_lock_key,
+    check_sale_open,
+    held_booking,
+    held_passengers,
+    hold_cap_of,
+    raise_missing_sale_or_class,
+)
+from bookings.models import Booking
+
+_CALL = "seatkeeper_hold_units(%s, %s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s)"
+
+
+def applies() -> bool:
+    """Whether this connection holds in one statement: PostgreSQL with the switch on."""
+    return connection.vendor == "postgresql" and settings.SEATKEEPER["HOLD_IN_ONE_STATEMENT"]
+
+
+def hold_units(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    booking_class: str,
+    passengers: int,
+    names: list[str],
+    now: datetime,
+    expires_at: datetime,
+) -> Booking:
+    """`customer_holds._hold_units` in one statement, inside the caller's transaction."""
+    full_names = [*names, *[""] * (passengers - len(names))]
+    cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
+    call = functools.partial(
+        _call,
+        customer=customer,
+        sale_id=sale_id,
+        fare_class=fare_class,
+        booking_class=booking_class,
+        units=passengers,
+        names=full_names,
+        now=now,
+        expires_at=expires_at,
+    )
+    answer, inventory = call(cap=cap)
+    if answer[0] == "cap":
+        # The permission is read only when it matters (as `holding._hold_cap_exceeded`):
+        # staff and travel agents have no cap, so they ask again without one.
+        if hold_cap_of(customer) is not None:
+            raise HoldLimitReached(cap, texts=catalogue.texts_of_sale(sale_id))
+        answer, inventory = call(cap=None)
+    outcome, booking_id, amount, currency, passenger_ids = answer
+    if outcome == "missing" or inventory is None:
+        raise_missing_sale_or_class(sale_id, fare_class)
+    sale = inventory.sale
+    check_sale_open(sale, now)
+    if not catalogue.sells_seatless(sale, fare_class):
+        raise SeatsRequired(fare_class)
+    if outcome == "no-class":
+        # The one message of a missing booking class is the Python path's.
+        booking_classes.price_of(
+            sale_id=sale_id, fare_class=fare_class, booking_class=booking_class
+        )
+        raise AssertionError("the function found no booking class the ORM finds")
+    if outcome == "sold-out":
+        raise SoldOut(fare_class, texts=catalogue.for_sale(sale).texts)
+    if outcome == "class-sold-out":
+        raise BookingClassSoldOut(fare_class, booking_class, sale_id=sale_id)
+    if outcome != "held":
+        raise AssertionError(f"seatkeeper_hold_units answered {outcome!r}")
+    # The instances `holding.create_held_booking` would have left, for the rows the function
+    # wrote: the booking with its sale (and catalogue item) and `written_passengers`
+    # (bookings.selectors.booking_just_written).
+    booking = _as_saved(
+        held_booking(
+            customer_id=customer.pk,
+            sale_id=sale_id,
+            fare_class=fare_class,
+            units=passengers,
+            booking_class=booking_class,
+            amount=amount,
+            currency=currency,
+            expires_at=expires_at,
+            now=now,
+        ),
+        booking_id,
+    )
+    booking.sale = sale
+    written = held_passengers(booking, names=full_names, now=now)
+    booking.written_passengers = [
+        _as_saved(p, pk) for p, pk in zip(written, passenger_ids, strict=True)
+    ]
+    return booking
+
+
+def _call(
+    *,
+    customer: AbstractBaseUser,
+    sale_id: int,
+    fare_class: str,
+    booking_class: str,
+    units: int,
+    cap: int | None,
+    names: list[str],
+    now: datetime,
+    expires_at: datetime,
+):
+    params = [
+        _hold_cap_lock_key(customer_id=customer.pk, sale_id=sale_id),
+        settings.SEATKEEPER["HOLD_SYNCHRONOUS_COMMIT"],
+        customer.pk,
+        sale_id,
+        fare_class,
+        booking_class,
+        units,
+        cap,
+        names,
+        now,
+        expires_at,
+    ]
+    return _OPEN_INVENTORY.beside(
+        _CALL, params, using=connection.alias, sale_id=sale_id, fare_class=fare_class
+    )
+
+
+def _as_saved(instance: Model, pk: int) -> Model:
+    instance.pk = pk
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance
