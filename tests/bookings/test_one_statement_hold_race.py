@@ -3,7 +3,13 @@ bookings 0025): two seatless holds by one customer at the same moment, on two fa
 different inventory rows, so only the cap's advisory lock orders them), cannot both pass.  The
 function takes each statement's snapshot after the lock is granted (VOLATILE), so the second
 hold's SUM sees the first one's booking.  The control takes the lock out of the function and
-shows both passing."""
+shows both passing.
+
+Both tests put a gate after the cap's SUM: a call waits there (up to 2 s) until the other call
+has summed too.  Without the lock both sums are then taken before either booking is written,
+whatever the machine's load (a sleep before the SUM only made that likely); with the lock the
+second call is still waiting for the lock, so the first one's gate times out and it commits
+before the second sums."""
 
 from __future__ import annotations
 
@@ -23,20 +29,33 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 LOCK = "PERFORM pg_advisory_xact_lock(p_lock_key);"
 
 
+SUMMED = "IF COALESCE(v_held, 0) + p_units > p_cap THEN"
+# Counted by a sequence: nextval is seen by every session at once, outside transactions.
+GATE = (
+    "PERFORM nextval('hold_race_gate'); "
+    "FOR i IN 1..200 LOOP "
+    "EXIT WHEN (SELECT last_value FROM hold_race_gate) >= 2; PERFORM pg_sleep(0.01); "
+    "END LOOP; "
+)
+
+
 @contextmanager
-def function_with(replacement: str):
-    """The function with its advisory lock statement replaced (committed: the racers are other
-    connections), and the real one put back afterwards."""
+def function_with(*, lock: str):
+    """The function with its advisory lock statement replaced by `lock` and the gate after the
+    cap's SUM (committed: the racers are other connections); the real one put back afterwards."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_get_functiondef('seatkeeper_hold_units'::regproc)")
         real = cursor.fetchone()[0]
-        assert LOCK in real
-        cursor.execute(real.replace(LOCK, replacement))
+        assert LOCK in real and SUMMED in real
+        cursor.execute("DROP SEQUENCE IF EXISTS hold_race_gate")
+        cursor.execute("CREATE SEQUENCE hold_race_gate")
+        cursor.execute(real.replace(LOCK, lock).replace(SUMMED, GATE + SUMMED))
     try:
         yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute(real)
+            cursor.execute("DROP SEQUENCE hold_race_gate")
 
 
 def two_cabins_at_once(customer, flight):
@@ -58,8 +77,8 @@ def cap_of_four(settings):
 def test_parallel_one_statement_holds_by_one_customer_cannot_both_pass_the_cap(cap_of_four):
     flight = FlightFactory()
     customer = UserFactory()
-    # The same widened window as the control: both calls are inside the function at once.
-    with function_with(f"PERFORM pg_sleep(0.2); {LOCK}"):
+    # The same gate as the control: the first call waits there for the second one's SUM.
+    with function_with(lock=LOCK):
         outcomes = two_cabins_at_once(customer, flight)
     assert len(outcomes.results) == 1, outcomes.errors
     assert outcomes.error_kinds == {"HoldLimitReached": 1}
@@ -70,6 +89,6 @@ def test_parallel_one_statement_holds_by_one_customer_cannot_both_pass_the_cap(c
 
 def test_control_without_the_lock_in_the_function_the_cap_is_exceeded(cap_of_four):
     flight = FlightFactory()
-    with function_with("PERFORM pg_sleep(0.2);"):
+    with function_with(lock=""):
         outcomes = two_cabins_at_once(UserFactory(), flight)
     assert len(outcomes.results) == 2, outcomes.errors

@@ -138,9 +138,8 @@ def test_control_a_rebuild_that_trusts_the_lag_bound_alone_caches_older_seats(ro
 
 
 def test_a_replica_that_stops_replaying_is_dropped_after_the_bound(routed):
-    routed.wait_caught_up(_primary_url())
-    with replica.reads_within_lag() as alias:
-        assert alias == replica.ALIAS
+    # In use first (polled: the other worker's writes may keep it a few bytes behind at one check).
+    assert _back_in_use(routed) == replica.ALIAS
     routed.pause()
     FlightFactory()  # the primary moves on
     with replica.reads_within_lag() as alias:
