@@ -7,8 +7,6 @@ write per hold, the same loser costs three."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 import redis.connection
 from django.core.cache import cache
@@ -134,18 +132,28 @@ def test_a_refusal_at_the_room_gives_back_what_the_counter_took(one_redis, round
     assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 5
 
 
+class ThrottleClock:
+    """The throttles' clock (the token check's and the throttle's), settable by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def pinned_window(monkeypatch):
+def pinned_window(monkeypatch) -> ThrottleClock:
     """The throttles' clock held in the middle of one minute.  Their windows are fixed
     (`int(now // period)`): a minute boundary between the API's holds and the page's hold
-    would open a fresh budget and let the page through (the flake seen under load, when the
-    three requests took long enough for the boundary to fall between them one run in a
-    few dozen).  Only the throttles' clock is pinned (the token check's and the throttle's);
-    Redis, the database and the page keep real time."""
-    clock = SimpleNamespace(time=lambda: 1_800_000_030.0)  # 30 s into a minute
+    opens a fresh budget and lets the page through (the flake seen under load, when the
+    requests took long enough for a boundary to fall between them; reproduced below).  Only
+    the throttles' clock is pinned; Redis, the database and the page keep real time."""
+    clock = ThrottleClock(1_800_000_030.0)  # 30 s into a minute
     assert clock.time() % 60 == 30
     monkeypatch.setattr(throttles, "time", clock)
     monkeypatch.setattr(api_tokens, "time", clock)
+    return clock
 
 
 def test_the_clients_throttle_is_keyed_by_its_token(one_redis, pinned_window, settings):
@@ -167,7 +175,9 @@ def test_the_clients_throttle_is_keyed_by_its_token(one_redis, pinned_window, se
     assert Token.objects.filter(user=user).count() == 1
 
 
-def two_api_holds_then_the_page(client, settings) -> tuple[object, list[str], object]:
+def two_api_holds_then_the_page(
+    client, settings, *, between=lambda: None
+) -> tuple[object, list[str], object]:
     """Two holds on the API's token (the budget of 2/min spent), then the same user's hold
     on the site's page: the page's answer and its messages."""
     from tests.bookings.test_abuse_limits import post_hold
@@ -183,6 +193,7 @@ def two_api_holds_then_the_page(client, settings) -> tuple[object, list[str], ob
     user = UserFactory()
     api = client_for(user)
     assert [seatless(api, flight).status_code for _ in range(2)] == [201, 201]
+    between()
     client.force_login(user)
     response = post_hold(client, flight, "13A")
     window = throttles.HoldsThrottle().window_key(
@@ -208,6 +219,24 @@ def test_control_a_page_keyed_apart_from_the_token_gets_its_own_budget(
     monkeypatch.setattr(throttles, "client_ident", lambda user: f"user:{user.pk}")
     user, page_messages, _counted = two_api_holds_then_the_page(client, settings)
     assert not any("Too many holds" in m for m in page_messages)
+    assert Booking.objects.filter(customer=user).count() == 3
+
+
+def test_the_flake_a_minute_boundary_before_the_page_opens_a_fresh_budget(
+    one_redis, pinned_window, settings, client
+):
+    """What made the test above flaky, made certain: the clock crossing into the next
+    minute between the API's holds and the page's.  The page's hit lands in a new window
+    (count 1) and goes through; pinning the clock is what keeps the proof above honest."""
+
+    def cross_the_minute() -> None:
+        pinned_window.now += 30.5
+
+    user, page_messages, counted = two_api_holds_then_the_page(
+        client, settings, between=cross_the_minute
+    )
+    assert not any("Too many holds" in m for m in page_messages)
+    assert counted == 1
     assert Booking.objects.filter(customer=user).count() == 3
 
 
