@@ -401,6 +401,8 @@ class Stack:
             )
             if name == "web" and self.web_threads:
                 compose_env = {**compose_env, "WEB_THREADS": str(self.web_threads)}
+                if "--blocking-threads" in cmd:  # granian's HTTP threads
+                    cmd[cmd.index("--blocking-threads") + 1] = str(self.web_threads)
             if name == "web" and self.web_command:
                 cmd = localise(
                     shlex.split(self.web_command), checkout=self.checkout, port=self.port,

@@ -4,6 +4,7 @@ decides."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
@@ -232,8 +233,25 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
     def get_exit_row_confirmation_needed(self, booking: Booking) -> bool:
         return bool(self.get_unconfirmed_exit_row_passengers(booking))
 
+    def once_per_answer(self, booking: Booking, name: str, compute: Callable) -> Any:
+        """`compute(booking)` once per booking answered: three fields read who still needs
+        the exit-row confirmation, two who still needs a name.  Keyed by the booking object,
+        as a list's one child serializer answers its bookings in turn."""
+        memo = self.__dict__.get("_per_answer")
+        if memo is None or memo[0] is not booking:
+            memo = self._per_answer = (booking, {})
+        found = memo[1]
+        if name not in found:
+            found[name] = compute(booking)
+        return found[name]
+
     @extend_schema_field(ExitRowPassengerSerializer(many=True))
     def get_unconfirmed_exit_row_passengers(self, booking: Booking) -> list[dict[str, Any]]:
+        return self.once_per_answer(
+            booking, "unconfirmed_exit_row", self.find_unconfirmed_exit_rows
+        )
+
+    def find_unconfirmed_exit_rows(self, booking: Booking) -> list[dict[str, Any]]:
         if booking.status not in (BookingStatus.HELD, BookingStatus.CONFIRMED) or booking.closed_at:
             return []  # nobody of it flies
         unconfirmed = {
@@ -262,6 +280,9 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
 
     @extend_schema_field(UnnamedPassengerSerializer(many=True))
     def get_unnamed_passengers(self, booking: Booking) -> list[dict[str, Any]]:
+        return self.once_per_answer(booking, "unnamed", self.find_unnamed)
+
+    def find_unnamed(self, booking: Booking) -> list[dict[str, Any]]:
         # The order of `bookings.selectors.check_passengers_named`: by seat, seatless last.
         in_order = sorted(
             booking.passengers_shown(),

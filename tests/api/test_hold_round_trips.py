@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import pytest
 import redis.connection
+from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 
 from bookings import availability
+from bookings.models import Booking
+from config.api import tokens as api_tokens
+from kernel.web import throttles
 from tests.api.conftest import client_for
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
 from tests.waitroom.room_helpers import protect
@@ -128,7 +132,31 @@ def test_a_refusal_at_the_room_gives_back_what_the_counter_took(one_redis, round
     assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 5
 
 
-def test_the_clients_throttle_is_keyed_by_its_token(one_redis, settings):
+class ThrottleClock:
+    """The throttles' clock (the token check's and the throttle's), settable by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def pinned_window(monkeypatch) -> ThrottleClock:
+    """The throttles' clock held in the middle of one minute.  Their windows are fixed
+    (`int(now // period)`): a minute boundary between the API's holds and the page's hold
+    opens a fresh budget and lets the page through (the flake seen under load, when the
+    requests took long enough for a boundary to fall between them; reproduced below).  Only
+    the throttles' clock is pinned; Redis, the database and the page keep real time."""
+    clock = ThrottleClock(1_800_000_030.0)  # 30 s into a minute
+    assert clock.time() % 60 == 30
+    monkeypatch.setattr(throttles, "time", clock)
+    monkeypatch.setattr(api_tokens, "time", clock)
+    return clock
+
+
+def test_the_clients_throttle_is_keyed_by_its_token(one_redis, pinned_window, settings):
     """One DRF token per user: the token's windows are the user's API budget (429 as
     documented), counted in the token check's pipeline."""
     settings.REST_FRAMEWORK = {
@@ -147,9 +175,11 @@ def test_the_clients_throttle_is_keyed_by_its_token(one_redis, settings):
     assert Token.objects.filter(user=user).count() == 1
 
 
-def test_the_pages_and_the_token_share_one_budget(one_redis, settings, client):
-    """A session (the site's pages) counts under the user's token too: one budget for both
-    doors (docs/security.md), though the API's windows are keyed by the token."""
+def two_api_holds_then_the_page(
+    client, settings, *, between=lambda: None
+) -> tuple[object, list[str], object]:
+    """Two holds on the API's token (the budget of 2/min spent), then the same user's hold
+    on the site's page: the page's answer and its messages."""
     from tests.bookings.test_abuse_limits import post_hold
 
     settings.REST_FRAMEWORK = {
@@ -163,9 +193,51 @@ def test_the_pages_and_the_token_share_one_budget(one_redis, settings, client):
     user = UserFactory()
     api = client_for(user)
     assert [seatless(api, flight).status_code for _ in range(2)] == [201, 201]
+    between()
     client.force_login(user)
     response = post_hold(client, flight, "13A")
-    assert any("Too many holds" in str(m) for m in response.context["messages"])
+    window = throttles.HoldsThrottle().window_key(
+        throttles.client_ident(user), period=60, now=throttles.time.time()
+    )
+    return user, [str(m) for m in response.context["messages"]], cache.get(window)
+
+
+def test_the_pages_and_the_token_share_one_budget(one_redis, pinned_window, settings, client):
+    """A session (the site's pages) counts under the user's token too: one budget for both
+    doors (docs/security.md), though the API's windows are keyed by the token."""
+    user, page_messages, counted = two_api_holds_then_the_page(client, settings)
+    assert any("Too many holds" in m for m in page_messages)
+    assert counted == 3  # all three counted in the one window (none failed open)
+    assert Booking.objects.filter(customer=user).count() == 2  # the page's hold not made
+
+
+def test_control_a_page_keyed_apart_from_the_token_gets_its_own_budget(
+    one_redis, pinned_window, settings, client, monkeypatch
+):
+    """Key the session by its user instead of the user's token (the layout before one
+    budget): the same page hold goes through, so the test above can fail."""
+    monkeypatch.setattr(throttles, "client_ident", lambda user: f"user:{user.pk}")
+    user, page_messages, _counted = two_api_holds_then_the_page(client, settings)
+    assert not any("Too many holds" in m for m in page_messages)
+    assert Booking.objects.filter(customer=user).count() == 3
+
+
+def test_the_flake_a_minute_boundary_before_the_page_opens_a_fresh_budget(
+    one_redis, pinned_window, settings, client
+):
+    """What made the test above flaky, made certain: the clock crossing into the next
+    minute between the API's holds and the page's.  The page's hit lands in a new window
+    (count 1) and goes through; pinning the clock is what keeps the proof above honest."""
+
+    def cross_the_minute() -> None:
+        pinned_window.now += 30.5
+
+    user, page_messages, counted = two_api_holds_then_the_page(
+        client, settings, between=cross_the_minute
+    )
+    assert not any("Too many holds" in m for m in page_messages)
+    assert counted == 1
+    assert Booking.objects.filter(customer=user).count() == 3
 
 
 # --- on a Redis Cluster: one round trip per node ------------------------------------------------

@@ -34,9 +34,14 @@ def test_compose_describes_the_production_shape():
     for name in ("postgres", "pgbouncer", "redis", "nginx", *APPLICATION):
         assert services[name]["healthcheck"]["test"], name
     assert services["beat"]["deploy"]["replicas"] == 1
-    for name in ("web1", "web2", "ws"):  # the websocket tier: the same application, own port
+    for name in ("web1", "web2"):  # HTTP: Django's WSGI handler on granian, no websockets
         command = services[name]["command"]
-        assert "uvicorn" in command and "config.asgi:application" in command, name
+        assert command[0] == "granian" and command[-1] == "config.wsgi:application", name
+        assert command[command.index("--interface") + 1] == "wsgi" and "--no-ws" in command
+        assert command[command.index("--port") + 1] == "8000", name
+        assert "8000" in services[name]["healthcheck"]["test"][-1], name
+    ws = services["ws"]["command"]  # the websocket tier: the ASGI application, own port
+    assert ws[0] == "uvicorn" and "config.asgi:application" in ws
     assert services["ws"]["command"][services["ws"]["command"].index("--port") + 1] == "8001"
     assert "8001" in services["ws"]["healthcheck"]["test"][-1]
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
@@ -62,11 +67,16 @@ def test_only_nginx_is_published_and_the_nodes_trust_only_its_address():
     published = {name for name, service in services.items() if service.get("ports")}
     assert published == {"nginx"}
     nginx = services["nginx"]["networks"]["backend"]["ipv4_address"]
-    for name in ("web1", "web2", "ws"):
-        env, command = services[name]["environment"], services[name]["command"]
+    for name in ("web1", "web2", "ws"):  # the application's rule (kernel/web/client_ip.py)
+        env = services[name]["environment"]
         trusted = [ipaddress.ip_network(net) for net in env["TRUSTED_PROXIES"].split(",")]
         assert env["NUM_PROXIES"] == "1" and trusted == [ipaddress.ip_network(nginx)], name
-        assert command[command.index("--forwarded-allow-ips") + 1] == nginx, name
+    # The websocket tier's uvicorn rewrites its scopes' client from the same one peer; the
+    # HTTP nodes' granian rewrites nothing, so REMOTE_ADDR stays nginx's for the app's rule.
+    ws = services["ws"]["command"]
+    assert ws[ws.index("--forwarded-allow-ips") + 1] == nginx
+    for name in ("web1", "web2"):
+        assert not any("forward" in part or "proxy" in part for part in services[name]["command"])
 
 
 def pgbouncer_ini() -> configparser.ConfigParser:

@@ -1,11 +1,11 @@
 """Several web nodes behind a real nginx (Debian's), configured by the committed
 deploy/nginx/seatkeeper.conf, on loopback (issue 27).
 
-Two web nodes and the ws node are started with docker-compose.yml's own commands (only the
-addresses made local, one process each), nginx with the committed site config inside a main
-config of the test's own (its pid, logs and temp paths in a temp dir, as the cluster's user
-when run as root).  On loopback nginx gets its own source address, 127.0.0.2 (`proxy_bind`),
-so trusting nginx does not also trust the test client on 127.0.0.1.
+Two web nodes (granian, WSGI) and the ws node (uvicorn) are started with docker-compose.yml's
+own commands (only the addresses made local, one process each), nginx with the committed site
+config inside a main config of the test's own (its pid, logs and temp paths in a temp dir, as
+the cluster's user when run as root).  On loopback nginx gets its own source address,
+127.0.0.2 (`proxy_bind`), so trusting nginx does not also trust the test client on 127.0.0.1.
 
 What a node believes the client's address is, is read through /metrics: it answers only a
 client address in METRICS_ALLOWED_IPS (127.0.0.1 here), by kernel/web/client_ip.py.
@@ -63,14 +63,20 @@ class Node:
 
 
 def local_command(service: str, port: int, forwarded_allow_ips: str | None) -> list[str]:
-    """The compose service's uvicorn command, on loopback, one worker process."""
+    """The compose service's command (granian for HTTP, uvicorn for websockets), on
+    loopback, one worker process.  `forwarded_allow_ips` is uvicorn's (the ws tier's);
+    granian has no such flag: its nodes leave the client address to the app's rule."""
     command = list(services()[service]["command"])
-    assert command[:2] == ["uvicorn", "config.asgi:application"], command
     values = {"--host": "127.0.0.1", "--port": str(port), "--workers": "1"}
     for flag, value in values.items():
         command[command.index(flag) + 1] = value
+    if command[0] == "granian":
+        assert command[-1] == "config.wsgi:application", command
+        assert forwarded_allow_ips is None, "granian trusts no sender itself"
+        return [sys.executable, "-m", *command]
+    assert command[:2] == ["uvicorn", "config.asgi:application"], command
     allow = command.index("--forwarded-allow-ips")
-    if forwarded_allow_ips is None:  # the control: uvicorn's default (127.0.0.1)
+    if forwarded_allow_ips is None:  # uvicorn's default (127.0.0.1)
         del command[allow : allow + 2]
     else:
         command[allow + 1] = forwarded_allow_ips
@@ -162,10 +168,10 @@ def stack(django_db_setup):
     # Not pytest's tmp_path: its parents are root's alone, and nginx runs as the cluster's user.
     tmp = Path(tempfile.mkdtemp(prefix="seatkeeper-nginx-"))
     nodes = [
-        start_node("web1", "web1", tmp, env=NODE_ENV, allow=NGINX),
-        start_node("web2", "web2", tmp, env=NODE_ENV, allow=NGINX),
+        start_node("web1", "web1", tmp, env=NODE_ENV, allow=None),
+        start_node("web2", "web2", tmp, env=NODE_ENV, allow=None),
         start_node("ws", "ws", tmp, env=NODE_ENV, allow=NGINX),
-        start_node("credulous", "web1", tmp, env={**NODE_ENV, "TRUSTED_PROXIES": ""}, allow="*"),
+        start_node("credulous", "web1", tmp, env={**NODE_ENV, "TRUSTED_PROXIES": ""}, allow=None),
     ]
     nginx = None
     try:
@@ -259,16 +265,17 @@ def test_a_forged_x_forwarded_for_through_nginx_is_not_believed(stack):
 
 
 def test_a_forged_x_forwarded_for_straight_to_a_node_is_not_believed(stack):
-    """X-Forwarded-For counts only on a connection from nginx (TRUSTED_PROXIES, uvicorn's
-    --forwarded-allow-ips); the stranger connecting to a node itself is just the stranger."""
+    """X-Forwarded-For counts only on a connection from nginx (TRUSTED_PROXIES, the app's
+    rule: granian passes the connection's address through); the stranger connecting to a
+    node itself is just the stranger."""
     node = f"http://{stack.web[0].address}"
     response = get(f"{node}/metrics", source=STRANGER, **{"X-Forwarded-For": CLIENT})
     assert response.status_code == 403
 
 
 def test_control_a_node_that_trusts_every_sender_believes_the_forgery(stack):
-    """The same node with TRUSTED_PROXIES empty and uvicorn trusting any sender: the
-    stranger's forged header makes it the allowed client."""
+    """The same node with TRUSTED_PROXIES empty (the app's rule then believes any sender):
+    the stranger's forged header makes it the allowed client."""
     node = f"http://{stack.credulous.address}"
     response = get(f"{node}/metrics", source=STRANGER, **{"X-Forwarded-For": CLIENT})
     assert response.status_code == 200

@@ -49,8 +49,9 @@ def behind_the_proxy(settings, room_redis):
 
 
 def test_compose_sets_one_consistent_proxy_configuration():
-    """The app (TRUSTED_PROXIES), uvicorn (FORWARDED_ALLOW_IPS and every node's
-    --forwarded-allow-ips) and the network agree on one proxy: nginx's own address."""
+    """The app (TRUSTED_PROXIES), uvicorn (FORWARDED_ALLOW_IPS and the ws tier's
+    --forwarded-allow-ips) and the network agree on one proxy: nginx's own address.  The
+    HTTP nodes' granian rewrites no address: there the app's rule is the only one."""
     assert compose_default("NUM_PROXIES") == "1"
     trusted = compose_default("TRUSTED_PROXIES")
     assert trusted == compose_default("FORWARDED_ALLOW_IPS") == PROXY
@@ -58,13 +59,17 @@ def test_compose_sets_one_consistent_proxy_configuration():
         service["command"]
         for service in COMPOSE["services"].values()
         if "uvicorn" in str(service.get("command", ""))
-    ] + [COMPOSE["x-web"]["command"]]
+    ]
+    assert commands == [COMPOSE["services"]["ws"]["command"]]
     for command in commands:
         assert command[command.index("--forwarded-allow-ips") + 1] == PROXY
+        assert "--proxy-headers" in command
     subnets = [c["subnet"] for c in COMPOSE["networks"]["backend"]["ipam"]["config"]]
     assert ipaddress.ip_address(PROXY) in ipaddress.ip_network(subnets[0])
-    for service in ("web1", "web2", "ws"):
-        assert "--proxy-headers" in COMPOSE["services"][service]["command"]
+    for service in ("web1", "web2"):
+        command = COMPOSE["services"][service]["command"]
+        assert command[0] == "granian" and command == COMPOSE["x-web"]["command"]
+        assert not any("forward" in part or "proxy" in part for part in command)
 
 
 @pytest.mark.django_db(transaction=True)
