@@ -28,10 +28,18 @@ pytestmark = [
 @pytest.fixture
 def own_redis(settings):
     with ThrowawayRedis() as redis:
+        # One plain Redis to restart, also in the run that puts every test on a cluster
+        # (tests/cluster_run.py): the cluster's own primary loss is test_redis_cluster_failover.
         settings.CACHES = {
             "default": {
                 **settings.CACHES["default"],
+                "BACKEND": "django_redis.cache.RedisCache",
                 "LOCATION": redis.url,
+                "OPTIONS": {
+                    "IGNORE_EXCEPTIONS": True,
+                    "SOCKET_CONNECT_TIMEOUT": 1,
+                    "SOCKET_TIMEOUT": 1,
+                },
                 "KEY_PREFIX": "faults",
             }
         }

@@ -38,6 +38,7 @@ def filters_on(settings, own_redis):
         settings.HOLD_FILTERS = {
             **settings.HOLD_FILTERS,
             "REDIS_URL": own_redis.url,
+            "REDIS_CLUSTER": False,  # a plain server to kill, also when the run is on a cluster
             "SEAT_GATE": gate,
             "AVAILABILITY_COUNTER": counter,
             "BACKOFF_SECONDS": 0.2,
