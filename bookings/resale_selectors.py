@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from bookings.models import ACTIVE_RESALE_STATUSES, Resale, ResaleStatus, Ticket
+from bookings.models import ACTIVE_RESALE_STATUSES, Resale, ResaleStatus, Seat, Ticket
 
 
 def sold_through(*, booking_id: int) -> Resale | None:
@@ -34,3 +34,12 @@ def fees_kept(*, booking_id: int) -> Decimal:
 def listed_tickets(*, resale: Resale) -> list[Ticket]:
     """The tickets `resale` lists (or sold), in the booking's order."""
     return list(Ticket.objects.filter(passenger_id__in=resale.passenger_ids).order_by("id"))
+
+
+def listed_seats(*, resale: Resale) -> list[str]:
+    """The seat numbers of the tickets `resale` lists (none for standing tickets)."""
+    return list(
+        Seat.objects.filter(passengers__pk__in=resale.passenger_ids)
+        .order_by("seat_no")
+        .values_list("seat_no", flat=True)
+    )

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from bookings import resale, resale_selectors, selectors
 from bookings.errors import ResaleNotFound
-from bookings.models import Resale, Seat
+from bookings.models import Resale
 from kernel.web.openapi import problems
 from payments.resale import list_booking_for_resale
 
@@ -55,11 +55,7 @@ class ResaleSerializer(serializers.ModelSerializer):
         return [t.pk for t in resale_selectors.listed_tickets(resale=resale)]
 
     def get_seats(self, resale: Resale) -> list[str]:
-        return list(
-            Seat.objects.filter(passengers__pk__in=resale.passenger_ids)
-            .order_by("seat_no")
-            .values_list("seat_no", flat=True)
-        )
+        return resale_selectors.listed_seats(resale=resale)
 
 
 class ResaleInputSerializer(serializers.Serializer):
