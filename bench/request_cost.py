@@ -17,6 +17,13 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
   loser     the same request on the sold-out flight (the Redis counter's fast 409)
   seat-map  GET /api/flights/{id}/seats, warm (cached bytes), and 304 with If-None-Match
   search    GET /api/flights?from=&to=&date=, warm (cached bytes), and 304 with If-None-Match
+  pay       POST /api/bookings/{id}/payments with the sandbox's approved card, on seatless holds
+            made (unmeasured) just before: what scenario (c) of bench/flash_sale.py pays per
+            order on top of its hold
+  webhook   POST /api/payments/webhook of each paid booking's sandbox event, signed as the
+            sandbox's Celery task sends it (the third web request of each (c) order)
+`--scenarios pay` runs only that one (default: all); `--profile PATH` profiles the measured
+requests of the first one named, one file per measured figure (PATH.pay.txt, PATH.webhook.txt).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
 statements per request, Redis commands per request and Redis round trips per request (writes
 to a Redis socket: a pipeline is one per node it touches, a command one).
@@ -123,13 +130,36 @@ def _client():
     return Client(HTTP_HOST="127.0.0.1")
 
 
-def _measure(calls, *, rounds: int = 5) -> dict:
+# Set by --profile: each measured loop of the scenario being profiled writes a CPU-time
+# profile to PROFILE_TO.<figure>.txt (set-up and warm-up calls are not in it).
+PROFILE_TO: Path | None = None
+
+
+def _write_profile(profiler, path: Path) -> None:
+    import io
+    import pstats
+
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(70)
+    stats.sort_stats("tottime").print_stats(40)
+    path.write_text(out.getvalue())
+
+
+def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
     """Run the list of zero-argument calls split in `rounds` parts; CPU ms per call by part."""
     per_round = []
     counters = Counters()
     size = max(1, len(calls) // rounds)
     statuses: dict[int, int] = {}
-    with counters.counting():
+    profiler = None
+    if PROFILE_TO is not None:
+        # CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
+        # PostgreSQL and Redis and hides the Python (docs/performance.md, issue 26).
+        import cProfile
+
+        profiler = cProfile.Profile(time.thread_time)
+    with counters.counting(), profiler or contextlib.nullcontext():
         for start in range(0, size * rounds, size):
             part = calls[start : start + size]
             t0 = time.thread_time()
@@ -137,6 +167,8 @@ def _measure(calls, *, rounds: int = 5) -> dict:
                 status = call()
                 statuses[status] = statuses.get(status, 0) + 1
             per_round.append((time.thread_time() - t0) * 1000 / len(part))
+    if profiler is not None:
+        _write_profile(profiler, Path(f"{PROFILE_TO}.{figure or 'requests'}.txt"))
     n = size * rounds
     return {
         "requests": n,
@@ -174,9 +206,84 @@ def scenario_holds() -> tuple[dict, dict]:
         return call
 
     winners = [hold(token, i) for i, (_, token) in enumerate(customers[:170])]
-    holds = _measure(winners)
+    holds = _measure(winners, figure="hold")
     losers = [hold(token, i) for i, (_, token) in enumerate(customers[170:] * 10)]
-    return holds, _measure(losers)
+    return holds, _measure(losers, figure="loser")
+
+
+def scenario_pay() -> tuple[dict, dict]:
+    """Hold (not measured), then pay with the sandbox's approved card (measured), as (c) does
+    per order; then each payment's webhook, as the sandbox's delivery task sends it.  Only
+    the HTTP API and the sandbox's ledger are used, so a before checkout runs it too."""
+    import uuid
+
+    from django.conf import settings
+
+    from payments.gateways.sandbox import SIGNATURE_HEADER, signature_header
+    from payments.models import SandboxEvent
+
+    flight = new_flight("RP")
+    customers = new_customers(170)  # economy is 170 units
+    client = _client()
+    booking_ids = []
+    for index, (_, token) in enumerate(customers):
+        answer = client.post(
+            "/api/bookings",
+            data=json.dumps(
+                {
+                    "flightId": flight.pk,
+                    "fareClass": "ECONOMY",
+                    "passengers": 1,
+                    "passengerNames": [f"Buyer {index}"],
+                }
+            ),
+            content_type="application/json",
+            secure=True,
+            HTTP_AUTHORIZATION=f"Token {token}",
+        )
+        assert answer.status_code == 201, answer.content
+        booking_ids.append(answer.json()["bookingId"])
+
+    def pay(token: str, booking_id: int):
+        def call() -> int:
+            answer = client.post(
+                f"/api/bookings/{booking_id}/payments",
+                data=json.dumps({"paymentMethod": "4242424242424242"}),
+                content_type="application/json",
+                secure=True,
+                HTTP_AUTHORIZATION=f"Token {token}",
+                HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+            )
+            assert answer.json().get("bookingStatus") == "CONFIRMED", answer.content
+            return answer.status_code
+
+        return call
+
+    calls = [pay(token, b) for (_, token), b in zip(customers, booking_ids, strict=True)]
+    for call in calls[:5]:  # warm-up: first imports and caches are not the request's cost
+        call()
+    pays = _measure(calls[5:], figure="pay")
+    secret = settings.PAYMENTS_SANDBOX["WEBHOOK_SECRET"]
+    events = SandboxEvent.objects.filter(charge__merchant_reference__isnull=False).order_by("pk")
+
+    def deliver(payload: dict):
+        body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+
+        def call() -> int:
+            return client.post(
+                "/api/payments/webhook",
+                data=body,
+                content_type="application/json",
+                secure=True,
+                headers={SIGNATURE_HEADER: signature_header(body=body, secret=secret)},
+            ).status_code
+
+        return call
+
+    deliveries = [deliver(e.payload) for e in events]
+    for call in deliveries[:5]:
+        call()
+    return pays, _measure(deliveries[5:], figure="webhook")
 
 
 def _warm_and_304(url: str) -> tuple[dict, dict]:
@@ -191,7 +298,7 @@ def _warm_and_304(url: str) -> tuple[dict, dict]:
     def not_modified() -> int:
         return client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code
 
-    return _measure([warm] * 500), _measure([not_modified] * 500)
+    return _measure([warm] * 500, figure="warm"), _measure([not_modified] * 500, figure="304")
 
 
 def scenario_seat_map() -> tuple[dict, dict]:
@@ -216,13 +323,28 @@ def main() -> None:
     parser.add_argument("--save", type=Path)
     parser.add_argument("--baseline", type=Path)
     parser.add_argument(
+        "--scenarios",
+        default="hold,seat-map,search,pay",
+        help="comma-separated: hold (with loser), seat-map, search, pay (with webhook)",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
-        help="write a CPU-time profile (cProfile on thread_time) of the winning and losing holds",
+        help="CPU-time profiles (cProfile on thread_time) of the first scenario's requests",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         run(args, stack)
+
+
+def _profiled(scenario, path: Path):
+    """`scenario()` with each of its measured loops profiled (`_measure`)."""
+    global PROFILE_TO
+    PROFILE_TO = path
+    try:
+        return scenario()
+    finally:
+        PROFILE_TO = None
 
 
 def _production_shape(args, stack: contextlib.ExitStack) -> str:
@@ -271,34 +393,20 @@ def run(args, stack: contextlib.ExitStack) -> None:
         "FLIGHT_SEARCH_SECONDS": 3600,
     }
 
-    if args.profile:
-        # CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
-        # PostgreSQL and Redis and hides the Python (docs/performance.md, issue 26).
-        import cProfile
-        import io
-        import pstats
-
-        profiler = cProfile.Profile(time.thread_time)
-        profiler.enable()
-        holds, losers = scenario_holds()
-        profiler.disable()
-        out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out).strip_dirs()
-        stats.sort_stats("cumulative").print_stats(70)
-        stats.sort_stats("tottime").print_stats(40)
-        args.profile.write_text(out.getvalue())
-    else:
-        holds, losers = scenario_holds()
-    warm, not_modified = scenario_seat_map()
-    search, search_304 = scenario_search()
-    figures = {
-        "hold": holds,
-        "loser": losers,
-        "seat-map warm": warm,
-        "seat-map 304": not_modified,
-        "search warm": search,
-        "search 304": search_304,
+    runs = {
+        "hold": (scenario_holds, ("hold", "loser")),
+        "seat-map": (scenario_seat_map, ("seat-map warm", "seat-map 304")),
+        "search": (scenario_search, ("search warm", "search 304")),
+        "pay": (scenario_pay, ("pay", "webhook")),
     }
+    chosen = [name.strip() for name in args.scenarios.split(",") if name.strip()]
+    figures = {}
+    for position, name in enumerate(chosen):
+        scenario, names = runs[name]
+        if args.profile and position == 0:
+            figures.update(zip(names, _profiled(scenario, args.profile), strict=True))
+        else:
+            figures.update(zip(names, scenario(), strict=True))
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
     print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}")
     for name, f in figures.items():
