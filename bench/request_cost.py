@@ -144,6 +144,7 @@ def _write_profile(profiler, path: Path) -> None:
     stats.sort_stats("cumulative").print_stats(70)
     stats.sort_stats("tottime").print_stats(40)
     path.write_text(out.getvalue())
+    profiler.dump_stats(path.with_suffix(".prof"))  # for pstats' callers and callees
 
 
 def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:

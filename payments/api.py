@@ -6,6 +6,8 @@ handler (`config.api.exceptions`), which maps each DomainError's status.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.conf import settings
 from django.urls import reverse
 from django.utils.text import format_lazy
@@ -201,7 +203,8 @@ class PayForBookingApi(APIView):
             amount=data.validated_data.get("amount"),
             currency=data.validated_data.get("currency"),
             payment_method=data.validated_data.get("payment_method", ""),
-            on_behalf=acts_for_customers(request.user),
+            # Asked only for another customer's booking (two queries saved on one's own).
+            on_behalf=partial(acts_for_customers, request.user),
         )
         # 201: the booking is CONFIRMED; Location names it (there the tickets are linked).
         headers = (

@@ -22,7 +22,7 @@ from payments.errors import GatewayError
 from payments.gateways import get_gateway
 from payments.gateways.base import ChargeResult
 from payments.models import Payment
-from payments.selectors import payment_response
+from payments.selectors import payment_response, payment_with_booking_status
 
 # What a pay request answers; a replay carries `replayed=True` (kernel.idempotency's rules).
 PayResponse = IdempotentResult
@@ -64,8 +64,8 @@ def charge(payment: Payment, payment_method: str) -> ChargeResult:
 
 def store_response(payment_id: int) -> PayResponse:
     """Write the answer the payment's Idempotency-Key replays from now on (the first one wins)."""
-    payment = Payment.objects.get(pk=payment_id)
-    status, body = payment_response(payment)
+    payment, booking_status = payment_with_booking_status(payment_id)
+    status, body = payment_response(payment, booking_status=booking_status)
     Payment.objects.filter(pk=payment_id, response_status__isnull=True).update(
         response_status=status, response_body=body, updated_at=timezone.now()
     )

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import router, transaction
+from django.db.models import Model
 from django.utils import timezone
 
 from bookings import catalogue, resale, resale_selectors
@@ -15,6 +16,7 @@ from bookings.errors import PassengerNamesMissing
 from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus
 from bookings.selectors import check_passengers_named
+from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
 from payments.charging import assert_no_transaction
 from payments.errors import GatewayError
@@ -33,10 +35,15 @@ SETTLED_PAYMENT_STATUSES = (
 )
 
 
-def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
-    """Step 3.  Safe in any order with the webhook announcing the same outcome."""
+def apply_charge_result(
+    *, payment_id: int, result: ChargeResult, booking_id: int | None = None
+) -> Payment:
+    """Step 3.  Safe in any order with the webhook announcing the same outcome.  `booking_id`:
+    the payment's booking, when the caller has it (see `confirm_payment`)."""
     if result.status == "succeeded":
-        return confirm_payment(payment_id=payment_id, reference=result.reference)
+        return confirm_payment(
+            payment_id=payment_id, reference=result.reference, booking_id=booking_id
+        )
     if result.status == "failed":
         return fail_payment(
             payment_id=payment_id, reference=result.reference, reason=result.failure_reason
@@ -53,25 +60,61 @@ def apply_charge_result(*, payment_id: int, result: ChargeResult) -> Payment:
 
 
 @lock_errors_as_too_busy
-def confirm_payment(*, payment_id: int, reference: str = "") -> Payment:
+def confirm_payment(
+    *, payment_id: int, reference: str = "", booking_id: int | None = None
+) -> Payment:
     """The gateway says the money is ours.  Sell the held seats, or, when the hold is gone,
     keep the money only long enough to pay it back: nobody pays for a seat someone else got.
     A hold with a nameless passenger is not sold either (no ticket without a name): the money
-    goes back and the hold stays for the customer to name and pay again."""
+    goes back and the hold stays for the customer to name and pay again.
+
+    `booking_id` is the payment's booking when the caller already has it (a payment never
+    changes booking), which saves reading it; the locks are the same either way."""
     with transaction.atomic():
-        booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
-        booking = Booking.objects.select_for_update().get(pk=booking_id)
-        payment = Payment.objects.select_for_update().get(pk=payment_id)
+        if booking_id is None:
+            booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
+        # Booking, then payment: the one lock order (docs/architecture.md).
+        booking = _locked(_LOCKED_BOOKING, Booking, booking_id=booking_id)
+        payment = _locked(_LOCKED_PAYMENT, Payment, payment_id=payment_id)
         if payment.status in SETTLED_PAYMENT_STATUSES:
             return payment  # a duplicate of an outcome already applied
         now = timezone.now()
         reference = reference or payment.gateway_reference
+        if payment.booking_id != booking_id:
+            raise ValueError(f"payment {payment_id} is not booking {booking_id}'s")
         refund_reason = _why_not_sellable(booking, now=now)
         if refund_reason is None:
             _sell(booking, payment, reference=reference, now=now)
         else:
             _keep_to_refund(payment, reference=reference, reason=refund_reason, now=now)
+    if refund_reason is None:
+        # Sold: the locked row as `_sell` wrote it, i.e. what this confirmation did (a later
+        # change, such as a cancellation, is its own request's to report).
+        return payment
+    # A refund is queued on commit and may already have changed the row.
     return Payment.objects.get(pk=payment_id)
+
+
+# Compiled once per connection (kernel.compiled): every confirmation takes these two locks.
+_LOCKED_BOOKING = CompiledRead(
+    Booking,
+    lambda booking_id: Booking.objects.select_for_update().filter(pk=booking_id)[:1],
+    booking_id=int,
+)
+_LOCKED_PAYMENT = CompiledRead(
+    Payment,
+    lambda payment_id: Payment.objects.select_for_update().filter(pk=payment_id)[:1],
+    payment_id=int,
+)
+
+
+def _locked(read: CompiledRead, model: type[Model], **pk: int) -> Any:
+    """`model`'s row by primary key, locked (FOR UPDATE) on the primary; DoesNotExist as
+    `.get()` would say."""
+    found = read.first(using=router.db_for_write(model), **pk)
+    if found is None:
+        raise model.DoesNotExist(f"{model.__name__} {pk} does not exist.")
+    return found
 
 
 def _why_not_sellable(booking: Booking, *, now: datetime) -> str | None:
@@ -127,13 +170,16 @@ def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) 
     # Resold tickets: their seller is refunded in this transaction, never before it.
     if (sold := resale_selectors.sold_through(booking_id=booking.pk)) is not None:
         refund_seller(resale=sold, now=now)
-    Payment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.SUCCEEDED,
-        gateway_reference=reference,
-        failure_reason="",
-        succeeded_at=now,
-        updated_at=now,
-    )
+    sold = {
+        "status": PaymentStatus.SUCCEEDED,
+        "gateway_reference": reference,
+        "failure_reason": "",
+        "succeeded_at": now,
+        "updated_at": now,
+    }
+    Payment.objects.filter(pk=payment.pk).update(**sold)
+    for field, value in sold.items():
+        setattr(payment, field, value)
 
 
 def _keep_to_refund(payment: Payment, *, reference: str, reason: str, now: datetime) -> None:

@@ -6,6 +6,7 @@ booking, so the sale is known before the transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 
@@ -19,6 +20,7 @@ from bookings import catalogue
 from bookings.errors import BookingNotFound, HoldExpired, SaleClosed
 from bookings.models import Booking, BookingStatus
 from bookings.selectors import check_passengers_named
+from kernel.compiled import CompiledRead
 from kernel.idempotency import clean_key, fingerprint, replay
 from payments.charging import PayResponse, charge, store_response
 from payments.errors import AmountMismatch, BookingNotPayable, PaymentInProgress
@@ -52,12 +54,14 @@ def pay_for_booking(
     amount: Decimal | None = None,
     currency: str | None = None,
     payment_method: str = "",
-    on_behalf: bool = False,
+    on_behalf: bool | Callable[[], bool] = False,
 ) -> PayResponse:
     """Pay for a held booking, exactly once per (customer, Idempotency-Key).
 
     `customer` is who pays and owns the key; with `on_behalf` (travel agents, staff) the
-    booking may be another customer's."""
+    booking may be another customer's.  A callable `on_behalf` is asked only for a booking
+    that is not the customer's own: the permission check it stands for costs two queries,
+    and nearly every payment is for one's own booking."""
     key = clean_key(idempotency_key, required=True, what="payment")
     # Before anything is written: a raw card number for a real gateway, or an unknown one for
     # the sandbox, is refused (400) and never stored, fingerprinted or sent anywhere.
@@ -87,7 +91,7 @@ def pay_for_booking(
     if isinstance(recorded, PayResponse):
         return recorded
     result = charge(recorded, payment_method)
-    apply_charge_result(payment_id=recorded.pk, result=result)
+    apply_charge_result(payment_id=recorded.pk, result=result, booking_id=recorded.booking_id)
     return store_response(recorded.pk)
 
 
@@ -100,31 +104,34 @@ def record_payment(
     amount: Decimal | None,
     currency: str | None,
     payment_method: str = "",
-    on_behalf: bool = False,
+    on_behalf: bool | Callable[[], bool] = False,
 ) -> Payment | PayResponse:
     """Step 1: claim the key and write the payment row, committed before the gateway hears of
     it.  A key already used in the booking's sale answers its stored response (or 422: a
     different request)."""
-    sale_id = _sale_id_of(booking_id)
-    existing = _existing(customer, sale_id, key)
+    # Read once, for its sale (the key's scope) and for the checks below: nothing locks it
+    # here, so reading it inside the transaction would see nothing more.
+    booking = _BOOKING.first(booking_id=booking_id)
+    existing = _existing(customer, booking.sale_id if booking else None, key)
     if existing:
         return _replay(existing, fingerprint)
     now = timezone.now()
-    with transaction.atomic():
-        booking = _payable_booking(
-            customer=customer, booking_id=booking_id, on_behalf=on_behalf, now=now
-        )
-        _check_amount(booking, amount=amount, currency=currency)
-        payment = _insert_payment(
-            booking,
-            customer=customer,
-            key=key,
-            fingerprint=fingerprint,
-            payment_method=payment_method,
-            now=now,
-        )
-        if payment is not None:
-            return payment
+    try:
+        with transaction.atomic():
+            _check_payable(booking, customer=customer, on_behalf=on_behalf, now=now)
+            _check_amount(booking, amount=amount, currency=currency)
+            return _insert_payment(
+                booking,
+                customer=customer,
+                key=key,
+                fingerprint=fingerprint,
+                payment_method=payment_method,
+                now=now,
+            )
+    except IntegrityError:
+        # A unique constraint refused the row (the transaction wrote nothing else, so it is
+        # rolled back whole, without a savepoint): see `_lost_the_claim`.
+        pass
     return _lost_the_claim(
         customer=customer,
         sale_id=booking.sale_id,
@@ -134,15 +141,25 @@ def record_payment(
     )
 
 
-def _sale_id_of(booking_id: int) -> int | None:
-    """The sale the pay request's booking is of (None: no such booking, refused below)."""
-    return Booking.objects.filter(pk=booking_id).values_list("sale_id", flat=True).first()
+# Compiled once per connection (kernel.compiled): the two reads every pay request starts with.
+_BOOKING = CompiledRead(
+    Booking, lambda booking_id: Booking.objects.filter(pk=booking_id)[:1], booking_id=int
+)
+_PAYMENT_BY_KEY = CompiledRead(
+    Payment,
+    lambda sale_id, customer_id, key: Payment.objects.filter(
+        sale_id=sale_id, customer_id=customer_id, idempotency_key=key
+    )[:1],
+    sale_id=int,
+    customer_id=int,
+    key=str,
+)
 
 
 def _existing(customer: AbstractBaseUser, sale_id: int | None, key: str) -> Payment | None:
     if sale_id is None:
         return None
-    return Payment.objects.filter(sale_id=sale_id, customer=customer, idempotency_key=key).first()
+    return _PAYMENT_BY_KEY.first(sale_id=sale_id, customer_id=customer.pk, key=key)
 
 
 def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
@@ -163,13 +180,21 @@ def _replay(payment: Payment, request_fingerprint: str) -> PayResponse:
     )
 
 
-def _payable_booking(
-    *, customer: AbstractBaseUser, booking_id: int, on_behalf: bool, now: datetime
-) -> Booking:
-    """The booking `customer` may pay now, or the domain error saying why not.  Writes nothing."""
-    bookings = Booking.objects.all() if on_behalf else Booking.objects.filter(customer=customer)
-    booking = bookings.filter(pk=booking_id).first()
+def _check_payable(
+    booking: Booking | None,
+    *,
+    customer: AbstractBaseUser,
+    on_behalf: bool | Callable[[], bool],
+    now: datetime,
+) -> None:
+    """Nothing, when `customer` may pay `booking` now; else the domain error saying why not.
+    Another customer's booking is one only an agent may pay, and is otherwise not found (as
+    if it did not exist).  Writes nothing."""
     if booking is None:
+        raise BookingNotFound()
+    if booking.customer_id != customer.pk and not (
+        on_behalf() if callable(on_behalf) else on_behalf
+    ):
         raise BookingNotFound()
     if booking.status == BookingStatus.EXPIRED or booking.hold_lapsed(now):
         raise HoldExpired()
@@ -186,7 +211,6 @@ def _payable_booking(
     # Named before paid, on every path (pages, API, hosted checkout, every gateway): a
     # waitlist offer or a seatless hold arrives without names.  Nothing is written.
     check_passengers_named(booking_id=booking.pk)
-    return booking
 
 
 def _check_amount(booking: Booking, *, amount: Decimal | None, currency: str | None) -> None:
@@ -214,26 +238,23 @@ def _insert_payment(
     fingerprint: str,
     payment_method: str,
     now: datetime,
-) -> Payment | None:
-    """The payment row, or None when a unique constraint refused it: a concurrent request with
-    the same key committed first, or another attempt for this booking is still under way."""
-    try:
-        with transaction.atomic():
-            return Payment.objects.create(
-                booking=booking,
-                sale_id=booking.sale_id,
-                customer=customer,
-                idempotency_key=key,
-                request_fingerprint=fingerprint,
-                amount=booking.amount,
-                currency=booking.currency,
-                gateway=settings.PAYMENTS["GATEWAY"],
-                payment_method_token=get_gateway().storable_method(payment_method),
-                created_at=now,
-                updated_at=now,
-            )
-    except IntegrityError:
-        return None
+) -> Payment:
+    """The payment row; IntegrityError when a unique constraint refuses it: a concurrent
+    request with the same key committed first, or another attempt for this booking is still
+    under way."""
+    return Payment.objects.create(
+        booking=booking,
+        sale_id=booking.sale_id,
+        customer=customer,
+        idempotency_key=key,
+        request_fingerprint=fingerprint,
+        amount=booking.amount,
+        currency=booking.currency,
+        gateway=settings.PAYMENTS["GATEWAY"],
+        payment_method_token=get_gateway().storable_method(payment_method),
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def _lost_the_claim(

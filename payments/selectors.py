@@ -8,13 +8,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from bookings import catalogue, resale_selectors
 from bookings.errors import BookingNotFound
 from bookings.models import Booking, BookingStatus, Sale
+from kernel.compiled import CompiledRead
 from kernel.web.problems import problem_body
 from payments.currency import round_to_unit
 from payments.models import (
@@ -185,9 +186,13 @@ def payment_json(payment: Payment, *, booking_status: str) -> dict[str, Any]:
     }
 
 
-def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
-    """HTTP status and body for the outcome of a pay request."""
-    booking_status = Booking.objects.values_list("status", flat=True).get(pk=payment.booking_id)
+def payment_response(
+    payment: Payment, *, booking_status: str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """HTTP status and body for the outcome of a pay request.  `booking_status`: the booking's
+    status read with the payment (`payment_with_booking_status`), else read here."""
+    if booking_status is None:
+        booking_status = Booking.objects.values_list("status", flat=True).get(pk=payment.booking_id)
     body = payment_json(payment, booking_status=booking_status)
     if payment.status == PaymentStatus.SUCCEEDED:
         return 201, body
@@ -249,6 +254,28 @@ def payment_response(payment: Payment) -> tuple[int, dict[str, Any]]:
     )
 
 
+def payment_with_booking_status(payment_id: int) -> tuple[Payment, str]:
+    """The payment and its booking's status, in one statement (what `payment_response` needs)."""
+    payment = (
+        Payment.objects.annotate(current_booking_status=F("booking__status"))
+        .filter(pk=payment_id)
+        .get()
+    )
+    return payment, payment.current_booking_status
+
+
+# Compiled once per connection (kernel.compiled): read twice by every pay request.
+_SALE_WITH_OWNER = CompiledRead(
+    Sale,
+    lambda sale_id: Sale.objects.select_related(*catalogue.owner_paths()).filter(pk=sale_id)[:1],
+    shape=lambda: tuple(catalogue.owner_paths()),
+    sale_id=int,
+)
+
+
 def sale_of(booking: Booking) -> Sale:
     """The booking's sale with its catalogue item, for the catalogue's rules."""
-    return Sale.objects.select_related(*catalogue.owner_paths()).get(pk=booking.sale_id)
+    sale = _SALE_WITH_OWNER.first(sale_id=booking.sale_id)
+    if sale is None:
+        raise Sale.DoesNotExist(f"Sale {booking.sale_id} does not exist.")
+    return sale

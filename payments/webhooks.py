@@ -109,7 +109,9 @@ def _apply(gateway_name: str, event: GatewayEvent) -> str:
             f"ignored: amount {event.amount} {event.currency} does not match payment {payment.pk}"
         )
     if event.kind == PAYMENT_SUCCEEDED:
-        payment = confirm_payment(payment_id=payment.pk, reference=event.reference)
+        payment = confirm_payment(
+            payment_id=payment.pk, reference=event.reference, booking_id=payment.booking_id
+        )
     else:
         payment = fail_payment(
             payment_id=payment.pk, reference=event.reference, reason=event.failure_reason
