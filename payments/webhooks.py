@@ -21,7 +21,7 @@ from payments.errors import WebhookEventRefused
 from payments.gateways import get_gateway
 from payments.gateways.base import PAYMENT_FAILED, PAYMENT_SUCCEEDED, GatewayEvent
 from payments.models import Payment, WebhookEvent
-from payments.outcomes import confirm_payment, fail_payment
+from payments.outcomes import SETTLED_PAYMENT_STATUSES, confirm_payment, fail_payment
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,11 @@ def _apply(gateway_name: str, event: GatewayEvent) -> str:
         return (
             f"ignored: amount {event.amount} {event.currency} does not match payment {payment.pk}"
         )
+    if event.kind == PAYMENT_SUCCEEDED and payment.status in SETTLED_PAYMENT_STATUSES:
+        # The pay request (or an earlier event) applied this success already, and a settled
+        # payment never becomes unsettled: confirm_payment would take both locks only to
+        # return it unchanged.  Most webhooks are this one.
+        return f"payment {payment.pk} is {payment.status}"
     if event.kind == PAYMENT_SUCCEEDED:
         payment = confirm_payment(
             payment_id=payment.pk, reference=event.reference, booking_id=payment.booking_id

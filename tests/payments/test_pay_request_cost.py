@@ -1,16 +1,25 @@
 """What one pay request costs the database: a budget of statements (bench/request_cost.py's
 `pay` scenario measures the CPU; docs/performance.md, "Issue 26: the pay request"), no
 permission lookup when paying for one's own booking, and the booking a confirmation is told
-must be its payment's."""
+must be its payment's; the webhook of a success already applied takes no lock."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
 
 from bookings.models import Booking, BookingStatus
-from payments.models import Payment, PaymentStatus
+from payments.models import Payment, PaymentStatus, WebhookEvent
 from payments.outcomes import confirm_payment
-from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
+from tests.payments.helpers import (
+    GOOD_CARD,
+    api_client,
+    hold,
+    pay,
+    post_webhook,
+    sandbox_event,
+    signed,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,3 +69,18 @@ def test_a_confirmation_told_another_booking_changes_nothing(customer, other_cus
         confirm_payment(payment_id=payment.pk, booking_id=other.pk)
     assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.PENDING
     assert set(Booking.objects.values_list("status", flat=True)) == {BookingStatus.HELD}
+
+
+def test_the_webhook_of_a_payment_already_confirmed_takes_no_lock(customer, flight):
+    client = api_client(customer)
+    booking = hold(customer, flight)
+    _paid(client, booking)
+    payment = Payment.objects.get(booking=booking)
+    body, headers = signed(sandbox_event(payment))
+    with CaptureQueriesContext(connection) as queries:
+        response = post_webhook(APIClient(), body, headers)
+    assert response.status_code == 200, response.content
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert not [sql for sql in statements if "FOR UPDATE" in sql], "\n".join(statements)
+    assert WebhookEvent.objects.get().outcome == f"payment {payment.pk} is SUCCEEDED"
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.SUCCEEDED
