@@ -22,7 +22,15 @@ from django.utils.translation import gettext
 from bookings import availability, booking_classes, outbox_payloads, resale, waitlist
 from bookings.errors import BookingNotFound, InvalidBookingState
 from bookings.live import announce_seats_on_commit
-from bookings.models import Booking, BookingStatus, Inventory, Passenger, Seat, SeatStatus
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Inventory,
+    Passenger,
+    Resale,
+    Seat,
+    SeatStatus,
+)
 from kernel import metrics
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.models import OutboxEvent
@@ -217,10 +225,13 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
-def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None = None) -> list[str]:
+def sell_held_booking(
+    booking: Booking, *, now: datetime, payment: dict | None = None
+) -> Resale | None:
     """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
     `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
-    the outbox — all in the caller's transaction.  Returns the seat numbers sold.
+    the outbox — all in the caller's transaction.  Returns the resale a resale offer bought
+    (now SOLD; its seller is refunded by the caller), None for any other booking.
 
     `payment` (paymentId, amount, currency) travels in the event for its consumers.
     """
@@ -260,7 +271,7 @@ def sell_held_booking(booking: Booking, *, now: datetime, payment: dict | None =
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
-    return seat_nos
+    return resold
 
 
 def _move_held_to_sold(booking: Booking) -> None:

@@ -11,7 +11,7 @@ from django.db import router, transaction
 from django.db.models import Model
 from django.utils import timezone
 
-from bookings import catalogue, resale, resale_selectors
+from bookings import catalogue, resale
 from bookings.errors import PassengerNamesMissing
 from bookings.lifecycle import close_bookings, sell_held_booking
 from bookings.models import Booking, BookingStatus
@@ -158,7 +158,7 @@ def _named(booking: Booking) -> bool:
 
 
 def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) -> None:
-    sell_held_booking(
+    sold = sell_held_booking(
         booking,
         now=now,
         payment={
@@ -168,7 +168,7 @@ def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) 
         },
     )
     # Resold tickets: their seller is refunded in this transaction, never before it.
-    if (sold := resale_selectors.sold_through(booking_id=booking.pk)) is not None:
+    if sold is not None:
         refund_seller(resale=sold, now=now)
     sold = {
         "status": PaymentStatus.SUCCEEDED,
