@@ -39,6 +39,7 @@ from storefront.booking_serializers import (
     CancellationSerializer,
     sale_named_by,
 )
+from storefront.hold_answer import fresh_hold_answer
 from waitroom.gate import TOKEN_HEADER, admission_with_the_hold
 
 HOLD_IDEMPOTENCY_KEY = idempotency_key_parameter(required=False, what="hold")
@@ -254,8 +255,13 @@ class BookingListCreateApi(GenericAPIView):
             return customer_holds.hold_seatless(passengers=data["passengers"], **common)
 
         def answer(booking: Booking) -> tuple[int, dict[str, Any]]:
-            booking = selectors.booking_just_written(booking=booking)
-            return 201, BookingDetailSerializer(booking, context={"no_payments_yet": True}).data
+            # A fresh hold's body without DRF's field machinery (proven equal to the
+            # serializer's: storefront.hold_answer); anything else is serialised.
+            body = fresh_hold_answer(booking)
+            if body is None:
+                booking = selectors.booking_just_written(booking=booking)
+                body = BookingDetailSerializer(booking, context={"no_payments_yet": True}).data
+            return 201, body
 
         if key is None:
             status, body = answer(hold())
