@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.utils import (
@@ -39,7 +38,7 @@ from storefront.booking_serializers import (
     CancellationSerializer,
     sale_named_by,
 )
-from storefront.hold_answer import fresh_hold_answer
+from storefront.hold_answer import booking_url, fresh_hold_answer
 from waitroom.gate import TOKEN_HEADER, admission_with_the_hold
 
 HOLD_IDEMPOTENCY_KEY = idempotency_key_parameter(required=False, what="hold")
@@ -228,7 +227,7 @@ class BookingListCreateApi(GenericAPIView):
             result = IdempotentResult(
                 result.status, BookingDetailSerializer(current).data, replayed=True
             )
-        location = reverse("bookings_api:detail", args=[booking_id])
+        location = booking_url("bookings_api:detail", booking_id)
         return idempotent_response(result, headers={"Location": location})
 
     @staticmethod

@@ -19,11 +19,13 @@ does not follow fails that test.
 from __future__ import annotations
 
 import decimal
+import functools
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.urls import reverse
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 
 from bookings import catalogue, selectors
@@ -31,6 +33,7 @@ from bookings.models import Booking, BookingStatus
 
 _CENTS = Decimal("0.01")  # DecimalField(max_digits=12, decimal_places=2), as DRF quantizes it
 _AMOUNT_DIGITS = 12
+_ID_SENTINEL = "2000000011"  # an id no booking has: where the id goes in a URL template
 
 
 def fresh_hold_answer(booking: Booking) -> dict[str, Any] | None:
@@ -51,7 +54,7 @@ def fresh_hold_answer(booking: Booking) -> dict[str, Any] | None:
     # In id order, as booking_just_written (and a read) gives them; the live ones while HELD.
     shown = booking.passengers_shown(sorted(passengers, key=_pk))
     seated = [(p, p.seat.seat_no if p.seat is not None else None) for p in shown]
-    url = reverse("bookings_api:passengers", args=[booking.pk])
+    url = booking_url("bookings_api:passengers", booking.pk)
     unnamed = _unnamed(seated)
     unconfirmed = _unconfirmed_exit_rows(booking, [p for p, _ in seated])
     data: dict[str, Any] = {
@@ -135,3 +138,20 @@ def _when(value: datetime | None) -> str | None:
         return None
     text = value.astimezone(timezone.get_current_timezone()).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def booking_url(name: str, booking_id: int) -> str:
+    """`reverse(name, args=[booking_id])` for a route of one booking id (`bookings_api:detail`,
+    `bookings_api:passengers`), from a template worked out once per name, script prefix and
+    URL conf: Django's reverse was two fifths of the built answer's CPU."""
+    head, tail = _url_template(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
+    return f"{head}{int(booking_id)}{tail}"
+
+
+@functools.lru_cache(maxsize=64)
+def _url_template(name: str, script_prefix: str, urlconf: str) -> tuple[str, str]:
+    url = reverse(name, args=[int(_ID_SENTINEL)], urlconf=urlconf)
+    head, found, tail = url.partition(_ID_SENTINEL)
+    if not found or _ID_SENTINEL in tail:
+        raise ValueError(f"{name}: not a route of one booking id ({url})")
+    return head, tail
