@@ -143,7 +143,7 @@ def _when(value: datetime | None) -> str | None:
 def booking_url(name: str, booking_id: int) -> str:
     """`reverse(name, args=[booking_id])` for a route of one booking id (`bookings_api:detail`,
     `bookings_api:passengers`), from a template worked out once per name, script prefix and
-    URL conf: Django's reverse was two fifths of the built answer's CPU."""
+    URL conf: Django's reverse was about a third of the built answer's CPU."""
     head, tail = _url_template(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
     return f"{head}{int(booking_id)}{tail}"
 
