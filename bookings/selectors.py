@@ -55,7 +55,7 @@ def booking_just_written(*, booking: Booking) -> Booking:
     Otherwise it is read back."""
     passengers = getattr(booking, "written_passengers", None)
     sale = booking.sale if Booking.sale.is_cached(booking) else None
-    if passengers is None or sale is None or not _owner_cached(sale):
+    if passengers is None or sale is None or not sale_owner_cached(sale):
         return _with_details(Booking.objects.filter(pk=booking.pk)).get()
     in_order = booking.passengers.all()
     in_order._result_cache = sorted(passengers, key=lambda p: p.pk)
@@ -65,7 +65,7 @@ def booking_just_written(*, booking: Booking) -> Booking:
     return booking
 
 
-def _owner_cached(sale) -> bool:
+def sale_owner_cached(sale) -> bool:
     """The sale's catalogue item (its flight or event) came with it: no query to name it."""
     return any(
         sale._meta.get_field(path.split("__")[0]).is_cached(sale)

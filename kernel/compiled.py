@@ -6,8 +6,11 @@ joins of `select_related`, the column list, the WHERE clause) was a fifth of a h
 time (docs/performance.md, "Issue 26: CPU per request, second pass"), and it gives the same
 SQL every time.  `CompiledRead` builds the queryset once with sentinel values, lets Django
 compile it, remembers where each sentinel landed among the parameters, and from then on only
-binds new values and turns rows into model instances with Django's own `ModelIterable` (so
-`select_related` objects, field converters and `from_db` are exactly the ORM's).
+binds new values and turns rows into model instances by `ModelIterable`'s own steps (Django's
+field converters, `from_db` and the `select_related` populators), with what that loop works
+out per query (the converters, the column positions, the populators) worked out once too
+(docs/performance.md, "Issue 26: the winning hold's answer").
+tests/kernel/test_compiled_reads.py compares every field of every instance with the ORM's.
 
 Only plain int and str parameters of simple lookups (`exact`): anything else, and any
 queryset whose parameters do not contain each sentinel exactly once, is refused when first
@@ -28,7 +31,7 @@ from typing import Any
 
 from django.db import connections, router
 from django.db.models import Model, QuerySet
-from django.db.models.query import ModelIterable
+from django.db.models.query import get_related_populators
 
 _ATTR = "_seatkeeper_compiled_reads"
 # Values no caller passes: ints inside a 32-bit column's range (Django turns an out-of-range
@@ -38,38 +41,63 @@ _INT_SENTINEL = 2_000_000_011
 _STR_SENTINEL = "\x1fcompiled-read-sentinel-"
 
 
-class _Compiled:
-    __slots__ = ("compiler", "params", "slots", "sql")
+class _Instances:
+    """`ModelIterable.__iter__`'s loop for one compiled query (django.db.models.query), with
+    its per-query setup done once: the converters of the selected columns, where the model's
+    own columns are, and the `select_related` populators (which keep no state between rows).
+    No known related objects: a compiled read is never a related manager's queryset."""
 
-    def __init__(self, compiler, sql: str, params: list, slots: dict[int, str]) -> None:
-        self.compiler = compiler
+    __slots__ = (
+        "alias",
+        "annotations",
+        "connection",
+        "converters",
+        "end",
+        "init_list",
+        "model",
+        "related",
+        "start",
+    )
+
+    def __init__(self, compiler, alias: str) -> None:
+        fields = [s[0] for s in compiler.select[0 : compiler.col_count]]
+        if compiler.has_composite_fields(fields):
+            raise ValueError("CompiledRead: composite fields are not supported")
+        self.converters = list(compiler.get_converters(fields).items())
+        klass_info = compiler.klass_info
+        self.model = klass_info["model"]
+        select_fields = klass_info["select_fields"]
+        self.start, self.end = select_fields[0], select_fields[-1] + 1
+        self.init_list = [f[0].target.attname for f in compiler.select[self.start : self.end]]
+        self.related = get_related_populators(klass_info, compiler.select, alias)
+        self.annotations = list(compiler.annotation_col_map.items())
+        self.connection = compiler.connection
+        self.alias = alias
+
+    def __call__(self, row: Sequence[Any]) -> Model:
+        row = list(row)
+        for position, (converters, expression) in self.converters:
+            value = row[position]
+            for converter in converters:
+                value = converter(value, expression, self.connection)
+            row[position] = value
+        instance = self.model.from_db(self.alias, self.init_list, row[self.start : self.end])
+        for populator in self.related:
+            populator.populate(row, instance)
+        for name, position in self.annotations:
+            setattr(instance, name, row[position])
+        return instance
+
+
+class _Compiled:
+    __slots__ = ("instances", "params", "slots", "sql", "width")
+
+    def __init__(self, compiler, alias: str, sql: str, params: list, slots: dict[int, str]):
         self.sql = sql
         self.params = params
         self.slots = slots
-
-
-class _Query:
-    """What `ModelIterable` asks of a queryset's `query`: the already compiled compiler."""
-
-    __slots__ = ("compiler",)
-
-    def __init__(self, compiler) -> None:
-        self.compiler = compiler
-
-    def get_compiler(self, using=None, connection=None, elide_empty=True):
-        return self.compiler
-
-
-class _QuerySet:
-    """What `ModelIterable` asks of a queryset."""
-
-    __slots__ = ("_known_related_objects", "db", "model", "query")
-
-    def __init__(self, alias: str, compiler, model: type[Model]) -> None:
-        self.db = alias
-        self.query = _Query(compiler)
-        self.model = model
-        self._known_related_objects: dict = {}
+        self.width = len(compiler.select)
+        self.instances = _Instances(compiler, alias)
 
 
 class CompiledRead:
@@ -114,7 +142,7 @@ class CompiledRead:
             if len(found) != 1:
                 raise ValueError(f"CompiledRead: {name} is not one plain parameter of {sql}")
             slots[found[0]] = name
-        return _Compiled(compiler, sql, params, slots)
+        return _Compiled(compiler, alias, sql, params, slots)
 
     def _compiled(self, alias: str) -> _Compiled:
         key = id(self) if self._shape is None else (id(self), self._shape())
@@ -132,13 +160,10 @@ class CompiledRead:
     def list(self, *, using: str | None = None, **values: Any) -> list[Model]:
         alias = using or router.db_for_read(self._model)
         compiled = self._compiled(alias)
-        params = self._bound(compiled, values)
-        compiler = compiled.compiler
-        sql = compiled.sql
-        # The compiler already ran as_sql() once (select, klass_info, col_count are set);
-        # this answers it again for the new values without rebuilding anything.
-        compiler.as_sql = lambda *args, **kwargs: (sql, params)
-        return list(ModelIterable(_QuerySet(alias, compiler, self._model)))
+        with connections[alias].cursor() as cursor:
+            cursor.execute(compiled.sql, self._bound(compiled, values))
+            rows = cursor.fetchall()
+        return [compiled.instances(row) for row in rows]
 
     def beside(
         self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
@@ -149,24 +174,16 @@ class CompiledRead:
         taken before the call runs; PostgreSQL only."""
         compiled = self._compiled(using)
         params = self._bound(compiled, values)
-        compiler = compiled.compiler
-        width = len(compiler.select)
         sql = (
             f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
         )
         with connections[using].cursor() as cursor:
             cursor.execute(sql, [*call_params, *params])
             row = cursor.fetchone()
-        head, tail = row[:width], tuple(row[width:])
+        head, tail = row[: compiled.width], tuple(row[compiled.width :])
         if head[0] is None:  # the read's first column is its primary key
             return tail, None
-        # Django's ModelIterable turns the read's columns into instances, as `list` does.
-        compiler.execute_sql = lambda *args, **kwargs: [[head]]
-        try:
-            found = list(ModelIterable(_QuerySet(using, compiler, self._model)))
-        finally:
-            del compiler.execute_sql
-        return tail, found[0]
+        return tail, compiled.instances(head)
 
     def _bound(self, compiled: _Compiled, values: dict[str, Any]) -> list:
         if values.keys() != self._types.keys():

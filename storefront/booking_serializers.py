@@ -116,41 +116,47 @@ class BookingCreateSerializer(CopiedFields, serializers.Serializer):
     )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        if ("flight_id" in data) == ("event_id" in data):
-            name = "event_id" if "flight_id" in data else "flight_id"
-            raise ValidationError({name: [gettext("Give either `flightId` or `eventId`.")]})
-        if "flight_id" in data:
-            if "category" in data:
-                raise ValidationError({"category": [gettext("Flights are booked by `fareClass`.")]})
-            fare_class = data.get("fare_class")
-            flight_classes = catalogue.for_kind(SaleKind.FLIGHT).class_codes or ()
-            if fare_class is None:
-                raise ValidationError({"fare_class": [gettext("This field is required.")]})
-            if fare_class not in flight_classes:
-                raise ValidationError(
-                    {
-                        "fare_class": [
-                            gettext('"%(value)s" is not a valid choice.') % {"value": fare_class}
-                        ]
-                    }
-                )
-        else:
-            given = {data[k] for k in ("fare_class", "category") if k in data}
-            if len(given) != 1:
-                raise ValidationError(
-                    {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
-                )
-            data["fare_class"] = given.pop().strip().upper()
-        data["booking_class"] = data.get("booking_class", "").strip().upper()
-        if "seats" in data and "passengers" in data:
+        return check_hold_request(data)
+
+
+def check_hold_request(data: dict[str, Any]) -> dict[str, Any]:
+    """`BookingCreateSerializer.validate`: the fields together (a flight or an event, seats or
+    passengers), the class codes normalised; also the quick path's (storefront.hold_input)."""
+    if ("flight_id" in data) == ("event_id" in data):
+        name = "event_id" if "flight_id" in data else "flight_id"
+        raise ValidationError({name: [gettext("Give either `flightId` or `eventId`.")]})
+    if "flight_id" in data:
+        if "category" in data:
+            raise ValidationError({"category": [gettext("Flights are booked by `fareClass`.")]})
+        fare_class = data.get("fare_class")
+        flight_classes = catalogue.for_kind(SaleKind.FLIGHT).class_codes or ()
+        if fare_class is None:
+            raise ValidationError({"fare_class": [gettext("This field is required.")]})
+        if fare_class not in flight_classes:
             raise ValidationError(
-                {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
+                {
+                    "fare_class": [
+                        gettext('"%(value)s" is not a valid choice.') % {"value": fare_class}
+                    ]
+                }
             )
-        if "seats" not in data and "passengers" not in data:
+    else:
+        given = {data[k] for k in ("fare_class", "category") if k in data}
+        if len(given) != 1:
             raise ValidationError(
-                {"seats": [gettext("Give `seats`, or `passengers` for a seatless fare.")]}
+                {"category": [gettext("Give the price category (`category` or `fareClass`).")]}
             )
-        return data
+        data["fare_class"] = given.pop().strip().upper()
+    data["booking_class"] = data.get("booking_class", "").strip().upper()
+    if "seats" in data and "passengers" in data:
+        raise ValidationError(
+            {"seats": [gettext("Give either `seats` or `passengers`, not both.")]}
+        )
+    if "seats" not in data and "passengers" not in data:
+        raise ValidationError(
+            {"seats": [gettext("Give `seats`, or `passengers` for a seatless fare.")]}
+        )
+    return data
 
 
 class PassengerSerializer(CopiedFields, serializers.Serializer):

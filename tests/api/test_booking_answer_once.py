@@ -1,7 +1,8 @@
 """A booking's answer works out who still needs the exit-row confirmation once, and who still
 needs a name once, though three fields read the first and two the second
 (storefront/booking_serializers.py, `once_per_answer`).  A list answers each booking with its
-own lists.  The control takes the memo away: three and two again."""
+own lists.  The control takes the memo away: three and two again.  (A fresh hold's 201 is
+built without the serializer, storefront.hold_answer: the booking is read back to count.)"""
 
 from __future__ import annotations
 
@@ -40,9 +41,18 @@ def exit_row_hold(client, flight):
     return response.json()
 
 
+def read_back(client, hold: dict, calls: dict[str, int]) -> dict:
+    calls.update(exit_rows=0, unnamed=0)
+    return client.get(f"/api/bookings/{hold['bookingId']}").json()
+
+
 def test_one_answer_works_each_list_out_once(calls):
-    data = exit_row_hold(client_for(UserFactory()), FlightFactory())
+    client = client_for(UserFactory())
+    hold = exit_row_hold(client, FlightFactory())
+    assert calls == {"exit_rows": 0, "unnamed": 0}  # the 201 is built directly
+    data = read_back(client, hold, calls)
     assert calls == {"exit_rows": 1, "unnamed": 1}
+    assert data == hold  # the body read back is the body the hold answered
     assert data["exitRowConfirmationNeeded"] is True
     assert [p["seat"] for p in data["unconfirmedExitRowPassengers"]] == ["12A", "12B"]
     assert data["exitRowConfirmationUrl"] == f"/api/bookings/{data['bookingId']}/passengers"
@@ -67,5 +77,6 @@ def test_control_without_the_memo_three_and_two_again(calls, monkeypatch):
     monkeypatch.setattr(
         BookingSerializer, "once_per_answer", lambda self, booking, name, compute: compute(booking)
     )
-    exit_row_hold(client_for(UserFactory()), FlightFactory())
+    client = client_for(UserFactory())
+    read_back(client, exit_row_hold(client, FlightFactory()), calls)
     assert calls == {"exit_rows": 3, "unnamed": 2}

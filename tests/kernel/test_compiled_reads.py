@@ -27,14 +27,24 @@ def orm_inventory(sale_id: int, fare_class: str):
     )
 
 
+def same_instance(a, b) -> None:
+    """Same model, same field values of the same types (the converters ran: decimals, aware
+    datetimes, JSON), same database and state."""
+    assert type(a) is type(b)
+    fields = [f.attname for f in a._meta.concrete_fields]
+    values_a, values_b = [getattr(a, f) for f in fields], [getattr(b, f) for f in fields]
+    assert values_a == values_b
+    assert [type(v) for v in values_a] == [type(v) for v in values_b]
+    assert (a._state.db, a._state.adding) == (b._state.db, b._state.adding)
+
+
 def same_rows(a, b) -> None:
-    """Same instance, same field values, same select_related objects loaded."""
+    """Same instance, same field values, same select_related objects loaded, field for field."""
     assert (a is None) == (b is None)
     if a is None:
         return
-    fields = [f.attname for f in a._meta.concrete_fields]
-    assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
-    assert a.sale.pk == b.sale.pk
+    same_instance(a, b)
+    same_instance(a.sale, b.sale)
     assert set(a._state.fields_cache) == set(b._state.fields_cache)
     assert set(a.sale._state.fields_cache) == set(b.sale._state.fields_cache)
     for name in a.sale._state.fields_cache:
@@ -42,7 +52,9 @@ def same_rows(a, b) -> None:
         owner_b = b.sale._state.fields_cache[name]
         assert (owner_a is None) == (owner_b is None)
         if owner_a is not None:
-            assert owner_a.pk == owner_b.pk
+            same_instance(owner_a, owner_b)
+            # The owner points back at the very sale it came with, as the ORM's does.
+            assert owner_a.sale is a.sale and owner_b.sale is b.sale
 
 
 @pytest.mark.django_db

@@ -1,0 +1,157 @@
+"""The 201 of a hold just made, built directly: the body `BookingDetailSerializer` gives for
+it (before the renderer camelCases the keys), without DRF's field machinery.
+
+A fresh hold is always the same case of the serializer: HELD, nothing paid, nothing closed,
+its passengers the rows the hold itself wrote (`written_passengers`, bookings.holding) and
+its sale read with its catalogue item.  Serialising that case field by field was about a
+sixth of a winning hold's CPU (docs/performance.md, "Issue 26: the winning hold's answer").
+`fresh_hold_answer` writes the same dict with plain attribute reads; for anything else it
+answers None and the caller serialises as before.
+
+The serializer stays the one description of a booking's answer (and the schema's source):
+tests/storefront/test_hold_answer.py proves this function equal to it, key order and JSON
+included, over random holds (seated and seatless, named or not, exit rows confirmed or not,
+flights and events, booking classes, amounts, currencies, times and time zones), and shows a
+builder that differs in one detail is caught.  A change to the serializer that this function
+does not follow fails that test.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils import timezone
+
+from bookings import catalogue, selectors
+from bookings.models import Booking, BookingStatus
+
+_CENTS = Decimal("0.01")  # DecimalField(max_digits=12, decimal_places=2), as DRF quantizes it
+_AMOUNT_DIGITS = 12
+_ID_SENTINEL = "2000000011"  # an id no booking has: where the id goes in a URL template
+
+
+def fresh_hold_answer(booking: Booking) -> dict[str, Any] | None:
+    """`BookingDetailSerializer(selectors.booking_just_written(booking=booking),
+    context={"no_payments_yet": True}).data` for a HELD booking the current request has just
+    written; None when `booking` did not come as the hold paths leave it (its written
+    passengers and its sale with the catalogue item), or is not simply HELD."""
+    passengers = getattr(booking, "written_passengers", None)
+    if (
+        passengers is None
+        or booking.status != BookingStatus.HELD
+        or booking.closed_at is not None
+        or booking.confirmed_at is not None
+        or not Booking.sale.is_cached(booking)
+        or not selectors.sale_owner_cached(booking.sale)
+    ):
+        return None
+    # In id order, as booking_just_written (and a read) gives them; the live ones while HELD.
+    shown = booking.passengers_shown(sorted(passengers, key=_pk))
+    seated = [(p, p.seat.seat_no if p.seat is not None else None) for p in shown]
+    url = booking_url("bookings_api:passengers", booking.pk)
+    unnamed = _unnamed(seated)
+    unconfirmed = _unconfirmed_exit_rows(booking, [p for p, _ in seated])
+    data: dict[str, Any] = {
+        "booking_id": int(booking.pk),
+        "status": str(BookingStatus.HELD.value),
+        "customer_id": int(booking.customer_id),
+        "fare_class": str(booking.fare_class),
+        "booking_class": str(booking.booking_class),
+        "seat_count": int(booking.seat_count),
+        "seats": [seat_no for _, seat_no in seated if seat_no is not None],
+        "passengers": [
+            {"name": str(p.full_name), "seat": None if seat_no is None else str(seat_no)}
+            for p, seat_no in seated
+        ],
+        "amount": _amount(booking.amount),
+        "currency": str(booking.currency),
+        "expires_at": _when(booking.expires_at),
+        "created_at": _when(booking.created_at),
+        "confirmed_at": None,
+        "closed_at": None,
+        "names_needed": bool(unnamed),
+        "unnamed_passengers": unnamed,
+        "name_passengers_url": url,
+        "exit_row_confirmation_needed": bool(unconfirmed),
+        "unconfirmed_exit_row_passengers": unconfirmed,
+        "exit_row_confirmation_url": url if unconfirmed else None,
+        "refunds": [],
+    }
+    found = catalogue.owner_item(booking.sale)
+    if found is not None:
+        owner, item = found
+        data[f"{owner}_id"] = item.pk
+        if owner == "flight":
+            data["flight_code"] = item.code
+    return data
+
+
+def _pk(passenger) -> int:
+    return passenger.pk
+
+
+def _unnamed(seated: list[tuple[Any, str | None]]) -> list[dict[str, Any]]:
+    # BookingSerializer.find_unnamed: by seat, seatless last, then id; 1-based positions.
+    in_order = sorted(seated, key=lambda ps: (ps[1] is None, ps[1] or "", ps[0].pk))
+    return [
+        {"passenger_id": p.pk, "position": position, "seat": seat_no}
+        for position, (p, seat_no) in enumerate(in_order, start=1)
+        if not p.full_name.strip()
+    ]
+
+
+def _unconfirmed_exit_rows(booking: Booking, passengers: list) -> list[dict[str, Any]]:
+    # BookingSerializer.find_unconfirmed_exit_rows for a live booking (whose passengers shown
+    # are its live ones), in id order.
+    unconfirmed = {
+        p.seat.seat_no: p.pk
+        for p in passengers
+        if p.is_live and p.seat is not None and p.seat_conditions_confirmed_at is None
+    }
+    if not unconfirmed:
+        return []
+    return [
+        {"passenger_id": unconfirmed[seat_no], "seat": seat_no}
+        for seat_no in sorted(catalogue.seats_with_conditions(booking.sale, unconfirmed))
+    ]
+
+
+def _amount(value: Decimal) -> str:
+    # DRF's DecimalField.to_representation: quantized in the thread's context at 12 digits.
+    if not isinstance(value, Decimal):
+        value = Decimal(str(value).strip())
+    context = decimal.getcontext().copy()
+    context.prec = _AMOUNT_DIGITS
+    return f"{value.quantize(_CENTS, context=context):f}"
+
+
+def _when(value: datetime | None) -> str | None:
+    # DRF's DateTimeField.to_representation (ISO 8601, USE_TZ): in the current time zone,
+    # "Z" for UTC.
+    if not value:
+        return None
+    text = value.astimezone(timezone.get_current_timezone()).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def booking_url(name: str, booking_id: int) -> str:
+    """`reverse(name, args=[booking_id])` for a route of one booking id (`bookings_api:detail`,
+    `bookings_api:passengers`), from a template worked out once per name, script prefix and
+    URL conf: Django's reverse was about a third of the built answer's CPU."""
+    head, tail = _url_template(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
+    return f"{head}{int(booking_id)}{tail}"
+
+
+@functools.lru_cache(maxsize=64)
+def _url_template(name: str, script_prefix: str, urlconf: str) -> tuple[str, str]:
+    url = reverse(name, args=[int(_ID_SENTINEL)], urlconf=urlconf)
+    head, found, tail = url.partition(_ID_SENTINEL)
+    if not found or _ID_SENTINEL in tail:
+        raise ValueError(f"{name}: not a route of one booking id ({url})")
+    return head, tail
