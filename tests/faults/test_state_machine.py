@@ -16,8 +16,8 @@ reached every outcome that matters: a confirmation, a refund, an expiry and a wa
 (counted per example in `teardown`, checked after the run), so it cannot pass by refusing
 everything.
 
-Size: 25 examples x 30 steps by default (./scripts/test); with SEATKEEPER_NIGHTLY=1 (CI's
-nightly job) 500 examples x 50 steps.
+Size: 25 examples x 30 steps by default (./scripts/test), the same sequences every run
+(derandomized); with SEATKEEPER_NIGHTLY=1 (CI's nightly job) 500 random examples x 50 steps.
 """
 
 from __future__ import annotations
@@ -335,6 +335,10 @@ def test_services_keep_every_invariant_under_random_sequences(settings_for_machi
             # Each step is a few transactions on a real database: slow by Hypothesis' measure.
             suppress_health_check=[HealthCheck.too_slow],
             database=None,
+            # The default run is one fixed set of sequences: a random one sometimes reached
+            # no refund in 25 examples, so the "reached every outcome" check failed by chance.
+            # The nightly run keeps exploring new sequences.
+            derandomize=not NIGHTLY,
         ),
     )
     never = [outcome for outcome in OUTCOMES if not REACHED[outcome]]
