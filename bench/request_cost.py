@@ -218,7 +218,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="write a CPU-time profile (cProfile on thread_time) of the winning and losing holds",
+        help="write a CPU-time profile (cProfile on thread_time) of each scenario, after a "
+        "warm-up round of all of them",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -243,6 +244,46 @@ def _production_shape(args, stack: contextlib.ExitStack) -> str:
     os.environ["DB_PGBOUNCER"] = "true"
     print(f"shape: PgBouncer {pooler}, Redis Cluster {cluster.url}", flush=True)
     return pooler
+
+
+def _profiled(path: Path) -> tuple[dict, ...]:
+    """The scenarios after a warm-up round of all of them (first-request imports and
+    per-connection compilations are not profiled), each measurement under its own profiler
+    on CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
+    PostgreSQL and Redis and hides the Python (docs/performance.md, issue 26)."""
+    import cProfile
+    import io
+    import pstats
+
+    global _measure
+    scenario_holds()
+    scenario_seat_map()
+    scenario_search()
+    names = iter(["hold", "loser", "seat-map warm", "seat-map 304", "search warm", "search 304"])
+    out = io.StringIO()
+    plain = _measure
+
+    def profiled(calls, *, rounds: int = 5) -> dict:
+        profiler = cProfile.Profile(time.thread_time)
+        profiler.enable()
+        figures = plain(calls, rounds=rounds)
+        profiler.disable()
+        name = next(names)
+        out.write(f"===== {name}: {figures['requests']} requests =====\n")
+        # The raw stats beside the text, for pstats' callers and callees.
+        profiler.dump_stats(path.with_name(f"{path.stem}.{name.replace(' ', '-')}.prof"))
+        stats = pstats.Stats(profiler, stream=out).strip_dirs()
+        stats.sort_stats("cumulative").print_stats(70)
+        stats.sort_stats("tottime").print_stats(40)
+        return figures
+
+    _measure = profiled
+    try:
+        figures = (*scenario_holds(), *scenario_seat_map(), *scenario_search())
+    finally:
+        _measure = plain
+    path.write_text(out.getvalue())
+    return figures
 
 
 def run(args, stack: contextlib.ExitStack) -> None:
@@ -272,25 +313,11 @@ def run(args, stack: contextlib.ExitStack) -> None:
     }
 
     if args.profile:
-        # CPU time, not wall time: a wall-clock profile of this loop is mostly waiting on
-        # PostgreSQL and Redis and hides the Python (docs/performance.md, issue 26).
-        import cProfile
-        import io
-        import pstats
-
-        profiler = cProfile.Profile(time.thread_time)
-        profiler.enable()
-        holds, losers = scenario_holds()
-        profiler.disable()
-        out = io.StringIO()
-        stats = pstats.Stats(profiler, stream=out).strip_dirs()
-        stats.sort_stats("cumulative").print_stats(70)
-        stats.sort_stats("tottime").print_stats(40)
-        args.profile.write_text(out.getvalue())
+        holds, losers, warm, not_modified, search, search_304 = _profiled(args.profile)
     else:
         holds, losers = scenario_holds()
-    warm, not_modified = scenario_seat_map()
-    search, search_304 = scenario_search()
+        warm, not_modified = scenario_seat_map()
+        search, search_304 = scenario_search()
     figures = {
         "hold": holds,
         "loser": losers,
