@@ -264,6 +264,24 @@ def test_a_lost_race_409_is_not_a_warning_line(api, flight, caplog):
     assert 404 in statuses
 
 
+def test_control_without_the_logging_filter_a_409_is_logged(api, flight, caplog):
+    """The request-id middleware skips the 409 line only because settings.LOGGING's filter
+    would drop it (issue 26): without that filter the line is there."""
+    request_logger = logging.getLogger("django.request")
+    saved = list(request_logger.filters)
+    request_logger.filters.clear()
+    try:
+        other = client_for(UserFactory())
+        assert hold(api, flight, "12A").status_code == 201
+        with caplog.at_level(logging.INFO, logger="django.request"):
+            problem(hold(other, flight, "12A"), 409)
+    finally:
+        request_logger.filters[:] = saved
+    records = [r for r in caplog.records if r.name == "django.request"]
+    assert [(r.status_code, r.levelname) for r in records] == [(409, "WARNING")]
+    assert records[0].request_id  # still made inside the request's id
+
+
 # --- overload ----------------------------------------------------------------------------------
 
 
