@@ -7,10 +7,9 @@ becomes a Redis key).  The entry is the user row's fields as a tuple, not a pick
 hash, which then stays out of Redis: the rebuilt user has it deferred (read from the database
 if anything asks; a `save()` writes only the loaded fields).  The entry is dropped whenever
 the user row is saved (deactivation, password change, staff flags) or deleted, and when the
-token is deleted.  A bulk
-`QuerySet.update(is_active=False)` sends no signal: such a change is seen within the cache
-time.  Only the user's own row is cached; permissions are still read per request.  With Redis
-down every request asks the database, as before.
+token is deleted.  A bulk `QuerySet.update(is_active=False)` sends no signal: such a change is
+seen within the cache time.  Only the user's own row is cached; permissions are still read per
+request.  With Redis down every request asks the database, as before.
 
 The cache read and the view's per-client throttle hits (`kernel.web.throttles`) share one
 Redis round trip, on one slot of a Redis Cluster too: a token-authenticated request's
