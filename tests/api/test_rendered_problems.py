@@ -66,9 +66,7 @@ def test_a_problem_named_field_is_camel_cased_as_before(monkeypatch, customer, f
     assert answer(ours) == answer(drfs)
 
 
-def test_control_rendering_without_the_negotiated_media_type_differs(
-    monkeypatch, api, seat_taken
-):
+def test_control_rendering_without_the_negotiated_media_type_differs(monkeypatch, api, seat_taken):
     """The comparison can fail: a renderer not told the accepted media type would lose the
     client's `indent`."""
     drfs = drfs_answer(monkeypatch, api, seat_taken, "application/json; indent=4")
