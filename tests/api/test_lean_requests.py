@@ -125,6 +125,7 @@ def test_the_cached_user_is_its_fields_without_the_password_hash(api, customer):
     user = tokens.user_from_entry(entry)
     assert (user.pk, user.is_active) == (customer.pk, True)
     assert user.get_deferred_fields() == {"password"}
+    assert (user._state.adding, user._state.db) == (False, customer._state.db)
     assert user.password == customer.password  # asked of the database when read
 
 
