@@ -46,9 +46,12 @@ class Page:
 
 def page_of(query_params, *, default_limit: int = DEFAULT_LIMIT) -> Page:
     """The page a list request asks for; a bad `limit` or `offset` is a 400 problem."""
-    data = PageQuerySerializer(
-        data={k: query_params[k] for k in ("limit", "offset") if k in query_params}
-    )
+    asked = {k: query_params[k] for k in ("limit", "offset") if k in query_params}
+    if not asked:
+        # The first page, as most searches ask: what the serializer gives for no data,
+        # without making and validating it (a tenth of a cached search's CPU, issue 26).
+        return Page(limit=default_limit, offset=0)
+    data = PageQuerySerializer(data=asked)
     data.is_valid(raise_exception=True)
     return Page(
         limit=data.validated_data.get("limit", default_limit),
