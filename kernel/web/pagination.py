@@ -59,8 +59,12 @@ def page_of(query_params, *, default_limit: int = DEFAULT_LIMIT) -> Page:
     )
 
 
-def page_links(url: str, *, page: Page, has_more: bool) -> dict[str, str]:
-    """The `Link` header of a page of the list at `url` (the request's absolute URL)."""
+def page_links(request, *, page: Page, has_more: bool) -> dict[str, str]:
+    """The `Link` header of a page of the list `request` asked for; the request's absolute
+    URL is worked out only when there is a link to write (most searches have none)."""
+    if not has_more and page.offset <= 0:
+        return {}
+    url = request.build_absolute_uri()
     links = []
     if has_more:
         links.append(f'<{replace_query_param(url, "offset", page.stop)}>; rel="next"')
@@ -72,7 +76,7 @@ def page_links(url: str, *, page: Page, has_more: bool) -> dict[str, str]:
             else remove_query_param(url, "offset")
         )
         links.append(f'<{prev_url}>; rel="prev"')
-    return {"Link": ", ".join(links)} if links else {}
+    return {"Link": ", ".join(links)}
 
 
 LINK_HEADER = OpenApiParameter(
