@@ -22,8 +22,9 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
             order on top of its hold
   webhook   POST /api/payments/webhook of each paid booking's sandbox event, signed as the
             sandbox's Celery task sends it (the third web request of each (c) order)
-`--scenarios pay` runs only that one (default: all); `--profile PATH` profiles the measured
-requests of the first one named, one file per measured figure (PATH.pay.txt, PATH.webhook.txt).
+`--scenarios pay` runs only that one (default: all); `--profile PATH` runs them once to warm
+up, then profiles each one's measured requests, one file per measured figure (PATH.pay.txt
+and PATH.pay.prof, PATH.webhook.txt...).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
 statements per request, Redis commands per request and Redis round trips per request (writes
 to a Redis socket: a pipeline is one per node it touches, a command one).
@@ -287,7 +288,7 @@ def scenario_pay() -> tuple[dict, dict]:
     return pays, _measure(deliveries[5:], figure="webhook")
 
 
-def _warm_and_304(url: str) -> tuple[dict, dict]:
+def _warm_and_304(url: str, name: str) -> tuple[dict, dict]:
     """`url` read 500 times cached (after a first read that caches it), then 500 times with
     If-None-Match carrying its ETag."""
     client = _client()
@@ -299,11 +300,14 @@ def _warm_and_304(url: str) -> tuple[dict, dict]:
     def not_modified() -> int:
         return client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code
 
-    return _measure([warm] * 500, figure="warm"), _measure([not_modified] * 500, figure="304")
+    return (
+        _measure([warm] * 500, figure=f"{name}-warm"),
+        _measure([not_modified] * 500, figure=f"{name}-304"),
+    )
 
 
 def scenario_seat_map() -> tuple[dict, dict]:
-    return _warm_and_304(f"/api/flights/{new_flight('RM').pk}/seats")
+    return _warm_and_304(f"/api/flights/{new_flight('RM').pk}/seats", "seat-map")
 
 
 def scenario_search() -> tuple[dict, dict]:
@@ -312,7 +316,7 @@ def scenario_search() -> tuple[dict, dict]:
 
     flight = new_flight("RS")
     day = (flight.departure_at + timedelta(hours=1)).date().isoformat()  # FRA is UTC+1 or +2
-    return _warm_and_304(f"/api/flights?from=FRA&to=BER&date={day}")
+    return _warm_and_304(f"/api/flights?from=FRA&to=BER&date={day}", "search")
 
 
 def main() -> None:
@@ -331,7 +335,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="CPU-time profiles (cProfile on thread_time) of the first scenario's requests",
+        help="CPU-time profiles (cProfile on thread_time) of every scenario's measured "
+        "requests, after a warm-up round of them all",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -401,10 +406,15 @@ def run(args, stack: contextlib.ExitStack) -> None:
         "pay": (scenario_pay, ("pay", "webhook")),
     }
     chosen = [name.strip() for name in args.scenarios.split(",") if name.strip()]
+    if args.profile:
+        # A warm-up round first: first-request imports and per-connection compilations are
+        # not profiled.
+        for name in chosen:
+            runs[name][0]()
     figures = {}
-    for position, name in enumerate(chosen):
+    for name in chosen:
         scenario, names = runs[name]
-        if args.profile and position == 0:
+        if args.profile:
             figures.update(zip(names, _profiled(scenario, args.profile), strict=True))
         else:
             figures.update(zip(names, scenario(), strict=True))

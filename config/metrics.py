@@ -76,10 +76,29 @@ WAITING_ROOM_ADMITTED = Counter(
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 
+# Each (route, method, status)'s two series, as `labels()` gives them: it validates, joins and
+# takes a lock per call, twice per request (issue 26).  Bounded: routes are URL patterns (never
+# raw paths), methods the seven above or "other", statuses what the views answer.
+_REQUEST_SERIES: dict[tuple[str, str, int], tuple] = {}
+
+
+def _request_series(route: str, method: str, status: int) -> tuple:
+    key = (route, method, status)
+    series = _REQUEST_SERIES.get(key)
+    if series is None:
+        series = (
+            HTTP_REQUESTS.labels(route, method, str(status)),
+            HTTP_LATENCY.labels(route, method),
+        )
+        _REQUEST_SERIES[key] = series
+    return series
+
+
 def observe_request(*, route: str, method: str, status: int, seconds: float) -> None:
     method = method if method in METHODS else "other"
-    HTTP_REQUESTS.labels(route, method, str(status)).inc()
-    HTTP_LATENCY.labels(route, method).observe(seconds)
+    requests, latency = _request_series(route, method, status)
+    requests.inc()
+    latency.observe(seconds)
     if status == 503:
         TOO_BUSY.labels(route).inc()
 

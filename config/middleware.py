@@ -16,10 +16,11 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.messages.storage import default_storage
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import SimpleLazyObject, empty
-from django.utils.log import log_response
+from django.utils.log import log_response, request_logger
 
 from config import metrics
 from config.api.exceptions import unavailable_response
+from config.logging_filters import EXPECTED_STATUSES, SkipExpectedConflicts
 from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
 
 access_log = logging.getLogger("seatkeeper.requests")
@@ -38,7 +39,11 @@ class RequestIdMiddleware:
         token = set_request_id(request_id)
         try:
             response = self.get_response(request)
-            if response.status_code >= 400:
+            if response.status_code >= 400 and _line_is_dropped(response.status_code):
+                # A race's loser (409): the line the logging filter would drop is not made
+                # at all (a record, its request id and the filter, hundreds per sale).
+                response._has_been_logged = True
+            elif response.status_code >= 400:
                 # Django logs 4xx/5xx after the middleware chain returns, outside this
                 # request's id; log here (it marks the response as logged) so the line has it.
                 log_response(
@@ -52,6 +57,14 @@ class RequestIdMiddleware:
             reset_request_id(token)
         response[HEADER] = request_id
         return response
+
+
+def _line_is_dropped(status: int) -> bool:
+    """Whether `django.request`'s line for `status` would be dropped by the filter that
+    settings.LOGGING puts on it (config/logging_filters.py): that filter stays the rule."""
+    return status in EXPECTED_STATUSES and any(
+        isinstance(f, SkipExpectedConflicts) for f in request_logger.filters
+    )
 
 
 class MetricsMiddleware:

@@ -71,7 +71,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After the session and the user: Accept-Language (or the language cookie) chooses the
     # language, and a logged-in customer's stored preference wins over both.
-    "django.middleware.locale.LocaleMiddleware",
+    # Django's LocaleMiddleware without its language-prefix work (ours has no i18n_patterns).
+    "languages.middleware.LocaleMiddleware",
     "languages.middleware.PreferredLanguageMiddleware",
     # Django's messages, the storage made only when used (config/middleware.py).
     "config.middleware.LazyMessageMiddleware",

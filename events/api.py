@@ -187,7 +187,7 @@ class EventSearchApi(PublicReadApi):
             offset=page.offset,
             limit=page.limit,
         )
-        links = page_links(request.build_absolute_uri(), page=page, has_more=has_more)
+        links = page_links(request, page=page, has_more=has_more)
         return Response(EventSerializer(found, many=True).data, headers=links)
 
 

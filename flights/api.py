@@ -156,9 +156,7 @@ class FlightSearchApi(PublicReadApi):
             known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
         )
         response = cached_json_response(request, body=found.body, etag=found.etag)
-        for name, value in page_links(
-            request.build_absolute_uri(), page=page, has_more=has_more
-        ).items():
+        for name, value in page_links(request, page=page, has_more=has_more).items():
             response[name] = value
         return response
 

@@ -27,6 +27,7 @@ from rest_framework.views import set_rollback
 from kernel.dbfaults import discard_broken_connections, is_database_unavailable
 from kernel.errors import DomainError, TooBusy
 from kernel.web.problems import PROBLEM_CONTENT_TYPE, problem_body, problem_response
+from kernel.web.renderers import CamelJSONRenderer
 
 TITLES = {
     "invalid": ("invalid-request", _("Invalid request")),
@@ -101,7 +102,26 @@ def _validation_body(exc: exceptions.ValidationError) -> dict[str, Any]:
     )
 
 
-def _domain_error(exc: DomainError) -> Response:
+class RenderedProblem(HttpResponse):
+    """A problem rendered at once by the request's negotiated renderer: the bytes and headers
+    DRF's `Response` would give, without its template-response round (made, negotiated again,
+    rendered when finalized), for the answer most of a sale's losers get (issue 26).  `data`
+    is the body, as on DRF's `Response`."""
+
+    def __init__(self, body: dict[str, Any], *, status: int, context: dict[str, Any]) -> None:
+        request = context["request"]
+        content = request.accepted_renderer.render(body, request.accepted_media_type, context)
+        super().__init__(content, status=status, content_type=PROBLEM_CONTENT_TYPE)
+        self.data = body
+
+
+def _renders_at_once(context: dict[str, Any]) -> bool:
+    # After content negotiation, with the API's own renderer; anything else goes DRF's way.
+    renderer = getattr(context.get("request"), "accepted_renderer", None)
+    return isinstance(renderer, CamelJSONRenderer)
+
+
+def _domain_error(exc: DomainError, context: dict[str, Any]) -> HttpResponse:
     body = problem_body(
         status=exc.status, title=exc.title, detail=exc.detail, code=exc.code, **exc.extra
     )
@@ -110,7 +130,10 @@ def _domain_error(exc: DomainError) -> Response:
         body["invalid_params"] = [
             {"name": camel(str(exc.extra["field"])), "reason": str(exc.detail)}
         ]
-    response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
+    if _renders_at_once(context):
+        response = RenderedProblem(body, status=exc.status, context=context)
+    else:
+        response = Response(body, status=exc.status, content_type=PROBLEM_CONTENT_TYPE)
     if "retryAfter" in exc.extra:
         response["Retry-After"] = str(exc.extra["retryAfter"])
     elif exc.status == 503:
@@ -155,7 +178,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         return response
     if isinstance(exc, DomainError):
         set_rollback()  # as DRF does for its own errors, should ATOMIC_REQUESTS ever be on
-        return _domain_error(exc)
+        return _domain_error(exc, context)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, read by DRF

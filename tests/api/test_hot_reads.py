@@ -203,3 +203,21 @@ def test_search_is_cached_bytes_with_an_etag_and_304(anon, flight):
     assert anon.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     assert anon.get(url.replace("SGN", "sgn")).json() == first.json()
     assert anon.get(url.replace("date=", "date=x")).status_code == 400
+
+
+@pytest.mark.parametrize("query", ["format=xml", "%66ormat=xml", "a=1&format=xml", "f%6Frmat=x"])
+def test_a_format_named_in_the_query_is_drfs_answer_however_it_is_spelled(anon, flight, query):
+    """DRF answers a format it has no renderer for with 404, however the key is escaped; the
+    quick negotiation (kernel/web/negotiation.py) must not skip it."""
+    assert anon.get(f"/api/flights/{flight.pk}/seats?{query}").status_code == 404
+    assert anon.get(f"/api/flights/{flight.pk}/seats?formats=xml").status_code == 200
+
+
+def test_control_a_plain_substring_check_would_miss_an_escaped_format(anon, flight, monkeypatch):
+    from kernel.web.negotiation import QuickContentNegotiation
+
+    def substring_only(self, request):
+        return "format" in request.META.get("QUERY_STRING", "")
+
+    monkeypatch.setattr(QuickContentNegotiation, "_may_name_a_format", substring_only)
+    assert anon.get(f"/api/flights/{flight.pk}/seats?%66ormat=xml").status_code == 200

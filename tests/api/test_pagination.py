@@ -80,3 +80,26 @@ def test_the_schema_documents_limit_offset_and_link_on_every_list(anon):
         names = {p["name"] for p in op.get("parameters", [])}
         assert {"limit", "offset"} <= names, path
         assert "Link" in op["responses"]["200"].get("headers", {}), path
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"limit": "5"}, {"offset": "3"}, {"limit": "200", "offset": "0"}, {"other": "x"}],
+    ids=str,
+)
+@pytest.mark.parametrize("default_limit", [50, 20])
+def test_the_page_is_what_the_serializer_gives(query, default_limit):
+    """`page_of` answers the first page without its serializer (issue 26): the same page."""
+    from django.http import QueryDict
+
+    from kernel.web.pagination import Page, PageQuerySerializer, page_of
+
+    data = PageQuerySerializer(data={k: v for k, v in query.items() if k in ("limit", "offset")})
+    assert data.is_valid()
+    expected = Page(
+        limit=data.validated_data.get("limit", default_limit),
+        offset=data.validated_data.get("offset", 0),
+    )
+    params = QueryDict(mutable=True)
+    params.update(query)
+    assert page_of(params, default_limit=default_limit) == expected
