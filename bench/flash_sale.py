@@ -292,14 +292,34 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         }[kind]
         tasks = [asyncio.create_task(client(i, token)) for i, token in enumerate(spec["tokens"])]
         await asyncio.sleep(0.5)
+        window = cpu_seconds(spec.get("cpu_pids", {}))
         started = time.perf_counter()
         start_gate.set()
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - started
+        window_cpu = {
+            name: seconds - window.get(name, 0.0)
+            for name, seconds in cpu_seconds(spec.get("cpu_pids", {})).items()
+        }
     return {
         "elapsed": elapsed,
         "records": [(t0 - started, lat, status, win) for t0, lat, status, win in records],
+        "window_cpu": window_cpu,
     }
+
+
+def cpu_seconds(groups: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each group's processes."""
+    import psutil
+
+    out = {}
+    for name, pids in groups.items():
+        out[name] = 0.0
+        for pid in pids:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                times = psutil.Process(pid).cpu_times()
+                out[name] += times.user + times.system
+    return out
 
 
 def load_main() -> None:
@@ -640,7 +660,14 @@ def audit(flight_id: int) -> tuple[bool, str]:
 # --- scenarios ---------------------------------------------------------------------------------
 
 
+# The stack's processes while `measured` runs: the load generator reads their CPU time at the
+# start gate and after the last answer (the window), so neither the clients' warm-up requests
+# (a /healthz each, opening its connection) nor the seconds around the load are counted.
+_window_groups: dict[str, list[int]] = {}
+
+
 def run_load(spec: dict[str, Any]) -> dict[str, Any]:
+    spec = {**spec, "cpu_pids": _window_groups}
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--load-spec"],
         input=json.dumps(spec),
@@ -673,6 +700,7 @@ def summarise(name: str, result: dict[str, Any], *, win_label: str = "wins") -> 
         "all_p50": pct([r[1] for r in records], 0.5),
         "all_p99": pct([r[1] for r in records], 0.99),
         "statuses": statuses,
+        "window_cpu": result.get("window_cpu", {}),
     }
     print(
         f"  {win_label} {summary['wins']}/{summary['requests']} in {elapsed:.1f}s: "
@@ -692,7 +720,12 @@ def measured(stack: Stack | None, fn):
     groups = (stack.groups() if stack else {}) | {"postgres(all)": postgres_pids()}
     meter = CpuMeter(groups)
     children_before = os.times()
-    out = fn()
+    _window_groups.clear()
+    _window_groups.update({k: v for k, v in groups.items() if k != "postgres(all)"})
+    try:
+        out = fn()
+    finally:
+        _window_groups.clear()
     children_after = os.times()
     groups = (stack.groups() if stack else {}) | {"postgres(all)": postgres_pids()}
     span = time.monotonic() - meter.started
@@ -711,6 +744,14 @@ def measured(stack: Stack | None, fn):
         + " | cpu ms per request: "
         + ", ".join(f"{k} {v:.1f}" for k, v in out["cpu_ms_per_request"].items())
     )
+    if out.get("window_cpu"):
+        out["window_cpu_ms_per_request"] = {
+            k: v * 1000 / requests for k, v in out["window_cpu"].items()
+        }
+        print(
+            "  cpu ms per request from the start gate to the last answer: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in out["window_cpu_ms_per_request"].items())
+        )
     return out
 
 
@@ -976,6 +1017,12 @@ def main() -> None:
     )
     parser.add_argument("--no-pgbench", action="store_true")
     parser.add_argument(
+        "--hold-requests",
+        type=int,
+        help="(a), (b), (c): requests in all (300 with --quick, else 1,000); the sale sells "
+        "out at 171, so the rest are losers",
+    )
+    parser.add_argument(
         "--wr-customers", type=int, default=2000, help="(w) customers in the waiting room"
     )
     parser.add_argument(
@@ -1011,7 +1058,7 @@ def main() -> None:
     from bench.open_loop import scenario_open_loop
 
     args.clients = 100
-    args.requests = 300 if args.quick else 1000
+    args.requests = args.hold_requests or (300 if args.quick else 1000)
     args.one_seat_clients = 200
     args.timeout = 60 if args.quick else 180
     args.read_requests = 1000 if args.quick else 3000

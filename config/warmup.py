@@ -11,6 +11,7 @@ thread filled the table for itself under one GIL, and the first admitted shopper
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -25,6 +26,26 @@ def warm_up() -> None:
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
             reverse("healthz")
+
+
+def freeze_startup_heap() -> None:
+    """Python's cyclic collector, from here on, looks only at what requests allocate.
+
+    A started web process holds ~100 MB of long-lived objects (modules, settings, URL
+    tables, models): every full collection walked them all, and each gen-0 collection ran
+    after only 700 new container objects, several times per request.  Together that was
+    ~6 % of a web process's CPU under scenario (a) (perf, docs/performance.md, "Issue 26:
+    the server's share").  `gc.freeze()` moves everything alive now into a generation the
+    collector never scans (nothing frozen is freed, and nothing needs to be: it lives as
+    long as the process); the collector keeps running for requests' own cycles, after
+    WEB_GC_GEN0 (default 7,000) new objects.  Called last, after `warm_up()`.
+    WEB_GC_FREEZE=0 turns both off (Python's defaults)."""
+    if os.environ.get("WEB_GC_FREEZE", "1") == "0":
+        return
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(int(os.environ.get("WEB_GC_GEN0", "7000")), gen1, gen2)
 
 
 def shorten_gil_switch() -> None:
