@@ -1,7 +1,8 @@
 """The pay request's reads compiled once per connection (kernel.compiled) answer what the
 ORM's querysets they replace answer: the resale of an offer (read, and read FOR UPDATE in the
-confirmation), and the payment with its booking's status (docs/performance.md, "Issue 26:
-the pay request", "Next cuts")."""
+confirmation), and the payment with its booking's status; the payment's SUCCEEDED update,
+sent as plain SQL, is the ORM's own statement (docs/performance.md, "Issue 26: the pay
+request", "Next cuts")."""
 
 from __future__ import annotations
 
@@ -9,14 +10,20 @@ import pytest
 from django.db import connection, transaction
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from bookings.models import Booking, Resale
 from bookings.resale import _LOCKED_OFFER_RESALE, _OFFER_RESALE_STATUS, withdraw_resale
 from payments.models import Payment
+from payments.outcomes import confirm_payment
 from payments.resale import list_booking_for_resale
 from payments.selectors import payment_with_booking_status
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
-from tests.payments.resale_setup import sold_out_event_with_paid_booking, wait
+from tests.payments.resale_setup import (
+    payment_in_flight,
+    sold_out_event_with_paid_booking,
+    wait,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,3 +92,30 @@ def test_the_payment_with_its_booking_status_reads_as_the_orm_reads_it(customer,
         assert status == orm.current_booking_status == Booking.objects.get(pk=booking.pk).status
     with pytest.raises(Payment.DoesNotExist):
         payment_with_booking_status(10**9)
+
+
+def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monkeypatch):
+    payment = payment_in_flight(hold(customer, flight))
+    now = timezone.now()
+    monkeypatch.setattr("payments.outcomes.timezone.now", lambda: now)
+
+    def updates(run) -> list[str]:
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            run()
+            transaction.set_rollback(True)
+        return [q["sql"] for q in queries.captured_queries if '"payments_payment"' in q["sql"]]
+
+    orm = updates(
+        lambda: Payment.objects.filter(pk=payment.pk).update(
+            status="SUCCEEDED",
+            gateway_reference="ch_sent",
+            failure_reason="",
+            succeeded_at=now,
+            updated_at=now,
+        )
+    )
+    ours = updates(lambda: confirm_payment(payment_id=payment.pk, reference="ch_sent"))
+    assert [sql for sql in ours if sql.startswith("UPDATE")] == orm
+    confirmed = confirm_payment(payment_id=payment.pk, reference="ch_sent")
+    assert Payment.objects.get(pk=payment.pk).status == confirmed.status == "SUCCEEDED"
+    assert Payment.objects.get(pk=payment.pk).succeeded_at == now
