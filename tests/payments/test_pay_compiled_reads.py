@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from bookings.models import Booking, Resale
 from bookings.resale import _LOCKED_OFFER_RESALE, _OFFER_RESALE_STATUS, withdraw_resale
+from payments.charging import _STORED_RESPONSE
 from payments.models import Payment
 from payments.outcomes import confirm_payment
 from payments.resale import list_booking_for_resale
@@ -119,3 +120,14 @@ def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monk
     confirmed = confirm_payment(payment_id=payment.pk, reference="ch_sent")
     assert Payment.objects.get(pk=payment.pk).status == confirmed.status == "SUCCEEDED"
     assert Payment.objects.get(pk=payment.pk).succeeded_at == now
+
+
+def test_the_stored_answer_reads_back_as_the_orm_reads_it(customer, flight):
+    client = api_client(customer)
+    held = hold(customer, flight, seats=["12A"])
+    first = pay(client, held, key="key-3", paymentMethod=GOOD_CARD)
+    payment = Payment.objects.get(booking=held)
+    orm = Payment.objects.values_list("response_status", "response_body").get(pk=payment.pk)
+    assert _STORED_RESPONSE.rows(payment_id=payment.pk) == [orm]
+    assert (first.status_code, first.json()) == orm
+    assert _STORED_RESPONSE.rows(payment_id=10**9) == []
