@@ -14,7 +14,7 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -225,6 +225,34 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
+# A sale's three guarded updates, written as the ORM writes them (the querysets in
+# tests/bookings/test_sale_statements.py compile to exactly these): every payment runs them,
+# and compiling them was a tenth of a pay request's Python (docs/performance.md, "Issue 26:
+# the pay request").  Datetimes go in as `connection.ops.adapt_datetimefield_value` makes them.
+_CONFIRM_BOOKING_SQL = (
+    f'UPDATE "{Booking._meta.db_table}" SET "status" = %s, "confirmed_at" = %s, '
+    f'"updated_at" = %s WHERE ("{Booking._meta.db_table}"."id" = %s '
+    f'AND "{Booking._meta.db_table}"."status" = %s)'
+)
+_SELL_SEATS_SQL = (
+    f'UPDATE "{Seat._meta.db_table}" SET "status" = %s, "held_until" = NULL '
+    f'WHERE ("{Seat._meta.db_table}"."booking_id" = %s AND "{Seat._meta.db_table}"."status" = %s)'
+)
+_HELD_TO_SOLD_SQL = (
+    f'UPDATE "{Inventory._meta.db_table}" SET "held" = ("{Inventory._meta.db_table}"."held" - %s), '
+    f'"sold" = ("{Inventory._meta.db_table}"."sold" + %s) '
+    f'WHERE ("{Inventory._meta.db_table}"."fare_class" = %s '
+    f'AND "{Inventory._meta.db_table}"."sale_id" = %s)'
+)
+
+
+def _execute(sql: str, params: list) -> int:
+    """Rows `sql` changed, on the connection the ORM's update would have used."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
 def sell_held_booking(
     booking: Booking, *, now: datetime, payment: dict | None = None
 ) -> Resale | None:
@@ -235,8 +263,10 @@ def sell_held_booking(
 
     `payment` (paymentId, amount, currency) travels in the event for its consumers.
     """
-    won = Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
-        status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
+    when = connection.ops.adapt_datetimefield_value(now)
+    won = _execute(
+        _CONFIRM_BOOKING_SQL,
+        [BookingStatus.CONFIRMED, when, when, booking.pk, BookingStatus.HELD],
     )
     if not won:  # the caller's booking lock makes this impossible
         raise InvalidBookingState(gettext("The booking changed state concurrently."))
@@ -245,9 +275,7 @@ def sell_held_booking(
     seat_nos = list(
         lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
     )
-    Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
-        status=SeatStatus.SOLD, held_until=None
-    )
+    _execute(_SELL_SEATS_SQL, [SeatStatus.SOLD, booking.pk, SeatStatus.HELD])
     if resold is None:
         _move_held_to_sold(booking)
     waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
@@ -275,9 +303,8 @@ def sell_held_booking(
 
 
 def _move_held_to_sold(booking: Booking) -> None:
-    Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
-        held=F("held") - booking.seat_count, sold=F("sold") + booking.seat_count
-    )
+    n = booking.seat_count
+    _execute(_HELD_TO_SOLD_SQL, [n, n, booking.fare_class, booking.sale_id])
     booking_classes.move_class_counters(
         sale_id=booking.sale_id,
         fare_class=booking.fare_class,

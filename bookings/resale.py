@@ -32,7 +32,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, router, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -60,6 +60,7 @@ from bookings.models import (
     WaitlistEntry,
     WaitlistStatus,
 )
+from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.outbox import emit_event
 from kernel.outbox_types import OutboxEventType
@@ -319,8 +320,22 @@ def end_resales_of(booking_ids: list[int], *, now: datetime) -> int:
 def offer_still_for_sale(booking: Booking) -> bool:
     """False for a resale offer whose tickets are no longer for sale: paying it would buy
     nothing, so the money goes back (payments.outcomes).  True for any other booking."""
-    resale = Resale.objects.filter(offer_id=booking.pk).only("status").first()
+    resale = _OFFER_RESALE_STATUS.first(offer_id=booking.pk)
     return resale is None or resale.status == ResaleStatus.OFFERED
+
+
+# Compiled once per connection (kernel.compiled): every confirmation asks both, and nearly
+# every booking is no resale offer, so the answer is nearly always "no row".
+_OFFER_RESALE_STATUS = CompiledRead(
+    Resale,
+    lambda offer_id: Resale.objects.filter(offer_id=offer_id).only("status")[:1],
+    offer_id=int,
+)
+_LOCKED_OFFER_RESALE = CompiledRead(
+    Resale,
+    lambda offer_id: Resale.objects.select_for_update(of=("self",)).filter(offer_id=offer_id)[:1],
+    offer_id=int,
+)
 
 
 def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
@@ -332,7 +347,7 @@ def hand_over(offer: Booking, *, now: datetime) -> Resale | None:
 
     The resale's conditional update is the guard: of two confirmations of one offer, or a
     confirmation and a withdrawal, exactly one wins (tests/payments/test_resale_races.py)."""
-    resale = Resale.objects.select_for_update(of=("self",)).filter(offer_id=offer.pk).first()
+    resale = _LOCKED_OFFER_RESALE.first(using=router.db_for_write(Resale), offer_id=offer.pk)
     if resale is None:
         return None
     won = Resale.objects.filter(pk=resale.pk, status=ResaleStatus.OFFERED, offer=offer).update(

@@ -14,6 +14,7 @@ from django.utils.translation import gettext
 from bookings import catalogue
 from bookings.errors import BookingNotFound, PassengerNamesMissing, TicketNotFound
 from bookings.models import Booking, Passenger, SaleKind, Ticket
+from kernel.compiled import CompiledRead
 
 BOOK_ON_BEHALF = "bookings.book_on_behalf"
 
@@ -87,11 +88,7 @@ def check_passengers_named(*, booking_id: int) -> None:
     (overbooking) hold are created without names, and a confirmed ticket always carries one.
     Names can only be replaced by other non-empty names (`name_passengers`), so a booking
     that passed this check when its payment started is still named when the money arrives."""
-    everyone = list(
-        Passenger.objects.filter(booking_id=booking_id, is_live=True)
-        .order_by(F("seat__seat_no").asc(nulls_last=True), "id")
-        .values_list("pk", "seat__seat_no", "full_name")
-    )
+    everyone = _PASSENGER_NAMES.rows(booking_id=booking_id)
     missing = [
         {"passengerId": pk, "position": position, "seat": seat_no}
         for position, (pk, seat_no, name) in enumerate(everyone, start=1)
@@ -114,6 +111,19 @@ def check_passengers_named(*, booking_id: int) -> None:
         % {"who": who, "id": booking_id},
         unnamedPassengers=missing,
     )
+
+
+# Compiled once per connection (kernel.compiled): every pay request asks it twice (on
+# recording, and again on confirming).
+_PASSENGER_NAMES = CompiledRead(
+    Passenger,
+    lambda booking_id: (
+        Passenger.objects.filter(booking_id=booking_id, is_live=True)
+        .order_by(F("seat__seat_no").asc(nulls_last=True), "id")
+        .values_list("pk", "seat__seat_no", "full_name")
+    ),
+    booking_id=int,
+)
 
 
 # --- tickets -----------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ out per query (the converters, the column positions, the populators) worked out 
 (docs/performance.md, "Issue 26: the winning hold's answer").
 tests/kernel/test_compiled_reads.py compares every field of every instance with the ORM's.
 
+`rows` answers a `values_list()` queryset's tuples the same way.
+
 Only plain int and str parameters of simple lookups (`exact`): anything else, and any
 queryset whose parameters do not contain each sentinel exactly once, is refused when first
 compiled (a test-time error, not a silent wrong query).  The SQL is the ORM's own, so it is
@@ -31,7 +33,7 @@ from typing import Any
 
 from django.db import connections, router
 from django.db.models import Model, QuerySet
-from django.db.models.query import get_related_populators
+from django.db.models.query import ModelIterable, ValuesListIterable, get_related_populators
 
 _ATTR = "_seatkeeper_compiled_reads"
 # Values no caller passes: ints inside a 32-bit column's range (Django turns an out-of-range
@@ -90,14 +92,18 @@ class _Instances:
 
 
 class _Compiled:
-    __slots__ = ("instances", "params", "slots", "sql", "width")
+    __slots__ = ("compiler", "instances", "iterable", "params", "slots", "sql", "width")
 
-    def __init__(self, compiler, alias: str, sql: str, params: list, slots: dict[int, str]):
+    def __init__(
+        self, compiler, alias: str, sql: str, params: list, slots: dict[int, str], iterable: type
+    ) -> None:
+        self.compiler = compiler
+        self.iterable = iterable
         self.sql = sql
         self.params = params
         self.slots = slots
         self.width = len(compiler.select)
-        self.instances = _Instances(compiler, alias)
+        self.instances = _Instances(compiler, alias) if iterable is ModelIterable else None
 
 
 class CompiledRead:
@@ -133,6 +139,8 @@ class CompiledRead:
         queryset = self._build(**sentinels)
         if queryset.model is not self._model:
             raise TypeError(f"CompiledRead: built a {queryset.model}, not a {self._model}")
+        if queryset._iterable_class not in (ModelIterable, ValuesListIterable):
+            raise TypeError(f"CompiledRead: {queryset._iterable_class.__name__} is not supported")
         compiler = queryset.query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
         params = list(params)
@@ -142,7 +150,7 @@ class CompiledRead:
             if len(found) != 1:
                 raise ValueError(f"CompiledRead: {name} is not one plain parameter of {sql}")
             slots[found[0]] = name
-        return _Compiled(compiler, alias, sql, params, slots)
+        return _Compiled(compiler, alias, sql, params, slots, queryset._iterable_class)
 
     def _compiled(self, alias: str) -> _Compiled:
         key = id(self) if self._shape is None else (id(self), self._shape())
@@ -160,10 +168,25 @@ class CompiledRead:
     def list(self, *, using: str | None = None, **values: Any) -> list[Model]:
         alias = using or router.db_for_read(self._model)
         compiled = self._compiled(alias)
+        if compiled.iterable is not ModelIterable:
+            raise TypeError("CompiledRead.list: a values_list() queryset answers rows()")
         with connections[alias].cursor() as cursor:
             cursor.execute(compiled.sql, self._bound(compiled, values))
             rows = cursor.fetchall()
         return [compiled.instances(row) for row in rows]
+
+    def rows(self, *, using: str | None = None, **values: Any) -> list[tuple]:
+        """`list(build(**values))` of a `values_list()` queryset (not flat, not named): its
+        tuples, through the ORM's own converters (`results_iter`, as `ValuesListIterable`)."""
+        alias = using or router.db_for_read(self._model)
+        compiled = self._compiled(alias)
+        if compiled.iterable is not ValuesListIterable:
+            raise TypeError("CompiledRead.rows: only a values_list() queryset has rows")
+        params = self._bound(compiled, values)
+        compiler = compiled.compiler
+        sql = compiled.sql
+        compiler.as_sql = lambda *args, **kwargs: (sql, params)
+        return list(compiler.results_iter(tuple_expected=True))
 
     def beside(
         self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any

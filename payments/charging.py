@@ -16,6 +16,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
+from kernel.compiled import CompiledRead
 from kernel.idempotency import IdempotentResult
 from payments.currency import NotChargeable
 from payments.errors import GatewayError
@@ -69,5 +70,21 @@ def store_response(payment_id: int) -> PayResponse:
     Payment.objects.filter(pk=payment_id, response_status__isnull=True).update(
         response_status=status, response_body=body, updated_at=timezone.now()
     )
-    stored = Payment.objects.values_list("response_status", "response_body").get(pk=payment_id)
-    return PayResponse(*stored)
+    # Read back, not the body just built: another writer may have won, and a replay answers
+    # the stored jsonb's bytes, so the first answer does too.
+    stored = _STORED_RESPONSE.rows(payment_id=payment_id)
+    if not stored:
+        raise Payment.DoesNotExist(f"Payment {payment_id} does not exist.")
+    return PayResponse(*stored[0])
+
+
+# Compiled once per connection (kernel.compiled): every payment request stores its answer.
+_STORED_RESPONSE = CompiledRead(
+    Payment,
+    lambda payment_id: (
+        Payment.objects.filter(pk=payment_id)
+        .order_by()
+        .values_list("response_status", "response_body")
+    ),
+    payment_id=int,
+)

@@ -256,12 +256,22 @@ def payment_response(
 
 def payment_with_booking_status(payment_id: int) -> tuple[Payment, str]:
     """The payment and its booking's status, in one statement (what `payment_response` needs)."""
-    payment = (
+    payment = _PAYMENT_WITH_BOOKING_STATUS.first(payment_id=payment_id)
+    if payment is None:
+        raise Payment.DoesNotExist(f"Payment {payment_id} does not exist.")
+    return payment, payment.current_booking_status
+
+
+# Compiled once per connection (kernel.compiled): every answer a payment request stores.
+_PAYMENT_WITH_BOOKING_STATUS = CompiledRead(
+    Payment,
+    lambda payment_id: (
         Payment.objects.annotate(current_booking_status=F("booking__status"))
         .filter(pk=payment_id)
-        .get()
-    )
-    return payment, payment.current_booking_status
+        .order_by()[:1]
+    ),
+    payment_id=int,
+)
 
 
 # Compiled once per connection (kernel.compiled): read twice by every pay request.

@@ -7,16 +7,18 @@ import threading
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 
 from bookings import catalogue
 from bookings.holding import _OPEN_INVENTORY
-from bookings.models import Inventory, SaleKind
+from bookings.models import Inventory, Passenger, SaleKind
+from bookings.selectors import _PASSENGER_NAMES
 from config.api.tokens import CachedTokenAuthentication
 from kernel.compiled import CompiledRead
-from tests.factories import FlightFactory, UserFactory
+from tests.factories import FlightFactory, UserFactory, named_hold
 
 
 def orm_inventory(sale_id: int, fare_class: str):
@@ -213,3 +215,47 @@ def test_token_check_keeps_drfs_answers(rf):
         auth._credentials_from_database("no-such-token")
     with pytest.raises(AuthenticationFailed, match="inactive"):
         auth._credentials_from_database(dead.key)
+
+
+@pytest.mark.django_db
+def test_the_passenger_names_read_answers_the_orms_tuples():
+    """`rows`: a values_list queryset's tuples, for every booking shape the names check meets
+    (named seats, a nameless passenger, one no longer live, a seatless passenger, none)."""
+    flight = FlightFactory()
+    customer = UserFactory()
+    named = named_hold(customer=customer, flight=flight, seats=("12A", "12B"))
+    mixed = named_hold(customer=customer, flight=flight, seats=("14A", "14B", "14C"))
+    first, second, third = Passenger.objects.filter(booking=mixed).order_by("id")
+    Passenger.objects.filter(pk=first.pk).update(full_name="")
+    Passenger.objects.filter(pk=second.pk).update(is_live=False)
+    Passenger.objects.filter(pk=third.pk).update(seat=None)
+
+    def orm(booking_id: int) -> list[tuple]:
+        return list(
+            Passenger.objects.filter(booking_id=booking_id, is_live=True)
+            .order_by(F("seat__seat_no").asc(nulls_last=True), "id")
+            .values_list("pk", "seat__seat_no", "full_name")
+        )
+
+    for booking_id in (named.pk, mixed.pk, 10**9):
+        assert _PASSENGER_NAMES.rows(booking_id=booking_id) == orm(booking_id)
+    assert _PASSENGER_NAMES.rows(booking_id=mixed.pk) == [
+        (first.pk, "14A", ""),
+        (third.pk, None, third.full_name),
+    ]
+
+
+@pytest.mark.django_db
+def test_querysets_of_other_iterables_are_refused():
+    flat = CompiledRead(
+        Inventory, lambda n: Inventory.objects.filter(pk=n).values_list("pk", flat=True), n=int
+    )
+    with pytest.raises(TypeError):
+        flat.rows(n=1)
+    dicts = CompiledRead(Inventory, lambda n: Inventory.objects.filter(pk=n).values("pk"), n=int)
+    with pytest.raises(TypeError):
+        dicts.rows(n=1)
+    with pytest.raises(TypeError):
+        _OPEN_INVENTORY.rows(sale_id=1, fare_class="ECONOMY")  # instances, not rows
+    with pytest.raises(TypeError):
+        _PASSENGER_NAMES.first(booking_id=1)  # rows, not instances

@@ -1,0 +1,77 @@
+"""A sale's guarded updates are sent as plain SQL, not compiled by the ORM for every payment
+(docs/performance.md, "Issue 26: the pay request", "Next cuts"): each statement is exactly
+the one the ORM's queryset sends for the same values, byte for byte as the database gets it."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from bookings.lifecycle import sell_held_booking
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Inventory,
+    Seat,
+    SeatStatus,
+    WaitlistEntry,
+    WaitlistStatus,
+)
+from tests.factories import named_hold
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sent(run) -> list[str]:
+    """The statements `run` sends, as the database received them, then rolled back."""
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        run()
+        transaction.set_rollback(True)
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def orm_sale(booking: Booking, now) -> list[str]:
+    """The ORM's querysets that `sell_held_booking` once ran, for the same values."""
+    n = booking.seat_count
+
+    def run():
+        Booking.objects.filter(pk=booking.pk, status=BookingStatus.HELD).update(
+            status=BookingStatus.CONFIRMED, confirmed_at=now, updated_at=now
+        )
+        Seat.objects.filter(booking_id=booking.pk, status=SeatStatus.HELD).update(
+            status=SeatStatus.SOLD, held_until=None
+        )
+        Inventory.objects.filter(sale_id=booking.sale_id, fare_class=booking.fare_class).update(
+            held=F("held") - n, sold=F("sold") + n
+        )
+        WaitlistEntry.objects.filter(offer_id=booking.pk, status=WaitlistStatus.OFFERED).update(
+            status=WaitlistStatus.BOOKED, closed_at=now
+        )
+
+    return sent(run)
+
+
+def test_a_sale_sends_the_orms_own_updates(customer, flight):
+    booking = named_hold(customer=customer, flight=flight, seats=("12A", "12B"))
+    before = Inventory.objects.get(sale_id=booking.sale_id, fare_class=booking.fare_class)
+    now = timezone.now()
+    expected = orm_sale(booking, now)
+
+    def sell():
+        locked = Booking.objects.select_for_update().get(pk=booking.pk)
+        sell_held_booking(locked, now=now)
+
+    ours = [sql for sql in sent(sell) if sql.startswith("UPDATE")]
+    assert ours == expected
+    # ...and it still sells: the counters and seats moved, once committed.
+    with transaction.atomic():
+        sell()
+    inventory = Inventory.objects.get(sale_id=booking.sale_id, fare_class=booking.fare_class)
+    assert (inventory.held, inventory.sold) == (before.held - 2, before.sold + 2)
+    assert set(Seat.objects.filter(booking=booking).values_list("status", flat=True)) == {
+        SeatStatus.SOLD
+    }
+    assert Booking.objects.get(pk=booking.pk).confirmed_at == now

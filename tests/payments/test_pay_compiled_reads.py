@@ -1,0 +1,133 @@
+"""The pay request's reads compiled once per connection (kernel.compiled) answer what the
+ORM's querysets they replace answer: the resale of an offer (read, and read FOR UPDATE in the
+confirmation), and the payment with its booking's status; the payment's SUCCEEDED update,
+sent as plain SQL, is the ORM's own statement (docs/performance.md, "Issue 26: the pay
+request", "Next cuts")."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from bookings.models import Booking, Resale
+from bookings.resale import _LOCKED_OFFER_RESALE, _OFFER_RESALE_STATUS, withdraw_resale
+from payments.charging import _STORED_RESPONSE
+from payments.models import Payment
+from payments.outcomes import confirm_payment
+from payments.resale import list_booking_for_resale
+from payments.selectors import payment_with_booking_status
+from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
+from tests.payments.resale_setup import (
+    payment_in_flight,
+    sold_out_event_with_paid_booking,
+    wait,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def same_row(compiled, orm) -> None:
+    assert (compiled is None) == (orm is None)
+    if orm is None:
+        return
+    assert type(compiled) is type(orm)
+    assert compiled.get_deferred_fields() == orm.get_deferred_fields()
+    loaded = [f.attname for f in orm._meta.concrete_fields if f.attname in orm.__dict__]
+    assert [compiled.__dict__[f] for f in loaded] == [orm.__dict__[f] for f in loaded]
+
+
+def orm_reads(offer_id: int):
+    status = Resale.objects.filter(offer_id=offer_id).only("status").first()
+    with transaction.atomic():
+        locked = Resale.objects.select_for_update(of=("self",)).filter(offer_id=offer_id).first()
+    return status, locked
+
+
+def compiled_reads(offer_id: int):
+    status = _OFFER_RESALE_STATUS.first(offer_id=offer_id)
+    with transaction.atomic():
+        locked = _LOCKED_OFFER_RESALE.first(using="default", offer_id=offer_id)
+    return status, locked
+
+
+def test_the_resale_of_an_offer_reads_as_the_orm_reads_it(customer, flight):
+    r = sold_out_event_with_paid_booking()
+    wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer_id = Resale.objects.get(pk=resale.pk).offer_id
+    plain = hold(customer, flight)
+    for booking_id in (offer_id, plain.pk, r.booking.pk, 10**9):
+        for compiled, orm in zip(compiled_reads(booking_id), orm_reads(booking_id), strict=True):
+            same_row(compiled, orm)
+    assert compiled_reads(offer_id)[0].status == "OFFERED"
+    assert compiled_reads(offer_id)[1].pk == resale.pk
+    withdraw_resale(customer=r.seller, booking_id=r.booking.pk)  # the offer is let go
+    assert compiled_reads(offer_id) == (None, None) == orm_reads(offer_id)
+
+
+def test_the_confirmations_resale_read_still_locks_the_row(customer, flight):
+    compiled_reads(hold(customer, flight).pk)  # compiled on this connection already
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        _LOCKED_OFFER_RESALE.first(using="default", offer_id=1)
+    (sql,) = [q["sql"] for q in queries.captured_queries]
+    assert "FOR UPDATE" in sql and '"bookings_resale"' in sql, sql
+
+
+def test_the_payment_with_its_booking_status_reads_as_the_orm_reads_it(customer, flight):
+    client = api_client(customer)
+    held = hold(customer, flight, seats=["12A"])
+    assert pay(client, held).status_code == 202  # a hosted checkout: PENDING, booking HELD
+    paid = hold(customer, flight, seats=["12B"])
+    assert pay(client, paid, key="key-2", paymentMethod=GOOD_CARD).status_code == 201
+    for booking in (held, paid):
+        orm = (
+            Payment.objects.annotate(current_booking_status=F("booking__status"))
+            .filter(booking=booking)
+            .get()
+        )
+        compiled, status = payment_with_booking_status(orm.pk)
+        same_row(compiled, orm)
+        assert status == orm.current_booking_status == Booking.objects.get(pk=booking.pk).status
+    with pytest.raises(Payment.DoesNotExist):
+        payment_with_booking_status(10**9)
+
+
+def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monkeypatch):
+    payment = payment_in_flight(hold(customer, flight))
+    now = timezone.now()
+    monkeypatch.setattr("payments.outcomes.timezone.now", lambda: now)
+
+    def updates(run) -> list[str]:
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            run()
+            transaction.set_rollback(True)
+        return [q["sql"] for q in queries.captured_queries if '"payments_payment"' in q["sql"]]
+
+    orm = updates(
+        lambda: Payment.objects.filter(pk=payment.pk).update(
+            status="SUCCEEDED",
+            gateway_reference="ch_sent",
+            failure_reason="",
+            succeeded_at=now,
+            updated_at=now,
+        )
+    )
+    ours = updates(lambda: confirm_payment(payment_id=payment.pk, reference="ch_sent"))
+    assert [sql for sql in ours if sql.startswith("UPDATE")] == orm
+    confirmed = confirm_payment(payment_id=payment.pk, reference="ch_sent")
+    assert Payment.objects.get(pk=payment.pk).status == confirmed.status == "SUCCEEDED"
+    assert Payment.objects.get(pk=payment.pk).succeeded_at == now
+
+
+def test_the_stored_answer_reads_back_as_the_orm_reads_it(customer, flight):
+    client = api_client(customer)
+    held = hold(customer, flight, seats=["12A"])
+    first = pay(client, held, key="key-3", paymentMethod=GOOD_CARD)
+    payment = Payment.objects.get(booking=held)
+    orm = Payment.objects.values_list("response_status", "response_body").get(pk=payment.pk)
+    assert _STORED_RESPONSE.rows(payment_id=payment.pk) == [orm]
+    assert (first.status_code, first.json()) == orm
+    assert _STORED_RESPONSE.rows(payment_id=10**9) == []
