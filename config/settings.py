@@ -140,10 +140,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
     else:
         DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=0)
-    # A reused connection is checked (SELECT 1) at the first query of each request, so a
-    # database restart costs no failed request.  That is one round trip per request: the
-    # profile in docs/performance.md shows it; DB_CONN_HEALTH_CHECKS=0 trades it away.
+    # A reused connection is checked at the first query of each request, so a database
+    # restart costs no failed request: the socket is asked whether the server said anything
+    # (a FATAL, a hang-up), and only then is Django's SELECT 1 sent, so a healthy connection
+    # costs no round trip (kernel/database_backend).  DB_CONN_HEALTH_CHECKS=0 turns it off.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DB_CONN_HEALTH_CHECKS", default=True)
+    DATABASES["default"]["ENGINE"] = "kernel.database_backend"
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so two writers serialise instead of one
     # failing half-way with "database is locked" on upgrade.
@@ -155,7 +157,7 @@ DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", default=None)}
 # pooler rules when DB_PGBOUNCER is set); a short connect timeout, so a replica that is down
 # costs one slow check per REPLICA_CHECK_SECONDS, not one per request.
 DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
-if DATABASE_REPLICA_URL and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+if DATABASE_REPLICA_URL and DATABASES["default"]["ENGINE"] == "kernel.database_backend":
     _replica = env.db_url_config(DATABASE_REPLICA_URL)
     DATABASES["replica"] = {
         **DATABASES["default"],
@@ -176,7 +178,7 @@ REPLICA = {
     "CATCH_UP_WAIT_SECONDS": env.float("REPLICA_CATCH_UP_WAIT_SECONDS", default=0.25),
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-USES_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+USES_POSTGRES = DATABASES["default"]["ENGINE"] == "kernel.database_backend"
 
 # --- Redis: cache, channel layer, broker --------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
