@@ -10,7 +10,7 @@ A server that ends a connection tells the client first or closes the socket: a F
 ErrorResponse, or EOF, or a reset.  Each makes the socket readable.  Between requests a
 healthy connection has nothing to read, because every answer was read to its end.  So the
 check asks the socket (a poll that does not wait) and sends Django's `SELECT 1` only when
-something is there (or the socket cannot be asked); a notice or a NOTIFY that happens to be
+something is there (or the socket cannot be asked); a notice or a notification that happens to be
 waiting costs the `SELECT 1`, as before, never a failed request.
 
 What it cannot see is what the server never sent: a network path that died silently shows
