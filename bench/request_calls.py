@@ -4,7 +4,7 @@
     .venv/bin/python bench/request_calls.py
 
 `bench/request_cost.py`'s scenarios (winning holds, losers, warm seat map and search, their
-304s), each after a warm-up round of all of them (first-request imports and per-connection
+304s, payments and their webhooks), each after a warm-up round of all of them (first-request imports and per-connection
 compilations are not counted), under `cProfile.Profile(time.thread_time)`.  Prints per
 request: function calls (deterministic: the same code does the same calls, whatever else the
 machine runs), ORM compilations (`SQLCompiler.as_sql` calls), PostgreSQL statements and
@@ -29,10 +29,10 @@ from bench.flash_sale import django_setup, recreate_database  # noqa: E402
 
 
 def _counted(measure):
-    def wrapper(calls, *, rounds: int = 5) -> dict:
+    def wrapper(calls, *, rounds: int = 5, figure: str = "") -> dict:
         profiler = cProfile.Profile(time.thread_time)
         profiler.enable()
-        out = measure(calls, rounds=rounds)
+        out = measure(calls, rounds=rounds, figure=figure)
         profiler.disable()
         stats = pstats.Stats(profiler).stats
         n = out["requests"]
@@ -75,10 +75,12 @@ def main() -> None:
     rc.scenario_holds()
     rc.scenario_seat_map()
     rc.scenario_search()
+    rc.scenario_pay()
     rc._measure = _counted(rc._measure)
     figures = dict(zip(["hold", "loser"], rc.scenario_holds(), strict=True))
     figures.update(zip(["seat-map warm", "seat-map 304"], rc.scenario_seat_map(), strict=True))
     figures.update(zip(["search warm", "search 304"], rc.scenario_search(), strict=True))
+    figures.update(zip(["pay", "webhook"], rc.scenario_pay(), strict=True))
     print(f"checkout: {args.checkout.resolve()}")
     for name, f in figures.items():
         print(
