@@ -4,8 +4,9 @@
     .venv/bin/python bench/request_calls.py
 
 `bench/request_cost.py`'s scenarios (winning holds, losers, warm seat map and search, their
-304s, payments and their webhooks), each after a warm-up round of all of them (first-request imports and per-connection
-compilations are not counted), under `cProfile.Profile(time.thread_time)`.  Prints per
+304s, payments and their webhooks), each after a warm-up round of all of them (first-request
+imports and per-connection compilations are not counted), under
+`cProfile.Profile(time.thread_time)`.  Prints per
 request: function calls (deterministic: the same code does the same calls, whatever else the
 machine runs), ORM compilations (`SQLCompiler.as_sql` calls), PostgreSQL statements and
 Redis calls.  Its CPU figures would be the profiler's, so it prints none: CPU ms come from
