@@ -311,14 +311,19 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
         data = super().to_representation(booking)
         if booking.status != BookingStatus.HELD:
             data["expires_at"] = None
-        # What is sold names the booking: `flightId` (+ code) or `eventId`, never both.
-        found = catalogue.owner_item(booking.sale)
-        if found is not None:
-            owner, item = found
-            data[f"{owner}_id"] = item.pk
-            if owner == "flight":
-                data["flight_code"] = item.code
+        name_what_is_sold(data, booking)
         return data
+
+
+def name_what_is_sold(data: dict[str, Any], booking: Booking) -> None:
+    """What is sold names the booking in its answer: `flightId` (+ code) or `eventId`, never
+    both (the serializer's and storefront.hold_answer's one rule)."""
+    found = catalogue.owner_item(booking.sale)
+    if found is not None:
+        owner, item = found
+        data[f"{owner}_id"] = item.pk
+        if owner == "flight":
+            data["flight_code"] = item.code
 
 
 class RefundSerializer(serializers.Serializer):

@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from bookings import catalogue, selectors
 from bookings.models import Booking, BookingStatus
+from storefront.booking_serializers import name_what_is_sold
 
 _CENTS = Decimal("0.01")  # DecimalField(max_digits=12, decimal_places=2), as DRF quantizes it
 _AMOUNT_DIGITS = 12
@@ -83,12 +84,7 @@ def fresh_hold_answer(booking: Booking) -> dict[str, Any] | None:
         "exit_row_confirmation_url": url if unconfirmed else None,
         "refunds": [],
     }
-    found = catalogue.owner_item(booking.sale)
-    if found is not None:
-        owner, item = found
-        data[f"{owner}_id"] = item.pk
-        if owner == "flight":
-            data["flight_code"] = item.code
+    name_what_is_sold(data, booking)
     return data
 
 
