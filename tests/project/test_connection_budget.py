@@ -26,6 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import psycopg
 import pytest
 import requests
@@ -64,10 +65,19 @@ def stop(procs: list[subprocess.Popen]) -> None:
 
 
 def backends(name: str) -> int:
+    """Backends of database `name`, less this pytest process's own: threads of earlier tests
+    may open or close theirs at any moment (their ports, seen before and after the read)."""
+    own = _own_ports()
     with psycopg.connect(database_url(), dbname="postgres", autocommit=True) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [name]
-        ).fetchone()[0]
+        ports = conn.execute(
+            "SELECT client_port FROM pg_stat_activity WHERE datname = %s", [name]
+        ).fetchall()
+    own |= _own_ports()
+    return sum(1 for (port,) in ports if port not in own)
+
+
+def _own_ports() -> set[int]:
+    return {c.laddr.port for c in psutil.Process().net_connections(kind="tcp") if c.laddr}
 
 
 def burst(base: str, name: str, baseline: int) -> tuple[list[int], int]:
