@@ -260,17 +260,7 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
     def find_unconfirmed_exit_rows(self, booking: Booking) -> list[dict[str, Any]]:
         if booking.status not in (BookingStatus.HELD, BookingStatus.CONFIRMED) or booking.closed_at:
             return []  # nobody of it flies
-        unconfirmed = {
-            p.seat.seat_no: p.pk
-            for p in booking.passengers.all()
-            if p.is_live and p.seat is not None and p.seat_conditions_confirmed_at is None
-        }
-        if not unconfirmed:
-            return []
-        return [
-            {"passenger_id": unconfirmed[seat_no], "seat": seat_no}
-            for seat_no in sorted(catalogue.seats_with_conditions(booking.sale, unconfirmed))
-        ]
+        return unconfirmed_exit_rows(booking, booking.passengers.all())
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_exit_row_confirmation_url(self, booking: Booking) -> str | None:
@@ -313,6 +303,22 @@ class BookingSerializer(CopiedFields, serializers.Serializer):
             data["expires_at"] = None
         name_what_is_sold(data, booking)
         return data
+
+
+def unconfirmed_exit_rows(booking: Booking, passengers) -> list[dict[str, Any]]:
+    """Who of `passengers` sits in a seat with conditions (an exit row) not yet confirmed,
+    by seat (the serializer's and storefront.hold_answer's one rule)."""
+    unconfirmed = {
+        p.seat.seat_no: p.pk
+        for p in passengers
+        if p.is_live and p.seat is not None and p.seat_conditions_confirmed_at is None
+    }
+    if not unconfirmed:
+        return []
+    return [
+        {"passenger_id": unconfirmed[seat_no], "seat": seat_no}
+        for seat_no in sorted(catalogue.seats_with_conditions(booking.sale, unconfirmed))
+    ]
 
 
 def name_what_is_sold(data: dict[str, Any], booking: Booking) -> None:

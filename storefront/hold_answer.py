@@ -28,9 +28,9 @@ from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 
-from bookings import catalogue, selectors
+from bookings import selectors
 from bookings.models import Booking, BookingStatus
-from storefront.booking_serializers import name_what_is_sold
+from storefront.booking_serializers import name_what_is_sold, unconfirmed_exit_rows
 
 _CENTS = Decimal("0.01")  # DecimalField(max_digits=12, decimal_places=2), as DRF quantizes it
 _AMOUNT_DIGITS = 12
@@ -105,17 +105,7 @@ def _unnamed(seated: list[tuple[Any, str | None]]) -> list[dict[str, Any]]:
 def _unconfirmed_exit_rows(booking: Booking, passengers: list) -> list[dict[str, Any]]:
     # BookingSerializer.find_unconfirmed_exit_rows for a live booking (whose passengers shown
     # are its live ones), in id order.
-    unconfirmed = {
-        p.seat.seat_no: p.pk
-        for p in passengers
-        if p.is_live and p.seat is not None and p.seat_conditions_confirmed_at is None
-    }
-    if not unconfirmed:
-        return []
-    return [
-        {"passenger_id": unconfirmed[seat_no], "seat": seat_no}
-        for seat_no in sorted(catalogue.seats_with_conditions(booking.sale, unconfirmed))
-    ]
+    return unconfirmed_exit_rows(booking, passengers)
 
 
 def _amount(value: Decimal) -> str:
