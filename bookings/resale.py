@@ -2,7 +2,7 @@
 
 A customer who can no longer go lists some or all tickets of a confirmed booking at face
 value (`list_for_resale`; bookings.resale_choice says which and what they cost).  The tickets
-are offered to the waitlist with its own offer machinery: the first waiting party of exactly
+are offered to the waitlist with its own offer machinery (bookings.resale_offers): the first waiting party of exactly
 their number that accepts the seats gets a hold (a HELD booking, paid like any other).  Until
 a buyer pays, nothing of the seller's changes: their booking stays CONFIRMED with its seats,
 its units stay sold, their tickets stay valid, and they may withdraw the resale
@@ -37,7 +37,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import catalogue, holding, outbox_payloads, resale_choice, waitlist
+from bookings import catalogue, outbox_payloads, resale_choice
 from bookings.errors import (
     BookingNotFound,
     InvalidBookingState,
@@ -59,6 +59,14 @@ from bookings.models import (
     TicketStatus,
     WaitlistEntry,
     WaitlistStatus,
+)
+
+# Offering to the waitlist has its own module; the engine asks `resale.` for its paths too.
+from bookings.resale_offers import (  # noqa: F401
+    offer_listed,
+    offer_to_next_party,
+    relist_after_close,
+    take_back_offers,
 )
 from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy, lock_seats
@@ -98,7 +106,7 @@ def list_for_resale(
         except IntegrityError as exc:  # the booking's lock makes this a second request's
             raise ResaleListed() from exc
         _emit(OutboxEventType.RESALE_LISTED, resale)
-        _offer(resale, seller=booking, now=now)
+        offer_to_next_party(resale, seller=booking, now=now)
     return resale
 
 
@@ -184,128 +192,6 @@ def _cancel_offer(resale: Resale, *, now: datetime) -> None:
         event_type=OutboxEventType.BOOKING_CANCELLED,
         payload=outbox_payloads.booking_closed(offer, seats=()),
     )
-
-
-# --- offering to the waitlist -----------------------------------------------------------------
-
-
-def offer_listed(*, sale_id: int, fare_class: str, now: datetime) -> int:
-    """Offer every listed (not yet offered) resale of the class to the waitlist, oldest
-    first; returns how many were offered.  After a join and after an offer lapsed."""
-    offered = 0
-    for resale in (
-        Resale.objects.select_for_update(of=("self",), skip_locked=True)
-        .select_related("booking")
-        .filter(
-            status=ResaleStatus.LISTED,
-            booking__sale_id=sale_id,
-            booking__fare_class=fare_class,
-            booking__status=BookingStatus.CONFIRMED,
-        )
-        .order_by("id")
-    ):
-        offered += _offer(resale, seller=resale.booking, now=now) is not None
-    return offered
-
-
-def _offer(resale: Resale, *, seller: Booking, now: datetime) -> Booking | None:
-    """Hold the tickets for the first waiting entry, in join order, whose party is exactly
-    their number and who accepts their seats and price; None if nobody fits yet."""
-    if not catalogue.is_open(seller.sale, now=now):
-        return None
-    seats = _listed_seats(resale)
-    units = len(resale.passenger_ids)
-    per_seat = resale.face_value / units
-    for entry in waitlist._claim_waiting_entries(
-        sale_id=seller.sale_id, fare_class=seller.fare_class
-    ):
-        if entry.customer_id == seller.customer_id or entry.party_size != units:
-            continue
-        if not _accepts(entry, seats, per_seat) or not holding.may_offer_within_hold_cap(
-            customer_id=entry.customer_id, sale_id=seller.sale_id, units=entry.party_size, now=now
-        ):
-            continue  # keeps its place, as a party the freed seats do not fit
-        return _hold_for(resale, entry, seller=seller, seats=seats, now=now)
-    return None
-
-
-def _listed_seats(resale: Resale) -> list[Seat]:
-    return list(
-        Seat.objects.filter(
-            passengers__pk__in=resale.passenger_ids, passengers__booking_id=resale.booking_id
-        ).order_by("seat_no")
-    )
-
-
-def _accepts(entry: WaitlistEntry, seats: list[Seat], per_seat: Decimal) -> bool:
-    if entry.sections and any(s.section not in entry.sections for s in seats):
-        return False
-    return entry.max_seat_price is None or per_seat <= entry.max_seat_price
-
-
-def _hold_for(
-    resale: Resale, entry: WaitlistEntry, *, seller: Booking, seats: list[Seat], now: datetime
-) -> Booking:
-    expires_at = now + waitlist.offer_ttl()
-    # No units reserved: they stay the seller's sold units, and pass to the buyer on paying.
-    offer = holding.create_held_booking(
-        customer_id=entry.customer_id,
-        sale_id=seller.sale_id,
-        fare_class=seller.fare_class,
-        booking_class=seller.booking_class,
-        units=len(resale.passenger_ids),
-        amount=resale.face_value,
-        currency=resale.currency,
-        expires_at=expires_at,
-        now=now,
-    )
-    Resale.objects.filter(pk=resale.pk, status=ResaleStatus.LISTED).update(
-        status=ResaleStatus.OFFERED, offer=offer
-    )
-    resale.status, resale.offer = ResaleStatus.OFFERED, offer
-    WaitlistEntry.objects.filter(pk=entry.pk).update(
-        status=WaitlistStatus.OFFERED, offer=offer, offered_at=now
-    )
-    emit_event(
-        sale_id=offer.sale_id,
-        aggregate_type="booking",
-        aggregate_id=offer.pk,
-        event_type=OutboxEventType.WAITLIST_OFFERED,
-        payload=outbox_payloads.waitlist_offered(
-            offer,
-            customer_id=entry.customer_id,
-            entry_id=entry.pk,
-            party_size=entry.party_size,
-            seats=[s.seat_no for s in seats],
-            expires_at=expires_at,
-        ),
-    )
-    return offer
-
-
-# --- the engine's two paths that ask about an offer hold ------------------------------------
-
-
-def take_back_offers(bookings: Iterable[Booking]) -> set[int]:
-    """Of HELD `bookings` closing unpaid (their locks held by the caller), the resale offers:
-    their resales are listed again.  Returns their ids: they have no seats or units to give
-    back.  The caller offers the tickets to the next party (`relist_after_close`)."""
-    ids = [b.pk for b in bookings]
-    resales = list(
-        Resale.objects.select_for_update(of=("self",)).filter(offer_id__in=ids).order_by("id")
-    )
-    offers = {r.offer_id for r in resales}
-    Resale.objects.filter(pk__in=[r.pk for r in resales], status=ResaleStatus.OFFERED).update(
-        status=ResaleStatus.LISTED, offer=None
-    )
-    return offers
-
-
-def relist_after_close(bookings: Iterable[Booking], *, offers: set[int], now: datetime) -> None:
-    for sale_id, fare_class in sorted(
-        {(b.sale_id, b.fare_class) for b in bookings if b.pk in offers}
-    ):
-        offer_listed(sale_id=sale_id, fare_class=fare_class, now=now)
 
 
 def end_resales_of(booking_ids: list[int], *, now: datetime) -> int:
