@@ -2,11 +2,11 @@
 
 A customer who can no longer go lists some or all tickets of a confirmed booking at face
 value (`list_for_resale`; bookings.resale_choice says which and what they cost).  The tickets
-are offered to the waitlist with its own offer machinery (bookings.resale_offers): the first waiting party of exactly
-their number that accepts the seats gets a hold (a HELD booking, paid like any other).  Until
-a buyer pays, nothing of the seller's changes: their booking stays CONFIRMED with its seats,
-its units stay sold, their tickets stay valid, and they may withdraw the resale
-(`withdraw_resale`).
+are offered to the waitlist with its own offer machinery (bookings.resale_offers): the first
+waiting party of exactly their number that accepts the seats gets a hold (a HELD booking, paid
+like any other).  Until a buyer pays, nothing of the seller's changes: their booking stays
+CONFIRMED with its seats, its units stay sold, their tickets stay valid, and they may withdraw
+the resale (`withdraw_resale`).
 
 The offer hold has no seats and takes no units of its own (the units are still the
 seller's), so two engine paths treat it apart, each by asking this module:
