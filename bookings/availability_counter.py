@@ -4,8 +4,8 @@ units back when a hold ends.  The hold's own take from it is `bookings.availabil
 `hold_admission`.
 
 It runs on the filters' one Redis connection and backoff, which live in
-bookings.availability; that module imports this one last and re-exports its names, so
-callers keep writing `availability.give_back(...)`."""
+bookings.availability; that module re-exports these names, so callers keep writing
+`availability.give_back(...)`."""
 
 from __future__ import annotations
 
@@ -14,15 +14,6 @@ from django.db.models import F
 
 from bookings import availability_scripts as scripts
 from bookings import booking_classes, catalogue
-from bookings.availability import (
-    COUNTER_KEY_TTL_SECONDS,
-    _client,
-    _now_ms,
-    _redis_failed,
-    _run,
-    counter_enabled,
-    counter_key,
-)
 from bookings.models import BookingClass, Inventory
 
 
@@ -153,3 +144,16 @@ def _settle(
         [counter_key(sale_id, fare_class)],
         [units, int(give), int(pending), int(take)],
     )
+
+
+# The filters' one Redis connection and backoff, imported last (as bookings.availability
+# imports this module last), so either module may be imported first.
+from bookings.availability import (  # noqa: E402
+    COUNTER_KEY_TTL_SECONDS,
+    _client,
+    _now_ms,
+    _redis_failed,
+    _run,
+    counter_enabled,
+    counter_key,
+)

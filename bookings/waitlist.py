@@ -1,5 +1,6 @@
 """The waitlist of sold-out inventory classes: the engine's writes (reads are in
-bookings.waitlist_selectors).
+bookings.waitlist_selectors): the queue (join, leave) and the walk that turns freed units into
+offers in join order; the offer hold itself and its end are bookings.waitlist_offers.
 
 Freed units go to the waitlist **inside the transaction that frees them** (`offer_freed_units`
 is called by every path that returns units: `close_bookings`, raising limits, unblocking a
@@ -12,10 +13,11 @@ someone who could use it waits, and it is applied the same way on every path.
 
 A party with seats fits only as one block side by side in one row, with no aisle between
 (bookings.adjacency), in the sections it accepts and within its price ceiling per seat, chosen
-by best available's single-seat rule (`_best_seats`).  So the smaller party behind may be
-served first, by this rule and no other: when the entry ahead finds no such block among the
-freed seats, it keeps its place and the next entry in join order is tried with the same seats.
-Nobody behind is served while the entry ahead *does* fit, and nobody loses their place.
+by best available's single-seat rule (`waitlist_offers.best_seats`).  So the smaller party
+behind may be served first, by this rule and no other: when the entry ahead finds no such block
+among the freed seats, it keeps its place and the next entry in join order is tried with the
+same seats.  Nobody behind is served while the entry ahead *does* fit, and nobody loses their
+place.
 
 An offer is a hold, so it keeps to the hold cap (MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE), by
 the hold path's own rule (`holding.may_offer_within_hold_cap`): an entry whose offer would
@@ -27,17 +29,16 @@ and it is offered again at the next release.  A party larger than the cap cannot
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from typing import Protocol
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import adjacency, catalogue, holding, outbox_payloads, resale
+from bookings import catalogue, holding, resale, waitlist_offers
 from bookings.errors import (
     AlreadyWaiting,
     FareClassNotFound,
@@ -45,26 +46,21 @@ from bookings.errors import (
     NotSoldOut,
     NotWaiting,
 )
-from bookings.live import announce_seats_on_commit
 from bookings.models import (
     ACTIVE_WAITLIST_STATUSES,
-    Booking,
     Inventory,
     Seat,
-    SeatStatus,
     WaitlistEntry,
     WaitlistStatus,
 )
+
+# The offer hold and its end have their own module; the engine asks `waitlist.` for these.
+from bookings.waitlist_offers import (  # noqa: F401
+    close_offers,
+    mark_offer_booked,
+    offer_ttl,
+)
 from kernel.errors import InvalidRequest
-from kernel.locking import lock_seats
-from kernel.models import OutboxEvent
-from kernel.outbox import emit_events
-from kernel.outbox_types import OutboxEventType
-
-
-def offer_ttl() -> timedelta:
-    return settings.SEATKEEPER["WAITLIST_OFFER_TTL"]
-
 
 # --- who may join: rules of the layers above, asked on every join ---------------------------
 
@@ -106,7 +102,7 @@ def join_waitlist(
 
     A seated party may name the `sections` it accepts (empty: any) and `max_seat_price`, the
     most it pays per seat with the seat's surcharge (None: any); its offer is a block of
-    seats side by side within both (`_best_seats`)."""
+    seats side by side within both (`waitlist_offers.best_seats`)."""
     known = catalogue.known_class_codes()
     if known is not None and fare_class not in known:
         raise FareClassNotFound(f"Unknown fare class {fare_class!r}.")
@@ -235,8 +231,8 @@ def offer_freed_units(*, sale_id: int, fare_class: str, now: datetime) -> list[W
         ):
             continue  # over the hold cap (or holding right now): keeps its place, next entry
         try:
-            booking = _hold_for_entry(entry, inventory, now)
-        except _NoBlock:
+            booking = waitlist_offers.hold_for_entry(entry, inventory, now)
+        except waitlist_offers.NoBlock:
             continue  # no acceptable adjacent block for this party now: keeps its place
         if booking is None:
             break
@@ -257,140 +253,6 @@ def _claim_waiting_entries(*, sale_id: int, fare_class: str) -> list[WaitlistEnt
         .filter(sale_id=sale_id, fare_class=fare_class, status=WaitlistStatus.WAITING)
         .order_by("id")
     )
-
-
-class _NoBlock(Exception):
-    """No acceptable block of free seats for this entry now: it keeps its place."""
-
-
-def _hold_for_entry(entry: WaitlistEntry, inventory: Inventory, now: datetime) -> Booking | None:
-    n = entry.party_size
-    seats = _best_seats(inventory, entry)
-    if seats is None:
-        raise _NoBlock()
-    if not seats and not catalogue.sells_seatless(inventory.sale, inventory.fare_class):
-        return None  # its free seats are being locked by someone right now: a later release
-    if not holding.reserve_units(
-        sale_id=inventory.sale_id, fare_class=inventory.fare_class, units=n
-    ):
-        return None
-    expires_at = now + offer_ttl()
-    booking = holding.create_held_booking(
-        customer_id=entry.customer_id,
-        sale_id=inventory.sale_id,
-        fare_class=inventory.fare_class,
-        units=n,
-        seats=seats,
-        amount=inventory.price * n + sum((s.surcharge for s in seats), Decimal(0)),
-        currency=inventory.currency,
-        expires_at=expires_at,
-        now=now,
-    )
-    if seats:
-        # After the release's AVAILABLE (same transaction, registered earlier): pages end on HELD.
-        announce_seats_on_commit(
-            sale_id=inventory.sale_id, seats=[s.seat_no for s in seats], status=SeatStatus.HELD
-        )
-    WaitlistEntry.objects.filter(pk=entry.pk).update(
-        status=WaitlistStatus.OFFERED, offer=booking, offered_at=now
-    )
-    entry.status, entry.offer, entry.offered_at = WaitlistStatus.OFFERED, booking, now
-    emit_events(
-        [
-            OutboxEvent(
-                sale_id=booking.sale_id,
-                aggregate_type="booking",
-                aggregate_id=str(booking.pk),
-                event_type=OutboxEventType.WAITLIST_OFFERED,
-                payload=outbox_payloads.waitlist_offered(
-                    booking,
-                    customer_id=entry.customer_id,
-                    entry_id=entry.pk,
-                    party_size=n,
-                    seats=[s.seat_no for s in seats],
-                    expires_at=expires_at,
-                ),
-            )
-        ]
-    )
-    return booking
-
-
-def _best_seats(inventory: Inventory, entry: WaitlistEntry) -> list[Seat] | None:
-    """The entry's seats: the best block of `party_size` free seats side by side in one row
-    (bookings.adjacency), in its sections and within its price ceiling, by the single-seat
-    rule of best available (a block that strands a seat only if nothing else fits).  [] when
-    the class has no free seat this transaction can lock (a seatless offer, where the class
-    sells them); None when free seats exist but no acceptable block: the entry keeps its
-    place."""
-    # We hold the inventory lock, which comes after seats (docs/architecture.md, "Lock
-    # order"): only try seats.  A seat locked by someone else counts as taken.
-    free = lock_seats(
-        Seat.objects.filter(
-            sale_id=inventory.sale_id, fare_class=inventory.fare_class, status=SeatStatus.AVAILABLE
-        ),
-        skip_locked=True,
-    )
-    free = list(free)
-    if not free:
-        return []
-    rows = adjacency.by_row(free)
-    for may_strand in (False, True):
-        found = [
-            best
-            for row in rows.values()
-            if (
-                best := adjacency.best_block(
-                    row,
-                    n=entry.party_size,
-                    free={s.seat_no for s in row},
-                    pickable=lambda seat: _acceptable(seat, entry, inventory.price),
-                    may_strand=may_strand or not inventory.sale.keeps_no_single_seats,
-                )
-            )
-        ]
-        if found:
-            return min(found, key=lambda b: (sum(s.quality for s in b[0]), b[0][0].row))[0]
-    return None
-
-
-def _acceptable(seat: Seat, entry: WaitlistEntry, price: Decimal) -> bool:
-    if entry.sections and seat.section not in entry.sections:
-        return False
-    return entry.max_seat_price is None or price + seat.surcharge <= entry.max_seat_price
-
-
-def close_offers(*, booking_ids: list[int], now: datetime) -> int:
-    """Offers whose hold ended unpaid (expired or given up) lapse; called by close_bookings."""
-    return WaitlistEntry.objects.filter(
-        offer_id__in=booking_ids, status=WaitlistStatus.OFFERED
-    ).update(status=WaitlistStatus.LAPSED, closed_at=now)
-
-
-def mark_offer_booked(*, booking_id: int, now: datetime) -> int:
-    """The customer paid for their offer; called in the confirmation transaction (of every
-    payment: most bookings are no offer and change nothing here)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _MARK_OFFER_BOOKED_SQL,
-            [
-                WaitlistStatus.BOOKED,
-                connection.ops.adapt_datetimefield_value(now),
-                booking_id,
-                WaitlistStatus.OFFERED,
-            ],
-        )
-        return cursor.rowcount
-
-
-# What `WaitlistEntry.objects.filter(offer_id=..., status=OFFERED).update(status=BOOKED,
-# closed_at=...)` sends (tests/bookings/test_sale_statements.py), without compiling it again
-# for every payment.
-_MARK_OFFER_BOOKED_SQL = (
-    f'UPDATE "{WaitlistEntry._meta.db_table}" SET "status" = %s, "closed_at" = %s '
-    f'WHERE ("{WaitlistEntry._meta.db_table}"."offer_id" = %s '
-    f'AND "{WaitlistEntry._meta.db_table}"."status" = %s)'
-)
 
 
 def has_waiting(*, sale_id: int, fare_class: str) -> bool:
