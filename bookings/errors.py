@@ -10,6 +10,17 @@ from typing import TYPE_CHECKING
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+# The waitlist's and resale's errors have their own module; importable from here like the rest.
+from bookings.waitlist_errors import (  # noqa: F401
+    AlreadyWaiting,
+    NotForResale,
+    NotSoldOut,
+    NotWaiting,
+    NotYourTickets,
+    ResaleBusy,
+    ResaleListed,
+    ResaleNotFound,
+)
 from kernel.errors import DomainError
 
 if TYPE_CHECKING:
@@ -258,27 +269,6 @@ class TicketNotFound(DomainError):
     title = _("Ticket not found")
 
 
-# --- the waitlist ---------------------------------------------------------------------------
-
-
-class NotSoldOut(DomainError):
-    status = 409
-    code = "not-sold-out"
-    title = _("Seats are available")
-
-
-class AlreadyWaiting(DomainError):
-    status = 409
-    code = "already-on-waitlist"
-    title = _("Already on the waitlist")
-
-
-class NotWaiting(DomainError):
-    status = 404
-    code = "not-on-waitlist"
-    title = _("Not on the waitlist")
-
-
 def _fare_label(fare_class: str) -> str:
     """ "ECONOMY" -> "Economy" in the active language; other codes (an event's price
     category "A", a standing area "GA-3") as they are."""
@@ -357,49 +347,3 @@ class LeavesSingleSeat(DomainError):
                 "suggestion": ", ".join(suggestion)
             }
         super().__init__(text, stranded=stranded, suggestion=suggestion)
-
-
-# --- resale through the waitlist (bookings.resale) -------------------------------------------
-
-
-class NotForResale(DomainError):
-    status = 409
-    code = "not-for-resale"
-    title = _("These tickets cannot be resold")
-
-
-class ResaleNotFound(DomainError):
-    status = 404
-    code = "resale-not-found"
-    title = _("These tickets were never listed for resale")
-
-
-class ResaleListed(DomainError):
-    status = 409
-    code = "resale-already-listed"
-    title = _("Already listed for resale")
-    default = _("These tickets are already listed for resale.")
-
-    def __init__(self, detail: str | None = None) -> None:
-        super().__init__(detail or self.default)
-
-
-class ResaleBusy(DomainError):
-    status = 409
-    code = "resale-being-bought"
-    title = _("Someone is buying these tickets right now")
-    default = _(
-        "Someone on the waitlist is paying for these tickets right now. Try again in a minute: "
-        "if they were sold, you will be refunded."
-    )
-
-    def __init__(self, detail: str | None = None) -> None:
-        super().__init__(detail or self.default)
-
-
-class NotYourTickets(DomainError):
-    """A resale that names tickets this booking does not have (or none at all): bad input."""
-
-    status = 400
-    code = "tickets-not-in-booking"
-    title = _("Not tickets of this booking")
