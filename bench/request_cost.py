@@ -55,74 +55,9 @@ from bench.flash_sale import (  # noqa: E402
     new_flight,
     recreate_database,
 )
+from bench.request_counters import Counters  # noqa: E402
 
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_cost"
-
-
-class Counters:
-    """PostgreSQL statements (an execute wrapper) and Redis commands (redis-py's
-    `execute_command` and pipelines) made while active."""
-
-    def __init__(self) -> None:
-        self.sql = 0
-        self.redis = 0
-        self.round_trips = 0
-
-    @contextlib.contextmanager
-    def counting(self):
-        import redis
-        import redis.cluster
-        import redis.connection
-        from django.db import connection
-
-        def wrapper(execute, sql, params, many, context):
-            self.sql += 1
-            return execute(sql, params, many, context)
-
-        real_command = redis.Redis.execute_command
-        real_pipeline = redis.client.Pipeline.execute
-
-        def command(client, *args, **kwargs):
-            self.redis += 1
-            return real_command(client, *args, **kwargs)
-
-        def pipeline(pipe, *args, **kwargs):
-            self.redis += 1  # one round trip, however many commands
-            return real_pipeline(pipe, *args, **kwargs)
-
-        # The cluster client's own commands and pipelines (it does not go through the above).
-        real_cluster_command = redis.cluster.RedisCluster.execute_command
-        real_cluster_pipeline = redis.cluster.ClusterPipeline.execute
-
-        def cluster_command(client, *args, **kwargs):
-            self.redis += 1
-            return real_cluster_command(client, *args, **kwargs)
-
-        def cluster_pipeline(pipe, *args, **kwargs):
-            self.redis += 1
-            return real_cluster_pipeline(pipe, *args, **kwargs)
-
-        # Round trips, the same way for both clients: each write to a Redis socket.
-        real_send = redis.connection.AbstractConnection.send_packed_command
-
-        def send(conn, *args, **kwargs):
-            self.round_trips += 1
-            return real_send(conn, *args, **kwargs)
-
-        redis.Redis.execute_command = command
-        redis.client.Pipeline.execute = pipeline
-        redis.cluster.RedisCluster.execute_command = cluster_command
-        redis.cluster.ClusterPipeline.execute = cluster_pipeline
-        redis.connection.AbstractConnection.send_packed_command = send
-        try:
-            with connection.execute_wrapper(wrapper):
-                yield self
-        finally:
-            redis.Redis.execute_command = real_command
-            redis.client.Pipeline.execute = real_pipeline
-            redis.cluster.RedisCluster.execute_command = real_cluster_command
-            redis.cluster.ClusterPipeline.execute = real_cluster_pipeline
-            redis.connection.AbstractConnection.send_packed_command = real_send
 
 
 def _client():
@@ -183,6 +118,24 @@ def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
     }
 
 
+def _post_hold(client, *, flight_id: int, token: str, index: int):
+    """One customer's (`token`) hold of one seatless economy unit for "Buyer `index`"."""
+    return client.post(
+        "/api/bookings",
+        data=json.dumps(
+            {
+                "flightId": flight_id,
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],
+            }
+        ),
+        content_type="application/json",
+        secure=True,
+        HTTP_AUTHORIZATION=f"Token {token}",
+    )
+
+
 def scenario_holds() -> tuple[dict, dict]:
     flight = new_flight("RC")
     customers = new_customers(200)
@@ -190,20 +143,7 @@ def scenario_holds() -> tuple[dict, dict]:
 
     def hold(token: str, index: int):
         def call() -> int:
-            return client.post(
-                "/api/bookings",
-                data=json.dumps(
-                    {
-                        "flightId": flight.pk,
-                        "fareClass": "ECONOMY",
-                        "passengers": 1,
-                        "passengerNames": [f"Buyer {index}"],
-                    }
-                ),
-                content_type="application/json",
-                secure=True,
-                HTTP_AUTHORIZATION=f"Token {token}",
-            ).status_code
+            return _post_hold(client, flight_id=flight.pk, token=token, index=index).status_code
 
         return call
 
@@ -229,20 +169,7 @@ def scenario_pay() -> tuple[dict, dict]:
     client = _client()
     booking_ids = []
     for index, (_, token) in enumerate(customers):
-        answer = client.post(
-            "/api/bookings",
-            data=json.dumps(
-                {
-                    "flightId": flight.pk,
-                    "fareClass": "ECONOMY",
-                    "passengers": 1,
-                    "passengerNames": [f"Buyer {index}"],
-                }
-            ),
-            content_type="application/json",
-            secure=True,
-            HTTP_AUTHORIZATION=f"Token {token}",
-        )
+        answer = _post_hold(client, flight_id=flight.pk, token=token, index=index)
         assert answer.status_code == 201, answer.content
         booking_ids.append(answer.json()["bookingId"])
 
