@@ -1,0 +1,264 @@
+"""bench/flash_sale.py's load generator, a separate process (asyncio + aiohttp, bounded in
+requests and seconds): `run_load` starts it as a script, hands it the spec on stdin and reads
+the records on stdout.  The stack's CPU window is read here, at the start gate and after the
+last answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CARD = "4242424242424242"  # the sandbox's approved card
+
+
+async def _load(spec: dict[str, Any]) -> dict[str, Any]:
+    import aiohttp
+
+    base = spec["base_url"]
+    kind = spec["kind"]
+    deadline = time.monotonic() + spec["timeout"]
+    records: list[tuple[float, float, int, bool]] = []  # start, latency, status, win
+    budget = {"left": spec.get("requests", 0)}
+    start_gate = asyncio.Event()
+    connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    timeout = aiohttp.ClientTimeout(total=60)
+
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+
+        async def call(method: str, path: str, **kw) -> tuple[int, Any, dict, float]:
+            started = time.perf_counter()
+            try:
+                async with session.request(method, base + path, **kw) as resp:
+                    body = await resp.read()
+                    status = resp.status
+                    headers = dict(resp.headers)
+            except (TimeoutError, aiohttp.ClientError):
+                return 599, None, {}, time.perf_counter() - started
+            return status, body, headers, time.perf_counter() - started
+
+        def auth(token: str) -> dict[str, str]:
+            return {"Authorization": f"Token {token}"}
+
+        def take() -> bool:
+            if budget["left"] <= 0 or time.monotonic() > deadline:
+                return False
+            budget["left"] -= 1
+            return True
+
+        async def seatless(index: int, token: str) -> None:
+            await call("GET", "/healthz")  # open the keep-alive connection before the gate
+            await start_gate.wait()
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
+            }
+            while take():
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "POST", "/api/bookings", json=body, headers=auth(token)
+                )
+                records.append((t0, lat, status, status == 201))
+
+        async def seats(index: int, token: str) -> None:
+            await call("GET", "/healthz")
+            rng = random.Random(index)
+            candidates = list(spec["seats"])
+            rng.shuffle(candidates)
+            await start_gate.wait()
+            while candidates and take():
+                seat = candidates.pop()
+                body = {
+                    "flightId": spec["flight_id"],
+                    "fareClass": "ECONOMY",
+                    "seats": [seat],
+                    "exitRowConfirmed": True,  # a seat may be in an exit row
+                }
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "POST", "/api/bookings", json=body, headers=auth(token)
+                )
+                records.append((t0, lat, status, status == 201))
+
+        async def orders(index: int, token: str) -> None:
+            await call("GET", "/healthz")
+            await start_gate.wait()
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "passengers": 1,
+                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
+            }
+            while take():
+                t0 = time.perf_counter()
+                status, raw, _, lat = await call(
+                    "POST", "/api/bookings", json=body, headers=auth(token)
+                )
+                if status != 201:
+                    records.append((t0, lat, status, False))
+                    continue
+                booking_id = json.loads(raw)["bookingId"]
+                status, raw, _, _ = await call(
+                    "POST",
+                    f"/api/bookings/{booking_id}/payments",
+                    json={"paymentMethod": CARD},
+                    headers={**auth(token), "Idempotency-Key": str(uuid.uuid4())},
+                )
+                won = status == 201 and json.loads(raw).get("bookingStatus") == "CONFIRMED"
+                records.append((t0, time.perf_counter() - t0, status, won))
+
+        async def best(index: int, token: str) -> None:
+            await call("GET", "/healthz")
+            await start_gate.wait()
+            body = {
+                "eventId": spec["event_id"],
+                "category": spec["category"],
+                "quantity": spec["quantity"],
+            }
+            for _ in range(spec["asks"]):
+                if not take():
+                    return
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "POST", "/api/bookings/best-available", json=body, headers=auth(token)
+                )
+                records.append((t0, lat, status, status == 201))
+
+        async def one_seat(index: int, token: str) -> None:
+            await call("GET", "/healthz")
+            await start_gate.wait()
+            body = {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "seats": [spec["seat"]],
+                "exitRowConfirmed": True,  # the seat may be in an exit row
+            }
+            t0 = time.perf_counter()
+            status, _, _, lat = await call("POST", "/api/bookings", json=body, headers=auth(token))
+            records.append((t0, lat, status, status == 201))
+
+        async def reads(index: int, token: str) -> None:
+            await call("GET", "/healthz")
+            await start_gate.wait()
+            queue: list[int] = spec["flight_queue"]
+            headers = {"If-None-Match": spec["etag"]} if spec.get("etag") else {}
+            while True:
+                if spec.get("cold"):
+                    if not queue or time.monotonic() > deadline:
+                        return
+                    flight_id = queue.pop()
+                elif not take():
+                    return
+                else:
+                    flight_id = queue[0]
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "GET", f"/api/flights/{flight_id}/seats", headers=headers
+                )
+                records.append((t0, lat, status, status in (200, 304)))
+
+        async def open_loop() -> None:
+            """Arrivals on a Poisson schedule (bench/open_loop.py), each a seatless hold
+            sent whether or not earlier ones were answered."""
+            from bench.open_loop import poisson_schedule
+
+            tokens, flights = spec["tokens"], spec["flight_ids"]
+            schedule = poisson_schedule(
+                rate=spec["rate"], seconds=spec["seconds"], seed=spec.get("seed", 7)
+            )
+            pending = []
+
+            async def arrival(i: int) -> None:
+                body = {
+                    "flightId": flights[i % len(flights)],
+                    "fareClass": "ECONOMY",
+                    "passengers": 1,
+                    "passengerNames": [f"Buyer {i}"],
+                }
+                t0 = time.perf_counter()
+                status, _, _, lat = await call(
+                    "POST", "/api/bookings", json=body, headers=auth(tokens[i % len(tokens)])
+                )
+                records.append((t0, lat, status, status == 201))
+
+            await start_gate.wait()
+            began = time.perf_counter()
+            for i, at in enumerate(schedule):
+                delay = began + at - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                pending.append(asyncio.create_task(arrival(i)))
+            await asyncio.gather(*pending)
+
+        if kind == "open_loop":
+            tasks = [asyncio.create_task(open_loop())]
+            await asyncio.sleep(0.2)
+            started = time.perf_counter()
+            start_gate.set()
+            await asyncio.gather(*tasks)
+            elapsed = time.perf_counter() - started
+            return {
+                "elapsed": elapsed,
+                "records": [(t0 - started, lat, st, win) for t0, lat, st, win in records],
+            }
+        client = {
+            "seatless": seatless,
+            "seats": seats,
+            "orders": orders,
+            "one_seat": one_seat,
+            "reads": reads,
+            "best": best,
+        }[kind]
+        tasks = [asyncio.create_task(client(i, token)) for i, token in enumerate(spec["tokens"])]
+        await asyncio.sleep(0.5)
+        window = cpu_seconds(spec.get("cpu_pids", {}))
+        started = time.perf_counter()
+        start_gate.set()
+        await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - started
+        window_cpu = {
+            name: seconds - window.get(name, 0.0)
+            for name, seconds in cpu_seconds(spec.get("cpu_pids", {})).items()
+        }
+    return {
+        "elapsed": elapsed,
+        "records": [(t0 - started, lat, status, win) for t0, lat, status, win in records],
+        "window_cpu": window_cpu,
+    }
+
+
+def cpu_seconds(groups: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each group's processes."""
+    import psutil
+
+    out = {}
+    for name, pids in groups.items():
+        out[name] = 0.0
+        for pid in pids:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                times = psutil.Process(pid).cpu_times()
+                out[name] += times.user + times.system
+    return out
+
+
+def load_main() -> None:
+    sys.path.insert(0, str(ROOT))  # run as a script: `bench` (the open loop's schedule)
+    spec = json.load(sys.stdin)
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    json.dump(asyncio.run(_load(spec)), sys.stdout)
+
+
+if __name__ == "__main__":
+    load_main()
