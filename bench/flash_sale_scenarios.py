@@ -19,7 +19,6 @@ from typing import Any
 from bench.flash_sale_fixtures import _sale_filter, audit, new_customers, new_flight
 from bench.flash_sale_stack import CpuMeter, Stack, postgres_pids
 
-ROOT = Path(__file__).resolve().parent.parent
 PG_SQL = Path(__file__).resolve().parent / "pgbench_hold.sql"
 
 

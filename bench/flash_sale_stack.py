@@ -13,8 +13,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def free_port() -> int:
     with contextlib.closing(socket.socket()) as sock:
