@@ -1,5 +1,6 @@
 """The sale engine's models, one module per part of the sale, every name importable from here
-(as Django, the migrations and the rest of the code expect `bookings.models.X`):
+(the code and the settings' enum paths name `bookings.models.X`; the migrations name the app's
+models, wherever they are defined):
 
 * `sales`: the sale, its inventory classes and its seats;
 * `booking`: bookings, their passengers and tickets;
