@@ -26,8 +26,9 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
 up, then profiles each one's measured requests, one file per measured figure (PATH.pay.txt
 and PATH.pay.prof, PATH.webhook.txt...).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
-statements per request, Redis commands per request and Redis round trips per request (writes
-to a Redis socket: a pipeline is one per node it touches, a command one).
+statements and round trips (with BEGIN and COMMIT) per request, Redis commands per request
+and Redis round trips per request (writes to a Redis socket: a pipeline is one per node it
+touches, a command one).
 
 `--shape pooled-cluster` runs the same scenarios in the production shape of issue 27: the
 database through a throw-away PgBouncer in transaction mode (scripts/run_tests.py's, as the
@@ -60,11 +61,13 @@ DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_cost"
 
 
 class Counters:
-    """PostgreSQL statements (an execute wrapper) and Redis commands (redis-py's
-    `execute_command` and pipelines) made while active."""
+    """PostgreSQL statements (an execute wrapper) and round trips (the statements and each
+    transaction's BEGIN and COMMIT or ROLLBACK, which psycopg sends as commands of their own),
+    and Redis commands (redis-py's `execute_command` and pipelines) made while active."""
 
     def __init__(self) -> None:
         self.sql = 0
+        self.pg_round_trips = 0
         self.redis = 0
         self.round_trips = 0
 
@@ -74,10 +77,33 @@ class Counters:
         import redis.cluster
         import redis.connection
         from django.db import connection
+        from django.db.backends.base.base import BaseDatabaseWrapper
+        from psycopg.pq import TransactionStatus
+
+        def in_transaction(db) -> bool:
+            return (
+                db.connection is not None
+                and db.connection.info.transaction_status != TransactionStatus.IDLE
+            )
 
         def wrapper(execute, sql, params, many, context):
             self.sql += 1
+            # Outside autocommit, psycopg sends BEGIN before the first statement.
+            begins = not connection.get_autocommit() and not in_transaction(connection)
+            self.pg_round_trips += 1 + begins
             return execute(sql, params, many, context)
+
+        real_commit, real_rollback = BaseDatabaseWrapper._commit, BaseDatabaseWrapper._rollback
+
+        def ending(real):
+            def end(db):
+                self.pg_round_trips += in_transaction(db)
+                return real(db)
+
+            return end
+
+        BaseDatabaseWrapper._commit = ending(real_commit)
+        BaseDatabaseWrapper._rollback = ending(real_rollback)
 
         real_command = redis.Redis.execute_command
         real_pipeline = redis.client.Pipeline.execute
@@ -118,6 +144,7 @@ class Counters:
             with connection.execute_wrapper(wrapper):
                 yield self
         finally:
+            BaseDatabaseWrapper._commit, BaseDatabaseWrapper._rollback = real_commit, real_rollback
             redis.Redis.execute_command = real_command
             redis.client.Pipeline.execute = real_pipeline
             redis.cluster.RedisCluster.execute_command = real_cluster_command
@@ -177,6 +204,7 @@ def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
         "cpu_ms": statistics.median(per_round),
         "cpu_ms_rounds": [round(x, 3) for x in per_round],
         "sql_per_request": counters.sql / n,
+        "pg_round_trips_per_request": counters.pg_round_trips / n,
         "redis_per_request": counters.redis / n,
         "redis_round_trips_per_request": counters.round_trips / n,
         "statuses": statuses,
@@ -424,6 +452,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
         line = (
             f"  {name:14} {f['requests']:4} requests  cpu {f['cpu_ms']:6.2f} ms/request"
             f"  (rounds {f['cpu_ms_rounds']})  sql {f['sql_per_request']:.1f}"
+            f"  pg round trips {f.get('pg_round_trips_per_request', 0):.1f}"
             f"  redis {f['redis_per_request']:.1f}"
             f"  round trips {f.get('redis_round_trips_per_request', 0):.1f}"
             f"  statuses {f['statuses']}"
