@@ -123,7 +123,10 @@ def _hold(
             raise_missing_sale_or_class(sale_id, fare_class)
         # The read beside the call has the statement's snapshot, older than the function's
         # (each of its statements takes a fresh one): the fare class appeared in between.
-        inventory = open_inventory(sale_id=sale_id, fare_class=fare_class, now=now)
+        # Read again, asking no rule (a won hold has committed: its answer is owed).
+        inventory = _OPEN_INVENTORY.first(sale_id=sale_id, fare_class=fare_class)
+        if inventory is None:
+            raise AssertionError("the hold function found a fare class the ORM does not")
     sale = inventory.sale
     if rules_in_sql:
         _refuse_as_the_function_did(outcome, sale=sale, fare_class=fare_class, now=now)
