@@ -26,8 +26,9 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
 up, then profiles each one's measured requests, one file per measured figure (PATH.pay.txt
 and PATH.pay.prof, PATH.webhook.txt...).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
-statements per request, Redis commands per request and Redis round trips per request (writes
-to a Redis socket: a pipeline is one per node it touches, a command one).
+statements and round trips (with BEGIN and COMMIT) per request, Redis commands per request
+and Redis round trips per request (writes to a Redis socket: a pipeline is one per node it
+touches, a command one).
 
 `--shape pooled-cluster` runs the same scenarios in the production shape of issue 27: the
 database through a throw-away PgBouncer in transaction mode (scripts/run_tests.py's, as the
@@ -112,6 +113,7 @@ def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
         "cpu_ms": statistics.median(per_round),
         "cpu_ms_rounds": [round(x, 3) for x in per_round],
         "sql_per_request": counters.sql / n,
+        "pg_round_trips_per_request": counters.pg_round_trips / n,
         "redis_per_request": counters.redis / n,
         "redis_round_trips_per_request": counters.round_trips / n,
         "statuses": statuses,
@@ -351,6 +353,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
         line = (
             f"  {name:14} {f['requests']:4} requests  cpu {f['cpu_ms']:6.2f} ms/request"
             f"  (rounds {f['cpu_ms_rounds']})  sql {f['sql_per_request']:.1f}"
+            f"  pg round trips {f.get('pg_round_trips_per_request', 0):.1f}"
             f"  redis {f['redis_per_request']:.1f}"
             f"  round trips {f.get('redis_round_trips_per_request', 0):.1f}"
             f"  statuses {f['statuses']}"

@@ -1,5 +1,5 @@
-"""Counting what requests cost besides CPU: PostgreSQL statements and Redis commands and round
-trips, for bench/request_cost.py and its callers."""
+"""Counting what requests cost besides CPU: PostgreSQL statements and round trips (BEGIN and
+COMMIT included), Redis commands and round trips, for bench/request_cost.py and its callers."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import contextlib
 
 
 class Counters:
-    """PostgreSQL statements (an execute wrapper) and Redis commands (redis-py's
-    `execute_command` and pipelines) made while active."""
+    """PostgreSQL statements (an execute wrapper) and round trips (the statements and each
+    transaction's BEGIN and COMMIT or ROLLBACK, which psycopg sends as commands of their own),
+    and Redis commands (redis-py's `execute_command` and pipelines) made while active."""
 
     def __init__(self) -> None:
         self.sql = 0
+        self.pg_round_trips = 0
         self.redis = 0
         self.round_trips = 0
 
@@ -21,10 +23,33 @@ class Counters:
         import redis.cluster
         import redis.connection
         from django.db import connection
+        from django.db.backends.base.base import BaseDatabaseWrapper
+        from psycopg.pq import TransactionStatus
+
+        def in_transaction(db) -> bool:
+            return (
+                db.connection is not None
+                and db.connection.info.transaction_status != TransactionStatus.IDLE
+            )
 
         def wrapper(execute, sql, params, many, context):
             self.sql += 1
+            # Outside autocommit, psycopg sends BEGIN before the first statement.
+            begins = not connection.get_autocommit() and not in_transaction(connection)
+            self.pg_round_trips += 1 + begins
             return execute(sql, params, many, context)
+
+        real_commit, real_rollback = BaseDatabaseWrapper._commit, BaseDatabaseWrapper._rollback
+
+        def ending(real):
+            def end(db):
+                self.pg_round_trips += in_transaction(db)
+                return real(db)
+
+            return end
+
+        BaseDatabaseWrapper._commit = ending(real_commit)
+        BaseDatabaseWrapper._rollback = ending(real_rollback)
 
         real_command = redis.Redis.execute_command
         real_pipeline = redis.client.Pipeline.execute
@@ -65,6 +90,7 @@ class Counters:
             with connection.execute_wrapper(wrapper):
                 yield self
         finally:
+            BaseDatabaseWrapper._commit, BaseDatabaseWrapper._rollback = real_commit, real_rollback
             redis.Redis.execute_command = real_command
             redis.client.Pipeline.execute = real_pipeline
             redis.cluster.RedisCluster.execute_command = real_cluster_command

@@ -127,6 +127,11 @@ class Catalogue(Protocol):
     texts: SaleTexts
     #: The 404 problem for an id of ours that sells nothing (SaleNotFound, EventNotFound).
     not_found_error: type[DomainError]
+    #: Whether `is_open` and `sells_seatless` have their SQL copy in the seatless hold's
+    #: function (migration bookings 0026; proven equal by tests/bookings/
+    #: test_one_statement_hold.py).  A catalogue without it (a stand-in) keeps its rules in
+    #: Python and the hold in a transaction of its own (`rules_in_hold_function` below).
+    rules_in_hold_function: bool
 
     def is_open(self, sale: Sale, *, now: datetime) -> bool:
         """THE rule: may units of this sale be held or sold at `now`?"""
@@ -368,6 +373,14 @@ def describe_class(sale: Sale, code: str) -> str:
 
 def sells_seatless(sale: Sale, code: str) -> bool:
     return for_sale(sale).sells_seatless(sale, code)
+
+
+def rules_in_hold_function() -> bool:
+    """Whether every registered catalogue's hold rules (sale open, sold without seats) are
+    asked by the seatless hold's SQL function itself (bookings.one_statement_hold)."""
+    return bool(_registry) and all(
+        getattr(c, "rules_in_hold_function", False) for c in _registry.values()
+    )
 
 
 def open_sales_q(*, now: datetime, prefix: str = "") -> Q:

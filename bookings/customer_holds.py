@@ -355,27 +355,28 @@ def hold_seatless(
     names = clean_passenger_names(passenger_names, passengers)
     check_fare_class(fare_class)
     now = timezone.now()
-    # PostgreSQL: the hold in one statement (bookings.one_statement_hold); SQLite, or with
-    # HOLD_IN_ONE_STATEMENT off: the Python path below, which the one statement is proven to
-    # equal (tests/bookings/test_one_statement_hold.py).
-    hold = one_statement_hold.hold_units if one_statement_hold.applies() else _hold_units
+    hold = {
+        "customer": customer,
+        "sale_id": sale_id,
+        "fare_class": fare_class,
+        "booking_class": booking_class,
+        "passengers": passengers,
+        "names": names,
+        "now": now,
+        "expires_at": now + hold_ttl(),
+    }
     # The Redis filter goes first: a loser of a sold-out fare class costs no query at all.
-    with (
-        availability.hold_admission(
-            sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
-        ),
-        transaction.atomic(),
+    # It settles the counter when the body returns, that is once the hold has committed.
+    with availability.hold_admission(
+        sale_id=sale_id, fare_class=fare_class, units=passengers, booking_class=booking_class
     ):
-        return hold(
-            customer=customer,
-            sale_id=sale_id,
-            fare_class=fare_class,
-            booking_class=booking_class,
-            passengers=passengers,
-            names=names,
-            now=now,
-            expires_at=now + hold_ttl(),
-        )
+        if one_statement_hold.applies():
+            # PostgreSQL: one statement, its own transaction (bookings.one_statement_hold).
+            return one_statement_hold.hold_units(**hold)
+        # SQLite, or with HOLD_IN_ONE_STATEMENT off: the Python path, which the one statement
+        # is proven to equal (tests/bookings/test_one_statement_hold.py).
+        with transaction.atomic():
+            return _hold_units(**hold)
 
 
 def _hold_units(

@@ -28,6 +28,7 @@ class EventCatalogue:
     owner = "event"
     owner_details = ()  # its ticket face reads the event when it needs it
     allows_overbooking = False
+    rules_in_hold_function = True  # its SQL copy: migration bookings 0026
     checkin_time_path = None
     class_codes = None  # price categories are chosen per event
     default_class = None

@@ -38,6 +38,7 @@ class FlightCatalogue:
     owner = "flight"
     owner_details = ("origin", "destination")
     allows_overbooking = True
+    rules_in_hold_function = True  # its SQL copy: migration bookings 0026
     checkin_time_path = "online_checkin__checked_in_at"  # flights.OnlineCheckIn
     class_codes = tuple(FareClass.values)
     default_class = FareClass.ECONOMY.value

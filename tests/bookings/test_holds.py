@@ -309,12 +309,14 @@ def test_hold_path_query_budget(customer, flight):
     )
     assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
     assert not any(s.startswith('UPDATE "bookings_inventory"') for s in sql[:-1]), sql
-    # A seatless hold on PostgreSQL is one statement: the function of migration bookings 0025
-    # (cap, price, inserts, reserve last), with the fare row, sale and flight read beside it.
+    # A seatless hold on PostgreSQL is one statement: the function of migrations bookings
+    # 0025 and 0026 (cap, price, the sale's rules, inserts, reserve last), with the fare row,
+    # sale and flight read beside it; not even a savepoint around it (its own transaction:
+    # tests/bookings/test_one_statement_hold_autocommit.py).
     with CaptureQueriesContext(connection) as captured:
         hold_seatless(customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=2)
     sql = statements(captured)
-    assert len(sql) == 1, sql
+    assert len(sql) == 1 == len(captured.captured_queries), captured.captured_queries
     assert "seatkeeper_hold_units(" in sql[0], sql
 
 

@@ -1,5 +1,5 @@
-"""One rule, one place: the seatless hold in one statement (the PL/pgSQL function of migration
-bookings 0025, bookings.one_statement_hold) and the Python path SQLite runs
+"""One rule, one place: the seatless hold in one statement (the PL/pgSQL function of migrations
+bookings 0025 and 0026, bookings.one_statement_hold) and the Python path SQLite runs
 (bookings.customer_holds._hold_units with bookings.holding) do the same thing.
 
 A property-based test runs the same random sequence of seatless holds (three customers, one of
@@ -8,7 +8,8 @@ booking classes and a missing one; parties of 1 to 4), time passing, expiry swee
 and the sale closing, once through each path on PostgreSQL, each on its own fresh flight, and
 compares every answer (the booking or the exception) and every row and counter: bookings,
 passengers, fare inventory and booking classes.  Its control replaces the function by one
-whose cap is off by one and shows the property catches it.
+whose cap is off by one and shows the property catches it.  The sale-open and seatless rules'
+SQL copies on random flight and event states: test_one_statement_hold_rules.py.
 """
 
 from __future__ import annotations
