@@ -43,7 +43,8 @@ def takes_lean_chain(request) -> bool:
 
 class LeanApiMiddleware:
     """First in MIDDLEWARE: the lean chain for `takes_lean_chain` requests, Django's for the
-    rest.  Under ASGI (the handler's chain is async) every request takes Django's chain."""
+    rest.  Under ASGI (the handler's own end is async, behind Django's adapter) every request
+    takes Django's chain: the HTTP nodes serve WSGI (granian), the ASGI tier the sockets."""
 
     sync_capable = True
     async_capable = True
@@ -98,7 +99,8 @@ def _runs(classes: list) -> list[list]:
 
 def _innermost(chain):
     """Follow each layer's `get_response` (Django wraps every middleware with `@wraps`, so
-    `__wrapped__` is the instance) down to the handler's own `_get_response`."""
+    `__wrapped__` is the instance) down to the handler's own sync `_get_response`; None if
+    the way down ends elsewhere (under ASGI: in Django's async-to-sync adapter)."""
     step = chain
     for _ in range(100):
         target = getattr(step, "__wrapped__", step)

@@ -442,3 +442,17 @@ def test_runs_group_only_neighbouring_hook_style_middlewares():
         [Plain],
         [Plain],
     ]
+
+
+def test_under_asgi_every_request_takes_djangos_chain(settings, flight, merged_calls):
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    answers = []
+    for lean in (True, False):
+        settings.LEAN_API_REQUESTS = lean
+        client = AsyncClient()
+        answers.append(answer(async_to_sync(client.get)(seat_map_url(flight), secure=True)))
+    assert answers[0]["status"] == 200
+    assert differences(*answers) == []
+    assert merged_calls == []  # the handler's async end is not searched through
