@@ -22,7 +22,6 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from bookings import admission_reads
-from kernel.web.headers import header
 from waitroom import protection, room_selectors, safety_net
 from waitroom.errors import WaitingRoomRequired
 from waitroom.models import QueueStatus, WaitingRoom
@@ -80,7 +79,7 @@ def _require_admission_to(
     if room_id is None:
         return
     # Tokens, cookies and queue URLs name the room (`room_id`), never the engine's sale.
-    token = header(request, TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
+    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
     valid, reason = check_token(
         token, room_id=room_id, customer_id=customer_id, now=now or timezone.now()
     )
@@ -100,7 +99,7 @@ def admitted_until(
     room_id = cached_room_of_sale(sale_id=sale_id)
     if room_id is None:
         return None
-    token = header(request, TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
+    token = request.headers.get(TOKEN_HEADER) or request.COOKIES.get(cookie_name(room_id))
     claims = read_token(token)
     return claims.expires_at if claims is not None else None
 
