@@ -22,6 +22,7 @@ from config import metrics
 from config.api.exceptions import unavailable_response
 from config.logging_filters import EXPECTED_STATUSES, SkipExpectedConflicts
 from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
+from kernel.web.headers import header
 
 access_log = logging.getLogger("seatkeeper.requests")
 
@@ -34,7 +35,7 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        request_id = accept_or_new(request.headers.get(HEADER))
+        request_id = accept_or_new(header(request, HEADER))
         request.request_id = request_id
         token = set_request_id(request_id)
         try:

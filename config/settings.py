@@ -58,7 +58,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: every response (even an early error) carries the request id and is measured.
+    # An API request with no cookie takes the same middlewares less LEAN_API_SKIPS, the
+    # hook-style ones merged into one layer (config/lean_chain.py); all else takes this list.
+    "config.lean_chain.LeanApiMiddleware",
+    # Then: every response (even an early error) carries the request id and is measured.
     "config.middleware.RequestIdMiddleware",
     "config.middleware.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -81,6 +84,19 @@ MIDDLEWARE = [
     # Only the database-outage middleware is inside it (it must see view exceptions first).
     "axes.middleware.AxesMiddleware",
     # Last, so it sees exceptions from views first: a database outage is a 503 page.
+    "config.middleware.DatabaseUnavailableMiddleware",
+]
+
+# Off: every request takes the whole list above (the lean chain's tests compare both).
+LEAN_API_REQUESTS = env.bool("LEAN_API_REQUESTS", default=True)
+# What an /api/ request without a Cookie header skips, each because it does nothing for one:
+LEAN_API_SKIPS = [
+    # No static file is served under /api/ (STATIC_URL is /static/, no WHITENOISE_ROOT).
+    "config.static.AsyncWhiteNoiseMiddleware",
+    # Every /api/ route is a DRF view, and none adds a Django message; unused, the lazy
+    # storage writes nothing (and without a cookie there is nothing to read).
+    "config.middleware.LazyMessageMiddleware",
+    # Only a process_exception hook, which the handler runs for both chains.
     "config.middleware.DatabaseUnavailableMiddleware",
 ]
 

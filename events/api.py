@@ -15,6 +15,7 @@ from bookings.models import SeatStatus
 from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
+from kernel.web.headers import header
 from kernel.web.lean import PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
@@ -220,7 +221,7 @@ class EventSeatMapApi(PublicReadApi):
         responses={200: EventSeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, event_id: int):
-        if_none_match = request.headers.get("If-None-Match")
+        if_none_match = header(request, "If-None-Match")
         found = seat_map.seat_map_json(
             event_id=event_id,
             render=lambda data: camel_json(EventSeatMapSerializer(data).data),

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
+from kernel.web.headers import header
 from kernel.web.lean import CopiedFields, PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
@@ -145,7 +146,7 @@ class FlightSearchApi(PublicReadApi):
         query = FlightSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = page_of(request.query_params)
-        if_none_match = request.headers.get("If-None-Match")
+        if_none_match = header(request, "If-None-Match")
         found, has_more = selectors.search_flights_json(
             origin=query.validated_data["from"],
             destination=query.validated_data["to"],
@@ -189,7 +190,7 @@ class SeatMapApi(PublicReadApi):
         responses={200: SeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, flight_id: int):
-        if_none_match = request.headers.get("If-None-Match")
+        if_none_match = header(request, "If-None-Match")
         found = selectors.seat_map_json(
             flight_id=flight_id,
             render=lambda seats: camel_json(SeatMapSerializer(seats).data),

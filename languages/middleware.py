@@ -14,6 +14,7 @@ from django.db import DatabaseError
 from django.middleware import locale
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
+from django.utils.deprecation import MiddlewareMixin
 
 from languages.selectors import preferred_language
 
@@ -50,11 +51,10 @@ class LocaleMiddleware(locale.LocaleMiddleware):
         return response
 
 
-class PreferredLanguageMiddleware:
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
+# Hook-style (process_request only), so that the lean API chain can merge it with its
+# neighbours (config/lean_chain.py); what it does is unchanged.
+class PreferredLanguageMiddleware(MiddlewareMixin):
+    def process_request(self, request):
         try:
             language = self._stored_language(request)
         except DatabaseError:
@@ -65,7 +65,7 @@ class PreferredLanguageMiddleware:
         if language:
             translation.activate(language)
             request.LANGUAGE_CODE = language
-        return self.get_response(request)
+        return None
 
     @staticmethod
     def _stored_language(request) -> str | None:

@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 from bookings import customer_holds, passengers, selectors
 from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
+from kernel.web.headers import header
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import problems
 from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS, page_of
@@ -239,7 +240,7 @@ class BookingListCreateApi(GenericAPIView):
             "booking_class": data["booking_class"],
             "passenger_names": data.get("passenger_names"),
         }
-        key = clean_key(request.headers.get("Idempotency-Key"), required=False, what="hold")
+        key = clean_key(header(request, "Idempotency-Key"), required=False, what="hold")
 
         def hold() -> Booking:
             if "seats" in data:

@@ -17,6 +17,7 @@ from bookings import best_available, selectors
 from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.fields import ClassCodeField
+from kernel.web.headers import header
 from kernel.web.idempotency import idempotent_response
 from kernel.web.openapi import problems
 from kernel.web.throttles import HoldsThrottle
@@ -142,7 +143,7 @@ class BestAvailableApi(APIView):
             booking = selectors.booking_just_written(booking=booking)
             return 201, BookingSerializer(booking).data
 
-        key = clean_key(request.headers.get("Idempotency-Key"), required=False, what="hold")
+        key = clean_key(header(request, "Idempotency-Key"), required=False, what="hold")
         if key is None:
             result = IdempotentResult(*answer(hold()))
         else:

@@ -28,6 +28,8 @@ from djangorestframework_camel_case.render import CamelCaseJSONRenderer
 from djangorestframework_camel_case.util import camelize, camelize_re, underscore_to_camel
 from rest_framework.utils.encoders import JSONEncoder
 
+from kernel.web.headers import header
+
 _encoder = JSONEncoder()
 # Dates, times and dataclasses go to DRF's encoder (`default`), which writes them its way
 # ("Z" for UTC, milliseconds); orjson writes str, int, float, bool, None, dict and list (and
@@ -125,6 +127,6 @@ def cached_json_response(request, *, body: bytes | None, etag: str) -> HttpRespo
     None: the selector did not even fetch it)."""
     # Caches may keep the body but must ask again before using it: the ETag makes that cheap.
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
-    if body is None or etag_matches(request.headers.get("If-None-Match"), etag):
+    if body is None or etag_matches(header(request, "If-None-Match"), etag):
         return HttpResponseNotModified(headers=headers)
     return HttpResponse(body, content_type="application/json", headers=headers)
