@@ -26,8 +26,10 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
 up, then profiles each one's measured requests, one file per measured figure (PATH.pay.txt
 and PATH.pay.prof, PATH.webhook.txt...).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
-statements per request, Redis commands per request and Redis round trips per request (writes
-to a Redis socket: a pipeline is one per node it touches, a command one).
+statements per request, Redis commands per request, Redis round trips per request (writes
+to a Redis socket: a pipeline is one per node it touches, a command one) and Celery messages
+published per request.  No worker runs: a relay kick stays pending (kernel.kicks) until its
+flag's TTL ends, the case of a relay that lags behind the commits.
 
 `--shape pooled-cluster` runs the same scenarios in the production shape of issue 27: the
 database through a throw-away PgBouncer in transaction mode (scripts/run_tests.py's, as the
@@ -67,6 +69,7 @@ class Counters:
         self.sql = 0
         self.redis = 0
         self.round_trips = 0
+        self.publishes = 0
 
     @contextlib.contextmanager
     def counting(self):
@@ -109,6 +112,16 @@ class Counters:
             self.round_trips += 1
             return real_send(conn, *args, **kwargs)
 
+        # Celery messages sent (kombu's Producer.publish: a task's apply_async, a kick).
+        import kombu.messaging
+
+        real_publish = kombu.messaging.Producer.publish
+
+        def publish(producer, *args, **kwargs):
+            self.publishes += 1
+            return real_publish(producer, *args, **kwargs)
+
+        kombu.messaging.Producer.publish = publish
         redis.Redis.execute_command = command
         redis.client.Pipeline.execute = pipeline
         redis.cluster.RedisCluster.execute_command = cluster_command
@@ -118,6 +131,7 @@ class Counters:
             with connection.execute_wrapper(wrapper):
                 yield self
         finally:
+            kombu.messaging.Producer.publish = real_publish
             redis.Redis.execute_command = real_command
             redis.client.Pipeline.execute = real_pipeline
             redis.cluster.RedisCluster.execute_command = real_cluster_command
@@ -179,6 +193,7 @@ def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
         "sql_per_request": counters.sql / n,
         "redis_per_request": counters.redis / n,
         "redis_round_trips_per_request": counters.round_trips / n,
+        "celery_publishes_per_request": counters.publishes / n,
         "statuses": statuses,
     }
 
@@ -426,6 +441,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
             f"  (rounds {f['cpu_ms_rounds']})  sql {f['sql_per_request']:.1f}"
             f"  redis {f['redis_per_request']:.1f}"
             f"  round trips {f.get('redis_round_trips_per_request', 0):.1f}"
+            f"  publishes {f.get('celery_publishes_per_request', 0):.2f}"
             f"  statuses {f['statuses']}"
         )
         if name in baseline:
