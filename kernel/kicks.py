@@ -2,9 +2,9 @@
 
 A kick is a Celery message that says "relay now" (the outbox relay, the event-log relay),
 published after a transaction that wrote outbox rows commits, so consumers run within
-milliseconds instead of at beat's next one-second tick.  Each publish cost a pay request
-about a seventh of its Python (docs/performance.md, "Issue 26: one relay kick pending"),
-and a kick queued behind another one does nothing the first will not do.
+milliseconds instead of at beat's next one-second tick.  The kick was about a twelfth of a
+pay request's Python (docs/performance.md, "Issue 26: one relay kick pending"), and a kick
+queued behind another one does nothing the first will not do.
 
 The rule, race-free because each side acts in this order:
   * a writer, after its commit, sets the relay's pending flag (SET NX, with a TTL, in the
