@@ -26,9 +26,11 @@ Scenarios (each on a fresh demo flight of the scratch database, Redis filters on
 up, then profiles each one's measured requests, one file per measured figure (PATH.pay.txt
 and PATH.pay.prof, PATH.webhook.txt...).
 Prints, per scenario: requests, CPU ms per request (median of 5 rounds), PostgreSQL
-statements and round trips (with BEGIN and COMMIT) per request, Redis commands per request
-and Redis round trips per request (writes to a Redis socket: a pipeline is one per node it
-touches, a command one).
+statements and round trips (with BEGIN and COMMIT) per request, Redis commands per request,
+Redis round trips per request (writes to a Redis socket: a pipeline is one per node it
+touches, a command one) and Celery messages published per request.  No worker runs: a relay
+kick stays pending (kernel.kicks) until its flag's TTL ends, the case of a relay that lags
+behind the commits.
 
 `--shape pooled-cluster` runs the same scenarios in the production shape of issue 27: the
 database through a throw-away PgBouncer in transaction mode (scripts/run_tests.py's, as the
@@ -116,6 +118,7 @@ def _measure(calls, *, rounds: int = 5, figure: str = "") -> dict:
         "pg_round_trips_per_request": counters.pg_round_trips / n,
         "redis_per_request": counters.redis / n,
         "redis_round_trips_per_request": counters.round_trips / n,
+        "celery_publishes_per_request": counters.publishes / n,
         "statuses": statuses,
     }
 
@@ -356,6 +359,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
             f"  pg round trips {f.get('pg_round_trips_per_request', 0):.1f}"
             f"  redis {f['redis_per_request']:.1f}"
             f"  round trips {f.get('redis_round_trips_per_request', 0):.1f}"
+            f"  publishes {f.get('celery_publishes_per_request', 0):.2f}"
             f"  statuses {f['statuses']}"
         )
         if name in baseline:

@@ -9,13 +9,15 @@ import contextlib
 class Counters:
     """PostgreSQL statements (an execute wrapper) and round trips (the statements and each
     transaction's BEGIN and COMMIT or ROLLBACK, which psycopg sends as commands of their own),
-    and Redis commands (redis-py's `execute_command` and pipelines) made while active."""
+    Redis commands (redis-py's `execute_command` and pipelines) and Celery publishes made while
+    active."""
 
     def __init__(self) -> None:
         self.sql = 0
         self.pg_round_trips = 0
         self.redis = 0
         self.round_trips = 0
+        self.publishes = 0
 
     @contextlib.contextmanager
     def counting(self):
@@ -81,6 +83,16 @@ class Counters:
             self.round_trips += 1
             return real_send(conn, *args, **kwargs)
 
+        # Celery messages sent (kombu's Producer.publish: a task's apply_async, a kick).
+        import kombu.messaging
+
+        real_publish = kombu.messaging.Producer.publish
+
+        def publish(producer, *args, **kwargs):
+            self.publishes += 1
+            return real_publish(producer, *args, **kwargs)
+
+        kombu.messaging.Producer.publish = publish
         redis.Redis.execute_command = command
         redis.client.Pipeline.execute = pipeline
         redis.cluster.RedisCluster.execute_command = cluster_command
@@ -90,6 +102,7 @@ class Counters:
             with connection.execute_wrapper(wrapper):
                 yield self
         finally:
+            kombu.messaging.Producer.publish = real_publish
             BaseDatabaseWrapper._commit, BaseDatabaseWrapper._rollback = real_commit, real_rollback
             redis.Redis.execute_command = real_command
             redis.client.Pipeline.execute = real_pipeline

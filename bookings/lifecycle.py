@@ -14,7 +14,7 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import connection, router, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -32,6 +32,7 @@ from bookings.models import (
     SeatStatus,
 )
 from kernel import metrics
+from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.models import OutboxEvent
 from kernel.outbox import emit_event, emit_events
@@ -272,9 +273,12 @@ def sell_held_booking(
         raise InvalidBookingState(gettext("The booking changed state concurrently."))
     # A resale offer takes the seller's seats and sold units over instead (bookings.resale).
     resold = resale.hand_over(booking, now=now)
-    seat_nos = list(
-        lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
-    )
+    seat_nos = [
+        seat_no
+        for (seat_no,) in _LOCKED_SEAT_NOS.rows(
+            using=router.db_for_write(Seat), booking_id=booking.pk
+        )
+    ]
     _execute(_SELL_SEATS_SQL, [SeatStatus.SOLD, booking.pk, SeatStatus.HELD])
     if resold is None:
         _move_held_to_sold(booking)
@@ -283,9 +287,7 @@ def sell_held_booking(
     # Who travels where: systems that read the event log (check-in) mirror it from here.
     passengers = [
         {"passengerId": pk, "fullName": name, "seat": seat_no}
-        for pk, name, seat_no in Passenger.objects.filter(booking_id=booking.pk)
-        .order_by("id")
-        .values_list("pk", "full_name", "seat__seat_no")
+        for pk, name, seat_no in _PASSENGERS_SOLD.rows(booking_id=booking.pk)
     ]
     emit_event(
         sale_id=booking.sale_id,
@@ -300,6 +302,27 @@ def sell_held_booking(
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return resold
+
+
+# Compiled once per connection (kernel.compiled): the two reads of every sale, the seats'
+# lock (in the one seat order, `lock_seats`) and who travels where for `booking.confirmed`.
+# tests/bookings/test_sale_statements.py: each sends the ORM queryset's own SQL.
+_LOCKED_SEAT_NOS = CompiledRead(
+    Seat,
+    lambda booking_id: lock_seats(Seat.objects.filter(booking_id=booking_id)).values_list(
+        "seat_no"
+    ),
+    booking_id=int,
+)
+_PASSENGERS_SOLD = CompiledRead(
+    Passenger,
+    lambda booking_id: (
+        Passenger.objects.filter(booking_id=booking_id)
+        .order_by("id")
+        .values_list("pk", "full_name", "seat__seat_no")
+    ),
+    booking_id=int,
+)
 
 
 def _move_held_to_sold(booking: Booking) -> None:

@@ -1,7 +1,8 @@
 """The transactional outbox: writing events inside the change, relaying them after it.
 
 Writers call `emit_event(s)` inside the transaction of the change they announce; when that
-transaction commits, the relay is kicked (and beat runs it every second anyway).  The relay
+transaction commits, the relay is kicked unless a kick is already pending (kernel.kicks), and
+beat runs it every second anyway.  The relay
 claims a batch with SKIP LOCKED, so any number of relays can run side by side, hands each
 event to its registered consumers and marks it published.  Delivery is at least once; each
 consumer's receipt is written in the savepoint of its effect, so effects happen exactly once.
@@ -20,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from kernel import metrics
+from kernel import kicks, metrics
 from kernel.events import Consumer, consumers_for
 from kernel.models import OutboxEvent, ProcessedEvent
 
@@ -79,16 +80,22 @@ def _kick_relay_on_commit() -> None:
             transaction.on_commit(kick_event_log_relay, robust=True)
 
 
+# The names of the relays' pending-kick flags (kernel.kicks): the relay task takes its flag
+# before it reads, so a kick still pending covers every commit made while it stands.
+OUTBOX_RELAY = "outbox"
+EVENT_LOG_RELAY = "event-log"
+
+
 def kick_relay() -> None:
     from kernel.tasks import relay_outbox
 
-    relay_outbox.apply_async(expires=30, retry=False)
+    kicks.kick(relay_outbox, OUTBOX_RELAY, expires=30, retry=False)
 
 
 def kick_event_log_relay() -> None:
     from kernel.tasks import relay_event_log
 
-    relay_event_log.apply_async(expires=30, retry=False)
+    kicks.kick(relay_event_log, EVENT_LOG_RELAY, expires=30, retry=False)
 
 
 # --- relay -------------------------------------------------------------------------------------

@@ -8,13 +8,14 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from kernel import outbox
+from kernel import kicks, outbox
 from kernel.eventlog import relay as event_log
 
 
 @shared_task(name="bookings.relay_outbox", ignore_result=True)
 def relay_outbox(max_batches: int = 20) -> int:
     """Relay due outbox events until none are left (or `max_batches`, to stay short)."""
+    kicks.taken(relay_outbox, outbox.OUTBOX_RELAY)  # before the first read (kernel.kicks)
     published = 0
     for _ in range(max_batches):
         report = outbox.relay_outbox()
@@ -40,6 +41,7 @@ def relay_event_log(max_batches: int = 20) -> int:
     EVENT_LOG_URL.  Stops early when another relay holds the lease or the log failed."""
     if not event_log.event_log_enabled():
         return 0
+    kicks.taken(relay_event_log, outbox.EVENT_LOG_RELAY)  # before the first read
     logged = 0
     for _ in range(max_batches):
         report = event_log.relay_event_log()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections, router
 from django.urls import reverse
 from django.utils import timezone
 
@@ -67,9 +67,17 @@ def store_response(payment_id: int) -> PayResponse:
     """Write the answer the payment's Idempotency-Key replays from now on (the first one wins)."""
     payment, booking_status = payment_with_booking_status(payment_id)
     status, body = payment_response(payment, booking_status=booking_status)
-    Payment.objects.filter(pk=payment_id, response_status__isnull=True).update(
-        response_status=status, response_body=body, updated_at=timezone.now()
-    )
+    db = connections[router.db_for_write(Payment)]
+    with db.cursor() as cursor:
+        cursor.execute(
+            _STORE_RESPONSE_SQL,
+            [
+                status,
+                _RESPONSE_BODY.get_db_prep_save(body, db),
+                db.ops.adapt_datetimefield_value(timezone.now()),
+                payment_id,
+            ],
+        )
     # Read back, not the body just built: another writer may have won, and a replay answers
     # the stored jsonb's bytes, so the first answer does too.
     stored = _STORED_RESPONSE.rows(payment_id=payment_id)
@@ -77,6 +85,16 @@ def store_response(payment_id: int) -> PayResponse:
         raise Payment.DoesNotExist(f"Payment {payment_id} does not exist.")
     return PayResponse(*stored[0])
 
+
+# What `Payment.objects.filter(pk=..., response_status__isnull=True).update(response_status=,
+# response_body=, updated_at=)` sends (tests/payments/test_pay_compiled_reads.py), without
+# compiling it again for every payment: the first answer stored wins.
+_STORE_RESPONSE_SQL = (
+    f'UPDATE "{Payment._meta.db_table}" SET "response_status" = %s, "response_body" = %s, '
+    f'"updated_at" = %s WHERE ("{Payment._meta.db_table}"."id" = %s '
+    f'AND "{Payment._meta.db_table}"."response_status" IS NULL)'
+)
+_RESPONSE_BODY = Payment._meta.get_field("response_body")
 
 # Compiled once per connection (kernel.compiled): every payment request stores its answer.
 _STORED_RESPONSE = CompiledRead(

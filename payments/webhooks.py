@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
 from payments.captures import refund_unmatched_capture
 from payments.errors import WebhookEventRefused
@@ -80,12 +81,13 @@ def record_and_apply(
 def _apply(gateway_name: str, event: GatewayEvent) -> str:
     if event.kind not in (PAYMENT_SUCCEEDED, PAYMENT_FAILED):
         return f"ignored: {event.kind} is not handled"
-    payments = Payment.objects.filter(gateway=gateway_name)
     if event.payment_id is not None:
-        payment = payments.filter(pk=event.payment_id).first()
+        payment = _GATEWAYS_PAYMENT.first(gateway=gateway_name, payment_id=event.payment_id)
     else:
         payment = (
-            payments.filter(gateway_reference=event.reference).first() if event.reference else None
+            Payment.objects.filter(gateway=gateway_name, gateway_reference=event.reference).first()
+            if event.reference
+            else None
         )
     if payment is None:
         return "ignored: unknown payment"
@@ -122,3 +124,14 @@ def _apply(gateway_name: str, event: GatewayEvent) -> str:
             payment_id=payment.pk, reference=event.reference, reason=event.failure_reason
         )
     return f"payment {payment.pk} is {payment.status}"
+
+
+# Compiled once per connection (kernel.compiled): nearly every webhook names its payment.
+# `Payment.objects.filter(gateway=...).filter(pk=...).first()` (the model's ordering), as
+# tests/payments/test_webhook_compiled_reads.py compares.
+_GATEWAYS_PAYMENT = CompiledRead(
+    Payment,
+    lambda gateway, payment_id: Payment.objects.filter(gateway=gateway).filter(pk=payment_id)[:1],
+    gateway=str,
+    payment_id=int,
+)

@@ -24,6 +24,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
+from kernel.compiled import CompiledRead
 from payments.errors import PaymentMethodRefused, WebhookSignatureInvalid
 from payments.gateways.base import (
     PAYMENT_FAILED,
@@ -341,7 +342,7 @@ class SandboxGateway(Gateway):
         payment and that amount: knowing the webhook secret is not enough to confirm a booking."""
         if event.kind != PAYMENT_SUCCEEDED:
             return ""
-        charge = SandboxCharge.objects.filter(pk=event.reference).first()
+        charge = _CHARGE.first(charge_id=event.reference)
         if charge is None:
             return f"the sandbox has no charge {event.reference!r}"
         if charge.status != SandboxChargeStatus.SUCCEEDED:
@@ -353,3 +354,13 @@ class SandboxGateway(Gateway):
         ):
             return f"sandbox charge {charge.pk} is for {charge.amount} {charge.currency}"
         return ""
+
+
+# Compiled once per connection (kernel.compiled): every success webhook reads its charge.
+# `SandboxCharge.objects.filter(pk=...).first()` (the model's ordering, newest first), as
+# tests/payments/test_webhook_compiled_reads.py compares.
+_CHARGE = CompiledRead(
+    SandboxCharge,
+    lambda charge_id: SandboxCharge.objects.filter(pk=charge_id)[:1],
+    charge_id=str,
+)

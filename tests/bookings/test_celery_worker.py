@@ -17,6 +17,7 @@ from kernel.events import register_consumer, unregister_consumer
 from kernel.models import OutboxEvent, ProcessedEvent
 from kernel.tasks import redeliver_event, relay_outbox
 from tests.bookings.confirming import hold_and_confirm
+from tests.celery_queue import purge_queue
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(120)]
 # Receipts of bookings' own consumers (partners' webhook consumer has its own tests).
@@ -42,9 +43,8 @@ def wait_for(condition: Callable[[], bool], *, timeout: float = 30, tick: Callab
 def worker():
     broker = app.conf.broker_url
     assert broker.startswith("redis://"), f"these tests need the real broker, not {broker}"
-    with app.connection_for_write() as connection:
-        # Kicks left behind by other transactional tests (no worker was running then).
-        connection.default_channel.queue_purge(app.conf.task_default_queue)
+    # Kicks left behind by other transactional tests (no worker was running then).
+    purge_queue()
     with start_worker(
         app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30
     ) as worker:

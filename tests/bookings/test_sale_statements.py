@@ -15,11 +15,14 @@ from bookings.models import (
     Booking,
     BookingStatus,
     Inventory,
+    Passenger,
     Seat,
     SeatStatus,
     WaitlistEntry,
     WaitlistStatus,
 )
+from kernel.locking import lock_seats
+from kernel.models import OutboxEvent
 from tests.factories import named_hold
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,3 +78,41 @@ def test_a_sale_sends_the_orms_own_updates(customer, flight):
         SeatStatus.SOLD
     }
     assert Booking.objects.get(pk=booking.pk).confirmed_at == now
+
+
+def orm_reads(booking: Booking) -> tuple[list[str], list, list]:
+    """The ORM's querysets of the sale's two reads, their statements and their answers."""
+    answers: dict[str, list] = {}
+
+    def run():
+        answers["seats"] = list(
+            lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
+        )
+        answers["passengers"] = list(
+            Passenger.objects.filter(booking_id=booking.pk)
+            .order_by("id")
+            .values_list("pk", "full_name", "seat__seat_no")
+        )
+
+    return sent(run), answers["seats"], answers["passengers"]
+
+
+def test_a_sale_reads_seats_and_passengers_with_the_orms_own_selects(customer, flight):
+    booking = named_hold(customer=customer, flight=flight, seats=("12B", "12A"))
+    expected, seat_nos, passengers = orm_reads(booking)
+    assert "FOR UPDATE" in expected[0]  # the seats' lock read is a lock
+
+    def sell():
+        locked = Booking.objects.select_for_update().get(pk=booking.pk)
+        sell_held_booking(locked, now=timezone.now())
+
+    ours = [sql for sql in sent(sell) if "bookings_seat" in sql and sql.startswith("SELECT")]
+    assert ours == expected
+    # ...and the event says what the ORM's reads said, in the lock order (12A before 12B).
+    with transaction.atomic():
+        sell()
+    payload = OutboxEvent.objects.get(event_type="booking.confirmed").payload
+    assert payload["seats"] == seat_nos == ["12A", "12B"]
+    assert [(p["passengerId"], p["fullName"], p["seat"]) for p in payload["passengers"]] == [
+        tuple(row) for row in passengers
+    ]

@@ -48,6 +48,7 @@ from payments.models import (
 from payments.outcomes import confirm_payment
 from payments.paying import pay_for_booking
 from payments.refunds import requeue_stale_refunds
+from tests.celery_queue import purge_queue
 from tests.factories import UserFactory, named_hold
 from tests.pgbouncer import database_env
 
@@ -163,8 +164,7 @@ def test_effects_happen_once_while_workers_are_killed(tmp_path, flight, monkeypa
     monkeypatch.setitem(settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS", False)
     mail_dir = tmp_path / "mail"
     mail_dir.mkdir()
-    with app.connection_for_write() as broker:
-        broker.default_channel.queue_purge(app.conf.task_default_queue)
+    purge_queue()
     route = database_env()  # through PgBouncer, as this module's own connections are
     env = app_env(
         route.pop("DATABASE_URL"),

@@ -135,8 +135,9 @@ def start_celery_worker(name: str, *, purge: bool = True, **env: str) -> CeleryW
 
     assert app.conf.broker_url.startswith("redis://"), "a real worker needs the Redis broker"
     if purge:
-        with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge(app.conf.task_default_queue)
+        from tests.celery_queue import purge_queue
+
+        purge_queue()
     log = _log_path("celery", name)
     node = f"pages-{name}-{os.getpid()}@localhost"
     process = subprocess.Popen(

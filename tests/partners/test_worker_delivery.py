@@ -16,6 +16,7 @@ from partners.services import create_endpoint
 from partners.tasks import resend_due_deliveries
 from tests.bookings.confirming import hold_and_confirm
 from tests.bookings.test_celery_worker import wait_for
+from tests.celery_queue import purge_queue
 from tests.factories import StaffFactory
 from tests.pages.conftest import start_celery_worker, stop_celery_worker
 
@@ -39,8 +40,7 @@ def all_delivered(n):
 
 @pytest.fixture
 def thread_worker():
-    with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(app.conf.task_default_queue)
+    purge_queue()
     with start_worker(
         app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30
     ) as worker:

@@ -14,11 +14,11 @@ from django.utils import timezone
 
 from bookings.models import Booking, Resale
 from bookings.resale import _LOCKED_OFFER_RESALE, _OFFER_RESALE_STATUS, withdraw_resale
-from payments.charging import _STORED_RESPONSE
+from payments.charging import _STORED_RESPONSE, store_response
 from payments.models import Payment
 from payments.outcomes import confirm_payment
 from payments.resale import list_booking_for_resale
-from payments.selectors import payment_with_booking_status
+from payments.selectors import payment_response, payment_with_booking_status
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
 from tests.payments.resale_setup import (
     payment_in_flight,
@@ -131,3 +131,31 @@ def test_the_stored_answer_reads_back_as_the_orm_reads_it(customer, flight):
     assert _STORED_RESPONSE.rows(payment_id=payment.pk) == [orm]
     assert (first.status_code, first.json()) == orm
     assert _STORED_RESPONSE.rows(payment_id=10**9) == []
+
+
+def test_storing_the_answer_sends_the_orms_own_update(customer, flight, monkeypatch):
+    payment = payment_in_flight(hold(customer, flight))
+    now = timezone.now()
+    monkeypatch.setattr("payments.charging.timezone.now", lambda: now)
+    current, booking_status = payment_with_booking_status(payment.pk)
+    status, body = payment_response(current, booking_status=booking_status)
+
+    def updates(run) -> list[str]:
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+            run()
+            transaction.set_rollback(True)
+        return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+
+    orm = updates(
+        lambda: Payment.objects.filter(pk=payment.pk, response_status__isnull=True).update(
+            response_status=status, response_body=body, updated_at=now
+        )
+    )
+    assert updates(lambda: store_response(payment.pk)) == orm
+    # ...and the first answer stored wins: a second store changes nothing.
+    first = store_response(payment.pk)
+    assert (first.status, first.body) == (status, body)
+    Payment.objects.filter(pk=payment.pk).update(status="FAILED")
+    assert store_response(payment.pk) == first
+    stored = Payment.objects.get(pk=payment.pk)
+    assert (stored.response_status, stored.response_body, stored.updated_at) == (status, body, now)
