@@ -20,7 +20,7 @@ BENCH_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/seatkeeper_bench_wr"
 )
 BENCH_REDIS = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
-# The Redis filters in front of the hold, as the server reads them (config/settings.py).
+# The Redis filters in front of the hold, as the server reads them (config/settings/engine.py).
 FILTER_MODES = {
     "on": {"HOLD_SEAT_GATE": "true", "HOLD_AVAILABILITY_COUNTER": "true"},
     "off": {"HOLD_SEAT_GATE": "false", "HOLD_AVAILABILITY_COUNTER": "false"},

@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from bookings import adjacency, availability, catalogue
-from bookings.customer_holds import check_fare_class, is_free
+from bookings.customer_holds import check_fare_class
 from bookings.errors import NoAdjacentSeats, SoldOut
 from bookings.holding import (
     check_hold_cap,
@@ -44,6 +44,7 @@ from bookings.holding import (
 from bookings.live import announce_seats_on_commit
 from bookings.models import Booking, Seat, SeatStatus
 from bookings.passengers import clean_passenger_names
+from bookings.seat_checks import is_free
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.metrics import counts_holds
@@ -148,7 +149,7 @@ def ranked_blocks(
 ) -> Iterator[tuple[str, list[Seat]]]:
     """(row key, its best block) for every row that has one, from a plain read, best first:
     the blocks that strand nobody, then the others, each by quality (then place, row key).
-    Also what a refused pick is offered instead (customer_holds.check_leaves_no_single_seat).
+    Also what a refused pick is offered instead (seat_checks.check_leaves_no_single_seat).
 
     Lazily, because the first block usually suffices and a sale has many rows: the rows are
     read a few at a time, in the order of a floor under their best block's quality (the sum

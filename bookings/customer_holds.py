@@ -3,7 +3,8 @@ customer's request (a waitlist offer is the other hold path, bookings.waitlist).
 
 Locks follow the one lock order in docs/architecture.md ("Lock order"); the takeover of an
 expired hold, which needs a booking lock while holding seat locks, only *tries* it with
-SKIP LOCKED, so it can never close a cycle.
+SKIP LOCKED, so it can never close a cycle.  The rules on the picked seats (free, of the
+class, none stranded alone, that takeover) are bookings.seat_checks.
 """
 
 from __future__ import annotations
@@ -18,25 +19,8 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import (
-    adjacency,
-    availability,
-    booking_classes,
-    catalogue,
-    lifecycle,
-    one_statement_hold,
-    waitlist,
-)
-from bookings.errors import (
-    FareClassNotFound,
-    LeavesSingleSeat,
-    SeatBlocked,
-    SeatNotFound,
-    SeatsRequired,
-    SeatUnavailable,
-    SeatWrongCabin,
-    SoldOut,
-)
+from bookings import availability, booking_classes, catalogue, one_statement_hold
+from bookings.errors import FareClassNotFound, SeatNotFound, SeatsRequired, SoldOut
 from bookings.holding import (
     check_hold_cap,
     check_party_size,
@@ -48,8 +32,9 @@ from bookings.holding import (
     reserve_units,
 )
 from bookings.live import announce_seats_on_commit
-from bookings.models import Booking, BookingStatus, Inventory, Seat, SeatStatus
+from bookings.models import Booking, Inventory, Seat, SeatStatus
 from bookings.passengers import clean_passenger_names
+from bookings.seat_checks import check_leaves_no_single_seat, check_seats_free
 from kernel.errors import InvalidRequest
 from kernel.locking import lock_errors_as_too_busy, lock_seats
 from kernel.metrics import counts_holds
@@ -168,7 +153,7 @@ def hold_seats(
             raise_missing_sale_or_class(sale_id, fare_class)
         if seats[0].sale.keeps_no_single_seats:
             check_leaves_no_single_seat(locked, fare_class=fare_class, seat_nos=seat_nos, now=now)
-        _check_seats_free(seats, fare_class=fare_class, now=now, seat_nos=seat_nos)
+        check_seats_free(seats, fare_class=fare_class, now=now, seat_nos=seat_nos)
         price = _class_price(sale_id, fare_class, booking_class, default=seats[0].fare_price)
 
         # The hot fare-inventory row is reserved last (see holding.reserve_units); everything
@@ -239,96 +224,6 @@ def _lock_requested_seats(*, sale_id: int, fare_class: str, seat_nos: list[str])
             raise_missing_sale_or_class(sale_id, fare_class)
         raise SeatNotFound(set(seat_nos) - found, texts=texts)
     return seats
-
-
-def is_free(seat: Seat, now: datetime) -> bool:
-    """Free for the single-seat rule: AVAILABLE, or held by a hold that has lapsed (anyone
-    may take it over)."""
-    return seat.status == SeatStatus.AVAILABLE or (
-        seat.status == SeatStatus.HELD and seat.held_until is not None and seat.held_until <= now
-    )
-
-
-def check_leaves_no_single_seat(
-    locked: list[Seat], *, fare_class: str, seat_nos: list[str], now: datetime
-) -> None:
-    """Refuse a pick that leaves a free seat alone in its row (bookings.adjacency), unless
-    nothing else fits (no block of as many seats anywhere in the class strands nobody, the
-    rule of best available); the refusal suggests such a block, in the same rows if there is
-    one.  `locked` are the picked seats' whole rows, row-locked."""
-    # Imported here: best_available builds on this module's hold rules.
-    from bookings.best_available import ranked_blocks
-
-    rows = adjacency.by_row(locked)
-    free = {s.seat_no for s in locked if is_free(s, now)}
-    stranded = adjacency.stranded_in(rows, free=free, taking=set(seat_nos))
-    if not stranded:
-        return
-    others = list(
-        ranked_blocks(
-            sale_id=locked[0].sale_id,
-            fare_class=fare_class,
-            quantity=len(seat_nos),
-            may_strand=False,
-            now=now,
-        )
-    )
-    if not others:
-        return  # nothing else fits: this pick may leave the seat
-    suggestion = next((b for key, b in others if key in rows), others[0][1])
-    raise LeavesSingleSeat(stranded, suggestion=[s.seat_no for s in suggestion])
-
-
-def _check_seats_free(
-    seats: list[Seat], *, fare_class: str, now: datetime, seat_nos: list[str]
-) -> None:
-    """Refuse seats of another class, blocked or taken ones; take over the expired holds of
-    the others (they are free to anyone once their hold has lapsed)."""
-    texts = catalogue.for_sale(seats[0].sale).texts
-    wrong_cabin = [s.seat_no for s in seats if s.fare_class != fare_class]
-    if wrong_cabin:
-        raise SeatWrongCabin(wrong_cabin, fare_class, texts=texts)
-    stale_booking_ids = {
-        s.booking_id for s in seats if s.status == SeatStatus.HELD and s.held_until <= now
-    }
-    taken = [
-        s.seat_no
-        for s in seats
-        if s.status != SeatStatus.AVAILABLE and s.booking_id not in stale_booking_ids
-    ]
-    blocked = [s.seat_no for s in seats if s.status == SeatStatus.BLOCKED]
-    if blocked:  # first: taken seats may come free again, a blocked one does not
-        raise SeatBlocked(blocked, texts=texts)
-    if taken:
-        raise SeatUnavailable(taken)
-    if stale_booking_ids:
-        _take_over_expired_holds(stale_booking_ids, now=now, seat_nos=seat_nos)
-
-
-def _take_over_expired_holds(booking_ids: set[int], *, now: datetime, seat_nos: list[str]) -> None:
-    # We already hold seat locks; waiting for a booking lock here could close a cycle with
-    # the sweep or a late payment, which take the booking first (lock order,
-    # docs/architecture.md).  So only try: if another transaction is closing that booking
-    # right now, report the seat as taken for the moment.
-    lockable = list(
-        Booking.objects.select_for_update(skip_locked=True)
-        .filter(pk__in=booking_ids, status=BookingStatus.HELD, expires_at__lte=now)
-        .only("id", "sale_id", "fare_class", "booking_class", "seat_count")
-        .order_by("id")
-    )
-    if len(lockable) != len(booking_ids):
-        raise SeatUnavailable(seat_nos)
-    # The stale bookings may own seats we did not ask for, some of them before ours in the
-    # lock order: try those too rather than wait for them out of order.
-    their_seats = Seat.objects.filter(booking_id__in=booking_ids)
-    if len(lock_seats(their_seats, skip_locked=True)) != their_seats.count():
-        raise SeatUnavailable(seat_nos)
-    # Units freed by an expired hold belong to the waitlist first; the sweep will offer them.
-    if any(waitlist.has_waiting(sale_id=b.sale_id, fare_class=b.fare_class) for b in lockable):
-        raise SeatUnavailable(seat_nos)
-    lifecycle.close_bookings(
-        lockable, from_status=BookingStatus.HELD, to_status=BookingStatus.EXPIRED, now=now
-    )
 
 
 # --- holding units without seats ---------------------------------------------------------------

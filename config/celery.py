@@ -1,4 +1,4 @@
-"""The Celery app.  Settings live in config/settings.py under CELERY_*; the reasons for them
+"""The Celery app.  Settings live in config/settings/workers.py under CELERY_*; the reasons for them
 in docs/workers.md.  Without REDIS_URL the broker is in-process (memory://), for the embedded
 single-process mode."""
 

@@ -5,8 +5,9 @@ Loaded with `-p tests.cluster_run` (pyproject's addopts), after `tests.xdist_red
 pytest-django reads Django's settings.  In that mode each test process (each xdist worker, as
 each has its own Redis database) starts its own throw-away cluster (tests/redis_cluster.py:
 3 primaries, 1 replica each) and sets REDIS_CLUSTER_URL in the environment, so
-config/settings.py puts the hold filters, the waiting room and the cache on it exactly as in
-production, and every uvicorn, Celery and beat subprocess the tests start inherits it.
+config/settings (engine.py, caches_and_channels.py) puts the hold filters, the waiting room
+and the cache on it exactly as in production, and every uvicorn, Celery and beat subprocess
+the tests start inherits it.
 Celery's broker and the channel layer stay on REDIS_URL, as in production.  Otherwise this
 module does nothing; the default suite runs only the `redis_backend` tests on a cluster.
 """

@@ -160,7 +160,7 @@ class ThrowAwayCluster:
         )
 
     def point_settings_at(self, settings) -> None:
-        """What REDIS_CLUSTER_URL does in config/settings.py, on pytest-django's `settings`."""
+        """What REDIS_CLUSTER_URL does in config/settings' parts, on pytest-django's `settings`."""
         settings.REDIS_CLUSTER_URL = self.url
         settings.HOLD_FILTERS = {
             **settings.HOLD_FILTERS,

@@ -23,8 +23,8 @@ def next_fifo_key() -> int:
     """The next key at the back of the FIFO queue."""
     if connection.vendor != "postgresql":
         # SQLite (the embedded mode) has no sequences.  Each of its write transactions holds
-        # the database's one write lock from BEGIN (IMMEDIATE, config/settings.py), and every
-        # caller is inside one: the largest key + 1 cannot be handed out twice.
+        # the database's one write lock from BEGIN (IMMEDIATE, config/settings/database.py), and
+        # every caller is inside one: the largest key + 1 cannot be handed out twice.
         top = QueueEntry.objects.aggregate(top=Max("order_key"))["top"] or 0
         priority_top = QueueEntry.objects.filter(order_key__lt=0).aggregate(top=Max("order_key"))[
             "top"

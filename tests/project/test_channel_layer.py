@@ -1,4 +1,5 @@
-"""The channel layer's reads outlast its own blocking pop (config/settings.py CHANNEL_LAYERS).
+"""The channel layer's reads outlast its own blocking pop (config/settings/caches_and_channels.py,
+CHANNEL_LAYERS).
 
 A web process reads its sockets' messages with BZPOPMIN, held open by Redis for up to
 `brpop_timeout` seconds when nothing comes.  With a socket read timeout shorter than that

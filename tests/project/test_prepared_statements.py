@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def options_in_settings(**env: str) -> dict:
-    """DATABASES["default"]["OPTIONS"] as config/settings.py makes them from this env."""
+    """DATABASES["default"]["OPTIONS"] as config/settings/database.py makes them from this env."""
     code = (
         "import django, os; from django.conf import settings; "
         "print(repr(settings.DATABASES['default']['OPTIONS']))"
