@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
+from django.core.signals import setting_changed
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 # The waitlist's and resale's errors have their own module; importable from here like the rest.
@@ -183,11 +184,38 @@ class SoldOut(DomainError):
             from bookings.catalogue import texts_of_sale
 
             texts = self.texts = texts_of_sale(self.sale_id)
-        text = str(texts.sold_out) if texts else gettext("%(fare)s is sold out.")
-        return text % {"fare": _fare_label(self.fare_class)}
+        return _sold_out_text(texts, self.fare_class)
 
     def __str__(self) -> str:
         return self.detail
+
+
+# Every loser of a sale gets the same sentence: it is written once per language, catalogue
+# and class and then read from here, not translated again for each of them (issue 26).  The
+# class is the client's word, so the memo is bounded; a change of the languages or of the
+# catalogues' translations (only tests make one) empties it.
+_SOLD_OUT_TEXTS: dict[tuple[str | None, int, str], tuple[SaleTexts | None, str]] = {}
+SOLD_OUT_TEXTS_KEPT = 256
+
+
+def _sold_out_text(texts: SaleTexts | None, fare_class: str) -> str:
+    key = (get_language(), id(texts), fare_class)
+    kept = _SOLD_OUT_TEXTS.get(key)
+    if kept is not None and kept[0] is texts:  # the same texts, not a later one at its id
+        return kept[1]
+    text = str(texts.sold_out) if texts else gettext("%(fare)s is sold out.")
+    text %= {"fare": _fare_label(fare_class)}
+    if len(_SOLD_OUT_TEXTS) < SOLD_OUT_TEXTS_KEPT:
+        _SOLD_OUT_TEXTS[key] = (texts, text)
+    return text
+
+
+def _forget_sold_out_texts(*, setting: str, **kwargs: object) -> None:
+    if setting in {"LANGUAGES", "LANGUAGE_CODE", "LOCALE_PATHS", "INSTALLED_APPS", "USE_I18N"}:
+        _SOLD_OUT_TEXTS.clear()
+
+
+setting_changed.connect(_forget_sold_out_texts, dispatch_uid="bookings.errors.sold_out_texts")
 
 
 class HoldLimitReached(DomainError):

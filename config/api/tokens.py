@@ -40,6 +40,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from kernel import redis_clients
 from kernel.compiled import CompiledRead
+from kernel.web.headers import header
 from kernel.web.throttles import (
     CLIENT_IDENT_ATTR,
     PREFETCHED_ATTR,
@@ -89,6 +90,19 @@ def token_cache_key(key: str) -> str:
     return "auth:token:" + redis_clients.user_tag(ident)
 
 
+class _AuthorizationOnly:
+    """What DRF's `TokenAuthentication.authenticate` reads of the request: `headers`, for
+    `get_authorization_header`.  Only the Authorization header is in it, read from the environ
+    (kernel.web.headers), so a token request no longer builds `request.headers`, a dict of
+    every header the client sent (issue 26).  DRF parses and judges the value as before."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, request) -> None:
+        value = header(request, "Authorization")
+        self.headers = {} if value is None else {"authorization": value}
+
+
 class CachedTokenAuthentication(TokenAuthentication):
     _request = None
 
@@ -96,7 +110,7 @@ class CachedTokenAuthentication(TokenAuthentication):
         # DRF makes one authenticator per request; the request tells which view (and so
         # which throttles) the credentials are checked for.
         self._request = request
-        return super().authenticate(request)
+        return super().authenticate(_AuthorizationOnly(request))
 
     def authenticate_credentials(self, key: str):
         cache_key = token_cache_key(key)
