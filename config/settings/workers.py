@@ -48,6 +48,10 @@ OUTBOX = {
     # Kick the relay when a transaction that wrote events commits, so consumers run within
     # milliseconds instead of waiting for the next beat tick.
     "KICK_ON_COMMIT": env.bool("OUTBOX_KICK_ON_COMMIT", default=True),
+    # A kick still queued covers the commits after it (kernel.kicks): no second one is sent
+    # while its flag stands.  The TTL bounds how long a lost kick's flag delays the next;
+    # beat's one-second tick takes the flag and relays regardless.
+    "KICK_PENDING_SECONDS": env.float("OUTBOX_KICK_PENDING_SECONDS", default=5.0),
 }
 NOTIFICATIONS = {
     "MAX_ATTEMPTS": 5,
