@@ -196,17 +196,33 @@ class CompiledRead:
         instance (None when the read finds no row).  The read sees the statement's snapshot,
         taken before the call runs; PostgreSQL only."""
         compiled = self._compiled(using)
-        params = self._bound(compiled, values)
-        sql = (
-            f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
-        )
+        sql, params = self._beside_sql(compiled, call_sql, call_params, values)
         with connections[using].cursor() as cursor:
-            cursor.execute(sql, [*call_params, *params])
+            cursor.execute(sql, params)
             row = cursor.fetchone()
         head, tail = row[: compiled.width], tuple(row[compiled.width :])
         if head[0] is None:  # the read's first column is its primary key
             return tail, None
         return tail, compiled.instances(head)
+
+    def beside_sql(
+        self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
+    ) -> tuple[str, list]:
+        """`beside`'s statement and parameters, unrun (a connection's warm-up runs them)."""
+        return self._beside_sql(self._compiled(using), call_sql, call_params, values)
+
+    def _beside_sql(
+        self, compiled: _Compiled, call_sql: str, call_params: Sequence[Any], values: dict
+    ) -> tuple[str, list]:
+        sql = (
+            f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
+        )
+        return sql, [*call_params, *self._bound(compiled, values)]
+
+    def sql(self, *, using: str, **values: Any) -> tuple[str, list]:
+        """The read's statement and parameters, unrun (a connection's warm-up runs them)."""
+        compiled = self._compiled(using)
+        return compiled.sql, self._bound(compiled, values)
 
     def _bound(self, compiled: _Compiled, values: dict[str, Any]) -> list:
         if values.keys() != self._types.keys():

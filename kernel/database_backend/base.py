@@ -24,8 +24,34 @@ import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 
+from kernel.database_backend import ahead
+
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
+    def get_new_connection(self, conn_params):
+        """One opened ahead at the process's start when one is left (kernel/database_backend/
+        ahead.py), else a new one.  Both come from Django's own `get_new_connection` with
+        the same parameters, and keep the isolation level it set."""
+        if self.pool is None:
+            found = ahead.take(self.alias, server_said_nothing)
+            if found is not None:
+                connection, self.isolation_level = found
+                return connection
+        return super().get_new_connection(conn_params)
+
+    def open_ahead(self, count: int, warmers: list[ahead.Warmer]) -> int:
+        """Open `count` connections now, warm each with `warmers` (rolled back), and keep them
+        for this alias's first connects in other threads.  Returns how many were kept; none
+        with a pool (DB_POOL: the pool opens its own ahead)."""
+        if self.pool is not None:
+            return 0
+        params = self.get_connection_params()
+        for _ in range(count):
+            connection = super().get_new_connection(params)
+            ahead.warm(connection, warmers)
+            ahead.keep(self.alias, connection, self.isolation_level)
+        return count
+
     def close_if_health_check_failed(self) -> None:
         if self.connection is None or not self.health_check_enabled or self.health_check_done:
             return
