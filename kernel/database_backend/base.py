@@ -48,6 +48,11 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         params = self.get_connection_params()
         for _ in range(count):
             connection = super().get_new_connection(params)
+            # The time zone (and role) now, as Django's own pool configures the connections it
+            # opens: a server whose TimeZone is "Etc/UTC" otherwise costs every new connection
+            # a SET TIME ZONE and a COMMIT in its first request.
+            if self._configure_connection(connection):
+                connection.commit()
             ahead.warm(connection, warmers)
             ahead.keep(self.alias, connection, self.isolation_level)
         return count
