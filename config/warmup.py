@@ -11,7 +11,6 @@ thread filled the table for itself under one GIL, and the first admitted shopper
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
@@ -21,33 +20,22 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.urls import NoReverseMatch, get_resolver, reverse
+from django.urls import reverse
 from django.utils import translation
 
 logger = logging.getLogger(__name__)
 
 
 def warm_up() -> None:
+    from storefront.hold_answer import warm_up_urls
+
     get_channel_layer()
     cache.get  # noqa: B018 - the cache backend (django-redis) is imported on first use
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
             reverse("healthz")
-            _fill_namespaces(get_resolver())
-
-
-def _fill_namespaces(resolver, path: str = "") -> None:
-    """Every namespace's reverse table in the active language.  `reverse("healthz")` fills
-    only the root's; a name in a namespace (a 201's `Location`, `bookings_api:detail`) is
-    reversed on a resolver Django builds and fills on first use per namespace and language
-    (`get_ns_resolver`), which the first hold of each process did: 42 patterns, ~4 ms, with
-    the process's other threads waiting on the GIL.  A name no namespace has builds and
-    fills it the same way, then fails to match."""
-    for namespace, (_prefix, child) in resolver.namespace_dict.items():
-        name = f"{path}{namespace}:"
-        with contextlib.suppress(NoReverseMatch):
-            reverse(f"{name}-warm-up-")
-        _fill_namespaces(child, name)
+    with translation.override(settings.LANGUAGE_CODE):
+        warm_up_urls()
 
 
 def open_connections_ahead() -> None:
