@@ -1,5 +1,7 @@
 """Django's PostgreSQL backend with a health check that costs no round trip while the server
-has said nothing (ENGINE "kernel.database_backend", set by config/settings.py).
+has said nothing (ENGINE "kernel.database_backend", set by config/settings.py), and whose
+first connect in a thread takes a connection a web process opened ahead when it has one
+(kernel/database_backend/ahead.py).
 
 With CONN_HEALTH_CHECKS Django sends `SELECT 1` before the first query of every request on a
 reused connection, so that a connection the server has dropped (a restart, a failover,
