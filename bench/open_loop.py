@@ -110,7 +110,7 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
                 requests += len(result["records"])
                 late = sum(1 for r in result["records"] if r[2] == 599)
                 print(f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed")
-            out = {"requests": requests, "rate": rate, **pooled(runs)}
+            out = {"requests": requests, "rate": rate, **pooled(runs), "records": runs}
             for label in ("winners", "losers"):
                 f = out[label]
                 print(

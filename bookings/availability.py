@@ -76,6 +76,14 @@ def counter_enabled() -> bool:
     return bool(config["AVAILABILITY_COUNTER"] and config["REDIS_URL"])
 
 
+def filters_client() -> redis.Redis | None:
+    """The hold filters' Redis client, when either filter is on and Redis is up (a web
+    process's start opens its connections ahead: config/warmup.py)."""
+    if not (gate_enabled() or counter_enabled()):
+        return None
+    return _client()
+
+
 def _client() -> redis.Redis | None:
     """The filters' Redis, or None while it is known to be down."""
     if time.monotonic() < _down_until:

@@ -224,3 +224,18 @@ def _as_saved(instance: Model, pk: int) -> Model:
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+def warm_connection(driver_connection) -> None:
+    """A new database connection's warm-up (config/warmup.py): this statement for a sale
+    that does not exist, so the server compiles `seatkeeper_hold_units`, plans its cap and
+    inventory reads and loads the tables' catalogue entries before a customer's hold does.
+    It answers 'missing' and writes nothing; the caller rolls back all the same."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    params = [0, True, 0, 0, "ECONOMY", "", 1, 1, [""], now, now]
+    sql, params = _OPEN_INVENTORY.beside_sql(
+        _CALL, params, using=connection.alias, sale_id=0, fare_class="ECONOMY"
+    )
+    driver_connection.execute(sql, params).fetchall()

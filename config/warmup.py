@@ -12,20 +12,85 @@ thread filled the table for itself under one GIL, and the first admitted shopper
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.urls import reverse
 from django.utils import translation
 
+logger = logging.getLogger(__name__)
+
 
 def warm_up() -> None:
+    from storefront.hold_answer import warm_up_urls
+
     get_channel_layer()
+    cache.get  # noqa: B018 - the cache backend (django-redis) is imported on first use
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
             reverse("healthz")
+    with translation.override(settings.LANGUAGE_CODE):
+        warm_up_urls()
+
+
+def open_connections_ahead() -> None:
+    """Open the database and Redis connections the HTTP threads will use, before the first
+    request: one per thread (WEB_WARM_CONNECTIONS, default WEB_THREADS, default 8; 0 turns
+    it off).  Each HTTP thread opens its own database connection on its first request, and
+    the Redis pools grow by one connection for each request more than ever ran at once; at
+    the start of a sale all threads do that together, and the connects and the new server
+    processes' cold first statements were the open loop's worst holds (docs/performance.md,
+    "Issue 26: warm connections").  The database connections are warmed with the hold's and
+    the token's statements (rolled back) and handed out by kernel/database_backend/ahead.py.
+    A database or Redis that is down now costs nothing but the warmth."""
+    count = int(os.environ.get("WEB_WARM_CONNECTIONS", os.environ.get("WEB_THREADS", "8")))
+    if count <= 0:
+        return
+    from bookings import availability, one_statement_hold
+    from config.api import tokens
+
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    if hasattr(wrapper, "open_ahead"):  # PostgreSQL (kernel.database_backend)
+        try:
+            wrapper.open_ahead(count, [tokens.warm_connection, one_statement_hold.warm_connection])
+        except Exception:
+            logger.warning("database connections not opened ahead", exc_info=True)
+    for client in (_cache_client(), availability.filters_client()):
+        _fill_redis_pool(client, count)
+
+
+def _cache_client():
+    client = getattr(cache, "client", None)
+    if client is None or not hasattr(client, "get_client"):
+        return None  # the embedded mode's local-memory cache
+    try:
+        return client.get_client(write=True)
+    except Exception:
+        return None
+
+
+def _fill_redis_pool(client, count: int) -> None:
+    """`count` open connections in `client`'s pool (a single Redis's: a cluster client's are
+    per node, left to grow)."""
+    import redis
+
+    pool = getattr(client, "connection_pool", None)
+    if not isinstance(pool, redis.ConnectionPool):
+        return
+    taken = []
+    try:
+        for _ in range(count):
+            taken.append(pool.get_connection())
+    except redis.RedisError:
+        logger.warning("Redis connections not opened ahead", exc_info=True)
+    finally:
+        for connection in taken:
+            pool.release(connection)
 
 
 def freeze_startup_heap() -> None:

@@ -2,8 +2,9 @@
 
 The same process settings as config/asgi.py's HTTP: one persistent database connection per
 HTTP thread (threads live as long as the process), the GIL's short switch interval, and the
-one-time costs paid before the first request; then the heap built so far is frozen out of the
-cyclic collector's way (config/warmup.py).
+one-time costs paid before the first request, the HTTP threads' database and Redis connections
+among them (opened and warmed ahead); then the heap built so far is frozen out of the cyclic
+collector's way (config/warmup.py).
 """
 
 import os
@@ -19,7 +20,8 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 application = get_wsgi_application()
 
-from config.warmup import freeze_startup_heap, warm_up  # noqa: E402
+from config.warmup import freeze_startup_heap, open_connections_ahead, warm_up  # noqa: E402
 
 warm_up()
+open_connections_ahead()
 freeze_startup_heap()

@@ -17,8 +17,9 @@ tests/kernel/test_compiled_reads.py compares every field of every instance with 
 Only plain int and str parameters of simple lookups (`exact`): anything else, and any
 queryset whose parameters do not contain each sentinel exactly once, is refused when first
 compiled (a test-time error, not a silent wrong query).  The SQL is the ORM's own, so it is
-valid on every backend the queryset is; it is kept per connection (per thread, per alias) and
-dropped with it.
+valid on every backend the queryset is.  It is compiled once per process (per alias and
+engine); each connection (per thread, per alias) keeps its own copy of the compiler, bound to
+it, and drops it with it.
 
 A queryset whose shape depends on something besides its values (the hold's read joins every
 registered catalogue's owner) names that in `shape`: a callable whose answer keys the compiled
@@ -28,8 +29,9 @@ reusing one that joins the wrong tables.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connections, router
 from django.db.models import Model, QuerySet
@@ -106,6 +108,17 @@ class _Compiled:
         self.instances = _Instances(compiler, alias) if iterable is ModelIterable else None
 
 
+class _Template(NamedTuple):
+    """A compiled read before any connection: its compiler (connection None), SQL,
+    parameters with the sentinels' places, and the iterable it answers for."""
+
+    compiler: Any
+    sql: str
+    params: list
+    slots: dict[int, str]
+    iterable: type
+
+
 class CompiledRead:
     """`build(**values)` returns the queryset of `model` (already ordered and sliced as
     wanted); `types` names each value's type (int or str).  `CompiledRead(...).list(**values)`
@@ -127,6 +140,7 @@ class CompiledRead:
         self._build = build
         self._shape = shape
         self._types = types
+        self._templates: dict[Hashable, _Template] = {}
 
     def _sentinels(self) -> dict[str, Any]:
         values = {}
@@ -134,7 +148,7 @@ class CompiledRead:
             values[name] = _INT_SENTINEL + index if kind is int else f"{_STR_SENTINEL}{index}"
         return values
 
-    def _compile(self, alias: str) -> _Compiled:
+    def _compile(self, alias: str) -> _Template:
         sentinels = self._sentinels()
         queryset = self._build(**sentinels)
         if queryset.model is not self._model:
@@ -150,20 +164,38 @@ class CompiledRead:
             if len(found) != 1:
                 raise ValueError(f"CompiledRead: {name} is not one plain parameter of {sql}")
             slots[found[0]] = name
-        return _Compiled(compiler, alias, sql, params, slots, queryset._iterable_class)
+        compiler.connection = None  # a template: each connection binds a copy of its own
+        return _Template(compiler, sql, params, slots, queryset._iterable_class)
 
     def _compiled(self, alias: str) -> _Compiled:
         key = id(self) if self._shape is None else (id(self), self._shape())
         # Kept on the connection wrapper (one per thread and alias): a compiler is bound to
-        # its connection, so each thread compiles its own once.
+        # its connection, so each thread binds its own once.
         connection = connections[alias]
         cache = connection.__dict__.get(_ATTR)
         if cache is None:
             cache = connection.__dict__[_ATTR] = {}
         found = cache.get(key)
         if found is None:
-            found = cache[key] = self._compile(alias)
+            found = cache[key] = self._bind(key, alias, connection)
         return found
+
+    def _bind(self, key: Hashable, alias: str, connection) -> _Compiled:
+        """The read for one connection: compiled once per process (per alias and engine), by
+        the first thread that asks, and bound to each further connection as a copy of that
+        compiler.  Compiling was most of a web thread's first hold (~2.5 ms of CPU, with the
+        process's other threads waiting on the GIL at the start of a sale: docs/performance.md,
+        "Issue 26: warm connections"); the SQL, its parameters and the selected columns are
+        the same on every connection of an alias."""
+        where = (key, alias, connection.settings_dict["ENGINE"])
+        template = self._templates.get(where)
+        if template is None:
+            template = self._templates.setdefault(where, self._compile(alias))
+        compiler = copy.copy(template.compiler)
+        compiler.connection = connection
+        return _Compiled(
+            compiler, alias, template.sql, template.params, template.slots, template.iterable
+        )
 
     def list(self, *, using: str | None = None, **values: Any) -> list[Model]:
         alias = using or router.db_for_read(self._model)
@@ -196,17 +228,33 @@ class CompiledRead:
         instance (None when the read finds no row).  The read sees the statement's snapshot,
         taken before the call runs; PostgreSQL only."""
         compiled = self._compiled(using)
-        params = self._bound(compiled, values)
-        sql = (
-            f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
-        )
+        sql, params = self._beside_sql(compiled, call_sql, call_params, values)
         with connections[using].cursor() as cursor:
-            cursor.execute(sql, [*call_params, *params])
+            cursor.execute(sql, params)
             row = cursor.fetchone()
         head, tail = row[: compiled.width], tuple(row[compiled.width :])
         if head[0] is None:  # the read's first column is its primary key
             return tail, None
         return tail, compiled.instances(head)
+
+    def beside_sql(
+        self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
+    ) -> tuple[str, list]:
+        """`beside`'s statement and parameters, unrun (a connection's warm-up runs them)."""
+        return self._beside_sql(self._compiled(using), call_sql, call_params, values)
+
+    def _beside_sql(
+        self, compiled: _Compiled, call_sql: str, call_params: Sequence[Any], values: dict
+    ) -> tuple[str, list]:
+        sql = (
+            f"SELECT q.*, h.* FROM {call_sql} AS h LEFT JOIN LATERAL ({compiled.sql}) AS q ON TRUE"
+        )
+        return sql, [*call_params, *self._bound(compiled, values)]
+
+    def sql(self, *, using: str, **values: Any) -> tuple[str, list]:
+        """The read's statement and parameters, unrun (a connection's warm-up runs them)."""
+        compiled = self._compiled(using)
+        return compiled.sql, self._bound(compiled, values)
 
     def _bound(self, compiled: _Compiled, values: dict[str, Any]) -> list:
         if values.keys() != self._types.keys():

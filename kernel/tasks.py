@@ -9,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 
 from kernel import kicks, outbox
-from kernel.eventlog import relay as event_log
+from kernel.eventlog import event_log_enabled
 
 
 @shared_task(name="bookings.relay_outbox", ignore_result=True)
@@ -39,9 +39,15 @@ def purge_published_outbox(keep_days: int = 14) -> int:
 def relay_event_log(max_batches: int = 20) -> int:
     """Publish unlogged outbox events to the event log (docs/event-log.md); off without
     EVENT_LOG_URL.  Stops early when another relay holds the lease or the log failed."""
-    if not event_log.event_log_enabled():
+    if not event_log_enabled():
         return 0
     kicks.taken(relay_event_log, outbox.EVENT_LOG_RELAY)  # before the first read
+    # Imported here, not with the module: every web process imports this module to kick the
+    # relay after a commit (kernel.outbox), and the event log's NATS client (nats-py, aiohttp:
+    # ~100 modules) cost each of them 8.5 MB of RSS it never used (docs/performance.md,
+    # "Issue 26: warm connections").  Only a worker with the log on needs it.
+    from kernel.eventlog import relay as event_log
+
     logged = 0
     for _ in range(max_batches):
         report = event_log.relay_event_log()

@@ -1,5 +1,7 @@
 """Django's PostgreSQL backend with a health check that costs no round trip while the server
-has said nothing (ENGINE "kernel.database_backend", set by config/settings/database.py).
+has said nothing (ENGINE "kernel.database_backend", set by config/settings/database.py), and whose
+first connect in a thread takes a connection a web process opened ahead when it has one
+(kernel/database_backend/ahead.py).
 
 With CONN_HEALTH_CHECKS Django sends `SELECT 1` before the first query of every request on a
 reused connection, so that a connection the server has dropped (a restart, a failover,
@@ -24,8 +26,39 @@ import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 
+from kernel.database_backend import ahead
+
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
+    def get_new_connection(self, conn_params):
+        """One opened ahead at the process's start when one is left (kernel/database_backend/
+        ahead.py), else a new one.  Both come from Django's own `get_new_connection` with
+        the same parameters, and keep the isolation level it set."""
+        if self.pool is None:
+            found = ahead.take(self.alias, server_said_nothing)
+            if found is not None:
+                connection, self.isolation_level = found
+                return connection
+        return super().get_new_connection(conn_params)
+
+    def open_ahead(self, count: int, warmers: list[ahead.Warmer]) -> int:
+        """Open `count` connections now, warm each with `warmers` (rolled back), and keep them
+        for this alias's first connects in other threads.  Returns how many were kept; none
+        with a pool (DB_POOL: the pool opens its own ahead)."""
+        if self.pool is not None:
+            return 0
+        params = self.get_connection_params()
+        for _ in range(count):
+            connection = super().get_new_connection(params)
+            # The time zone (and role) now, as Django's own pool configures the connections it
+            # opens: a server whose TimeZone is "Etc/UTC" otherwise costs every new connection
+            # a SET TIME ZONE and a COMMIT in its first request.
+            if self._configure_connection(connection):
+                connection.commit()
+            ahead.warm(connection, warmers)
+            ahead.keep(self.alias, connection, self.isolation_level)
+        return count
+
     def close_if_health_check_failed(self) -> None:
         if self.connection is None or not self.health_check_enabled or self.health_check_done:
             return

@@ -46,10 +46,6 @@ class EventLogReport:
     error: str = ""
 
 
-def event_log_enabled() -> bool:
-    return bool(settings.EVENT_LOG["URL"])
-
-
 def relay_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
@@ -184,6 +184,41 @@ def test_each_thread_compiles_on_its_own_connection():
         t.join()
     assert len(found) == 80
     assert all(asked == got for asked, got in found)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_read_is_compiled_once_per_process_and_bound_to_each_threads_connection(monkeypatch):
+    """A web thread's first request no longer compiles the hot reads: the first thread to
+    ask compiles, every other binds a copy of that compiler to its own connection."""
+    read = CompiledRead(
+        Token, lambda key: Token.objects.select_related("user").filter(key=key)[:1], key=str
+    )
+    compiled_in: list[int] = []
+    real = read._compile
+    monkeypatch.setattr(
+        read, "_compile", lambda alias: compiled_in.append(threading.get_ident()) or real(alias)
+    )
+    user = UserFactory()
+    token = Token.objects.create(user=user)
+    own_connection: list[bool] = []
+
+    def first_request() -> None:
+        try:
+            assert read.first(key=token.key).user_id == user.pk
+            bound = read._compiled("default").compiler.connection
+            own_connection.append(bound is connections["default"])
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first_request) for _ in range(3)]
+    for t in threads:
+        t.start()
+        t.join()
+    assert len(compiled_in) == 1  # once, by the first thread
+    assert own_connection == [True, True, True]
+    # The template itself is bound to no connection (a dead thread's would stay open).
+    [template] = read._templates.values()
+    assert template.compiler.connection is None
 
 
 @pytest.mark.django_db

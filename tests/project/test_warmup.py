@@ -86,3 +86,32 @@ def test_the_wsgi_entry_point_freezes_its_warmed_up_heap_out_of_the_collectors_w
     assert gen0 == 7000
     # The control: switched off, the process keeps Python's defaults (nothing frozen).
     assert frozen(WEB_GC_FREEZE="0") == (0, 700)
+
+
+NATS_LOADED = """
+import os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+import config.wsgi
+import {module}
+print(sorted(name for name in ("nats", "aiohttp") if name in sys.modules))
+"""
+
+
+def loads_the_event_logs_client(module: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", NATS_LOADED.replace("{module}", module)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return eval(result.stdout.strip().splitlines()[-1])  # a list of names, printed above
+
+
+def test_a_web_process_kicking_the_relay_does_not_load_the_event_logs_client():
+    # Every web process imports kernel.tasks to kick the outbox relay after a commit; the
+    # event log's NATS client (and aiohttp under it) is the worker's, 8.5 MB of RSS.
+    assert loads_the_event_logs_client("kernel.tasks") == []
+    # The control: the relay itself does load it, so the probe can see it.
+    assert loads_the_event_logs_client("kernel.eventlog.relay") == ["aiohttp", "nats"]

@@ -7,8 +7,9 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from kernel.eventlog import event_log_enabled
 from kernel.eventlog.publisher import close_publishers
-from kernel.eventlog.relay import event_log_enabled, relay_event_log
+from kernel.eventlog.relay import relay_event_log
 
 
 class Command(BaseCommand):
