@@ -200,10 +200,41 @@ def _call(
     expires_at: datetime,
     check_rules: bool,
 ):
-    params = [
-        _hold_cap_lock_key(customer_id=customer.pk, sale_id=sale_id),
+    params = _call_params(
+        customer_id=customer.pk,
+        sale_id=sale_id,
+        fare_class=fare_class,
+        booking_class=booking_class,
+        units=units,
+        cap=cap,
+        names=names,
+        now=now,
+        expires_at=expires_at,
+        check_rules=check_rules,
+    )
+    return _OPEN_INVENTORY.beside(
+        _CALL, params, using=connection.alias, sale_id=sale_id, fare_class=fare_class
+    )
+
+
+def _call_params(
+    *,
+    customer_id: int,
+    sale_id: int,
+    fare_class: str,
+    booking_class: str,
+    units: int,
+    cap: int | None,
+    names: list[str],
+    now: datetime,
+    expires_at: datetime,
+    check_rules: bool,
+) -> list:
+    """`_CALL`'s arguments, in the function's order (the hold and the warm-up both use it)."""
+    return [
+        _hold_cap_lock_key(customer_id=customer_id, sale_id=sale_id),
         settings.SEATKEEPER["HOLD_SYNCHRONOUS_COMMIT"],
-        customer.pk,
+        customer_id,
         sale_id,
         fare_class,
         booking_class,
@@ -214,9 +245,6 @@ def _call(
         expires_at,
         check_rules,
     ]
-    return _OPEN_INVENTORY.beside(
-        _CALL, params, using=connection.alias, sale_id=sale_id, fare_class=fare_class
-    )
 
 
 def _as_saved(instance: Model, pk: int) -> Model:
@@ -234,7 +262,18 @@ def warm_connection(driver_connection) -> None:
     from django.utils import timezone
 
     now = timezone.now()
-    params = [0, True, 0, 0, "ECONOMY", "", 1, 1, [""], now, now]
+    params = _call_params(
+        customer_id=0,
+        sale_id=0,
+        fare_class="ECONOMY",
+        booking_class="",
+        units=1,
+        cap=1,
+        names=[""],
+        now=now,
+        expires_at=now,
+        check_rules=True,
+    )
     sql, params = _OPEN_INVENTORY.beside_sql(
         _CALL, params, using=connection.alias, sale_id=0, fare_class="ECONOMY"
     )
