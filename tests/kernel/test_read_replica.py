@@ -162,8 +162,14 @@ def test_an_idle_primary_shows_no_false_lag(routed):
     routed.wait_caught_up(_primary_url())
     first = replica.health(fresh=True)
     time.sleep(1.5)
-    routed.wait_caught_up(_primary_url())
-    later = replica.health(fresh=True)
+    # The cluster is shared with the other xdist worker: its WAL can land between the
+    # catch-up and the check, and then the replica is briefly behind for real.  A false lag
+    # (the idle time read as lag) shows on every look, so three looks cannot hide it.
+    for _ in range(3):
+        routed.wait_caught_up(_primary_url())
+        later = replica.health(fresh=True)
+        if later.lag <= 1.0:
+            break
     assert first.up and later.up
     assert later.lag <= 1.0
 
