@@ -43,13 +43,18 @@ else:
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from config.warmup import warm_up  # noqa: E402
+from config.warmup import freeze_startup_heap, open_connections_ahead, warm_up  # noqa: E402
 from config.ws_origin import SameOriginValidator  # noqa: E402
 from events.routing import websocket_urlpatterns as event_seat_map_routes  # noqa: E402
 from flights.routing import websocket_urlpatterns as seat_map_routes  # noqa: E402
 from waitroom.routing import websocket_urlpatterns as waiting_room_routes  # noqa: E402
 
 warm_up()
+if HTTP_MODE != "asgi":
+    # The fixed pool's threads keep one connection each, as config/wsgi.py's do: opened and
+    # warmed now, not in the first customers' requests.  Django's ASGI handler takes its
+    # connections from the psycopg pool instead, which opens them itself.
+    open_connections_ahead()
 
 application = ProtocolTypeRouter(
     {
@@ -60,3 +65,5 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+freeze_startup_heap()

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
@@ -115,3 +117,44 @@ def test_a_web_process_kicking_the_relay_does_not_load_the_event_logs_client():
     assert loads_the_event_logs_client("kernel.tasks") == []
     # The control: the relay itself does load it, so the probe can see it.
     assert loads_the_event_logs_client("kernel.eventlog.relay") == ["aiohttp", "nats"]
+
+
+OPENED_AHEAD = """
+import gc, os
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+import config.asgi
+from kernel.database_backend import ahead
+print(ahead.kept("default"), gc.get_freeze_count())
+"""
+
+
+def asgi_start(**env: str) -> tuple[int, int]:
+    """(database connections kept for the HTTP threads, objects frozen) once a fresh process
+    has imported config.asgi against the test database."""
+    import os
+
+    from tests.pgbouncer import database_env
+
+    result = subprocess.run(
+        [sys.executable, "-c", OPENED_AHEAD],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, **database_env(), "WEB_THREADS": "3", **env},
+    )
+    assert result.returncode == 0, result.stderr
+    kept, frozen_objects = result.stdout.split()
+    return int(kept), int(frozen_objects)
+
+
+@pytest.mark.django_db
+def test_the_asgi_entry_point_serving_wsgi_opens_its_threads_connections_ahead():
+    kept, frozen_objects = asgi_start()
+    # One per a2wsgi thread, as config.wsgi does, and the started heap frozen.
+    assert kept == 3
+    assert frozen_objects > 50_000
+    # Django's ASGI handler draws from the psycopg pool: nothing is opened ahead for it.
+    assert asgi_start(SEATKEEPER_HTTP="asgi")[0] == 0
+    # The control: switched off, no connection is opened ahead.
+    assert asgi_start(WEB_WARM_CONNECTIONS="0")[0] == 0
