@@ -137,9 +137,10 @@ def _run(script: str, keys: Sequence[str], args: Sequence[object]):
 
 def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *, undo):
     """`_run`, with the request's rider (bookings.admission_reads) in the same round trip:
-    its keys read in one pipeline with the script, and its judge asked before the caller
-    acts on the answer.  If the judge refuses, `undo(answer)` gives back what the script
-    took.  On a cluster the pipeline is one round trip per node its keys are on.  With Redis
+    its keys read in the same round trip as the script (one script on one Redis, a pipeline
+    on a cluster), and its judge asked before the caller acts on the answer.  If the judge
+    refuses, `undo(answer)` gives back what the script took.  On a cluster the pipeline is
+    one round trip per node its keys are on.  With Redis
     down the judge reads for itself first."""
     rider = admission_reads.pending()
     if rider is None:
@@ -149,13 +150,16 @@ def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *,
         rider.decide(None)
         return _run(script, keys, args)
     try:
-        pipe = client.pipeline(transaction=False)
-        for key in rider.keys:
-            pipe.get(key)
-        # EVAL by name: redis-py's ClusterPipeline has no `eval`, though it routes EVAL by
-        # its keys like any command.
-        pipe.execute_command("EVAL", script, len(keys), *keys, *args)
-        replies = pipe.execute()
+        if _config().get("REDIS_CLUSTER"):
+            pipe = client.pipeline(transaction=False)
+            for key in rider.keys:
+                pipe.get(key)
+            # EVAL by name: redis-py's ClusterPipeline has no `eval`, though it routes EVAL
+            # by its keys like any command.
+            pipe.execute_command("EVAL", script, len(keys), *keys, *args)
+            replies = pipe.execute()
+        else:
+            replies = _run_riding(client, script, [*rider.keys, *keys], [len(rider.keys), *args])
     except (redis.RedisError, RedisClusterException) as exc:
         _redis_failed(exc)
         rider.decide(None)
@@ -167,6 +171,15 @@ def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *,
         undo(answer)
         raise
     return answer
+
+
+def _run_riding(client: redis.Redis, script: str, keys: list[str], args: list[object]) -> list:
+    """One Redis: the rider's reads and the script as one command (`scripts.riding`)."""
+    text, sha = scripts.riding(script)
+    try:
+        return client.evalsha(sha, len(keys), *keys, *args)
+    except redis.exceptions.NoScriptError:  # a restarted Redis: EVAL runs and caches it
+        return client.eval(text, len(keys), *keys, *args)
 
 
 def _prefix(sale_id: int) -> str:

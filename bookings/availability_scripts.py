@@ -1,5 +1,8 @@
 """The Lua scripts of the hold filters (bookings.availability), each one atomic in Redis."""
 
+import functools
+import hashlib
+
 # A counter is a hash: n = units left that nobody has taken, pending = units taken by holds
 # still running in PostgreSQL, at = when it was last rebuilt (ms).  It refuses only when n is
 # short *and* nothing is pending: a pending hold may yet fail and give its units back, so
@@ -59,3 +62,22 @@ for _, key in ipairs(KEYS) do
 end
 return 1
 """
+
+
+@functools.cache
+def riding(script: str) -> tuple[str, str]:
+    """`script` with a rider's reads in front (bookings.admission_reads), and its SHA1: on one
+    Redis the rider's GETs and the script are one EVALSHA, not a pipeline of 1 + k commands
+    (issue 26).  KEYS: the rider's k keys, then the script's; ARGV[1] = k, then the script's.
+    Returns the k values read (nil when missing), then the script's answer.  Not for a
+    cluster: the rider's keys are on other slots (there the pipeline stays)."""
+    text = (
+        "local k = tonumber(ARGV[1])\n"
+        "local out = {}\n"
+        "for i = 1, k do out[i] = redis.call('GET', KEYS[i]) or false end\n"
+        "local KEYS = {unpack(KEYS, k + 1)}\n"
+        "local ARGV = {unpack(ARGV, 2)}\n"
+        f"out[k + 1] = (function()\n{script}\nend)()\n"
+        "return out\n"
+    )
+    return text, hashlib.sha1(text.encode()).hexdigest()

@@ -28,6 +28,7 @@ from bookings.models import Booking
 from kernel.idempotency import IdempotentResult, clean_key, fingerprint, run_once
 from kernel.web.headers import header
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
+from kernel.web.lean import AllowedMethodsOnce
 from kernel.web.openapi import problems
 from kernel.web.pagination import DEFAULT_LIMIT, MAX_LIMIT, PAGE_PARAMETERS, page_of
 from kernel.web.throttles import HoldsThrottle, rate_text
@@ -91,7 +92,7 @@ class BookingPageSerializer(serializers.Serializer):
         ref_name = "BookingPage"
 
 
-class BookingListCreateApi(GenericAPIView):
+class BookingListCreateApi(AllowedMethodsOnce, GenericAPIView):
     pagination_class = BookingPagination
     serializer_class = BookingSerializer
 

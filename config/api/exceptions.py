@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.db import OperationalError
+from django.db import OperationalError, connections
 from django.http import Http404, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy as _
@@ -22,7 +22,6 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
-from rest_framework.views import set_rollback
 
 from kernel.dbfaults import discard_broken_connections, is_database_unavailable
 from kernel.errors import DomainError, TooBusy
@@ -164,6 +163,18 @@ def service_unavailable(exc: BaseException) -> dict[str, Any] | None:
         code="service-unavailable",
         retry_after=UNAVAILABLE_RETRY_AFTER_SECONDS,
     )
+
+
+def set_rollback() -> None:
+    """DRF's `set_rollback` (mark a request's atomic block for rollback), asking the settings
+    before the connections: DRF's builds every alias's connection object (`connections.all()`)
+    on every domain error, a sale's losers included, where only an alias with ATOMIC_REQUESTS
+    can hold a request's atomic block (none does here: the services open their own)."""
+    for alias in connections:
+        if connections.settings[alias]["ATOMIC_REQUESTS"]:
+            db = connections[alias]
+            if db.in_atomic_block:
+                db.set_rollback(True)
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -42,6 +42,24 @@ class PublicReadApi(AuthenticateWhenAsked, APIView):
     permission_classes = [AllowAny]
 
 
+# Mix in before DRF's view class.  DRF writes every response's `Allow` header from
+# `allowed_methods`, worked out per request (a `hasattr` per HTTP method name); the answer is
+# the same for every instance of a class with the same `http_method_names` (`View.setup`'s
+# `head` follows the class's `get`), so it is worked out once per class and names (issue 26:
+# every loser's 409 carries it).  No docstring: drf-spectacular would describe views by it.
+class AllowedMethodsOnce:
+    @property
+    def allowed_methods(self):
+        cls, names = type(self), tuple(self.http_method_names)
+        known = cls.__dict__.get("_allowed_methods_once")
+        if known is None:
+            known = cls._allowed_methods_once = {}
+        found = known.get(names)
+        if found is None:
+            found = known[names] = tuple(super().allowed_methods)
+        return found
+
+
 # Mix in before `serializers.Serializer`.  No docstring on purpose: drf-spectacular takes a
 # serializer's description from the first docstring in its MRO, and this one would become the
 # schema's description of every serializer without its own.

@@ -82,6 +82,22 @@ def _rate_text(scope: str) -> str:
 rate_text = lazy(_rate_text, str)
 
 
+# The token check's round trip as one command (issue 26): GET the cached user (KEYS[1]), then
+# INCR each throttle window (KEYS[2..]) and renew its expiry (ARGV: seconds, one per window).
+# One EVALSHA is one command for redis-py to pack and one reply to parse, where the pipeline
+# was 1 + 2 per window.  Every key carries the token's tag (`config.api.tokens`), so the script
+# runs on one node of a Redis Cluster.  Lua's false is Redis's nil: a missing user reads None.
+_GET_AND_COUNT = """
+local out = {redis.call('GET', KEYS[1]) or false}
+for i = 2, #KEYS do
+  out[i] = redis.call('INCR', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], ARGV[i - 1])
+end
+return out
+"""
+_GET_AND_COUNT_SHA = hashlib.sha1(_GET_AND_COUNT.encode()).hexdigest()
+
+
 def count_hits_with_get(
     get_key: str, hits: Sequence[tuple[str, int]]
 ) -> tuple[bytes | None, dict[str, int | None]] | None:
@@ -94,20 +110,21 @@ def count_hits_with_get(
     redis = _redis_client()
     if redis is None:
         return None
-    from redis.exceptions import RedisError
+    from redis.exceptions import NoScriptError, RedisError
 
+    keys = [get_key, *(cache.make_key(key) for key, _ in hits)]
+    # The key is per window, so renewing its expiry on every hit is harmless (and needs no
+    # EXPIRE NX, which Redis < 7 lacks).
+    periods = [period + 1 for _, period in hits]
     try:
-        pipe = redis.pipeline(transaction=False)
-        pipe.get(get_key)
-        for key, period in hits:
-            raw_key = cache.make_key(key)
-            pipe.incr(raw_key)
-            pipe.expire(raw_key, period + 1)
-        replies = pipe.execute()
+        try:
+            replies = redis.evalsha(_GET_AND_COUNT_SHA, len(keys), *keys, *periods)
+        except NoScriptError:  # a restarted or new node: EVAL runs and caches it there
+            replies = redis.eval(_GET_AND_COUNT, len(keys), *keys, *periods)
     except RedisError as exc:
         logger.info("throttle: Redis unreachable, letting the request through (%s)", exc)
         return None, {key: None for key, _ in hits}
-    counts = {key: int(replies[1 + 2 * i]) for i, (key, _) in enumerate(hits)}
+    counts = {key: int(replies[1 + i]) for i, (key, _) in enumerate(hits)}
     return replies[0], counts
 
 

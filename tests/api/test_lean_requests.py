@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
 from config.api import tokens
+from kernel.web import throttles
 from kernel.web.throttles import HoldsThrottle, count_hit
 from tests.api.conftest import client_for, problem
 from tests.factories import UserFactory
@@ -259,8 +260,9 @@ def test_a_hold_costs_one_round_trip_for_token_and_throttle_and_no_cached_map(
     sql = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert not any("waitroom" in s for s in sql), sql
     assert sql[-1].startswith('UPDATE "bookings_inventory"'), sql
-    # The token's cached user and the holds throttle: one round trip (issue 26).
-    assert redis_commands.count(("PIPELINE", ["GET", "INCRBY", "EXPIRE"])) == 1
+    # The token's cached user and the holds throttle: one round trip, one command (issue 26).
+    assert redis_commands.count(("EVALSHA", throttles._GET_AND_COUNT_SHA)) == 1
+    assert not [c for c in redis_commands if c[0] == "PIPELINE" and "INCRBY" in c[1]]
     assert not [c for c in redis_commands if c[0] == "GET" and "auth:token:" in str(c[1])]
     assert ("PIPELINE", ["INCRBY", "EXPIRE"]) not in redis_commands
     keys = " ".join(str(c[1]) for c in redis_commands)
