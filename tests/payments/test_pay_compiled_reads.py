@@ -6,6 +6,9 @@ request", "Next cuts")."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.db import connection, transaction
 from django.db.models import F
@@ -151,10 +154,26 @@ def test_storing_the_answer_sends_the_orms_own_update(customer, flight, monkeypa
             response_status=status, response_body=body, updated_at=now
         )
     )
-    assert updates(lambda: store_response(payment.pk)) == orm
+    # The ORM's update, returning the columns the ORM's read-back selects, in its order.
+    with CaptureQueriesContext(connection) as queries:
+        read_back = list(
+            Payment.objects.filter(pk=payment.pk)
+            .order_by()
+            .values_list("response_status", "response_body")
+        )
+    select = queries.captured_queries[0]["sql"]
+    columns = re.sub(r' AS "\w+"', "", select[len("SELECT ") : select.index(" FROM ")])
+    assert updates(lambda: store_response(payment.pk)) == [f"{orm[0]} RETURNING {columns}"]
     # ...and the first answer stored wins: a second store changes nothing.
     first = store_response(payment.pk)
     assert (first.status, first.body) == (status, body)
+    # What it answers is the stored row as the ORM reads it back, in jsonb's key order.
+    [(stored_status, stored_body)] = Payment.objects.filter(pk=payment.pk).values_list(
+        "response_status", "response_body"
+    )
+    assert read_back == [(None, None)]
+    assert json.dumps(first.body) == json.dumps(stored_body) != json.dumps(body)
+    assert first.status == stored_status
     Payment.objects.filter(pk=payment.pk).update(status="FAILED")
     assert store_response(payment.pk) == first
     stored = Payment.objects.get(pk=payment.pk)
