@@ -255,7 +255,7 @@ def _execute(sql: str, params: list) -> int:
 
 
 def sell_held_booking(
-    booking: Booking, *, now: datetime, payment: dict | None = None
+    booking: Booking, *, now: datetime, payment: dict | None = None, resale_offer: bool = True
 ) -> Resale | None:
     """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
     `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
@@ -263,6 +263,9 @@ def sell_held_booking(
     (now SOLD; its seller is refunded by the caller), None for any other booking.
 
     `payment` (paymentId, amount, currency) travels in the event for its consumers.
+    `resale_offer=False`: the caller read, in this transaction and under the booking's lock,
+    that no resale names it as its offer (`resale.offer_resale_status` None, which stays
+    None), so the resale's lock read, which would find no row to lock, is not sent.
     """
     when = connection.ops.adapt_datetimefield_value(now)
     won = _execute(
@@ -272,7 +275,7 @@ def sell_held_booking(
     if not won:  # the caller's booking lock makes this impossible
         raise InvalidBookingState(gettext("The booking changed state concurrently."))
     # A resale offer takes the seller's seats and sold units over instead (bookings.resale).
-    resold = resale.hand_over(booking, now=now)
+    resold = resale.hand_over(booking, now=now) if resale_offer else None
     seat_nos = [
         seat_no
         for (seat_no,) in _LOCKED_SEAT_NOS.rows(

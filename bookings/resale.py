@@ -206,8 +206,17 @@ def end_resales_of(booking_ids: list[int], *, now: datetime) -> int:
 def offer_still_for_sale(booking: Booking) -> bool:
     """False for a resale offer whose tickets are no longer for sale: paying it would buy
     nothing, so the money goes back (payments.outcomes).  True for any other booking."""
+    status = offer_resale_status(booking)
+    return status is None or status == ResaleStatus.OFFERED
+
+
+def offer_resale_status(booking: Booking) -> str | None:
+    """The status of the resale `booking` is the offer hold of; None when it is none.  None
+    stays None: an offer's resale names it in the transaction that creates the offer
+    (`bookings.resale_offers._hold_for`) and is never pointed at another booking later, so
+    a sale that read None here may skip `hand_over`'s lock read (`sell_held_booking`)."""
     resale = _OFFER_RESALE_STATUS.first(offer_id=booking.pk)
-    return resale is None or resale.status == ResaleStatus.OFFERED
+    return None if resale is None else resale.status
 
 
 # Compiled once per connection (kernel.compiled): every confirmation asks both, and nearly

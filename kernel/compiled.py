@@ -220,6 +220,16 @@ class CompiledRead:
         compiler.as_sql = lambda *args, **kwargs: (sql, params)
         return list(compiler.results_iter(tuple_expected=True))
 
+    def returned_rows(self, sql: str, params: Sequence[Any], *, using: str) -> list[tuple]:
+        """The rows of `sql`, a statement that answers this `values_list()` read's columns in
+        its order (an UPDATE ... RETURNING them), through the read's converters as `rows`."""
+        compiled = self._compiled(using)
+        if compiled.iterable is not ValuesListIterable:
+            raise TypeError("CompiledRead.returned_rows: only a values_list() read has rows")
+        compiler = compiled.compiler
+        compiler.as_sql = lambda *args, **kwargs: (sql, list(params))
+        return list(compiler.results_iter(tuple_expected=True))
+
     def beside(
         self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
     ) -> tuple[tuple, Model | None]:

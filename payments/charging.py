@@ -68,19 +68,18 @@ def store_response(payment_id: int) -> PayResponse:
     payment, booking_status = payment_with_booking_status(payment_id)
     status, body = payment_response(payment, booking_status=booking_status)
     db = connections[router.db_for_write(Payment)]
-    with db.cursor() as cursor:
-        cursor.execute(
-            _STORE_RESPONSE_SQL,
-            [
-                status,
-                _RESPONSE_BODY.get_db_prep_save(body, db),
-                db.ops.adapt_datetimefield_value(timezone.now()),
-                payment_id,
-            ],
-        )
-    # Read back, not the body just built: another writer may have won, and a replay answers
-    # the stored jsonb's bytes, so the first answer does too.
-    stored = _STORED_RESPONSE.rows(payment_id=payment_id)
+    params = [
+        status,
+        _RESPONSE_BODY.get_db_prep_save(body, db),
+        db.ops.adapt_datetimefield_value(timezone.now()),
+        payment_id,
+    ]
+    # What was stored, not the body just built: a replay answers the stored jsonb's bytes, so
+    # the first answer does too.  The update returns it when it wrote it; otherwise another
+    # writer won (or there is no such payment), and its answer is read back.
+    stored = _STORED_RESPONSE.returned_rows(_STORE_RESPONSE_RETURNING_SQL, params, using=db.alias)
+    if not stored:
+        stored = _STORED_RESPONSE.rows(payment_id=payment_id)
     if not stored:
         raise Payment.DoesNotExist(f"Payment {payment_id} does not exist.")
     return PayResponse(*stored[0])
@@ -93,6 +92,11 @@ _STORE_RESPONSE_SQL = (
     f'UPDATE "{Payment._meta.db_table}" SET "response_status" = %s, "response_body" = %s, '
     f'"updated_at" = %s WHERE ("{Payment._meta.db_table}"."id" = %s '
     f'AND "{Payment._meta.db_table}"."response_status" IS NULL)'
+)
+# ...returning the columns `_STORED_RESPONSE` reads, in its order (one round trip, not two).
+_STORE_RESPONSE_RETURNING_SQL = (
+    f'{_STORE_RESPONSE_SQL} RETURNING "{Payment._meta.db_table}"."response_status", '
+    f'"{Payment._meta.db_table}"."response_body"'
 )
 _RESPONSE_BODY = Payment._meta.get_field("response_body")
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from bookings import catalogue, resale
 from bookings.errors import PassengerNamesMissing
 from bookings.lifecycle import close_bookings, sell_held_booking
-from bookings.models import Booking, BookingStatus
+from bookings.models import Booking, BookingStatus, ResaleStatus
 from bookings.selectors import check_passengers_named
 from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
@@ -82,9 +82,9 @@ def confirm_payment(
         reference = reference or payment.gateway_reference
         if payment.booking_id != booking_id:
             raise ValueError(f"payment {payment_id} is not booking {booking_id}'s")
-        refund_reason = _why_not_sellable(booking, now=now)
+        refund_reason, resale_offer = _why_not_sellable(booking, now=now)
         if refund_reason is None:
-            _sell(booking, payment, reference=reference, now=now)
+            _sell(booking, payment, reference=reference, now=now, resale_offer=resale_offer)
         else:
             _keep_to_refund(payment, reference=reference, reason=refund_reason, now=now)
     if refund_reason is None:
@@ -117,30 +117,35 @@ def _locked(read: CompiledRead, model: type[Model], **pk: int) -> Any:
     return found
 
 
-def _why_not_sellable(booking: Booking, *, now: datetime) -> str | None:
+def _why_not_sellable(booking: Booking, *, now: datetime) -> tuple[str | None, bool]:
     """Why the paid `booking` (locked) cannot be sold, as the refund's reason; None: it can.
-    A hold whose sale closed or whose time ran out is closed here, so its seats go back now."""
+    A hold whose sale closed or whose time ran out is closed here, so its seats go back now.
+    Second: whether the booking is a resale offer (False only when read to be none)."""
     if booking.status == BookingStatus.HELD and not catalogue.is_open(sale_of(booking), now=now):
         # The sale closed (the flight left, the event was cancelled...) while the customer
         # paid: the hold ends here, its seats go back, and the money is paid back in full
         # like a late payment.
         _expire(booking, now=now)
-        return RefundReason.FLIGHT_CLOSED
+        return RefundReason.FLIGHT_CLOSED, True
     if booking.hold_lapsed(now):
         # Expired but not yet swept: expire it ourselves so the seats go back now.
         _expire(booking, now=now)
-    if booking.status == BookingStatus.HELD and not resale.offer_still_for_sale(booking):
-        # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
-        _expire(booking, now=now)
+    resale_offer = True
+    if booking.status == BookingStatus.HELD:
+        offered = resale.offer_resale_status(booking)
+        resale_offer = offered is not None
+        if resale_offer and offered != ResaleStatus.OFFERED:
+            # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
+            _expire(booking, now=now)
     if booking.status != BookingStatus.HELD:
-        return RefundReason.LATE_PAYMENT
+        return RefundReason.LATE_PAYMENT, resale_offer
     if not _named(booking):
         # Cannot happen for a payment started now (`payments.paying` refuses), only for one
         # started before names were required, or after a row was edited by hand.  No
         # nameless ticket is issued: the money goes back in full and the hold stays, so
         # the customer can name the passengers and pay again before it expires.
-        return RefundReason.NAMES_MISSING
-    return None
+        return RefundReason.NAMES_MISSING, resale_offer
+    return None, resale_offer
 
 
 def _expire(booking: Booking, *, now: datetime) -> None:
@@ -157,7 +162,9 @@ def _named(booking: Booking) -> bool:
     return True
 
 
-def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) -> None:
+def _sell(
+    booking: Booking, payment: Payment, *, reference: str, now: datetime, resale_offer: bool
+) -> None:
     sold = sell_held_booking(
         booking,
         now=now,
@@ -166,6 +173,7 @@ def _sell(booking: Booking, payment: Payment, *, reference: str, now: datetime) 
             "amount": str(payment.amount),
             "currency": payment.currency,
         },
+        resale_offer=resale_offer,
     )
     # Resold tickets: their seller is refunded in this transaction, never before it.
     if sold is not None:

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, connections, router, transaction
 from django.utils import timezone
 
 from kernel.compiled import CompiledRead
+from kernel.compiled_inserts import CompiledInsert
 from kernel.locking import lock_errors_as_too_busy
 from payments.captures import refund_unmatched_capture
 from payments.errors import WebhookEventRefused
@@ -60,22 +61,47 @@ def record_and_apply(
                     "SELECT set_config('lock_timeout', %s, true)",
                     [f"{settings.PAYMENTS['WEBHOOK_LOCK_TIMEOUT_MS']}ms"],
                 )
+        # ON CONFLICT DO NOTHING: a duplicate writes nothing and raises nothing, so no
+        # savepoint is needed around it.  It still waits for a concurrent delivery of the same
+        # event to end (then does nothing if that one committed, inserts if it rolled back).
         try:
-            with transaction.atomic():
-                record = WebhookEvent.objects.create(
-                    gateway=gateway_name,
-                    event_id=event.event_id,
-                    event_type=event.kind,
-                    payload=event.payload,
-                    received_at=timezone.now(),
-                )
+            record = _WEBHOOK_EVENT_INSERT.create(
+                gateway=gateway_name,
+                event_id=event.event_id,
+                event_type=event.kind,
+                payload=event.payload,
+                received_at=timezone.now(),
+            )
         except IntegrityError:
+            # Another constraint refused the row: answered as before (when a savepoint caught
+            # every IntegrityError); the transaction, marked for rollback, wrote nothing.
+            record = None
+        if record is None:
             return WebhookOutcome(event.event_id, duplicate=True, outcome="duplicate, ignored")
         outcome = f"refused: {refusal}" if refusal else _apply(gateway_name, event)
-        WebhookEvent.objects.filter(pk=record.pk).update(
-            outcome=outcome[:200], processed_at=timezone.now()
-        )
+        _record_outcome(record.pk, outcome)
     return WebhookOutcome(event.event_id, duplicate=False, outcome=outcome)
+
+
+# `WebhookEvent.objects.create(...)` with ON CONFLICT DO NOTHING (kernel.compiled_inserts).
+_WEBHOOK_EVENT_INSERT = CompiledInsert(WebhookEvent, ignore_conflicts=True)
+
+
+def _record_outcome(event_pk: int, outcome: str) -> None:
+    """`WebhookEvent.objects.filter(pk=...).update(outcome=, processed_at=)`, as plain SQL
+    (tests/payments/test_webhook_compiled_reads.py compares it with the ORM's)."""
+    db = connections[router.db_for_write(WebhookEvent)]
+    with db.cursor() as cursor:
+        cursor.execute(
+            _OUTCOME_SQL,
+            [outcome[:200], db.ops.adapt_datetimefield_value(timezone.now()), event_pk],
+        )
+
+
+_OUTCOME_SQL = (
+    f'UPDATE "{WebhookEvent._meta.db_table}" SET "outcome" = %s, "processed_at" = %s '
+    f'WHERE "{WebhookEvent._meta.db_table}"."id" = %s'
+)
 
 
 def _apply(gateway_name: str, event: GatewayEvent) -> str:

@@ -6,6 +6,9 @@ request", "Next cuts")."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.db import connection, transaction
 from django.db.models import F
@@ -21,6 +24,7 @@ from payments.resale import list_booking_for_resale
 from payments.selectors import payment_response, payment_with_booking_status
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
 from tests.payments.resale_setup import (
+    name,
     payment_in_flight,
     sold_out_event_with_paid_booking,
     wait,
@@ -151,11 +155,52 @@ def test_storing_the_answer_sends_the_orms_own_update(customer, flight, monkeypa
             response_status=status, response_body=body, updated_at=now
         )
     )
-    assert updates(lambda: store_response(payment.pk)) == orm
+    # The ORM's update, returning the columns the ORM's read-back selects, in its order.
+    with CaptureQueriesContext(connection) as queries:
+        read_back = list(
+            Payment.objects.filter(pk=payment.pk)
+            .order_by()
+            .values_list("response_status", "response_body")
+        )
+    select = queries.captured_queries[0]["sql"]
+    columns = re.sub(r' AS "\w+"', "", select[len("SELECT ") : select.index(" FROM ")])
+    assert updates(lambda: store_response(payment.pk)) == [f"{orm[0]} RETURNING {columns}"]
     # ...and the first answer stored wins: a second store changes nothing.
     first = store_response(payment.pk)
     assert (first.status, first.body) == (status, body)
+    # What it answers is the stored row as the ORM reads it back, in jsonb's key order.
+    [(stored_status, stored_body)] = Payment.objects.filter(pk=payment.pk).values_list(
+        "response_status", "response_body"
+    )
+    assert read_back == [(None, None)]
+    assert json.dumps(first.body) == json.dumps(stored_body) != json.dumps(body)
+    assert first.status == stored_status
     Payment.objects.filter(pk=payment.pk).update(status="FAILED")
     assert store_response(payment.pk) == first
     stored = Payment.objects.get(pk=payment.pk)
     assert (stored.response_status, stored.response_body, stored.updated_at) == (status, body, now)
+
+
+def resale_statements(payment: Payment) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        confirm_payment(payment_id=payment.pk, booking_id=payment.booking_id)
+    return [q["sql"] for q in queries.captured_queries if '"bookings_resale"' in q["sql"]]
+
+
+def test_a_booking_read_to_be_no_resale_offer_skips_the_resales_lock_read(customer, flight):
+    # The resale's status is read under the booking's lock; no row there means no row ever
+    # (an offer's resale names it in the offer's own transaction), so nothing to lock.
+    plain = payment_in_flight(hold(customer, flight))
+    sent = resale_statements(plain)
+    assert len(sent) == 1 and "FOR UPDATE" not in sent[0], sent
+    assert Booking.objects.get(pk=plain.booking_id).status == "CONFIRMED"
+    # A resale offer still takes the resale's lock and is sold as a resale.
+    r = sold_out_event_with_paid_booking()
+    wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer = Booking.objects.get(pk=Resale.objects.get(pk=resale.pk).offer_id)
+    name(offer)
+    sent = resale_statements(payment_in_flight(offer))
+    assert [("FOR UPDATE" in sql) for sql in sent[:2]] == [False, True], sent
+    assert Resale.objects.get(pk=resale.pk).status == "SOLD"
+    assert Booking.objects.get(pk=offer.pk).status == "CONFIRMED"

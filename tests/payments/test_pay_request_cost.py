@@ -24,9 +24,10 @@ from tests.payments.helpers import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # Statements of a card payment that confirms (BEGIN and COMMIT included).  The starting
-# commit of this pass (55745c2) made 39 here, two of them the permission lookup; raise this
-# only with a reason.
-PAY_STATEMENTS = 30
+# commit of this pass (55745c2) made 39 here, two of them the permission lookup; h-pay4
+# stores the answer with UPDATE ... RETURNING and skips the resale's lock read of a booking
+# read to be no resale offer (30 -> 28); raise this only with a reason.
+PAY_STATEMENTS = 28
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,158 @@
+"""INSERTs of one new row, compiled to SQL once per process, as `kernel.compiled` does reads.
+
+`Model.objects.create(**values)` compiles the same INSERT for every row of a model: the
+column list, the placeholders, RETURNING.  On the pay request four such INSERTs (the payment,
+the outbox event, the sandbox's charge and event) were ~2.9 of its ~18 profiled ms
+(docs/performance.md, "Issue 26: one relay kick pending"), most of it Django building and
+compiling an `InsertQuery` whose SQL text never changes.  `CompiledInsert` keeps `save()`'s
+steps for a new row and only skips that compilation:
+
+* the instance is built by the model's own `__init__` (so every field default is the one
+  `save()` would write), its related fields are checked and copied as `save()` does
+  (`_prepare_related_fields_for_save`), a primary key with a default gets it on save;
+* each value is `field.pre_save(obj, add=True)` then `field.get_db_prep_save(...)`, as
+  `SQLInsertCompiler` prepares it; RETURNING's columns go through the ORM's converters;
+* `pre_save` and `post_save` are sent as `save_base` sends them (`create`), or not at all as
+  `bulk_create` does (`bulk_create_one`); a write error inside a transaction marks it for
+  rollback as `save_base` does.
+
+The SQL is the ORM's own (`InsertQuery` compiled by the ORM's compiler the first time, per
+alias and engine), so it is valid wherever the model is.  Refused when first compiled: a
+model with parents or `order_with_respect_to`, a field with its own placeholder; refused at
+run time: a value that is an expression (a `db_default`, an F()), whose SQL would differ.
+tests/kernel/test_compiled_inserts.py compares the statements and rows with the ORM's.
+
+`ignore_conflicts=True` compiles the INSERT with the ORM's `OnConflict.IGNORE` (PostgreSQL:
+ON CONFLICT DO NOTHING) and RETURNING: `create` then answers None when a unique constraint
+already holds such a row, instead of raising IntegrityError into a savepoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from django.db import connections, router, transaction
+from django.db.models import Model
+from django.db.models.constants import OnConflict
+from django.db.models.signals import post_save, pre_save
+from django.db.models.sql import InsertQuery
+
+
+class _Template(NamedTuple):
+    sql: str
+    fields: list  # the INSERT's columns, in order
+    returning: list  # the fields RETURNING reads back (the auto primary key)
+    returning_params: tuple
+    converters: list  # (position, (converters, expression)) of RETURNING's columns
+
+
+class CompiledInsert:
+    """`CompiledInsert(Model).create(**values)` is `Model.objects.create(**values)` without
+    compiling the INSERT again."""
+
+    def __init__(self, model: type[Model], *, ignore_conflicts: bool = False) -> None:
+        meta = model._meta
+        if meta.parents or meta.order_with_respect_to:
+            raise TypeError(f"CompiledInsert: {model.__name__} saves more than one INSERT")
+        for field in meta.local_concrete_fields:
+            if getattr(field, "get_placeholder", None) is not None:
+                raise TypeError(f"CompiledInsert: {field} has its own placeholder")
+        self.model = model
+        self._on_conflict = OnConflict.IGNORE if ignore_conflicts else None
+        self._templates: dict[tuple, _Template] = {}
+
+    def create(self, *, using: str | None = None, **values: Any) -> Model | None:
+        """`Model.objects.create(**values)`: the saved instance, signals sent.  With
+        `ignore_conflicts`, None when the row conflicts with one already there."""
+        obj = self.model(**values)
+        alias = using or router.db_for_write(self.model)
+        return obj if self._save(obj, alias, signals=True, operation="save") else None
+
+    def bulk_create_one(self, obj: Model, *, using: str | None = None) -> bool:
+        """`Model.objects.bulk_create([obj])` of one instance: no signals, as bulk_create."""
+        alias = using or router.db_for_write(self.model)
+        return self._save(obj, alias, signals=False, operation="bulk_create")
+
+    def sql(self, *, using: str, pk_set: bool = False) -> str:
+        """The compiled statement (tests compare it with the ORM's)."""
+        return self._template(using, pk_set).sql
+
+    def _save(self, obj: Model, alias: str, *, signals: bool, operation: str) -> bool:
+        cls = self.model
+        meta = cls._meta
+        obj._prepare_related_fields_for_save(operation_name=operation)
+        if signals:
+            pre_save.send(sender=cls, instance=obj, raw=False, using=alias, update_fields=None)
+        if not obj._is_pk_set(meta):
+            setattr(obj, meta.pk.attname, meta.pk.get_pk_value_on_save(obj))
+        pk_set = obj._is_pk_set(meta)
+        template = self._template(alias, pk_set)
+        connection = connections[alias]
+        params = []
+        for field in template.fields:
+            value = field.pre_save(obj, True)
+            if hasattr(value, "resolve_expression"):
+                raise TypeError(f"CompiledInsert: {field} is an expression ({value!r})")
+            params.append(field.get_db_prep_save(value, connection=connection))
+        params.extend(template.returning_params)
+        row = None
+        with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
+            cursor.execute(template.sql, params)
+            if template.returning:
+                row = connection.ops.fetch_returned_insert_columns(
+                    cursor, template.returning_params
+                )
+        if template.returning:
+            if row is None:  # ON CONFLICT DO NOTHING: nothing was written
+                return False
+            row = list(row)
+            for position, (converters, expression) in template.converters:
+                for converter in converters:
+                    row[position] = converter(row[position], expression, connection)
+            for value, field in zip(row, template.returning, strict=True):
+                setattr(obj, field.attname, value)
+        obj._state.db = alias
+        obj._state.adding = False
+        if signals:
+            post_save.send(
+                sender=cls, instance=obj, created=True, update_fields=None, raw=False, using=alias
+            )
+        return True
+
+    def _template(self, alias: str, pk_set: bool) -> _Template:
+        key = (alias, connections[alias].settings_dict["ENGINE"], pk_set)
+        found = self._templates.get(key)
+        if found is None:
+            found = self._templates.setdefault(key, self._compile(alias, pk_set))
+        return found
+
+    def _compile(self, alias: str, pk_set: bool) -> _Template:
+        """What `Model._save_table` hands the ORM for a new row, compiled by the ORM (with a
+        blank instance: the SQL does not depend on plain values, and a caller's instance
+        must not see `pre_save` twice)."""
+        meta = self.model._meta
+        fields = [
+            f
+            for f in meta.local_concrete_fields
+            if not f.generated and (pk_set or f is not meta.auto_field)
+        ]
+        returning = list(meta.db_returning_fields)
+        if self._on_conflict is not None and not returning:
+            raise TypeError("CompiledInsert: ignore_conflicts needs RETURNING to tell")
+        obj = self.model()
+        if pk_set and not obj._is_pk_set(meta):
+            obj.pk = 1
+        query = InsertQuery(self.model, on_conflict=self._on_conflict)
+        query.insert_values(fields, [obj])
+        compiler = query.get_compiler(using=alias)
+        connection = compiler.connection
+        if returning and not connection.features.can_return_columns_from_insert:
+            raise TypeError(f"CompiledInsert: {connection.vendor} cannot return columns")
+        compiler.returning_fields = returning
+        [(sql, params)] = compiler.as_sql()
+        returning_params = tuple(compiler.returning_params)
+        if len(params) != len(fields) + len(returning_params):
+            raise TypeError(f"CompiledInsert: not one plain parameter per column in {sql}")
+        columns = [field.get_col(meta.db_table) for field in returning]
+        converters = list(compiler.get_converters(columns).items())
+        return _Template(sql, fields, returning, returning_params, converters)
