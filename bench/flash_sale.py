@@ -137,6 +137,14 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="(o) runs per rate, latencies pooled over them"
     )
+    parser.add_argument(
+        "--open-loop-trace",
+        action="store_true",
+        help="(o) where the time goes: the generator's send lag and new connections, each "
+        "request's time before/in/after Django (the stack logs JSON), CPU per process "
+        "group sampled during the run, the bench db's backends by wait event "
+        "(bench/open_loop_trace.py)",
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     args = parser.parse_args()
@@ -190,6 +198,8 @@ def main() -> None:
             "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
             "PYTHONUNBUFFERED": "1",
         }
+        if args.open_loop_trace:  # the access log's duration_ms, by request id
+            env["LOG_FORMAT"] = "json"
         env.pop("VIRTUAL_ENV", None)
         python = checkout / ".venv" / "bin" / "python"
         subprocess.run(

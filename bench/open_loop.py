@@ -68,6 +68,40 @@ def pooled(runs: Iterable[list[Record]]) -> dict[str, dict[str, Any]]:
     }
 
 
+def traced_run(args, stack, spec: dict[str, Any]) -> dict[str, Any]:
+    """run_load with bench/open_loop_trace.py's three views of the run, printed and kept
+    in the result as "trace" (the per-arrival traces themselves are dropped)."""
+    from bench.flash_sale import run_load
+    from bench.open_loop_trace import (
+        Sampler,
+        access_lines,
+        generator_view,
+        print_view,
+        process_groups,
+        server_view,
+    )
+
+    database = args.database_url.rsplit("/", 1)[1]
+    loadgen: list[int] = []
+    sampler = Sampler(
+        lambda: process_groups(stack, loadgen[0] if loadgen else None, database),
+        database_url=args.database_url,
+    )
+    sampler.start()
+    try:
+        result = run_load(spec, on_start=loadgen.append)
+    finally:
+        sampled = sampler.stop()
+    traces = result.pop("traces", [])
+    view: dict[str, Any] = {"generator": generator_view(traces), "sampled": sampled}
+    if stack:
+        lines = access_lines(stack.logdir / "web.log", f"open-loop-{spec['seed']}-")
+        view["server"] = server_view(traces, lines)
+    print_view(view)
+    result["trace"] = view
+    return result
+
+
 def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> dict[str, Any]:
     """(o): every rate of --open-loop-fractions (of `capacity`, or --open-loop-capacity),
     --repeat runs each, winners' and losers' p50/p99/p99.9 pooled over the runs."""
@@ -91,6 +125,7 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
         flights: list[int] = []
 
         def run_all(rate=rate, count=count, runs=runs, flights=flights):
+            traces: list[dict[str, Any] | None] = []
             requests = 0
             for repeat in range(args.repeat):
                 ids = [new_flight("OL").pk for _ in range(count)]
@@ -105,12 +140,15 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
                     "tokens": [t for _, t in new_customers(customers_needed(rate, args))],
                     "timeout": args.open_loop_seconds + 60,
                 }
-                result = run_load(spec)
+                result = traced_run(args, stack, spec) if args.open_loop_trace else run_load(spec)
                 runs.append(result["records"])
+                traces.append(result.get("trace"))
                 requests += len(result["records"])
                 late = sum(1 for r in result["records"] if r[2] == 599)
                 print(f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed")
             out = {"requests": requests, "rate": rate, **pooled(runs), "records": runs}
+            if args.open_loop_trace:
+                out["trace"] = traces
             for label in ("winners", "losers"):
                 f = out[label]
                 print(
