@@ -162,7 +162,7 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
             send lag and the connection each request took are traced beside it."""
             from bench.open_loop import poisson_schedule
 
-            tokens, flights = spec["tokens"], spec["flight_ids"]
+            tokens, flights = spec["tokens"], spec["arrival_flights"]
             seed = spec.get("seed", 7)
             schedule = poisson_schedule(rate=spec["rate"], seconds=spec["seconds"], seed=seed)
             pending = []
@@ -174,7 +174,7 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
                 status, _, _, lat = await call(
                     "POST",
                     "/api/bookings",
-                    json=seatless_body(flights[i % len(flights)], i),
+                    json=seatless_body(flights[i], i),
                     headers={**auth(tokens[i % len(tokens)]), "X-Request-ID": request_id},
                     trace_request_ctx=conn,
                 )
@@ -196,12 +196,13 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         if kind == "open_loop":
             tasks = [asyncio.create_task(open_loop())]
             await asyncio.sleep(0.2)
-            started = time.perf_counter()
+            started, started_wall = time.perf_counter(), time.time()
             start_gate.set()
             await asyncio.gather(*tasks)
             elapsed = time.perf_counter() - started
             return {
                 "elapsed": elapsed,
+                "started_wall": started_wall,
                 "records": [(t0 - started, lat, st, win) for t0, lat, st, win in records],
                 "traces": [(due - started, sent - started, *rest) for due, sent, *rest in traces],
             }

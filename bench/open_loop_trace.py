@@ -125,6 +125,50 @@ def cpu_shares(
     return {name: {"mean": sum(v) / len(v), "peak": max(v)} for name, v in out.items() if v}
 
 
+def timeline(
+    records: Iterable[tuple[float, float, int, bool]],
+    samples: list[tuple[float, dict[str, float], float]],
+    *,
+    began: float | None = None,
+    step: float = 2.0,
+) -> list[dict[str, Any]]:
+    """Per `step` seconds of scheduled time: arrivals, the winners' share, the latency's p50
+    and max, and (with the samples and the monotonic time the run `began`) each group's %
+    of one core: whether a queue grew with the sale's phase (winners cost more than losers)
+    or with a neighbour's burst."""
+    from bench.open_loop import pct
+
+    buckets: dict[int, list[tuple[float, bool]]] = {}
+    for due, latency, _, won in records:
+        buckets.setdefault(int(due // step), []).append((latency, won))
+    cpu: dict[int, dict[str, list[float]]] = {}
+    if began is not None:
+        for (t0, g0, m0), (t1, g1, m1) in itertools.pairwise(samples):
+            if t1 <= t0:
+                continue
+            slot = cpu.setdefault(int((t0 - began) // step), {})
+            ours = 0.0
+            for name, seconds in g1.items():
+                used = max(0.0, seconds - g0.get(name, seconds))
+                ours += used
+                slot.setdefault(name, []).append(used / (t1 - t0) * 100)
+            slot.setdefault("other", []).append(max(0.0, m1 - m0 - ours) / (t1 - t0) * 100)
+    out = []
+    for key in sorted(buckets):
+        latencies = [lat for lat, _ in buckets[key]]
+        row = {
+            "from_s": key * step,
+            "arrivals": len(latencies),
+            "won": sum(1 for _, won in buckets[key] if won) / len(latencies),
+            "p50": pct(latencies, 0.5),
+            "max": max(latencies),
+        }
+        shares = cpu.get(key, {})
+        row["cpu"] = {name: sum(v) / len(v) for name, v in shares.items() if v}
+        out.append(row)
+    return out
+
+
 class Sampler(threading.Thread):
     """Samples, every `interval` s until stopped, the CPU seconds of each process group
     (`groups()` is asked each time: the load generator starts after the sampler), the
@@ -218,6 +262,12 @@ def print_view(out: dict[str, Any]) -> None:
     cpu = out["sampled"]["cpu"]
     print("    cpu % of one core, mean/peak: "
           + ", ".join(f"{k} {v['mean']:.0f}/{v['peak']:.0f}" for k, v in cpu.items()))  # fmt: skip
+    for row in out.get("timeline", []):
+        shares = row["cpu"]
+        busiest = sorted(shares.items(), key=lambda kv: -kv[1])[:5]
+        print(f"    {row['from_s']:>4.0f} s: {row['arrivals']} arrivals, {row['won']:.0%} won, "
+              f"p50 {row['p50'] * 1000:.0f} max {row['max'] * 1000:.0f} ms | cpu "
+              + " ".join(f"{k} {v:.0f}" for k, v in busiest))  # fmt: skip
     backends = out["sampled"]["backends"]
     print("    bench db backends (mean count): "
           + ", ".join(f"{k} {v:.1f}" for k, v in backends.items()))  # fmt: skip

@@ -64,3 +64,54 @@ def test_runs_are_sized_to_sell_out_and_stay_under_the_throttle():
     assert customers_needed(80, args) == 100
     args = SimpleNamespace(clients=100, open_loop_seconds=60.0)
     assert customers_needed(80, args) * 20 >= 80 * 60  # at most 20 holds per customer
+
+
+def test_a_steady_mix_keeps_the_winners_share_all_through_the_run():
+    from bench.open_loop import UNITS_PER_FLIGHT, arrival_flights
+
+    flights = [11, 12, 13, 14, 15, 16]
+    arrivals = 2 * UNITS_PER_FLIGHT * len(flights)
+    steady = arrival_flights(arrivals, flights, oversubscribe=2.0, mix="steady")
+    sold: dict[int, int] = {}
+    wins = []
+    for flight in steady:  # the sale as the server sees it: a flight's first 171 win
+        wins.append(sold.get(flight, 0) < UNITS_PER_FLIGHT)
+        sold[flight] = sold.get(flight, 0) + 1
+    # After the first flight's start-up (both streams on it), every stretch of 100
+    # arrivals is half winners; every flight sold out, each to about two per unit.
+    for start in range(2 * UNITS_PER_FLIGHT, arrivals - 100, 100):
+        assert 0.4 <= sum(wins[start : start + 100]) / 100 <= 0.6
+    assert sum(wins) == UNITS_PER_FLIGHT * len(flights)
+    assert set(steady) == set(flights)
+    # Round robin ("together"): the first half all winners, the second all losers.
+    together = arrival_flights(arrivals, flights, oversubscribe=2.0, mix="together")
+    sold.clear()
+    wins = []
+    for flight in together:
+        wins.append(sold.get(flight, 0) < UNITS_PER_FLIGHT)
+        sold[flight] = sold.get(flight, 0) + 1
+    assert all(wins[: arrivals // 2]) and not any(wins[arrivals // 2 :])
+
+
+def test_the_sustained_capacity_search_climbs_then_bisects():
+    from bench.open_loop_capacity import MAX_STEPS, kept_up, next_rate, sustained
+
+    assert next_rate(100.0, []) == 100.0
+    assert next_rate(100.0, [(100.0, True)]) == 120.0  # climb while kept up
+    assert next_rate(100.0, [(100.0, False)]) == 100.0 / 1.2  # down while none kept up
+    # Bracketed between 120 (kept up) and 144 (fell behind): the geometric middle, then
+    # done once the bracket is under 6 %.
+    history = [(100.0, True), (120.0, True), (144.0, False)]
+    assert round(next_rate(100.0, history), 1) == 131.5
+    history += [(131.5, True), (137.6, False)]
+    assert next_rate(100.0, history) is None
+    assert sustained(history) == 131.5 and sustained([(100.0, False)]) is None
+    # A failure below a kept-up rate (a neighbour's burst) does not end the climb.
+    assert next_rate(100.0, [(100.0, True), (80.0, False)]) == 120.0
+    assert next_rate(100.0, [(100.0 * 1.2**i, True) for i in range(MAX_STEPS)]) is None
+    # Kept up: nothing failed and the p99 from the scheduled time under half a second.
+    fine = [(0.0, 0.01, 201, True)] * 100
+    assert kept_up(fine)
+    assert not kept_up(fine[:98] + [(0.0, 0.9, 409, False)] * 2)
+    assert not kept_up([*fine[:99], (0.0, 0.01, 599, False)])
+    assert not kept_up([])
