@@ -115,7 +115,7 @@ def test_an_open_loop_latency_counts_from_the_scheduled_send_not_the_actual_one(
                     "rate": 300.0,
                     "seconds": 0.3,
                     "seed": 1,
-                    "flight_ids": [1],
+                    "arrival_flights": [1] * 200,
                     "tokens": ["t"],
                     "timeout": 30,
                 }
