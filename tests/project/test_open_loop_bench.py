@@ -131,3 +131,20 @@ def test_kept_up_means_no_failure_a_short_p99_and_no_growing_queue():
     assert max(lat for _, lat, _, _ in growing) < 0.5
     assert not kept_up(growing, 8.0)
     assert not kept_up([], 8.0)
+
+
+def test_no_customer_meets_one_flight_past_the_hold_cap():
+    # 19 flights, 6,444 arrivals: 323 customers would be 17 x 19, each customer always on
+    # the same flight, 20 holds where the cap is 9.  The count is made coprime instead.
+    from bench.open_loop import arrival_flights, customers_needed
+
+    args = SimpleNamespace(clients=100, open_loop_seconds=20.0)
+    customers = customers_needed(322.2, args, 20.0, 19)
+    assert customers >= 323 and customers % 19 != 0
+    flights = list(range(19))
+    for mix in ("together", "steady"):
+        per_pair: dict[tuple[int, int], int] = {}
+        for i, flight in enumerate(arrival_flights(6444, flights, oversubscribe=2, mix=mix)):
+            key = (i % customers, flight)
+            per_pair[key] = per_pair.get(key, 0) + 1
+        assert max(per_pair.values()) <= 9, mix
