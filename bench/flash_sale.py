@@ -27,8 +27,11 @@ What it does, in one sitting:
         bookings, every booking one block, no seat left alone that the rule forbids
         (bench/best_available_sale.py)
      o  (only when asked: --scenarios a,o) open loop: seatless holds arriving at a fixed rate
-        (Poisson) at 50 % and 80 % of (a)'s measured requests/s, p50/p99/p99.9 for winners
-        and for losers, pooled over --repeat runs of fresh sales (bench/open_loop.py)
+        (Poisson) at 50 % and 80 % of (a)'s measured requests/s (or, --open-loop-sustained,
+        of the highest rate the stack keeps up with in short steps), p50/p99/p99.9 for
+        winners and for losers counted from each arrival's scheduled time, pooled over
+        --repeat runs of fresh sales (bench/open_loop.py); --open-loop-trace shows where
+        the time went (bench/open_loop_trace.py)
      w  (only when asked: --scenarios w) the flash sale through the waiting room, 2,000
         customers for 183 units (bench/waiting_room.py's sale, not a copy): pre-queue,
         websocket positions, admitted shoppers hold; run twice, with the Redis hold filters
@@ -137,6 +140,32 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="(o) runs per rate, latencies pooled over them"
     )
+    parser.add_argument(
+        "--open-loop-mix",
+        choices=("steady", "together"),
+        default="steady",
+        help="(o) steady: one flight on sale at a time, winners 1/oversubscribe of the "
+        "arrivals all through a run; together: every flight sells out at once, all winners "
+        "then all losers (before 6 Dec 2026)",
+    )
+    parser.add_argument(
+        "--open-loop-sustained",
+        action="store_true",
+        help="(o) take the fractions of the highest rate the stack keeps up with, found by "
+        "short open-loop steps from 60 %% of (a)'s req/s (bench/open_loop_capacity.py), not "
+        "of (a)'s closed-loop burst",
+    )
+    parser.add_argument(
+        "--open-loop-sustain-seconds", type=float, default=8.0, help="(o) per sustained step"
+    )
+    parser.add_argument(
+        "--open-loop-trace",
+        action="store_true",
+        help="(o) where the time goes: the generator's send lag and new connections, each "
+        "request's time before/in/after Django (the stack logs JSON), CPU per process "
+        "group sampled during the run, the bench db's backends by wait event "
+        "(bench/open_loop_trace.py)",
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     args = parser.parse_args()
@@ -190,6 +219,8 @@ def main() -> None:
             "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
             "PYTHONUNBUFFERED": "1",
         }
+        if args.open_loop_trace:  # the access log's duration_ms, by request id
+            env["LOG_FORMAT"] = "json"
         env.pop("VIRTUAL_ENV", None)
         python = checkout / ".venv" / "bin" / "python"
         subprocess.run(

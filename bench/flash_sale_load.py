@@ -28,10 +28,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
     records: list[tuple[float, float, int, bool]] = []  # start, latency, status, win
     budget = {"left": spec.get("requests", 0)}
     start_gate = asyncio.Event()
+    traces: list[tuple] = []  # the open loop's, bench/open_loop_trace.py's Trace
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
     timeout = aiohttp.ClientTimeout(total=60)
+    session_kw = {"connector": connector, "timeout": timeout, "trace_configs": [new_connections()]}
 
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+    async with aiohttp.ClientSession(**session_kw) as session:
 
         async def call(method: str, path: str, **kw) -> tuple[int, Any, dict, float]:
             started = time.perf_counter()
@@ -53,21 +55,35 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
             budget["left"] -= 1
             return True
 
-        async def seatless(index: int, token: str) -> None:
-            await call("GET", "/healthz")  # open the keep-alive connection before the gate
-            await start_gate.wait()
-            body = {
-                "flightId": spec["flight_id"],
+        async def recorded_post(path: str, body: dict[str, Any], token: str) -> tuple[int, Any]:
+            """POST `body` as the customer, record (start, latency, status, won = a 201)."""
+            t0 = time.perf_counter()
+            status, raw, _, lat = await call("POST", path, json=body, headers=auth(token))
+            records.append((t0, lat, status, status == 201))
+            return status, raw
+
+        def seatless_body(flight_id: int, index: int) -> dict[str, Any]:
+            return {
+                "flightId": flight_id,
                 "fareClass": "ECONOMY",
                 "passengers": 1,
                 "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
             }
+
+        def seat_body(seat: str) -> dict[str, Any]:
+            return {
+                "flightId": spec["flight_id"],
+                "fareClass": "ECONOMY",
+                "seats": [seat],
+                "exitRowConfirmed": True,  # the seat may be in an exit row
+            }
+
+        async def seatless(index: int, token: str) -> None:
+            await call("GET", "/healthz")  # open the keep-alive connection before the gate
+            await start_gate.wait()
+            body = seatless_body(spec["flight_id"], index)
             while take():
-                t0 = time.perf_counter()
-                status, _, _, lat = await call(
-                    "POST", "/api/bookings", json=body, headers=auth(token)
-                )
-                records.append((t0, lat, status, status == 201))
+                await recorded_post("/api/bookings", body, token)
 
         async def seats(index: int, token: str) -> None:
             await call("GET", "/healthz")
@@ -76,28 +92,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
             rng.shuffle(candidates)
             await start_gate.wait()
             while candidates and take():
-                seat = candidates.pop()
-                body = {
-                    "flightId": spec["flight_id"],
-                    "fareClass": "ECONOMY",
-                    "seats": [seat],
-                    "exitRowConfirmed": True,  # a seat may be in an exit row
-                }
-                t0 = time.perf_counter()
-                status, _, _, lat = await call(
-                    "POST", "/api/bookings", json=body, headers=auth(token)
-                )
-                records.append((t0, lat, status, status == 201))
+                await recorded_post("/api/bookings", seat_body(candidates.pop()), token)
 
         async def orders(index: int, token: str) -> None:
             await call("GET", "/healthz")
             await start_gate.wait()
-            body = {
-                "flightId": spec["flight_id"],
-                "fareClass": "ECONOMY",
-                "passengers": 1,
-                "passengerNames": [f"Buyer {index}"],  # named, or the payment is refused
-            }
+            body = seatless_body(spec["flight_id"], index)
             while take():
                 t0 = time.perf_counter()
                 status, raw, _, lat = await call(
@@ -127,24 +127,12 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
             for _ in range(spec["asks"]):
                 if not take():
                     return
-                t0 = time.perf_counter()
-                status, _, _, lat = await call(
-                    "POST", "/api/bookings/best-available", json=body, headers=auth(token)
-                )
-                records.append((t0, lat, status, status == 201))
+                await recorded_post("/api/bookings/best-available", body, token)
 
         async def one_seat(index: int, token: str) -> None:
             await call("GET", "/healthz")
             await start_gate.wait()
-            body = {
-                "flightId": spec["flight_id"],
-                "fareClass": "ECONOMY",
-                "seats": [spec["seat"]],
-                "exitRowConfirmed": True,  # the seat may be in an exit row
-            }
-            t0 = time.perf_counter()
-            status, _, _, lat = await call("POST", "/api/bookings", json=body, headers=auth(token))
-            records.append((t0, lat, status, status == 201))
+            await recorded_post("/api/bookings", seat_body(spec["seat"]), token)
 
         async def reads(index: int, token: str) -> None:
             await call("GET", "/healthz")
@@ -168,27 +156,33 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
 
         async def open_loop() -> None:
             """Arrivals on a Poisson schedule (bench/open_loop.py), each a seatless hold
-            sent whether or not earlier ones were answered."""
+            sent whether or not earlier ones were answered.  A latency counts from the
+            arrival's scheduled time, not from when the generator got round to sending it
+            (a late send is a wait the customer had too: no coordinated omission); the
+            send lag and the connection each request took are traced beside it."""
             from bench.open_loop import poisson_schedule
 
-            tokens, flights = spec["tokens"], spec["flight_ids"]
-            schedule = poisson_schedule(
-                rate=spec["rate"], seconds=spec["seconds"], seed=spec.get("seed", 7)
-            )
+            tokens, flights = spec["tokens"], spec["arrival_flights"]
+            seed = spec.get("seed", 7)
+            schedule = poisson_schedule(rate=spec["rate"], seconds=spec["seconds"], seed=seed)
             pending = []
 
-            async def arrival(i: int) -> None:
-                body = {
-                    "flightId": flights[i % len(flights)],
-                    "fareClass": "ECONOMY",
-                    "passengers": 1,
-                    "passengerNames": [f"Buyer {i}"],
-                }
-                t0 = time.perf_counter()
+            async def arrival(i: int, due: float) -> None:
+                sent, sent_wall = time.perf_counter(), time.time()
+                request_id = f"open-loop-{seed}-{i:06d}"
+                conn: dict[str, float] = {}
                 status, _, _, lat = await call(
-                    "POST", "/api/bookings", json=body, headers=auth(tokens[i % len(tokens)])
+                    "POST",
+                    "/api/bookings",
+                    json=seatless_body(flights[i], i),
+                    headers={**auth(tokens[i % len(tokens)]), "X-Request-ID": request_id},
+                    trace_request_ctx=conn,
                 )
-                records.append((t0, lat, status, status == 201))
+                records.append((due, sent + lat - due, status, status == 201))
+                connect = conn.get("connected", 0.0) - conn.get("connecting", 0.0)
+                traces.append(
+                    (due, sent, lat, status, "connecting" in conn, connect, request_id, sent_wall)
+                )
 
             await start_gate.wait()
             began = time.perf_counter()
@@ -196,19 +190,21 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
                 delay = began + at - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                pending.append(asyncio.create_task(arrival(i)))
+                pending.append(asyncio.create_task(arrival(i, began + at)))
             await asyncio.gather(*pending)
 
         if kind == "open_loop":
             tasks = [asyncio.create_task(open_loop())]
             await asyncio.sleep(0.2)
-            started = time.perf_counter()
+            started, started_wall = time.perf_counter(), time.time()
             start_gate.set()
             await asyncio.gather(*tasks)
             elapsed = time.perf_counter() - started
             return {
                 "elapsed": elapsed,
+                "started_wall": started_wall,
                 "records": [(t0 - started, lat, st, win) for t0, lat, st, win in records],
+                "traces": [(due - started, sent - started, *rest) for due, sent, *rest in traces],
             }
         client = {
             "seatless": seatless,
@@ -234,6 +230,25 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
         "records": [(t0 - started, lat, status, win) for t0, lat, status, win in records],
         "window_cpu": window_cpu,
     }
+
+
+def new_connections():
+    """An aiohttp trace that stamps, in a request's `trace_request_ctx` dict (when it has
+    one), when a new TCP connection for it began and was made: no stamp, a reused one."""
+    import aiohttp
+
+    async def connecting(session, ctx, params) -> None:
+        if isinstance(ctx.trace_request_ctx, dict):
+            ctx.trace_request_ctx["connecting"] = time.perf_counter()
+
+    async def connected(session, ctx, params) -> None:
+        if isinstance(ctx.trace_request_ctx, dict):
+            ctx.trace_request_ctx["connected"] = time.perf_counter()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_create_start.append(connecting)
+    trace.on_connection_create_end.append(connected)
+    return trace
 
 
 def cpu_seconds(groups: dict[str, list[int]]) -> dict[str, float]:

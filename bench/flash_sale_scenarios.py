@@ -45,18 +45,27 @@ def ms(value: float | None) -> str:
 _window_groups: dict[str, list[int]] = {}
 
 
-def run_load(spec: dict[str, Any]) -> dict[str, Any]:
+def run_load(spec: dict[str, Any], on_start=None) -> dict[str, Any]:
+    """Run the load generator on `spec`; `on_start(pid)` is called once it is started (the
+    open loop's trace samples its CPU)."""
     spec = {**spec, "cpu_pids": _window_groups}
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve().parent / "flash_sale_load.py")],
-        input=json.dumps(spec),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=spec["timeout"] + 120,
     )
+    if on_start:
+        on_start(proc.pid)
+    try:
+        stdout, stderr = proc.communicate(json.dumps(spec), timeout=spec["timeout"] + 120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
     if proc.returncode != 0:
-        raise SystemExit(f"load generator failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout)
+        raise SystemExit(f"load generator failed:\n{stderr[-3000:]}")
+    return json.loads(stdout)
 
 
 def summarise(name: str, result: dict[str, Any], *, win_label: str = "wins") -> dict[str, Any]:

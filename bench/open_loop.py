@@ -16,7 +16,9 @@ tests/project/test_open_loop_bench.py; the HTTP side is the load generator in fl
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -46,13 +48,48 @@ def poisson_schedule(*, rate: float, seconds: float, seed: int = 7) -> list[floa
 
 def flights_needed(*, rate: float, seconds: float, oversubscribe: float) -> int:
     """Flights for one run: about `oversubscribe` arrivals per unit, at least one."""
-    return max(1, round(rate * seconds / (UNITS_PER_FLIGHT * oversubscribe)))
+    return max(1, math.ceil(rate * seconds / (UNITS_PER_FLIGHT * oversubscribe)))
 
 
-def customers_needed(rate: float, args) -> int:
+def arrival_flights(arrivals: int, flights: list[int], *, oversubscribe: float, mix: str):
+    """The flight each arrival asks for.
+
+    "together": round robin, so every flight sells out at about the same moment: the run's
+    first part is all winners and the rest all losers, and a rate that is 80 % of a mixed
+    capacity is far more than that while everyone wins (a winning hold costs about twice a
+    loser's CPU).  "steady": one flight is on sale at a time and gets every
+    `oversubscribe`-th arrival (a hot row, as in a real sale and in (a)); the others ask for
+    the flight sold out before it, so winners are 1/`oversubscribe` of the arrivals all
+    through the run (the first flight takes both streams until it sells out)."""
+    if mix == "together":
+        return [flights[i % len(flights)] for i in range(arrivals)]
+    out = []
+    fresh = 0  # arrivals sent to the flight on sale so far
+    for i in range(arrivals):
+        on_sale = min(fresh // UNITS_PER_FLIGHT, len(flights) - 1)
+        if math.floor((i + 1) / oversubscribe) > math.floor(i / oversubscribe):
+            out.append(flights[on_sale])
+            fresh += 1
+        else:
+            out.append(flights[max(0, on_sale - 1)])
+    return out
+
+
+def customers_needed(rate: float, args, seconds: float | None = None, flights: int = 1) -> int:
     """Customers for one run: each sends at most THROTTLE_SAFE holds, under the holds
-    throttle's default 30/min for runs up to a minute (a 429 is not what is measured)."""
-    return max(args.clients, -(-round(rate * args.open_loop_seconds) // THROTTLE_SAFE))
+    throttle's default 30/min for runs up to a minute (a 429 is not what is measured).
+
+    Arrival i is customer i % customers and (round robin) flight i % flights: with a
+    common factor, a customer meets the same few flights over and over, and past the
+    hold cap (9 units per customer per sale) its holds are 409s while seats are left.  19
+    flights and 323 = 17 x 19 customers sold 153 of each flight's 171 units and turned the
+    rest of the run into expensive cap refusals (a queue of seconds, 6 Dec 2026); so the
+    count is made coprime with the flights'."""
+    seconds = seconds or args.open_loop_seconds
+    customers = max(args.clients, -(-round(rate * seconds) // THROTTLE_SAFE))
+    while math.gcd(customers, flights) != 1:
+        customers += 1
+    return customers
 
 
 def pooled(runs: Iterable[list[Record]]) -> dict[str, dict[str, Any]]:
@@ -68,15 +105,90 @@ def pooled(runs: Iterable[list[Record]]) -> dict[str, dict[str, Any]]:
     }
 
 
+def traced_run(args, stack, spec: dict[str, Any]) -> dict[str, Any]:
+    """run_load with bench/open_loop_trace.py's three views of the run, printed and kept
+    in the result as "trace" (the per-arrival traces themselves are dropped)."""
+    from bench.flash_sale import run_load
+    from bench.open_loop_trace import (
+        Sampler,
+        access_lines,
+        generator_view,
+        print_view,
+        process_groups,
+        server_view,
+        timeline,
+    )
+
+    database = args.database_url.rsplit("/", 1)[1]
+    loadgen: list[int] = []
+    sampler = Sampler(
+        lambda: process_groups(stack, loadgen[0] if loadgen else None, database),
+        database_url=args.database_url,
+    )
+    sampler.start()
+    try:
+        result = run_load(spec, on_start=loadgen.append)
+    finally:
+        sampled = sampler.stop()
+    traces = result.pop("traces", [])
+    began = time.monotonic() - (time.time() - result["started_wall"])  # the start gate
+    view: dict[str, Any] = {
+        "generator": generator_view(traces),
+        "sampled": sampled,
+        "timeline": timeline(result["records"], sampler.samples, began=began),
+    }
+    if stack:
+        lines = access_lines(stack.logdir / "web.log", f"open-loop-{spec['seed']}-")
+        view["server"] = server_view(traces, lines)
+    print_view(view)
+    result["trace"] = view
+    return result
+
+
+def one_run(
+    args, stack, base_url: str, *, rate: float, seed: int, seconds: float | None = None
+) -> dict[str, Any]:
+    """One open-loop run on fresh flights (the result's "flight_ids", for the audit)."""
+    from bench.flash_sale import new_customers, new_flight, run_load
+
+    seconds = seconds or args.open_loop_seconds
+    oversubscribe = args.open_loop_oversubscribe
+    count = flights_needed(rate=rate, seconds=seconds, oversubscribe=oversubscribe)
+    ids = [new_flight("OL").pk for _ in range(count)]
+    arrivals = len(poisson_schedule(rate=rate, seconds=seconds, seed=seed))
+    spec = {
+        "base_url": base_url,
+        "kind": "open_loop",
+        "rate": rate,
+        "seconds": seconds,
+        "seed": seed,
+        "arrival_flights": arrival_flights(
+            arrivals, ids, oversubscribe=oversubscribe, mix=args.open_loop_mix
+        ),
+        "tokens": [t for _, t in new_customers(customers_needed(rate, args, seconds, count))],
+        "timeout": seconds + 60,
+    }
+    result = traced_run(args, stack, spec) if args.open_loop_trace else run_load(spec)
+    return {**result, "flight_ids": ids}
+
+
 def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> dict[str, Any]:
     """(o): every rate of --open-loop-fractions (of `capacity`, or --open-loop-capacity),
     --repeat runs each, winners' and losers' p50/p99/p99.9 pooled over the runs."""
-    from bench.flash_sale import audit, measured, ms, new_customers, new_flight, run_load
+    from bench.flash_sale import audit, measured, ms
 
     capacity = args.open_loop_capacity or capacity
     if not capacity:
         raise SystemExit("(o) needs (a) first in --scenarios, or --open-loop-capacity")
-    results = {}
+    results: dict[str, Any] = {}
+    if args.open_loop_sustained:
+        from bench.open_loop_capacity import find_sustained
+
+        print(f"  sustained capacity: steps from 60 % of {capacity:.1f} req/s", flush=True)
+        results["sustained"] = find_sustained(args, stack, base_url, start=0.6 * capacity)
+        capacity = results["sustained"]["capacity"]
+        if not capacity:
+            return results
     for fraction in (float(f) for f in args.open_loop_fractions.split(",")):
         rate = capacity * fraction
         count = flights_needed(
@@ -90,27 +202,20 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
         runs: list[list[Record]] = []
         flights: list[int] = []
 
-        def run_all(rate=rate, count=count, runs=runs, flights=flights):
+        def run_all(rate=rate, runs=runs, flights=flights):
+            traces: list[dict[str, Any] | None] = []
             requests = 0
             for repeat in range(args.repeat):
-                ids = [new_flight("OL").pk for _ in range(count)]
-                flights.extend(ids)
-                spec = {
-                    "base_url": base_url,
-                    "kind": "open_loop",
-                    "rate": rate,
-                    "seconds": args.open_loop_seconds,
-                    "seed": 7 + repeat,
-                    "flight_ids": ids,
-                    "tokens": [t for _, t in new_customers(customers_needed(rate, args))],
-                    "timeout": args.open_loop_seconds + 60,
-                }
-                result = run_load(spec)
+                result = one_run(args, stack, base_url, rate=rate, seed=7 + repeat)
+                flights.extend(result["flight_ids"])
                 runs.append(result["records"])
+                traces.append(result.get("trace"))
                 requests += len(result["records"])
                 late = sum(1 for r in result["records"] if r[2] == 599)
                 print(f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed")
             out = {"requests": requests, "rate": rate, **pooled(runs), "records": runs}
+            if args.open_loop_trace:
+                out["trace"] = traces
             for label in ("winners", "losers"):
                 f = out[label]
                 print(

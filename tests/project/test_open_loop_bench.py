@@ -64,3 +64,87 @@ def test_runs_are_sized_to_sell_out_and_stay_under_the_throttle():
     assert customers_needed(80, args) == 100
     args = SimpleNamespace(clients=100, open_loop_seconds=60.0)
     assert customers_needed(80, args) * 20 >= 80 * 60  # at most 20 holds per customer
+
+
+def test_a_steady_mix_keeps_the_winners_share_all_through_the_run():
+    from bench.open_loop import UNITS_PER_FLIGHT, arrival_flights
+
+    flights = [11, 12, 13, 14, 15, 16]
+    arrivals = 2 * UNITS_PER_FLIGHT * len(flights)
+    steady = arrival_flights(arrivals, flights, oversubscribe=2.0, mix="steady")
+    sold: dict[int, int] = {}
+    wins = []
+    for flight in steady:  # the sale as the server sees it: a flight's first 171 win
+        wins.append(sold.get(flight, 0) < UNITS_PER_FLIGHT)
+        sold[flight] = sold.get(flight, 0) + 1
+    # After the first flight's start-up (both streams on it), every stretch of 100
+    # arrivals is half winners; every flight sold out, each to about two per unit.
+    for start in range(2 * UNITS_PER_FLIGHT, arrivals - 100, 100):
+        assert 0.4 <= sum(wins[start : start + 100]) / 100 <= 0.6
+    assert sum(wins) == UNITS_PER_FLIGHT * len(flights)
+    assert set(steady) == set(flights)
+    # Round robin ("together"): the first half all winners, the second all losers.
+    together = arrival_flights(arrivals, flights, oversubscribe=2.0, mix="together")
+    sold.clear()
+    wins = []
+    for flight in together:
+        wins.append(sold.get(flight, 0) < UNITS_PER_FLIGHT)
+        sold[flight] = sold.get(flight, 0) + 1
+    assert all(wins[: arrivals // 2]) and not any(wins[arrivals // 2 :])
+
+
+def test_the_sustained_capacity_search_climbs_bisects_and_confirms():
+    from bench.open_loop_capacity import MAX_STEPS, next_rate, sustained
+
+    assert next_rate(100.0, []) == 100.0
+    assert next_rate(100.0, [(100.0, True)]) == 120.0  # climb while kept up
+    assert next_rate(100.0, [(100.0, False)]) == 100.0 / 1.2  # down while none kept up
+    # Bracketed between 120 (kept up) and 144 (fell behind): the geometric middle, and
+    # once the bracket is under 6 %, the best rate once more before it is the answer.
+    history = [(100.0, True), (120.0, True), (144.0, False)]
+    assert round(next_rate(100.0, history), 1) == 131.5
+    history += [(131.5, True), (137.6, False)]
+    assert next_rate(100.0, history) == 131.5
+    assert next_rate(100.0, [*history, (131.5, True)]) is None
+    assert sustained([*history, (131.5, True)]) == 131.5
+    # The second run fell behind: 131.5 is a failed rate, the search goes on below it.
+    history.append((131.5, False))
+    assert sustained(history) == 120.0
+    assert round(next_rate(100.0, history), 1) == round((120.0 * 131.5) ** 0.5, 1)
+    assert sustained([(100.0, False)]) is None
+    # A failure only below a kept-up rate (a neighbour's burst) does not end the climb.
+    assert next_rate(100.0, [(100.0, True), (80.0, False)]) == 120.0
+    assert next_rate(100.0, [(100.0 * 1.2**i, True) for i in range(MAX_STEPS)]) is None
+
+
+def test_kept_up_means_no_failure_a_short_p99_and_no_growing_queue():
+    from bench.open_loop_capacity import kept_up
+
+    steady = [(i / 100, 0.01, 201, True) for i in range(800)]  # 8 s at 100/s, 10 ms each
+    assert kept_up(steady, 8.0)
+    assert not kept_up([*steady[:-1], (7.99, 0.01, 599, False)], 8.0)
+    assert not kept_up([*steady[:-20], *[(7.9, 0.9, 409, False)] * 20], 8.0)  # p99 0.9 s
+    # A queue that grows through the step (5 % over capacity): 10 ms at first, 50 ms more
+    # each second after 2 s; its p99 (~310 ms) is under the bound, its last quarter is not
+    # like its second.
+    growing = [(i / 100, 0.01 + 0.05 * max(0.0, i / 100 - 2), 201, True) for i in range(800)]
+    assert max(lat for _, lat, _, _ in growing) < 0.5
+    assert not kept_up(growing, 8.0)
+    assert not kept_up([], 8.0)
+
+
+def test_no_customer_meets_one_flight_past_the_hold_cap():
+    # 19 flights, 6,444 arrivals: 323 customers would be 17 x 19, each customer always on
+    # the same flight, 20 holds where the cap is 9.  The count is made coprime instead.
+    from bench.open_loop import arrival_flights, customers_needed
+
+    args = SimpleNamespace(clients=100, open_loop_seconds=20.0)
+    customers = customers_needed(322.2, args, 20.0, 19)
+    assert customers >= 323 and customers % 19 != 0
+    flights = list(range(19))
+    for mix in ("together", "steady"):
+        per_pair: dict[tuple[int, int], int] = {}
+        for i, flight in enumerate(arrival_flights(6444, flights, oversubscribe=2, mix=mix)):
+            key = (i % customers, flight)
+            per_pair[key] = per_pair.get(key, 0) + 1
+        assert max(per_pair.values()) <= 9, mix

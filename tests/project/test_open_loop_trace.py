@@ -1,0 +1,135 @@
+"""The open loop's trace (bench/open_loop_trace.py): the generator's send lag, each
+request's time split at Django's edges from the access log, and CPU shares from samples."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from bench.open_loop_trace import access_lines, cpu_shares, generator_view, server_view
+
+WALL = 1_800_000_000.0  # a wall-clock second the traces below were sent around
+
+
+def trace(i: int, *, scheduled: float, sent: float, latency: float, new=False, connect=0.0):
+    return (scheduled, sent, latency, 201, new, connect, f"open-loop-7-{i:06d}", WALL + sent)
+
+
+def test_the_send_lag_is_the_actual_send_after_the_scheduled_one():
+    traces = [trace(i, scheduled=i, sent=i + 0.001, latency=0.01) for i in range(99)]
+    traces.append(trace(99, scheduled=99, sent=99.25, latency=0.01, new=True, connect=0.02))
+    view = generator_view(traces)
+    assert view["arrivals"] == 100
+    assert view["send_lag"]["p50"] == pytest.approx(0.001)
+    assert view["send_lag"]["p99"] == pytest.approx(0.25)  # the one late send shows
+    assert view["new_connections"] == 1 and view["connect"]["max"] == pytest.approx(0.02)
+
+
+def access_line(request_id: str, *, ended: float, duration_ms: float) -> str:
+    return json.dumps(
+        {
+            "ts": datetime.fromtimestamp(ended, UTC).isoformat(timespec="milliseconds"),
+            "logger": "seatkeeper.requests",
+            "request_id": request_id,
+            "duration_ms": duration_ms,
+        }
+    )
+
+
+def test_the_latency_splits_at_djangos_edges(tmp_path):
+    # Sent at WALL+1.0, 1.5 s answered; Django began at WALL+2.0 and took 0.1 s: one
+    # second before Django (a queue in front of it), 0.4 s after.
+    log = tmp_path / "web.log"
+    log.write_text(
+        "\n".join(
+            [
+                "granian says hello",
+                access_line("open-loop-7-000000", ended=WALL + 2.1, duration_ms=100.0),
+                access_line("someone-else-000001", ended=WALL + 2.1, duration_ms=1.0),
+                '{"broken": ',
+            ]
+        )
+    )
+    lines = access_lines(log, "open-loop-7-")
+    assert list(lines) == ["open-loop-7-000000"]
+    view = server_view(
+        [
+            trace(0, scheduled=1.0, sent=1.0, latency=1.5),
+            trace(1, scheduled=2.0, sent=2.0, latency=0.01),  # not in the log
+        ],
+        lines,
+    )
+    assert view["matched"] == 1 and view["unmatched"] == 1
+    assert view["before_django"]["p50"] == pytest.approx(1.0, abs=0.002)
+    assert view["in_django"]["p50"] == pytest.approx(0.1)
+    assert view["after_django"]["p50"] == pytest.approx(0.4, abs=0.002)
+    assert access_lines(tmp_path / "missing.log", "x") == {}
+
+
+def test_cpu_shares_are_per_interval_with_the_other_tenants_and_idle():
+    # Two cores, two 1 s intervals: web uses 0.5 then 1.0 s, the machine 1.0 then 2.0 s.
+    samples = [
+        (0.0, {"web": 10.0}, 100.0),
+        (1.0, {"web": 10.5}, 101.0),
+        (2.0, {"web": 11.5}, 103.0),
+    ]
+    shares = cpu_shares(samples, cores=2)
+    assert shares["web"] == {"mean": 75.0, "peak": 100.0}
+    assert shares["other"] == {"mean": 75.0, "peak": 100.0}  # busy, but not ours
+    assert shares["idle"] == {"mean": 50.0, "peak": 100.0}
+    # A group first seen in a later sample (the load generator) counts from there.
+    late = [(0.0, {}, 0.0), (1.0, {"loadgen": 5.0}, 0.5), (2.0, {"loadgen": 5.25}, 1.0)]
+    assert cpu_shares(late, cores=2)["loadgen"]["peak"] == 25.0
+
+
+def test_an_open_loop_latency_counts_from_the_scheduled_send_not_the_actual_one():
+    """Coordinated omission: when the generator sends late (here its own loop is blocked by
+    a slow server on the same loop), the customer's wait began at the scheduled time.  Each
+    record's latency is the traced send lag plus the latency from the actual send."""
+    import asyncio
+    import time
+
+    from aiohttp import web
+
+    from bench.flash_sale_load import _load
+
+    async def hold(request):
+        time.sleep(0.01)  # blocks the loop the generator shares: its next sends go late
+        return web.json_response({}, status=201)
+
+    async def main():
+        app = web.Application()
+        app.router.add_post("/api/bookings", hold)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        try:
+            return await _load(
+                {
+                    "base_url": f"http://127.0.0.1:{port}",
+                    "kind": "open_loop",
+                    "rate": 300.0,
+                    "seconds": 0.3,
+                    "seed": 1,
+                    "arrival_flights": [1] * 200,
+                    "tokens": ["t"],
+                    "timeout": 30,
+                }
+            )
+        finally:
+            await runner.cleanup()
+
+    result = asyncio.run(main())
+    records, traces = result["records"], result["traces"]
+    assert len(records) == len(traces) > 30
+    lags = {round(t[0], 9): t[1] - t[0] for t in traces}
+    assert max(lags.values()) > 0.05  # the generator did fall behind its schedule
+    by_due = {round(t[0], 9): t for t in traces}
+    for due, latency, status, won in records:
+        scheduled, sent, from_send = by_due[round(due, 9)][:3]
+        assert status == 201 and won
+        assert latency == pytest.approx(sent - scheduled + from_send, abs=1e-6)
