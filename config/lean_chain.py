@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
+from django.core.exceptions import MiddlewareNotUsed
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.exception import convert_exception_to_response, response_for_exception
 from django.utils.deprecation import MiddlewareMixin
@@ -76,7 +77,10 @@ def lean_chain(full_chain):
     chain = convert_exception_to_response(handler)
     for group in reversed(_runs(classes)):
         if len(group) == 1:
-            layer = group[0](chain)
+            try:
+                layer = group[0](chain)
+            except MiddlewareNotUsed:  # as Django's chain leaves it out
+                continue
         else:
             layer = MergedHooks([cls(chain) for cls in group], chain)
         chain = convert_exception_to_response(layer)

@@ -15,11 +15,14 @@ from rest_framework.response import Response
 from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
-from kernel.web.headers import header
 from kernel.web.lean import CopiedFields, PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
-from kernel.web.renderers import cached_json_response, camel_json, etag_matches
+from kernel.web.renderers import (
+    cached_json_response,
+    camel_json,
+    etag_known_to,
+)
 from waitroom.room_api import WaitingRoomSummarySerializer
 
 IATA = r"^[A-Za-z]{3}$"
@@ -146,7 +149,6 @@ class FlightSearchApi(PublicReadApi):
         query = FlightSearchQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = page_of(request.query_params)
-        if_none_match = header(request, "If-None-Match")
         found, has_more = selectors.search_flights_json(
             origin=query.validated_data["from"],
             destination=query.validated_data["to"],
@@ -154,7 +156,7 @@ class FlightSearchApi(PublicReadApi):
             render=lambda flights: camel_json(FlightSerializer(flights, many=True).data),
             offset=page.offset,
             limit=page.limit,
-            known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
+            known=etag_known_to(request),
         )
         response = cached_json_response(request, body=found.body, etag=found.etag)
         for name, value in page_links(request, page=page, has_more=has_more).items():
@@ -190,11 +192,10 @@ class SeatMapApi(PublicReadApi):
         responses={200: SeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, flight_id: int):
-        if_none_match = header(request, "If-None-Match")
         found = selectors.seat_map_json(
             flight_id=flight_id,
             render=lambda seats: camel_json(SeatMapSerializer(seats).data),
-            known=(lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None,
+            known=etag_known_to(request),
         )
         if found is None:
             raise SaleNotFound(gettext("There is no flight %(id)s.") % {"id": flight_id})

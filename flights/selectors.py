@@ -257,23 +257,13 @@ def seat_map_json(
     this answer moves a few bytes, not the whole map.
     """
     sale_id = sale_id_of_flight(flight_id) or 0
-    # Version, meta and body share the sale's hash tag: one MGET, one slot, on a cluster too.
+    found, version = _cached_seat_map(
+        sale_id=sale_id, flight_id=flight_id, known=known, stale_ok=True
+    )
+    if found is not None:
+        return found
     meta_key = seat_map_meta_key(sale_id=sale_id, flight_id=flight_id)
     body_key = f"{meta_key}:body"
-    wanted = [version_key(sale_id), meta_key] + ([] if known else [body_key])
-    found = cache.get_many(wanted) or {}  # {} or None when Redis is down
-    version = found.get(version_key(sale_id)) or 0
-    meta = found.get(meta_key)  # (version, etag, built at)
-    if meta is not None and meta[0] == version:
-        fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
-        if fresh or not cache.add(f"{meta_key}:rebuilding", 1, timeout=5):
-            if known and known(meta[1]):
-                return CachedJson(body=None, etag=meta[1])
-            stored = found.get(body_key) if body_key in wanted else cache.get(body_key)
-            # The body carries its own ETag: two rebuilders racing may pair keys of two
-            # versions for a moment; such a pair is a miss, never a wrong 304 later.
-            if stored is not None and stored[0] == meta[1]:
-                return CachedJson(body=stored[1], etag=meta[1])
     with replica.reads_caught_up():  # seats at least as new as `version` (kernel/replica.py)
         data = seat_map(flight_id=flight_id)
     if data is None:
@@ -285,6 +275,44 @@ def seat_map_json(
     cache.set(meta_key, (version, etag, time_module.time()), timeout)
     cache.delete(f"{meta_key}:rebuilding")
     return CachedJson(body=body, etag=etag)
+
+
+def cached_seat_map_json(
+    *, flight_id: int, known: Callable[[str], bool] | None = None
+) -> CachedJson | None:
+    """`seat_map_json`'s answer when the cache alone gives it, fresh; None when only
+    `seat_map_json` can answer: a flight this process has not met (its sale is unknown without
+    a query), a miss, an entry of an older version or past SEAT_MAP_SECONDS (whose rebuild
+    `seat_map_json` arranges), or Redis down.  For config/cached_reads.py's fast path."""
+    sale_id = _sale_of_flight.get(flight_id)
+    if sale_id is None:
+        return None
+    return _cached_seat_map(sale_id=sale_id, flight_id=flight_id, known=known, stale_ok=False)[0]
+
+
+def _cached_seat_map(
+    *, sale_id: int, flight_id: int, known: Callable[[str], bool] | None, stale_ok: bool
+) -> tuple[CachedJson | None, int]:
+    """The cached seat map (None: rebuild it) and the live version it was compared with.  An
+    entry past SEAT_MAP_SECONDS is served when `stale_ok` and another reader is rebuilding it."""
+    # Version, meta and body share the sale's hash tag: one MGET, one slot, on a cluster too.
+    meta_key = seat_map_meta_key(sale_id=sale_id, flight_id=flight_id)
+    body_key = f"{meta_key}:body"
+    wanted = [version_key(sale_id), meta_key] + ([] if known else [body_key])
+    found = cache.get_many(wanted) or {}  # {} or None when Redis is down
+    version = found.get(version_key(sale_id)) or 0
+    meta = found.get(meta_key)  # (version, etag, built at)
+    if meta is not None and meta[0] == version:
+        fresh = time_module.time() - meta[2] < _ttl("SEAT_MAP_SECONDS")
+        if fresh or (stale_ok and not cache.add(f"{meta_key}:rebuilding", 1, timeout=5)):
+            if known and known(meta[1]):
+                return CachedJson(body=None, etag=meta[1]), version
+            stored = found.get(body_key) if body_key in wanted else cache.get(body_key)
+            # The body carries its own ETag: two rebuilders racing may pair keys of two
+            # versions for a moment; such a pair is a miss, never a wrong 304 later.
+            if stored is not None and stored[0] == meta[1]:
+                return CachedJson(body=stored[1], etag=meta[1]), version
+    return None, version
 
 
 def seat_map_meta_key(*, sale_id: int, flight_id: int) -> str:

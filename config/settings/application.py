@@ -38,6 +38,9 @@ MIDDLEWARE = [
     # Then: every response (even an early error) carries the request id and is measured.
     "config.middleware.RequestIdMiddleware",
     "config.middleware.MetricsMiddleware",
+    # A cached seat map (GET, no cookie, no credentials) answered here through the same hooks,
+    # without URL resolution and DRF (config/cached_reads.py); all else passes on.
+    "config.cached_reads.CachedReadMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # WhiteNoise's own middleware is sync-only: under ASGI it would cost every request two
     # extra thread hops.  Ours is the same lookup, usable from async code.
@@ -63,6 +66,8 @@ MIDDLEWARE = [
 
 # Off: every request takes the whole list above (the lean chain's tests compare both).
 LEAN_API_REQUESTS = env.bool("LEAN_API_REQUESTS", default=True)
+# Off: a cached seat map takes the long way too (the fast path's tests compare both).
+CACHED_READ_FAST_PATH = env.bool("CACHED_READ_FAST_PATH", default=True)
 # What an /api/ request without a Cookie header skips, each because it does nothing for one:
 LEAN_API_SKIPS = [
     # No static file is served under /api/ (STATIC_URL is /static/, no WHITENOISE_ROOT).

@@ -16,12 +16,18 @@ from rest_framework.negotiation import DefaultContentNegotiation
 _ANY = (None, "", "*/*")
 
 
+def takes_first_renderer(accept: str | None, media_type: str) -> bool:
+    """Whether DRF's negotiation gives the first renderer (of `media_type`) for this Accept
+    header without needing to parse it (and no format named in the URL or query)."""
+    return accept in _ANY or accept == media_type == "application/json"
+
+
 class QuickContentNegotiation(DefaultContentNegotiation):
     def select_renderer(self, request, renderers, format_suffix=None):
         accept = request.META.get("HTTP_ACCEPT")
         if not format_suffix and not self._may_name_a_format(request):
             first = renderers[0]
-            if accept in _ANY or accept == first.media_type == "application/json":
+            if takes_first_renderer(accept, first.media_type):
                 return first, first.media_type
         return super().select_renderer(request, renderers, format_suffix)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -120,6 +121,13 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
         return True
     tags = parse_etags(if_none_match)
     return "*" in tags or _weak(etag) in {_weak(t) for t in tags}
+
+
+def etag_known_to(request) -> Callable[[str], bool] | None:
+    """Whether the client already has an ETag (its If-None-Match), for the cached reads'
+    selectors (`known=`); None when it sent none (then the body is fetched with the ETag)."""
+    if_none_match = header(request, "If-None-Match")
+    return (lambda etag: etag_matches(if_none_match, etag)) if if_none_match else None
 
 
 def cached_json_response(request, *, body: bytes | None, etag: str) -> HttpResponse:

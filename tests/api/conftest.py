@@ -7,6 +7,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from bookings.models import Booking
+from config import middleware as config_middleware
 from tests.factories import UserFactory
 
 
@@ -106,3 +107,23 @@ DECLINED_CARD = "4000000000000002"
 def pay(client, booking_id: int, key: str | None = "key-1", **body):
     headers = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
     return client.post(f"/api/bookings/{booking_id}/payments", body, format="json", **headers)
+
+
+@pytest.fixture
+def observed(monkeypatch):
+    """Every request metric and access log line, in order."""
+    seen: list[tuple] = []
+    real = config_middleware.metrics.observe_request
+
+    def observe_request(*, route, method, status, seconds):
+        seen.append(("metric", route, method, status))
+        return real(route=route, method=method, status=status, seconds=seconds)
+
+    monkeypatch.setattr(config_middleware.metrics, "observe_request", observe_request)
+
+    def info(msg, *args, extra=None, **kwargs):
+        fields = {k: v for k, v in (extra or {}).items() if k != "duration_ms"}
+        seen.append(("log", msg % args, tuple(sorted(fields.items()))))
+
+    monkeypatch.setattr(config_middleware.access_log, "info", info)
+    return seen

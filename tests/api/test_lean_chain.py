@@ -17,7 +17,6 @@ from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
 from config import lean_chain
-from config import middleware as config_middleware
 from tests.api.conftest import client_for
 from tests.factories import UserFactory
 
@@ -45,28 +44,9 @@ def merged_calls(monkeypatch):
     return calls
 
 
-@pytest.fixture
-def observed(monkeypatch):
-    """Every request metric and access log line, in order."""
-    seen: list[tuple] = []
-    real = config_middleware.metrics.observe_request
-
-    def observe_request(*, route, method, status, seconds):
-        seen.append(("metric", route, method, status))
-        return real(route=route, method=method, status=status, seconds=seconds)
-
-    monkeypatch.setattr(config_middleware.metrics, "observe_request", observe_request)
-
-    def info(msg, *args, extra=None, **kwargs):
-        fields = {k: v for k, v in (extra or {}).items() if k != "duration_ms"}
-        seen.append(("log", msg % args, tuple(sorted(fields.items()))))
-
-    monkeypatch.setattr(config_middleware.access_log, "info", info)
-    return seen
-
-
 def build(settings, *, user=None, lean: bool, skips: list[str] | None = None, login=False):
     settings.LEAN_API_REQUESTS = lean
+    settings.CACHED_READ_FAST_PATH = False  # the chain itself (tests/api/test_cached_reads.py)
     if skips is not None:
         settings.LEAN_API_SKIPS = skips
     client = client_for(user if not login else None)
@@ -449,6 +429,7 @@ def test_under_asgi_every_request_takes_djangos_chain(settings, flight, merged_c
     from django.test import AsyncClient
 
     answers = []
+    settings.CACHED_READ_FAST_PATH = False  # its own test: tests/api/test_cached_reads.py
     for lean in (True, False):
         settings.LEAN_API_REQUESTS = lean
         client = AsyncClient()
