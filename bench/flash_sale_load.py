@@ -17,6 +17,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD = "4242424242424242"  # the sandbox's approved card
+OPEN_LOOP_CONNECTIONS = 256  # under one granian worker's 512-connection backpressure
 
 
 async def _load(spec: dict[str, Any]) -> dict[str, Any]:
@@ -29,7 +30,14 @@ async def _load(spec: dict[str, Any]) -> dict[str, Any]:
     budget = {"left": spec.get("requests", 0)}
     start_gate = asyncio.Event()
     traces: list[tuple] = []  # the open loop's, bench/open_loop_trace.py's Trace
-    connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    # The open loop's connections are bounded, as a proxy's are: granian's --backpressure
+    # (backlog / workers = 512 a worker) counts *open connections*, idle keep-alive ones
+    # too, and an unbounded client that opened one per concurrent request during a queue
+    # (1,400+) left the rest in the accept queue until granian dropped idle ones after its
+    # 30 s --http1-header-read-timeout: the 22-31 s losers of 6 Dec 2026.  A request that
+    # waits here for a connection still counts its wait (latency from the schedule).
+    limit = spec.get("connections", OPEN_LOOP_CONNECTIONS) if kind == "open_loop" else 0
+    connector = aiohttp.TCPConnector(limit=limit, force_close=False)
     timeout = aiohttp.ClientTimeout(total=60)
     session_kw = {"connector": connector, "timeout": timeout, "trace_configs": [new_connections()]}
 

@@ -133,3 +133,60 @@ def test_an_open_loop_latency_counts_from_the_scheduled_send_not_the_actual_one(
         scheduled, sent, from_send = by_due[round(due, 9)][:3]
         assert status == 201 and won
         assert latency == pytest.approx(sent - scheduled + from_send, abs=1e-6)
+
+
+def test_the_open_loop_holds_no_more_connections_than_its_bound():
+    """granian's backpressure counts open connections; an unbounded generator opened one
+    per concurrent request and starved the server's accept loop.  With the bound, requests
+    beyond it wait for a connection in the generator (and that wait is in their latency)."""
+    import asyncio
+
+    from aiohttp import web
+
+    from bench.flash_sale_load import _load
+
+    open_now = {"max": 0}
+
+    async def hold(request):
+        await asyncio.sleep(0.2)  # slow answers: concurrency builds up
+        return web.json_response({}, status=201)
+
+    async def main():
+        app = web.Application()
+        app.router.add_post("/api/bookings", hold)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+
+        async def count():
+            while True:
+                n = len(runner.server.connections)
+                open_now["max"] = max(open_now["max"], n)
+                await asyncio.sleep(0.005)
+
+        counter = asyncio.create_task(count())
+        try:
+            return await _load(
+                {
+                    "base_url": f"http://127.0.0.1:{port}",
+                    "kind": "open_loop",
+                    "rate": 200.0,
+                    "seconds": 0.5,
+                    "seed": 1,
+                    "arrival_flights": [1] * 200,
+                    "tokens": ["t"],
+                    "timeout": 30,
+                    "connections": 5,
+                }
+            )
+        finally:
+            counter.cancel()
+            await runner.cleanup()
+
+    result = asyncio.run(main())
+    assert len(result["records"]) > 60  # ~100 arrivals, ~40 at once unbounded
+    assert 0 < open_now["max"] <= 5
+    # Arrivals that waited for one of the 5 connections count that wait.
+    assert max(latency for _, latency, _, _ in result["records"]) > 0.5
