@@ -3,6 +3,7 @@
 import configparser
 import ipaddress
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -45,6 +46,34 @@ def test_compose_describes_the_production_shape():
     assert services["ws"]["command"][services["ws"]["command"].index("--port") + 1] == "8001"
     assert "8001" in services["ws"]["healthcheck"]["test"][-1]
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
+
+
+GRANIAN_IDLE_CLOSE_MS = 30_000  # granian's --http1-header-read-timeout default
+
+
+def upstream_keepalive_seconds(config: str) -> float:
+    """nginx's idle timeout for kept connections to the web nodes (60 s when unset)."""
+    block = re.search(r"upstream seatkeeper_web \{(.*?)\}", config, re.DOTALL).group(1)
+    found = re.search(r"^\s*keepalive_timeout\s+(\d+)(ms|s)?;", block, re.MULTILINE)
+    if not found:
+        return 60.0
+    value, unit = int(found.group(1)), found.group(2) or "s"
+    return value / 1000 if unit == "ms" else float(value)
+
+
+def test_nginx_drops_an_idle_upstream_connection_before_the_web_node_does():
+    # Else nginx can hand a POST to a connection granian closed a moment before: a 502 that
+    # nginx may not repeat (docs/performance.md, "where the open loop's queue forms").
+    config = (ROOT / "deploy" / "nginx" / "seatkeeper.conf").read_text()
+    for name in ("web1", "web2"):
+        command = compose()["services"][name]["command"]
+        flag = "--http1-header-read-timeout"
+        idle_close = int(command[command.index(flag) + 1]) if flag in command else None
+        idle_close_s = (idle_close or GRANIAN_IDLE_CLOSE_MS) / 1000
+        assert upstream_keepalive_seconds(config) < idle_close_s, name
+    # The control: nginx's own default outlives granian's.
+    without = re.sub(r"^\s*keepalive_timeout .*$", "", config, flags=re.MULTILINE)
+    assert upstream_keepalive_seconds(without) == 60.0 > GRANIAN_IDLE_CLOSE_MS / 1000
 
 
 def test_every_process_reaches_postgresql_through_pgbouncer_and_only_migrate_directly():
