@@ -1,4 +1,5 @@
-"""A cached seat map answered without URL resolution and DRF (issue 26).
+"""A cached seat map (a flight's or an event's) answered without URL resolution and DRF
+(issue 26).
 
 A warm seat map or its 304 is one Redis read, yet it walked the whole request: the middleware
 chain, URL resolution, DRF's dispatch (a `Request`, negotiation, permission and throttle
@@ -12,9 +13,9 @@ answers itself, through the same code the long way runs:
   the locale and `Content-Language`, X-Frame-Options...): their own `process_request` and
   `process_response`, in the lean chain's order and nesting (`MergedHooks`), the same
   instances' hooks whatever the settings say is in MIDDLEWARE;
-* the body and the ETag: the view's selector (`cached_seat_map_json`, the cache half of
-  `seat_map_json`) and `cached_json_response`; DRF's own `finalize_response` of the view
-  class adds its headers (`Allow`).
+* the body and the ETag: the view's selector (`cached_seat_map_json` of flights.selectors or
+  events.seat_map, the cache half of its `seat_map_json`) and `cached_json_response`; DRF's
+  own `finalize_response` of the view class adds its headers (`Allow`).
 
 What it does not run, each because it does nothing for such a request: URL resolution (the
 match is remembered per path; its view class decides, not a second pattern), DRF's dispatch
@@ -27,7 +28,7 @@ here turns the fast path off at load: the safe default.
 
 Anything else takes the long way unchanged: a cookie, credentials, a query, HEAD or another
 method, another Accept, a miss or a stale entry (whose rebuild `seat_map_json` arranges), a
-flight this process has not met yet, Redis down.  tests/api/test_cached_reads.py compares
+flight or event this process has not met yet, Redis down.  tests/api/test_cached_reads.py compares
 both ways' answers byte for byte, with controls.  `CACHED_READ_FAST_PATH=false` turns it off.
 """
 
@@ -48,6 +49,8 @@ from django.utils.module_loading import import_string
 from rest_framework.permissions import AllowAny
 
 from config.lean_chain import MergedHooks, takes_lean_chain
+from events import seat_map as event_seat_map
+from events.api import EventSeatMapApi
 from flights.api import SeatMapApi
 from flights.selectors import cached_seat_map_json
 from kernel.web.negotiation import takes_first_renderer
@@ -68,6 +71,9 @@ VIEW_HOOKS_PASSED_BY = (CsrfViewMiddleware,)  # returns at once for an exempt vi
 READS = {
     SeatMapApi: lambda kwargs, known: cached_seat_map_json(
         flight_id=kwargs["flight_id"], known=known
+    ),
+    EventSeatMapApi: lambda kwargs, known: event_seat_map.cached_seat_map_json(
+        event_id=kwargs["event_id"], known=known
     ),
 }
 

@@ -15,11 +15,10 @@ from bookings.models import SeatStatus
 from events import seat_map, selectors
 from events.errors import EventNotFound
 from events.models import EventCategory, EventStatus, SectionKind, StageSide
-from kernel.web.headers import header
 from kernel.web.lean import PublicReadApi
 from kernel.web.openapi import problems
 from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
-from kernel.web.renderers import cached_json_response, camel_json, etag_matches
+from kernel.web.renderers import cached_json_response, camel_json, etag_known_to
 from waitroom.room_api import WaitingRoomSummarySerializer
 
 
@@ -221,11 +220,10 @@ class EventSeatMapApi(PublicReadApi):
         responses={200: EventSeatMapSerializer, 304: None, **problems(401, 404)},
     )
     def get(self, request, event_id: int):
-        if_none_match = header(request, "If-None-Match")
         found = seat_map.seat_map_json(
             event_id=event_id,
             render=lambda data: camel_json(EventSeatMapSerializer(data).data),
-            known=lambda etag: etag_matches(if_none_match, etag),
+            known=etag_known_to(request),
         )
         if found is None:
             raise EventNotFound(gettext("There is no event %(id)s.") % {"id": event_id})

@@ -27,28 +27,74 @@ from events.sale_snapshot import standing_sections
 from events.selectors import category_places
 from kernel import redis_clients, replica
 
+_sale_of_event: dict[int, int] = {}
+
+
+def sale_id_of_event(event_id: int) -> int | None:
+    """The sale an event sells through (None: no such event, or not on sale yet).  Once set
+    it never changes (`events.services._open_sale` sets it only where it is null; the sale is
+    PROTECTed), so a found answer is kept for the life of the process: the seat map's hot read
+    needs no query (as `flights.selectors.sale_id_of_flight`)."""
+    sale_id = _sale_of_event.get(event_id)
+    if sale_id is None:
+        sale_id = Event.objects.filter(pk=event_id).values_list("sale_id", flat=True).first()
+        if sale_id is not None:
+            _sale_of_event[event_id] = sale_id
+    return sale_id
+
 
 def seat_map_json(
-    *, event_id: int, render: Callable[[dict[str, Any]], bytes], known: Callable[[str], bool]
+    *,
+    event_id: int,
+    render: Callable[[dict[str, Any]], bytes],
+    known: Callable[[str], bool] | None = None,
 ) -> CachedJson | None:
     """The seat map as finished JSON bytes and its ETag; None if the event sells nothing
     (unknown, draft).  `known(etag)` true: the client has it, the body is not even read."""
-    sale_id = Event.objects.filter(pk=event_id).values_list("sale_id", flat=True).first()
+    sale_id = sale_id_of_event(event_id)
     if sale_id is None:
         return None
-    version = current_version(sale_id)
-    key = f"events:seatmap:v2:{redis_clients.sale_tag(sale_id)}:{event_id}:{version}"
-    found = cache.get(key)  # (etag, body); None when missing or Redis is down
+    found, version = _cached_seat_map(sale_id=sale_id, event_id=event_id, known=known)
     if found is not None:
-        return CachedJson(body=None if known(found[0]) else found[1], etag=found[0])
+        return found
     with replica.reads_caught_up():  # seats at least as new as `version` (kernel/replica.py)
         data = seat_map(event_id=event_id)
     if data is None:
         return None
     body = render(data)
     etag = f'W/"e{event_id}.{version}.{hashlib.sha256(body).hexdigest()[:16]}"'
-    cache.set(key, (etag, body), _ttl())
+    cache.set(_key(sale_id=sale_id, event_id=event_id, version=version), (etag, body), _ttl())
     return CachedJson(body=body, etag=etag)
+
+
+def cached_seat_map_json(
+    *, event_id: int, known: Callable[[str], bool] | None = None
+) -> CachedJson | None:
+    """`seat_map_json`'s answer when the cache alone gives it; None when only `seat_map_json`
+    can answer: an event this process has not met (its sale is unknown without a query), a
+    miss (an older version's entry, one past SEAT_MAP_SECONDS, never built) or Redis down.
+    Every entry found is fresh: it lives SEAT_MAP_SECONDS under its version's key.  For
+    config/cached_reads.py's fast path."""
+    sale_id = _sale_of_event.get(event_id)
+    if sale_id is None:
+        return None
+    return _cached_seat_map(sale_id=sale_id, event_id=event_id, known=known)[0]
+
+
+def _cached_seat_map(
+    *, sale_id: int, event_id: int, known: Callable[[str], bool] | None
+) -> tuple[CachedJson | None, int]:
+    """The cached seat map (None: build it) and the live version it was looked up under."""
+    version = current_version(sale_id)
+    found = cache.get(_key(sale_id=sale_id, event_id=event_id, version=version))
+    if found is None:  # missing, expired, or Redis is down
+        return None, version
+    etag, body = found
+    return CachedJson(body=None if known and known(etag) else body, etag=etag), version
+
+
+def _key(*, sale_id: int, event_id: int, version: int) -> str:
+    return f"events:seatmap:v2:{redis_clients.sale_tag(sale_id)}:{event_id}:{version}"
 
 
 def _ttl() -> int:

@@ -7,14 +7,18 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache, caches
 from django.core.exceptions import MiddlewareNotUsed
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.throttling import AnonRateThrottle
 
+from bookings.live import publish_plan_change
 from config import cached_reads
+from events import seat_map as event_seat_map
+from events.api import EventSeatMapApi
 from flights import selectors
 from flights.api import SeatMapApi
 from tests.api.conftest import client_for
 from tests.api.test_lean_chain import SECURITY, answer, differences, seat_map_url
+from tests.events.factories import EventFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +56,17 @@ def etag(flight):
 
 def shapes(flight, etag: str) -> list[tuple[str, str, dict, bool]]:
     """(name, path, request headers, answered by the fast path)."""
-    url = seat_map_url(flight)
+    return shapes_of(
+        seat_map_url(flight),
+        etag,
+        missing="/api/flights/999999/seats",
+        parent=f"/api/flights/{flight.pk}",
+    )
+
+
+def shapes_of(url: str, etag: str, *, missing: str, parent: str):
+    """A seat map's request shapes: `missing` is a seat map that does not exist, `parent`
+    the URL of what it belongs to."""
     on = {"secure": True}
     return [
         ("warm 200", url, on, True),
@@ -84,9 +98,9 @@ def shapes(flight, etag: str) -> list[tuple[str, str, dict, bool]]:
         ("an unknown query", f"{url}?x=1", on, False),
         ("a bad token", url, {**on, "HTTP_AUTHORIZATION": "Token nope"}, False),
         ("a cookie", url, {**on, "HTTP_COOKIE": "csrftoken=" + "x" * 32}, False),
-        ("no such flight", "/api/flights/999999/seats", on, False),
+        ("no such flight or event", missing, on, False),
         ("slash appended?", f"{url}/", on, False),
-        ("the flight", f"/api/flights/{flight.pk}", on, False),
+        ("the flight or event", parent, on, False),
         ("no such URL", "/api/nothing-here", on, False),
     ]
 
@@ -94,10 +108,16 @@ def shapes(flight, etag: str) -> list[tuple[str, str, dict, bool]]:
 def compare(settings, observed, fast_answers, flight, etag, *, skips=None, method="get"):
     """Each shape through the fast path and the long way (Django's chain, fast path off):
     {name: differences}, and {name: whether the fast path answered it}."""
+    return compare_shapes(
+        settings, observed, fast_answers, shapes(flight, etag), skips=skips, method=method
+    )
+
+
+def compare_shapes(settings, observed, fast_answers, requests, *, skips=None, method="get"):
     fast = build(settings, fast=True, skips=skips)
     slow = build(settings, fast=False, lean=False)
     found, answered = {}, {}
-    for name, path, kwargs, _ in shapes(flight, etag):
+    for name, path, kwargs, _ in requests:
         del observed[:], fast_answers[:]
         a = answer(getattr(fast, method)(path, **kwargs))
         fast_seen, answered[name] = list(observed), bool(fast_answers)
@@ -238,3 +258,125 @@ def test_under_asgi_the_fast_path_answers_the_same(settings, flight, etag, fast_
     assert [a["status"] for a in answers] == [200, 304, 200, 304]
     assert differences(answers[0], answers[2]) == differences(answers[1], answers[3]) == []
     assert fast_answers == [seat_map_url(flight)] * 2
+
+
+# The events' seat map (`EventSeatMapApi`, events.seat_map.cached_seat_map_json): the same
+# shapes, the same comparison, and what is its own: the entry's key holds the live version,
+# so a seat or plan change is a miss; the event's sale is remembered per process.
+
+
+def event_seat_map_url(event) -> str:
+    return f"/api/events/{event.pk}/seats"
+
+
+@pytest.fixture
+def event(settings):
+    # Entries live SEAT_MAP_SECONDS (3): long enough here that none expires mid-comparison
+    # (a rebuilt body has a new `generatedAt`, which the comparison would call a difference).
+    settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 60}
+    return EventFactory()
+
+
+@pytest.fixture
+def event_etag(event):
+    """The event's seat map read once (warm: the cache and this process's event-to-sale memo)."""
+    return client_for().get(event_seat_map_url(event), secure=True)["ETag"]
+
+
+def event_shapes(event, etag: str):
+    return shapes_of(
+        event_seat_map_url(event),
+        etag,
+        missing="/api/events/999999/seats",
+        parent=f"/api/events/{event.pk}",
+    )
+
+
+def test_the_events_seat_map_answers_as_the_long_way(
+    settings, event, event_etag, observed, fast_answers
+):
+    requests = event_shapes(event, event_etag)
+    found, answered = compare_shapes(settings, observed, fast_answers, requests)
+    assert {name: d for name, d in found.items() if d} == {}
+    assert answered == {name: fast for name, _, _, fast in requests}
+    assert sum(answered.values()) == 16
+
+
+def test_control_without_its_entry_in_reads_the_events_seat_map_goes_the_long_way(
+    settings, event, event_etag, observed, fast_answers, monkeypatch
+):
+    monkeypatch.delitem(cached_reads.READS, EventSeatMapApi)
+    requests = event_shapes(event, event_etag)
+    found, answered = compare_shapes(settings, observed, fast_answers, requests)
+    assert {name: d for name, d in found.items() if d} == {}
+    assert not any(answered.values())  # so the test above sees the fast path answer
+
+
+def test_the_events_seat_map_fast_path_asks_postgresql_nothing(
+    settings, event, event_etag, fast_answers, django_assert_num_queries
+):
+    client = build(settings, fast=True)
+    url = event_seat_map_url(event)
+    with django_assert_num_queries(0):
+        assert client.get(url, secure=True, HTTP_IF_NONE_MATCH=event_etag).status_code == 304
+        assert client.get(url, secure=True).json()["eventId"] == event.pk
+    assert fast_answers == [url, url]
+
+
+def test_an_event_seat_change_a_miss_an_unmet_event_and_redis_down_go_the_long_way(
+    settings, event, event_etag, fast_answers, monkeypatch
+):
+    client = build(settings, fast=True)
+    url = event_seat_map_url(event)
+    # A seat or plan change bumps the live version: the old entry is not the answer any more.
+    publish_plan_change(sale_id=event.sale_id)
+    changed = client.get(url, secure=True, HTTP_IF_NONE_MATCH=event_etag)
+    assert (changed.status_code, fast_answers) == (200, [])
+    assert changed["ETag"] != event_etag  # control: the old ETag is not a 304 any more
+    assert client.get(url, secure=True, HTTP_IF_NONE_MATCH=changed["ETag"]).status_code == 304
+    assert fast_answers == [url]
+    del fast_answers[:]
+    cache.clear()  # a miss: the long way rebuilds it, then the fast path answers
+    assert client.get(url, secure=True).status_code == 200
+    assert fast_answers == []
+    assert client.get(url, secure=True).status_code == 200
+    assert fast_answers == [url]
+    # A process that has not met the event: the long way asks PostgreSQL for its sale once.
+    monkeypatch.setattr(event_seat_map, "_sale_of_event", {})
+    assert client.get(url, secure=True).status_code == 200
+    assert fast_answers == [url]
+    assert client.get(url, secure=True).status_code == 200
+    assert fast_answers == [url, url]
+    # Redis down (the cache answers nothing): the long way, which rebuilds from PostgreSQL.
+    monkeypatch.setattr(caches["default"], "get", lambda key, default=None, **kw: default)
+    assert client.get(url, secure=True).status_code == 200
+    assert fast_answers == [url, url]
+
+
+def test_an_event_not_on_sale_is_404_the_long_way_and_not_remembered(settings, fast_answers):
+    draft = EventFactory(publish=False)
+    assert draft.sale_id is None
+    client = build(settings, fast=True)
+    url = event_seat_map_url(draft)
+    for _ in range(2):
+        response = client.get(url, secure=True)
+        assert response.status_code == 404
+        assert response["Content-Type"].startswith("application/problem+json")
+    assert fast_answers == []
+    assert draft.pk not in event_seat_map._sale_of_event
+
+
+def test_a_permission_or_a_throttle_on_the_events_seat_map_sends_it_the_long_way(
+    settings, event, event_etag, fast_answers, monkeypatch
+):
+    assert EventSeatMapApi.throttle_classes == []
+    client = build(settings, fast=True)
+    url = event_seat_map_url(event)
+    monkeypatch.setattr(EventSeatMapApi, "permission_classes", [IsAuthenticated])
+    assert client.get(url, secure=True).status_code == 401
+    monkeypatch.setattr(EventSeatMapApi, "permission_classes", [AllowAny])
+    monkeypatch.setattr(EventSeatMapApi, "throttle_classes", [AnonRateThrottle])
+    monkeypatch.setattr(AnonRateThrottle, "rate", "1/min", raising=False)
+    statuses = [client.get(url, secure=True).status_code for _ in range(2)]
+    assert statuses == [200, 429]
+    assert fast_answers == []
