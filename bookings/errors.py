@@ -166,7 +166,6 @@ class SeatBlocked(SeatUnavailable):
 class SoldOut(DomainError):
     status = 409
     code = "sold-out"
-    title = _("Sold out")
 
     def __init__(
         self, fare_class: str, *, texts: SaleTexts | None = None, sale_id: int | None = None
@@ -185,6 +184,10 @@ class SoldOut(DomainError):
 
             texts = self.texts = texts_of_sale(self.sale_id)
         return _sold_out_text(texts, self.fare_class)
+
+    @property
+    def title(self) -> str:
+        return _sold_out_title()
 
     def __str__(self) -> str:
         return self.detail
@@ -210,9 +213,24 @@ def _sold_out_text(texts: SaleTexts | None, fare_class: str) -> str:
     return text
 
 
+# The title too ("Sold out"), once per language: the same for every sold-out answer.
+_SOLD_OUT_TITLES: dict[str | None, str] = {}
+
+
+def _sold_out_title() -> str:
+    language = get_language()
+    title = _SOLD_OUT_TITLES.get(language)
+    if title is None:
+        title = gettext("Sold out")
+        if len(_SOLD_OUT_TITLES) < SOLD_OUT_TEXTS_KEPT:
+            _SOLD_OUT_TITLES[language] = title
+    return title
+
+
 def _forget_sold_out_texts(*, setting: str, **kwargs: object) -> None:
     if setting in {"LANGUAGES", "LANGUAGE_CODE", "LOCALE_PATHS", "INSTALLED_APPS", "USE_I18N"}:
         _SOLD_OUT_TEXTS.clear()
+        _SOLD_OUT_TITLES.clear()
 
 
 setting_changed.connect(_forget_sold_out_texts, dispatch_uid="bookings.errors.sold_out_texts")

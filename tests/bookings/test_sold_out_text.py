@@ -1,6 +1,7 @@
-"""The sold-out sentence is written once per language, catalogue and class and then reused
-(bookings.errors._sold_out_text, issue 26): the same words as translating it afresh, in every
-language and catalogue, and no translation for the next loser."""
+"""The sold-out sentence is written once per language, catalogue and class, and the title
+once per language, and then reused (bookings.errors._sold_out_text, _sold_out_title, issue
+26): the same words as translating them afresh, in every language and catalogue, and no
+translation for the next loser."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ def fresh(texts, fare_class: str) -> str:
 @pytest.fixture(autouse=True)
 def empty_memo():
     errors._SOLD_OUT_TEXTS.clear()
+    errors._SOLD_OUT_TITLES.clear()
     yield
     errors._SOLD_OUT_TEXTS.clear()
+    errors._SOLD_OUT_TITLES.clear()
 
 
 @pytest.mark.parametrize("texts", [FlightCatalogue.texts, EventCatalogue.texts, None])
@@ -72,3 +75,34 @@ def test_a_booking_class_sold_out_keeps_its_own_sentence():
         SoldOut("ECONOMY", texts=None).detail  # noqa: B018 (kept for the fare class)
         detail = BookingClassSoldOut("ECONOMY", "SAVER").detail
     assert detail == "The SAVER fare is sold out; other fares of Economy may still be open."
+
+
+@pytest.mark.parametrize("error", [SoldOut("ECONOMY"), BookingClassSoldOut("ECONOMY", "SAVER")])
+def test_the_kept_title_is_the_fresh_one_in_every_language(error):
+    seen = set()
+    for _round in range(2):  # the second round reads the memo
+        for language in ("en", "de", "ru"):
+            with translation.override(language):
+                assert error.title == translation.gettext("Sold out")
+                seen.add(error.title)
+    assert len(seen) == 3  # each language its own words (control: a memo without the language)
+
+
+def test_the_next_loser_translates_no_title(monkeypatch):
+    with translation.override("de"):
+        first = SoldOut("ECONOMY").title
+        calls = []
+        monkeypatch.setattr(errors, "gettext", lambda text: calls.append(text) or text)
+        assert SoldOut("ECONOMY").title == first == "Ausverkauft"
+        assert calls == []
+    # Control: another language is translated afresh, so the fake above is the one used.
+    with translation.override("ru"):
+        assert SoldOut("ECONOMY").title == "Sold out"
+    assert calls == ["Sold out"]
+
+
+def test_a_change_of_languages_forgets_the_titles():
+    SoldOut("ECONOMY").title  # noqa: B018 (kept)
+    assert errors._SOLD_OUT_TITLES
+    with override_settings(LANGUAGES=[("en", "English")]):
+        assert errors._SOLD_OUT_TITLES == {}
