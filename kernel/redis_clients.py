@@ -14,7 +14,6 @@ the nodes will do to discover the rest, several survive one being down at start-
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from typing import Any
 from urllib.parse import urlsplit
@@ -111,41 +110,7 @@ def decode_cache_entry(raw: bytes | None) -> Any:
 
     if raw is None:
         return None
-    client = cache.client
     try:
-        if raw[:1] not in _INT_FIRST_BYTES and _decodes_ints_first(type(client)):
-            return _loads_pickled(client, raw)
-        return client.decode(raw)
+        return cache.client.decode(raw)
     except Exception:  # an unreadable entry is a miss, as for cache.get
         return None
-
-
-# django-redis stores an int as its digits and anything else serialized; its `decode` tries
-# `int(raw)` first, so each pickled entry (the token's user, the waiting-room protection
-# values: three per hold) raised and caught a ValueError, whose message is the value's repr
-# (issue 26).  `int()` of bytes allows ASCII whitespace, a sign and digits only; a value that
-# starts with anything else (a pickle starts with b"\x80") is no int, and goes straight to
-# the rest of `decode`.
-_INT_FIRST_BYTES = frozenset(bytes([byte]) for byte in b"+-0123456789 \t\n\v\f\r")
-
-
-@functools.cache
-def _decodes_ints_first(client_class: type) -> bool:
-    """Whether the client's `decode` is django-redis's own (not the cluster cache's, not a
-    subclass's that decodes its own way)."""
-    try:
-        from django_redis.client import DefaultClient
-    except ImportError:
-        return False
-    return getattr(client_class, "decode", None) is DefaultClient.decode
-
-
-def _loads_pickled(client: Any, raw: bytes) -> Any:
-    # django-redis's `DefaultClient.decode` after its failed `int()`, step for step.
-    from django_redis.exceptions import CompressorError
-
-    try:  # noqa: SIM105 (`suppress` is three more calls per entry on the hot path)
-        raw = client._compressor.decompress(raw)
-    except CompressorError:  # a little value, stored uncompressed
-        pass
-    return client._serializer.loads(raw)
