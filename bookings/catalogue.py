@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from bookings.models import Sale, SaleKind, Ticket
 from kernel.errors import DomainError
+from kernel.settled import SettledColumn
 
 
 @dataclass(frozen=True)
@@ -229,16 +230,7 @@ def for_sale(sale: Sale) -> Catalogue:
     return for_kind(sale.kind)
 
 
-_kinds: dict[int, str] = {}
-
-
-def _kind_of(sale_id: int) -> str | None:
-    kind = _kinds.get(sale_id)
-    if kind is None:
-        kind = Sale.objects.filter(pk=sale_id).values_list("kind", flat=True).first()
-        if kind is not None:
-            _kinds[sale_id] = kind
-    return kind
+_kind_of = SettledColumn(Sale, "kind")  # a sale's kind never changes
 
 
 def require_seat_conditions(sale_id: int, seat_numbers: list[str], *, confirmed: bool) -> None:

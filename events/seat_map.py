@@ -26,21 +26,16 @@ from events.rules import is_open
 from events.sale_snapshot import standing_sections
 from events.selectors import category_places
 from kernel import redis_clients, replica
+from kernel.settled import SettledColumn
 
-_sale_of_event: dict[int, int] = {}
+# Once set an event's sale never changes (`events.services._open_sale` sets it only where it
+# is null; the sale is PROTECTed): the seat map's hot read needs no query.
+_sale_of_event = SettledColumn(Event, "sale_id")
 
 
 def sale_id_of_event(event_id: int) -> int | None:
-    """The sale an event sells through (None: no such event, or not on sale yet).  Once set
-    it never changes (`events.services._open_sale` sets it only where it is null; the sale is
-    PROTECTed), so a found answer is kept for the life of the process: the seat map's hot read
-    needs no query (as `flights.selectors.sale_id_of_flight`)."""
-    sale_id = _sale_of_event.get(event_id)
-    if sale_id is None:
-        sale_id = Event.objects.filter(pk=event_id).values_list("sale_id", flat=True).first()
-        if sale_id is not None:
-            _sale_of_event[event_id] = sale_id
-    return sale_id
+    """The sale an event sells through (None: no such event, or not on sale yet)."""
+    return _sale_of_event(event_id)
 
 
 def seat_map_json(
@@ -75,7 +70,7 @@ def cached_seat_map_json(
     miss (an older version's entry, one past SEAT_MAP_SECONDS, never built) or Redis down.
     Every entry found is fresh: it lives SEAT_MAP_SECONDS under its version's key.  For
     config/cached_reads.py's fast path."""
-    sale_id = _sale_of_event.get(event_id)
+    sale_id = _sale_of_event.known(event_id)
     if sale_id is None:
         return None
     return _cached_seat_map(sale_id=sale_id, event_id=event_id, known=known)[0]

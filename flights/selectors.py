@@ -31,25 +31,20 @@ from bookings.live import CachedJson, version_key
 from bookings.models import BookingClass
 from flights.models import Airport, FareInventory, Flight, FlightStatus, SeatStatus
 from kernel import redis_clients, replica
+from kernel.settled import SettledColumn
 from waitroom import room_selectors
 
 # Days outside this range cannot hold a flight, and their UTC bounds may not be representable.
 SEARCHABLE_DAYS = (date(1970, 1, 2), date(9999, 12, 30))
 
 
-_sale_of_flight: dict[int, int] = {}
+# Front doors translate `flightId` to the engine's sale id without a query on the hot path.
+_sale_of_flight = SettledColumn(Flight, "sale_id")
 
 
 def sale_id_of_flight(flight_id: int) -> int | None:
-    """The sale a flight owns (None: no such flight).  The pair never changes once created,
-    so a found answer is kept for the life of the process: front doors translate `flightId`
-    to the engine's sale id without a query on the hot path."""
-    sale_id = _sale_of_flight.get(flight_id)
-    if sale_id is None:
-        sale_id = Flight.objects.filter(pk=flight_id).values_list("sale_id", flat=True).first()
-        if sale_id is not None:
-            _sale_of_flight[flight_id] = sale_id
-    return sale_id
+    """The sale a flight owns (None: no such flight); the pair never changes once created."""
+    return _sale_of_flight(flight_id)
 
 
 def sale_of_flight(flight_id: int) -> int:
@@ -284,7 +279,7 @@ def cached_seat_map_json(
     `seat_map_json` can answer: a flight this process has not met (its sale is unknown without
     a query), a miss, an entry of an older version or past SEAT_MAP_SECONDS (whose rebuild
     `seat_map_json` arranges), or Redis down.  For config/cached_reads.py's fast path."""
-    sale_id = _sale_of_flight.get(flight_id)
+    sale_id = _sale_of_flight.known(flight_id)
     if sale_id is None:
         return None
     return _cached_seat_map(sale_id=sale_id, flight_id=flight_id, known=known, stale_ok=False)[0]
