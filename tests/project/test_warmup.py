@@ -65,11 +65,12 @@ print(gc.get_freeze_count(), gc.get_threshold()[0])
 """
 
 
-def frozen(**env: str) -> tuple[int, int]:
+def printed(script: str, **env: str) -> list[str]:
+    """The words a fresh Python process running `script` prints, with `env` added."""
     import os
 
     result = subprocess.run(
-        [sys.executable, "-c", FROZEN],
+        [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -77,7 +78,11 @@ def frozen(**env: str) -> tuple[int, int]:
         env={**os.environ, **env},
     )
     assert result.returncode == 0, result.stderr
-    count, gen0 = result.stdout.split()
+    return result.stdout.split()
+
+
+def frozen(**env: str) -> tuple[int, int]:
+    count, gen0 = printed(FROZEN, **env)
     return int(count), int(gen0)
 
 
@@ -131,20 +136,9 @@ print(ahead.kept("default"), gc.get_freeze_count())
 def asgi_start(**env: str) -> tuple[int, int]:
     """(database connections kept for the HTTP threads, objects frozen) once a fresh process
     has imported config.asgi against the test database."""
-    import os
-
     from tests.pgbouncer import database_env
 
-    result = subprocess.run(
-        [sys.executable, "-c", OPENED_AHEAD],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={**os.environ, **database_env(), "WEB_THREADS": "3", **env},
-    )
-    assert result.returncode == 0, result.stderr
-    kept, frozen_objects = result.stdout.split()
+    kept, frozen_objects = printed(OPENED_AHEAD, **database_env(), WEB_THREADS="3", **env)
     return int(kept), int(frozen_objects)
 
 
