@@ -3,6 +3,7 @@ request's time split at Django's edges from the access log, and CPU shares from 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC, datetime
 
@@ -84,6 +85,39 @@ def test_cpu_shares_are_per_interval_with_the_other_tenants_and_idle():
     assert cpu_shares(late, cores=2)["loadgen"]["peak"] == 25.0
 
 
+@contextlib.asynccontextmanager
+async def hold_server(hold):
+    """An aiohttp server answering the generator's hold POSTs with `hold`: (runner, its URL)."""
+    from aiohttp import web
+
+    app = web.Application()
+    app.router.add_post("/api/bookings", hold)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        yield runner, f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def open_loop(base_url: str, *, rate: float, seconds: float, **more) -> dict:
+    """The generator's open-loop job against `base_url`, all arrivals on one flight."""
+    return {
+        "base_url": base_url,
+        "kind": "open_loop",
+        "rate": rate,
+        "seconds": seconds,
+        "seed": 1,
+        "arrival_flights": [1] * 200,
+        "tokens": ["t"],
+        "timeout": 30,
+        **more,
+    }
+
+
 def test_an_open_loop_latency_counts_from_the_scheduled_send_not_the_actual_one():
     """Coordinated omission: when the generator sends late (here its own loop is blocked by
     a slow server on the same loop), the customer's wait began at the scheduled time.  Each
@@ -100,28 +134,8 @@ def test_an_open_loop_latency_counts_from_the_scheduled_send_not_the_actual_one(
         return web.json_response({}, status=201)
 
     async def main():
-        app = web.Application()
-        app.router.add_post("/api/bookings", hold)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        try:
-            return await _load(
-                {
-                    "base_url": f"http://127.0.0.1:{port}",
-                    "kind": "open_loop",
-                    "rate": 300.0,
-                    "seconds": 0.3,
-                    "seed": 1,
-                    "arrival_flights": [1] * 200,
-                    "tokens": ["t"],
-                    "timeout": 30,
-                }
-            )
-        finally:
-            await runner.cleanup()
+        async with hold_server(hold) as (_, base_url):
+            return await _load(open_loop(base_url, rate=300.0, seconds=0.3))
 
     result = asyncio.run(main())
     records, traces = result["records"], result["traces"]
@@ -152,38 +166,19 @@ def test_the_open_loop_holds_no_more_connections_than_its_bound():
         return web.json_response({}, status=201)
 
     async def main():
-        app = web.Application()
-        app.router.add_post("/api/bookings", hold)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
+        async with hold_server(hold) as (runner, base_url):
 
-        async def count():
-            while True:
-                n = len(runner.server.connections)
-                open_now["max"] = max(open_now["max"], n)
-                await asyncio.sleep(0.005)
+            async def count():
+                while True:
+                    n = len(runner.server.connections)
+                    open_now["max"] = max(open_now["max"], n)
+                    await asyncio.sleep(0.005)
 
-        counter = asyncio.create_task(count())
-        try:
-            return await _load(
-                {
-                    "base_url": f"http://127.0.0.1:{port}",
-                    "kind": "open_loop",
-                    "rate": 200.0,
-                    "seconds": 0.5,
-                    "seed": 1,
-                    "arrival_flights": [1] * 200,
-                    "tokens": ["t"],
-                    "timeout": 30,
-                    "connections": 5,
-                }
-            )
-        finally:
-            counter.cancel()
-            await runner.cleanup()
+            counter = asyncio.create_task(count())
+            try:
+                return await _load(open_loop(base_url, rate=200.0, seconds=0.5, connections=5))
+            finally:
+                counter.cancel()
 
     result = asyncio.run(main())
     assert len(result["records"]) > 60  # ~100 arrivals, ~40 at once unbounded
