@@ -73,28 +73,35 @@ class CompiledInsert:
         alias = using or router.db_for_write(self.model)
         return self._save(obj, alias, signals=False, operation="bulk_create")
 
-    def sql(self, *, using: str, pk_set: bool = False) -> str:
-        """The compiled statement (tests compare it with the ORM's)."""
-        return self._template(using, pk_set).sql
+    def together(
+        self, obj: Model, then: CompiledInsert, then_obj: Model, *, using: str | None = None
+    ) -> None:
+        """`obj` inserted as `create` inserts it (signals sent), then `then_obj` as
+        `then.bulk_create_one` inserts it, in one statement, `WITH ... AS (first) second`:
+        atomic by itself, so outside a transaction one round trip instead of BEGIN, two
+        INSERTs and COMMIT.  Both rows come with their primary keys (nothing is read back);
+        a foreign key from the second to the first is checked at the end of the statement (or
+        at commit: Django's are deferred).  `post_save` of `obj` comes after both rows are
+        written.  PostgreSQL only (a data-modifying WITH)."""
+        alias = using or router.db_for_write(self.model)
+        connection = connections[alias]
+        if connection.vendor != "postgresql":
+            raise TypeError("CompiledInsert.together: a data-modifying WITH is PostgreSQL's")
+        first, first_params = self._prepare(obj, alias, signals=True, operation="save")
+        second, second_params = then._prepare(
+            then_obj, alias, signals=False, operation="bulk_create"
+        )
+        if first.returning or second.returning or self._on_conflict or then._on_conflict:
+            raise TypeError("CompiledInsert.together: rows with their keys, no conflicts")
+        sql = f"WITH {connection.ops.quote_name('first')} AS ({first.sql}) {second.sql}"
+        with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
+            cursor.execute(sql, [*first_params, *second_params])
+        then._finish(then_obj, alias, signals=False)
+        self._finish(obj, alias, signals=True)
 
     def _save(self, obj: Model, alias: str, *, signals: bool, operation: str) -> bool:
-        cls = self.model
-        meta = cls._meta
-        obj._prepare_related_fields_for_save(operation_name=operation)
-        if signals:
-            pre_save.send(sender=cls, instance=obj, raw=False, using=alias, update_fields=None)
-        if not obj._is_pk_set(meta):
-            setattr(obj, meta.pk.attname, meta.pk.get_pk_value_on_save(obj))
-        pk_set = obj._is_pk_set(meta)
-        template = self._template(alias, pk_set)
+        template, params = self._prepare(obj, alias, signals=signals, operation=operation)
         connection = connections[alias]
-        params = []
-        for field in template.fields:
-            value = field.pre_save(obj, True)
-            if hasattr(value, "resolve_expression"):
-                raise TypeError(f"CompiledInsert: {field} is an expression ({value!r})")
-            params.append(field.get_db_prep_save(value, connection=connection))
-        params.extend(template.returning_params)
         row = None
         with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
             cursor.execute(template.sql, params)
@@ -111,13 +118,44 @@ class CompiledInsert:
                     row[position] = converter(row[position], expression, connection)
             for value, field in zip(row, template.returning, strict=True):
                 setattr(obj, field.attname, value)
+        self._finish(obj, alias, signals=signals)
+        return True
+
+    def _prepare(
+        self, obj: Model, alias: str, *, signals: bool, operation: str
+    ) -> tuple[_Template, list]:
+        """`save()`'s steps before its INSERT; the statement and its parameters."""
+        cls = self.model
+        meta = cls._meta
+        obj._prepare_related_fields_for_save(operation_name=operation)
+        if signals:
+            pre_save.send(sender=cls, instance=obj, raw=False, using=alias, update_fields=None)
+        if not obj._is_pk_set(meta):
+            setattr(obj, meta.pk.attname, meta.pk.get_pk_value_on_save(obj))
+        template = self._template(alias, obj._is_pk_set(meta))
+        connection = connections[alias]
+        params = []
+        for field in template.fields:
+            value = field.pre_save(obj, True)
+            if hasattr(value, "resolve_expression"):
+                raise TypeError(f"CompiledInsert: {field} is an expression ({value!r})")
+            params.append(field.get_db_prep_save(value, connection=connection))
+        params.extend(template.returning_params)
+        return template, params
+
+    def _finish(self, obj: Model, alias: str, *, signals: bool) -> None:
+        """`save()`'s steps after its INSERT."""
         obj._state.db = alias
         obj._state.adding = False
         if signals:
             post_save.send(
-                sender=cls, instance=obj, created=True, update_fields=None, raw=False, using=alias
+                sender=self.model,
+                instance=obj,
+                created=True,
+                update_fields=None,
+                raw=False,
+                using=alias,
             )
-        return True
 
     def _template(self, alias: str, pk_set: bool) -> _Template:
         key = (alias, connections[alias].settings_dict["ENGINE"], pk_set)

@@ -126,6 +126,28 @@ def _event_payload(event_id: str, event_type: str, charge: SandboxCharge) -> dic
 
 def _emit_outcome(charge: SandboxCharge) -> None:
     """Create the events announcing `charge`'s outcome and queue their delivery after commit."""
+    events = _outcome_events(charge)
+    if len(events) == 1:
+        _EVENT_INSERT.bulk_create_one(events[0])  # the same statement, compiled once
+    else:
+        SandboxEvent.objects.bulk_create(events)
+    _deliver_on_commit(events)
+
+
+def _one_statement() -> bool:
+    """Whether a charge and its one event go in one statement (`CompiledInsert.together`):
+    on PostgreSQL, outside a transaction (where the two were a transaction of their own: a
+    caller's transaction keeps the savepoint a refused charge needs), one event only."""
+    return (
+        settings.USES_POSTGRES
+        and not transaction.get_connection().in_atomic_block
+        and not sandbox_settings()["FAIL_AFTER_SUCCESS"]
+    )
+
+
+def _outcome_events(charge: SandboxCharge) -> list[SandboxEvent]:
+    """The events announcing `charge`'s outcome, unsaved: one, or a failure after a success
+    when the sandbox is set to send one."""
     cfg = sandbox_settings()
     now = timezone.now()
     kinds = [
@@ -145,11 +167,12 @@ def _emit_outcome(charge: SandboxCharge) -> None:
                 created_at=now,
             )
         )
-    if len(events) == 1:
-        _EVENT_INSERT.bulk_create_one(events[0])  # the same statement, compiled once
-    else:
-        SandboxEvent.objects.bulk_create(events)
-    if not cfg["DELIVER_WEBHOOKS"]:
+    return events
+
+
+def _deliver_on_commit(events: list[SandboxEvent]) -> None:
+    """Queue the events' delivery after commit (at once outside a transaction)."""
+    if not sandbox_settings()["DELIVER_WEBHOOKS"]:
         return
     ids = [e.id for e in events]
     transaction.on_commit(lambda: schedule_deliveries(ids))
@@ -254,21 +277,27 @@ class SandboxGateway(Gateway):
         else:
             status = SandboxChargeStatus.FAILED if decline else SandboxChargeStatus.SUCCEEDED
         number = payment_method.replace(" ", "")
+        values = {
+            "id": _new_id("ch"),
+            "idempotency_key": idempotency_key,
+            "merchant_reference": str(payment_id),
+            "amount": amount,
+            "currency": currency,
+            "status": status,
+            "decline_code": decline,
+            "card_last4": number[-4:] if number.isdigit() else "",
+        }
         try:
-            with transaction.atomic():
-                charge = _CHARGE_INSERT.create(
-                    id=_new_id("ch"),
-                    idempotency_key=idempotency_key,
-                    merchant_reference=str(payment_id),
-                    amount=amount,
-                    currency=currency,
-                    status=status,
-                    decline_code=decline,
-                    card_last4=number[-4:] if number.isdigit() else "",
-                    created_at=timezone.now(),
-                )
-                if status != SandboxChargeStatus.REQUIRES_ACTION:
-                    _emit_outcome(charge)
+            if status != SandboxChargeStatus.REQUIRES_ACTION and _one_statement():
+                charge = SandboxCharge(**values, created_at=timezone.now())
+                events = _outcome_events(charge)
+                _CHARGE_INSERT.together(charge, _EVENT_INSERT, events[0])
+                _deliver_on_commit(events)
+            else:
+                with transaction.atomic():
+                    charge = _CHARGE_INSERT.create(**values, created_at=timezone.now())
+                    if status != SandboxChargeStatus.REQUIRES_ACTION:
+                        _emit_outcome(charge)
         except IntegrityError:
             # Same outbound idempotency key: like a real provider, answer with the first charge.
             charge = SandboxCharge.objects.get(idempotency_key=idempotency_key)

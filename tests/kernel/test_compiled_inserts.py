@@ -250,3 +250,39 @@ def test_the_written_rows_read_back_as_model_to_dict_of_the_orms(customer, fligh
     made = CompiledInsert(Payment).create(**values)
     again = Payment.objects.get(pk=made.pk)
     assert model_to_dict(made) == model_to_dict(again)
+
+
+def test_a_charge_and_its_event_together_are_the_orms_two_inserts_in_one_statement():
+    def event(charge, event_id="evt_together"):
+        return SandboxEvent(
+            id=event_id, charge=charge, event_type="payment.succeeded", payload={}, created_at=WHEN
+        )
+
+    def orm():
+        charge = SandboxCharge.objects.create(**charge_values())
+        SandboxEvent.objects.bulk_create([event(charge)])
+        return charge
+
+    with transaction.atomic():
+        orm_sql, _ = inserts(orm)
+        orm_rows = (
+            list(SandboxCharge.objects.values()),
+            list(SandboxEvent.objects.values()),
+        )
+        transaction.set_rollback(True)
+    charge = SandboxCharge(**charge_values())
+    made = event(charge)
+    with CaptureQueriesContext(connection) as queries:
+        CompiledInsert(SandboxCharge).together(charge, CompiledInsert(SandboxEvent), made)
+    sent = [q["sql"] for q in queries.captured_queries]
+    # One statement, no BEGIN/COMMIT (autocommit): the ORM's two INSERTs, the first in WITH.
+    assert sent == [f'WITH "first" AS ({orm_sql[0]}) {orm_sql[1]}']
+    assert (list(SandboxCharge.objects.values()), list(SandboxEvent.objects.values())) == orm_rows
+    assert charge._state.adding is made._state.adding is False
+    # Refused whole: a second charge with the same idempotency key writes no event either.
+    again = SandboxCharge(**{**charge_values(), "id": "ch_again"})
+    with pytest.raises(IntegrityError):
+        CompiledInsert(SandboxCharge).together(
+            again, CompiledInsert(SandboxEvent), event(again, "evt_again")
+        )
+    assert list(SandboxEvent.objects.values_list("id", flat=True)) == ["evt_together"]
