@@ -97,7 +97,7 @@ def _hold(
     cap = settings.SEATKEEPER["MAX_HELD_UNITS_PER_CUSTOMER_PER_SALE"]
     call = functools.partial(
         _call,
-        customer=customer,
+        customer_id=customer.pk,
         sale_id=sale_id,
         fare_class=fare_class,
         booking_class=booking_class,
@@ -187,31 +187,10 @@ def _refuse_as_the_function_did(outcome: str, *, sale, fare_class: str, now: dat
         raise SeatsRequired(fare_class)
 
 
-def _call(
-    *,
-    customer: AbstractBaseUser,
-    sale_id: int,
-    fare_class: str,
-    booking_class: str,
-    units: int,
-    cap: int | None,
-    names: list[str],
-    now: datetime,
-    expires_at: datetime,
-    check_rules: bool,
-):
-    params = _call_params(
-        customer_id=customer.pk,
-        sale_id=sale_id,
-        fare_class=fare_class,
-        booking_class=booking_class,
-        units=units,
-        cap=cap,
-        names=names,
-        now=now,
-        expires_at=expires_at,
-        check_rules=check_rules,
-    )
+def _call(*, sale_id: int, fare_class: str, **arguments):
+    """The statement with `_call_params(...)`'s arguments, and the open fare class read beside
+    it."""
+    params = _call_params(sale_id=sale_id, fare_class=fare_class, **arguments)
     return _OPEN_INVENTORY.beside(
         _CALL, params, using=connection.alias, sale_id=sale_id, fare_class=fare_class
     )
