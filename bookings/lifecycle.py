@@ -283,9 +283,6 @@ def sell_held_booking(
         )
     ]
     _execute(_SELL_SEATS_SQL, [SeatStatus.SOLD, booking.pk, SeatStatus.HELD])
-    if resold is None:
-        _move_held_to_sold(booking)
-    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
     # Who travels where: systems that read the event log (check-in) mirror it from here.
     passengers = [
@@ -301,6 +298,13 @@ def sell_held_booking(
             booking, seats=seat_nos, passengers=passengers, payment=payment
         ),
     )
+    # The hot fare-inventory row last (then the waitlist, after it in the lock order): every
+    # hold and confirmation of the fare class waits for it, and it is held until COMMIT, so
+    # the reads and the event above are not sent while holding it (docs/architecture.md,
+    # "Lock order": the same locks in the same order, the inventory's taken later).
+    if resold is None:
+        _move_held_to_sold(booking)
+    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)

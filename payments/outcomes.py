@@ -165,7 +165,12 @@ def _named(booking: Booking) -> bool:
 def _sell(
     booking: Booking, payment: Payment, *, reference: str, now: datetime, resale_offer: bool
 ) -> None:
-    sold = sell_held_booking(
+    # The payment's row first: it is locked already (booking, then payment), and written
+    # before the sale, the sale's hot fare-inventory row is held for less: only from its
+    # UPDATE, the sale's last statements, to COMMIT (`sell_held_booking`).  A sale that
+    # fails rolls this back with it.
+    _mark_succeeded(payment, reference=reference, now=now)
+    resold = sell_held_booking(
         booking,
         now=now,
         payment={
@@ -176,8 +181,11 @@ def _sell(
         resale_offer=resale_offer,
     )
     # Resold tickets: their seller is refunded in this transaction, never before it.
-    if sold is not None:
-        refund_seller(resale=sold, now=now)
+    if resold is not None:
+        refund_seller(resale=resold, now=now)
+
+
+def _mark_succeeded(payment: Payment, *, reference: str, now: datetime) -> None:
     sold = {
         "status": PaymentStatus.SUCCEEDED,
         "gateway_reference": reference,
