@@ -96,6 +96,12 @@ class CachedReadMiddleware:
     def __call__(self, request):
         read = cached_read(request)
         if read is None:
+            # Served by config/served.py, a request that might have been a cached read comes
+            # here without Django's `request_started`: the long way sends it before anything
+            # else runs (its connections checked as every request's are).
+            start_deferred = getattr(request, "start_deferred", None)
+            if start_deferred is not None:
+                start_deferred()
             return self.get_response(request)
         request.cached_read = read
         return self.hooks(request)

@@ -1,4 +1,5 @@
-"""WSGI entry point, for a WSGI server (granian --interface wsgi, gunicorn -k gthread).
+"""WSGI entry point, for a WSGI server (granian --interface wsgi, gunicorn -k gthread): Django's
+WSGI handler as config/served.py serves it.
 
 The same process settings as config/asgi.py's HTTP: one persistent database connection per
 HTTP thread (threads live as long as the process), the GIL's short switch interval, and the
@@ -16,9 +17,15 @@ from config.warmup import shorten_gil_switch
 
 shorten_gil_switch()
 
-from django.core.wsgi import get_wsgi_application  # noqa: E402
+import django  # noqa: E402
 
-application = get_wsgi_application()
+django.setup(set_prefix=False)  # as django.core.wsgi.get_wsgi_application does
+
+# Django's WSGI handler, less Django's request signals around a cached read and the
+# iterator protocol for a plain response's body (config/served.py).
+from config.served import ServedHandler  # noqa: E402
+
+application = ServedHandler()
 
 from config.warmup import freeze_startup_heap, open_connections_ahead, warm_up  # noqa: E402
 
