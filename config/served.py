@@ -7,10 +7,11 @@ request signals, and granian walking the response as an iterator.
 
 * **A plain response's body is handed over as one bytes list.**  granian writes a list in one
   call; any other iterable it drives through the iterator protocol and then calls `close()`.
-  For an `HttpResponse` (whose content is bytes already) this handler closes the response
-  itself, as the server would after writing it (`request_finished` is sent, the request's
-  resources are freed), and returns `[content]`.  Streaming and file responses are returned
-  as Django returns them.
+  For an `HttpResponse` with its Content-Length (whose content is bytes already) this handler
+  closes the response itself, as the server would after writing it (`request_finished` is
+  sent, the request's resources are freed), and returns `[content]`.  Streaming and file
+  responses, and any without a Content-Length (see `as_served`), are returned as Django
+  returns them.
 * **A cached read sends no request signals.**  `request_started` and `request_finished` are
   there for the database connections (`close_old_connections`: drop a broken one or one past
   CONN_MAX_AGE, around each request), the queries log, the caches' `close` and the thread's
@@ -80,8 +81,9 @@ class ServedHandler(WSGIHandler):
             *(("Set-Cookie", c.output(header="")) for c in response.cookies.values()),
         ]
         start_response(status, response_headers)
-        if started.sent or not getattr(request, "cached_read", None):
-            return as_served(response)  # closed: `request_finished` sent
+        fast_answer = getattr(request, "cached_read", None) and not started.sent
+        if not (fast_answer and response.has_header("Content-Length")):
+            return as_served(response)  # closed (now or by the server): `request_finished`
         # The fast path answered: the request's resources freed (what `close()` does first),
         # no `request_finished`.
         content = response.content
@@ -121,9 +123,12 @@ class DeferredStart:
 
 
 def as_served(response):
-    """A plain response as one bytes list (closed now, as the server would close it after
-    writing it); anything else (streaming, a file) as Django returns it."""
-    if isinstance(response, HttpResponse):
+    """A plain response with its Content-Length as one bytes list (closed now, as the server
+    would close it after writing it); anything else as Django returns it.  Without the header
+    (a response made outside CommonMiddleware, e.g. the SSL redirect) granian frames a list
+    with a Content-Length it adds but an iterator in chunks: those stay iterators, so the
+    bytes on the wire are the same."""
+    if isinstance(response, HttpResponse) and response.has_header("Content-Length"):
         content = response.content
         response.close()
         return [content]
