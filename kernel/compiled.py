@@ -94,7 +94,16 @@ class _Instances:
 
 
 class _Compiled:
-    __slots__ = ("compiler", "instances", "iterable", "params", "slots", "sql", "width")
+    __slots__ = (
+        "compiler",
+        "instances",
+        "iterable",
+        "params",
+        "plain_rows",
+        "slots",
+        "sql",
+        "width",
+    )
 
     def __init__(
         self, compiler, alias: str, sql: str, params: list, slots: dict[int, str], iterable: type
@@ -106,6 +115,15 @@ class _Compiled:
         self.slots = slots
         self.width = len(compiler.select)
         self.instances = _Instances(compiler, alias) if iterable is ModelIterable else None
+        # A values_list() read whose columns need no converter and carry no extra select:
+        # `results_iter` would hand back the driver's rows untouched, so `rows` reads them
+        # straight from the cursor, without the compiler's iterator machinery.
+        self.plain_rows = iterable is ValuesListIterable and _no_conversion(compiler)
+
+
+def _no_conversion(compiler) -> bool:
+    fields = [s[0] for s in compiler.select[0 : compiler.col_count]]
+    return not compiler.has_extra_select and not compiler.get_converters(fields)
 
 
 class _Template(NamedTuple):
@@ -215,6 +233,10 @@ class CompiledRead:
         if compiled.iterable is not ValuesListIterable:
             raise TypeError("CompiledRead.rows: only a values_list() queryset has rows")
         params = self._bound(compiled, values)
+        if compiled.plain_rows:
+            with connections[alias].cursor() as cursor:
+                cursor.execute(compiled.sql, params)
+                return [tuple(row) for row in cursor.fetchall()]
         compiler = compiled.compiler
         sql = compiled.sql
         compiler.as_sql = lambda *args, **kwargs: (sql, params)

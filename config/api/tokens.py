@@ -30,7 +30,7 @@ import time
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db import DEFAULT_DB_ALIAS, router, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_delete, post_save
 from django.utils.translation import gettext_lazy as _
@@ -48,16 +48,28 @@ from kernel.web.throttles import (
     count_hits_with_get,
 )
 
-# DRF's own query (`select_related("user").get(key=key)`), compiled once per connection.
-_TOKEN_WITH_USER = CompiledRead(
-    Token, lambda key: Token.objects.select_related("user").filter(key=key)[:1], key=str
-)
-
 
 @functools.cache
 def _cached_fields() -> tuple[str, ...]:
     return tuple(
         f.attname for f in get_user_model()._meta.concrete_fields if f.attname != "password"
+    )
+
+
+@functools.cache
+def _token_user_row() -> CompiledRead:
+    """A token's user as the cache keeps it (`user_entry`'s values, no password), in one
+    statement compiled once per connection: DRF's query (`select_related("user")`) made a
+    Token and a User instance for every first request of a token, only for the user to be
+    turned into that entry (issue 26: every loser of a sale's rush is a token's first
+    request).  Made on first use: the user model is only known once the apps are loaded."""
+    user_model = get_user_model()
+    return CompiledRead(
+        user_model,
+        lambda key: user_model._base_manager.filter(auth_token__key=key).values_list(
+            *_cached_fields()
+        )[:1],
+        key=str,
     )
 
 
@@ -117,24 +129,28 @@ class CachedTokenAuthentication(TokenAuthentication):
         ident = redis_clients.token_ident(redis_clients.token_digest(key))
         user = self._cached_user(cache_key, ident)
         if user is None or not user.is_active:
-            # Unknown, inactive or not cached: DRF's own query and its error messages.
-            user, _token = self._credentials_from_database(key)
+            # Unknown, inactive or not cached: DRF's query and its error messages.
+            user = self._credentials_from_database(key)
             cache.set(cache_key, user_entry(user), settings.API_TOKEN_CACHE_SECONDS)
         if self._request is not None:
             setattr(self._request, CLIENT_IDENT_ATTR, ident)
         return user, key
 
     def _credentials_from_database(self, key: str):
-        """DRF's `TokenAuthentication.authenticate_credentials`, with its query compiled once
-        (kernel.compiled); the same answers and error messages."""
+        """The user of DRF's `TokenAuthentication.authenticate_credentials`, read as the cache
+        keeps it (`_token_user_row`, the user built by `user_from_entry`, as every later
+        request of the token gets it); DRF's answers and error messages."""
         if self.get_model() is not Token:  # a subclass with its own token model: DRF's way
-            return super().authenticate_credentials(key)
-        token = _TOKEN_WITH_USER.first(key=key)
-        if token is None:
+            return super().authenticate_credentials(key)[0]
+        # The database DRF's `Token.objects` read would use: the entry remembers it.
+        alias = router.db_for_read(Token)
+        rows = _token_user_row().rows(using=alias, key=key)
+        if not rows:
             raise AuthenticationFailed(_("Invalid token."))
-        if not token.user.is_active:
+        user = user_from_entry((_cached_fields(), alias, rows[0]))
+        if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
-        return token.user, token
+        return user
 
     def _cached_user(self, cache_key: str, ident: str):
         """The cached user, with the hits of the view's per-client throttles counted in the
@@ -201,5 +217,5 @@ def connect_token_cache_invalidation() -> None:
 def warm_connection(driver_connection) -> None:
     """A new database connection's warm-up (config/warmup.py): the token read for a key no
     token has, so its tables' catalogue entries are loaded before a customer's request."""
-    sql, params = _TOKEN_WITH_USER.sql(using=DEFAULT_DB_ALIAS, key="")
+    sql, params = _token_user_row().sql(using=DEFAULT_DB_ALIAS, key="")
     driver_connection.execute(sql, params).fetchall()
