@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # stores the answer with UPDATE ... RETURNING and skips the resale's lock read of a booking
 # read to be no resale offer (30 -> 28), and the sandbox writes its charge and event in one
 # statement, not a transaction of two (28 -> 25); raise this only with a reason.
-PAY_STATEMENTS = 25
+PAY_STATEMENTS = 22
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,135 @@
+"""The pay request's first step (payments.paying.record_payment) in fewer round trips, the
+same rows and answers: the booking and "is this key used in its sale?" in one statement
+(`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payment's INSERT alone in
+autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT; inside a caller's
+transaction the INSERT keeps its savepoint (docs/performance.md, "Issue 26: the order's
+CPU by process")."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from bookings.models import Booking
+from payments.errors import PaymentInProgress
+from payments.models import Payment, PaymentStatus
+from payments.paying import _BOOKING_AND_KEY, _PAYMENT_BY_KEY, record_payment
+from tests.factories import FlightFactory
+from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
+from tests.payments.test_pay_compiled_reads import same_row
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _request_only(settings):
+    """The request's own statements (Celery runs eagerly in tests)."""
+    settings.OUTBOX = {**settings.OUTBOX, "KICK_ON_COMMIT": False}
+    settings.PAYMENTS_SANDBOX = {**settings.PAYMENTS_SANDBOX, "DELIVER_WEBHOOKS": False}
+
+
+def orm_reads(booking_id: int, customer_id: int, key: str):
+    booking = Booking.objects.filter(pk=booking_id).first()
+    if booking is None:
+        return None, None
+    keyed = Payment.objects.filter(
+        sale_id=booking.sale_id, customer_id=customer_id, idempotency_key=key
+    ).first()
+    return booking, keyed.pk if keyed else None
+
+
+def compiled_read(booking_id: int, customer_id: int, key: str):
+    booking = _BOOKING_AND_KEY.first(booking_id=booking_id, customer_id=customer_id, key=key)
+    return booking, booking.keyed_payment_id if booking else None
+
+
+def test_the_booking_and_its_keys_payment_read_as_the_orm_reads_them(
+    customer, other_customer, flight
+):
+    client = api_client(customer)
+    paid = hold(customer, flight, seats=["12A"])
+    assert pay(client, paid, key="used", paymentMethod=GOOD_CARD).status_code == 201
+    fresh = hold(customer, flight, seats=["12B"])
+    elsewhere = hold(customer, FlightFactory(), seats=["12A"])  # another sale
+    cases = [
+        (fresh.pk, customer.pk, "used"),  # the key is used in this sale: found
+        (paid.pk, customer.pk, "used"),
+        (fresh.pk, customer.pk, "new"),  # a new key
+        (fresh.pk, other_customer.pk, "used"),  # another customer's key is not theirs
+        (elsewhere.pk, customer.pk, "used"),  # the key's scope is one sale
+        (10**9, customer.pk, "used"),  # no such booking
+    ]
+    answers = []
+    for booking_id, customer_id, key in cases:
+        (booking, keyed), (orm_booking, orm_keyed) = (
+            compiled_read(booking_id, customer_id, key),
+            orm_reads(booking_id, customer_id, key),
+        )
+        same_row(booking, orm_booking)
+        assert keyed == orm_keyed
+        if booking is not None and keyed is not None:
+            found = _PAYMENT_BY_KEY.first(sale_id=booking.sale_id, customer_id=customer_id, key=key)
+            assert found.pk == keyed
+        answers.append(keyed)
+    used = Payment.objects.get(booking=paid).pk
+    assert answers == [used, used, None, None, None, None]
+
+
+def _record(customer, booking, key: str):
+    return record_payment(
+        customer=customer,
+        booking_id=booking.pk,
+        key=key,
+        fingerprint=f"fp-{key}",
+        amount=None,
+        currency=None,
+    )
+
+
+def test_a_new_payment_is_one_read_then_its_insert_alone(customer, flight):
+    booking = hold(customer, flight, seats=["12A"])
+    _record(customer, hold(customer, flight, seats=["12B"]), "warm-up")  # per-connection compiles
+    with CaptureQueriesContext(connection) as queries:
+        payment = _record(customer, booking, "k1")
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert isinstance(payment, Payment) and payment.status == PaymentStatus.PROCESSING
+    assert statements[0].startswith('SELECT "bookings_booking"'), statements
+    assert '"payments_payment"' in statements[0]  # the key's look-up, in the same statement
+    assert statements[-1].startswith('INSERT INTO "payments_payment"'), statements
+    assert not [sql for sql in statements if sql in ("BEGIN", "COMMIT")], statements
+    assert Payment.objects.get(pk=payment.pk).idempotency_key == "k1"  # committed
+
+
+def test_a_used_key_reads_its_payment_and_replays(customer, flight):
+    client = api_client(customer)
+    booking = hold(customer, flight, seats=["12A"])
+    first = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
+    again = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
+    assert again.status_code == first.status_code == 201
+    assert again.content == first.content
+    different = pay(client, booking, key="k1")  # the same key, another request
+    assert different.status_code == 422, different.content
+    assert Payment.objects.filter(booking=booking).count() == 1
+
+
+def test_a_refused_insert_in_a_callers_transaction_leaves_it_usable(customer, flight):
+    booking = hold(customer, flight, seats=["12A"])
+    in_flight = _record(customer, booking, "k1")  # PROCESSING: one in flight per booking
+    with transaction.atomic():
+        with pytest.raises(PaymentInProgress) as refused:
+            _record(customer, booking, "k2")  # the constraint refuses the second INSERT
+        assert refused.value.extra["paymentId"] == in_flight.pk
+        # Still usable: the refusal was rolled back to the INSERT's savepoint.
+        assert Booking.objects.filter(pk=booking.pk).exists()
+    assert list(Payment.objects.values_list("idempotency_key", flat=True)) == ["k1"]
+
+
+def test_a_refused_insert_in_autocommit_answers_the_other_attempt(customer, flight):
+    booking = hold(customer, flight, seats=["12A"])
+    in_flight = _record(customer, booking, "k1")
+    with pytest.raises(PaymentInProgress) as refused:
+        _record(customer, booking, "k2")
+    assert refused.value.extra["paymentId"] == in_flight.pk
+    assert Booking.objects.filter(pk=booking.pk).exists()  # the connection is usable
+    assert list(Payment.objects.values_list("idempotency_key", flat=True)) == ["k1"]
