@@ -1,9 +1,10 @@
-"""The pay request's first step (payments.paying.record_payment) in fewer round trips, the
-same rows and answers: the booking and "is this key used in its sale?" in one statement
-(`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payment's INSERT alone in
-autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT; inside a caller's
-transaction the INSERT keeps its savepoint (docs/performance.md, "Issue 26: the order's
-CPU by process")."""
+"""The pay request in fewer round trips, the same rows and answers.  Its first step
+(payments.paying.record_payment): the booking and "is this key used in its sale?" in one
+statement (`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payment's INSERT
+alone in autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT (inside a caller's
+transaction the INSERT keeps its savepoint).  Its confirmation reads the passengers once
+under the booking's lock, for the names' check and for `booking.confirmed`
+(docs/performance.md, "Issue 26: the order's CPU by process")."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from bookings.models import Booking
+from bookings.lifecycle import _PASSENGERS_SOLD
+from bookings.models import Booking, BookingStatus, Passenger
+from kernel.models import OutboxEvent
 from payments.errors import PaymentInProgress
 from payments.models import Payment, PaymentStatus
+from payments.outcomes import confirm_payment
 from payments.paying import _BOOKING_AND_KEY, _PAYMENT_BY_KEY, record_payment
 from tests.factories import FlightFactory
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
@@ -133,3 +137,54 @@ def test_a_refused_insert_in_autocommit_answers_the_other_attempt(customer, flig
     assert refused.value.extra["paymentId"] == in_flight.pk
     assert Booking.objects.filter(pk=booking.pk).exists()  # the connection is usable
     assert list(Payment.objects.values_list("idempotency_key", flat=True)) == ["k1"]
+
+
+# --- the confirmation reads the passengers once ------------------------------------------------
+
+
+def _passenger_reads(statements: list[str]) -> list[str]:
+    return [sql for sql in statements if sql.startswith("SELECT") and "bookings_passenger" in sql]
+
+
+def test_a_confirmation_reads_its_passengers_once(customer, flight):
+    client = api_client(customer)
+    pay(client, hold(customer, flight, seats=["12A"]), key="warm-up", paymentMethod=GOOD_CARD)
+    booking = hold(customer, flight, seats=["12B", "12C"])
+    with CaptureQueriesContext(connection) as queries:
+        answer = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
+    assert answer.json()["bookingStatus"] == "CONFIRMED", answer.content
+    statements = [q["sql"] for q in queries.captured_queries]
+    # One on recording (payments.paying's names check), one under the booking's lock.
+    assert len(_passenger_reads(statements)) == 2, "\n".join(statements)
+
+
+def test_the_names_check_and_the_event_read_the_same_rows_as_before(customer, flight):
+    """The confirmation's one read answers both as the two reads did: the names' rule looks at
+    live passengers only (`check_passengers_named`), `booking.confirmed` lists every passenger
+    by id (`lifecycle._PASSENGERS_SOLD`)."""
+    booking = hold(customer, flight, seats=["12A", "12B"])
+    first, second = Passenger.objects.filter(booking=booking).order_by("id")
+    # A passenger no longer live (edited by hand) and nameless: the names' rule ignores it,
+    # the event lists it, as before.
+    Passenger.objects.filter(pk=second.pk).update(is_live=False, full_name="")
+    expected = [
+        {"passengerId": pk, "fullName": name, "seat": seat}
+        for pk, name, seat in _PASSENGERS_SOLD.rows(booking_id=booking.pk)
+    ]
+    assert [p["passengerId"] for p in expected] == [first.pk, second.pk]
+    # Named on recording it was (the live one); the confirmation checks again under the lock.
+    answer = pay(api_client(customer), booking, key="k1", paymentMethod=GOOD_CARD)
+    assert answer.status_code == 201 and answer.json()["bookingStatus"] == "CONFIRMED"
+    event = OutboxEvent.objects.get(event_type="booking.confirmed")
+    assert event.payload["passengers"] == expected
+
+
+def test_a_live_passenger_unnamed_by_the_confirmation_is_refunded(customer, flight):
+    """The control of the rule on the merged read: a live nameless passenger, caught only
+    under the lock (nameless after the payment was recorded), still means no sale."""
+    booking = hold(customer, flight, seats=["12A"])
+    payment = _record(customer, booking, "k1")
+    Passenger.objects.filter(booking=booking).update(full_name=" ")  # edited by hand
+    confirmed = confirm_payment(payment_id=payment.pk, reference="ch_test")
+    assert confirmed.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED)
+    assert Booking.objects.get(pk=booking.pk).status == BookingStatus.HELD
