@@ -8,12 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Model
+from django.db.models import Model, OuterRef, Subquery
 from django.utils import timezone
 
 from bookings import catalogue, resale
 from bookings.lifecycle import close_bookings, passengers_to_sell, sell_held_booking
-from bookings.models import Booking, BookingStatus, ResaleStatus
+from bookings.models import Booking, BookingStatus, Resale, ResaleStatus
 from bookings.selectors import live_passengers_named
 from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
@@ -102,9 +102,19 @@ def confirm_payment(
 
 
 # Compiled once per connection (kernel.compiled): every confirmation takes these two locks.
+# The booking's comes with `offer_resale_id`, the resale naming it as its offer (None: none),
+# in the same statement (tests/payments/test_pay_record_step.py compares it with the ORM).
 _LOCKED_BOOKING = CompiledRead(
     Booking,
-    lambda booking_id: Booking.objects.select_for_update().filter(pk=booking_id)[:1],
+    lambda booking_id: (
+        Booking.objects.select_for_update()
+        .annotate(
+            offer_resale_id=Subquery(
+                Resale.objects.filter(offer_id=OuterRef("pk")).values("pk")[:1]
+            )
+        )
+        .filter(pk=booking_id)[:1]
+    ),
     booking_id=int,
 )
 _LOCKED_PAYMENT = CompiledRead(
@@ -141,7 +151,9 @@ def _why_not_sellable(
         _expire(booking, now=now)
     resale_offer = True
     if booking.status == BookingStatus.HELD:
-        offered = resale.offer_resale_status(booking)
+        # The lock's read said whether a resale names this booking as its offer.  None stays
+        # None (`resale.offer_resale_status`), so only an offer's resale is read again, now.
+        offered = resale.offer_resale_status(booking) if booking.offer_resale_id else None
         resale_offer = offered is not None
         if resale_offer and offered != ResaleStatus.OFFERED:
             # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.

@@ -3,8 +3,9 @@
 statement (`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payment's INSERT
 alone in autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT (inside a caller's
 transaction the INSERT keeps its savepoint).  Its confirmation reads the passengers once
-under the booking's lock, for the names' check and for `booking.confirmed`
-(docs/performance.md, "Issue 26: the order's CPU by process")."""
+under the booking's lock, for the names' check and for `booking.confirmed`, and learns
+whether the booking is a resale offer from that lock's own statement (docs/performance.md,
+"Issue 26: the order's CPU by process")."""
 
 from __future__ import annotations
 
@@ -13,14 +14,22 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from bookings.lifecycle import _PASSENGERS_SOLD
-from bookings.models import Booking, BookingStatus, Passenger
+from bookings.models import Booking, BookingStatus, Passenger, Resale, ResaleStatus
+from bookings.resale import withdraw_resale
 from kernel.models import OutboxEvent
 from payments.errors import PaymentInProgress
 from payments.models import Payment, PaymentStatus
-from payments.outcomes import confirm_payment
+from payments.outcomes import _LOCKED_BOOKING, confirm_payment
 from payments.paying import _BOOKING_AND_KEY, _PAYMENT_BY_KEY, record_payment
+from payments.resale import list_booking_for_resale
 from tests.factories import FlightFactory
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
+from tests.payments.resale_setup import (
+    name,
+    payment_in_flight,
+    sold_out_event_with_paid_booking,
+    wait,
+)
 from tests.payments.test_pay_compiled_reads import same_row
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -188,3 +197,60 @@ def test_a_live_passenger_unnamed_by_the_confirmation_is_refunded(customer, flig
     confirmed = confirm_payment(payment_id=payment.pk, reference="ch_test")
     assert confirmed.status in (PaymentStatus.REFUND_REQUIRED, PaymentStatus.REFUNDED)
     assert Booking.objects.get(pk=booking.pk).status == BookingStatus.HELD
+
+
+# --- the confirmation's booking lock says whether the booking is a resale offer ---------------
+
+
+def _locked_reads(booking_id: int):
+    with transaction.atomic():
+        compiled = _LOCKED_BOOKING.first(using="default", booking_id=booking_id)
+        orm = Booking.objects.select_for_update().filter(pk=booking_id).first()
+        offer = Resale.objects.filter(offer_id=booking_id).values_list("pk", flat=True).first()
+    return compiled, orm, offer
+
+
+def test_the_booking_lock_reads_the_booking_and_its_offer_resale_as_the_orm(customer, flight):
+    r = sold_out_event_with_paid_booking()
+    wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer_id = Resale.objects.get(pk=resale.pk).offer_id
+    plain = hold(customer, flight)
+    for booking_id, expected in ((offer_id, resale.pk), (plain.pk, None), (r.booking.pk, None)):
+        compiled, orm, offer = _locked_reads(booking_id)
+        same_row(compiled, orm)
+        assert compiled.offer_resale_id == offer == expected
+    assert _locked_reads(10**9)[:2] == (None, None)
+    withdraw_resale(customer=r.seller, booking_id=r.booking.pk)  # the offer is let go
+    compiled, orm, offer = _locked_reads(offer_id)
+    assert compiled.offer_resale_id is None is offer
+
+
+def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, flight):
+    client = api_client(customer)
+    pay(client, hold(customer, flight, seats=["12A"]), key="warm-up", paymentMethod=GOOD_CARD)
+    booking = hold(customer, flight, seats=["12B"])
+    with CaptureQueriesContext(connection) as queries:
+        answer = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
+    assert answer.json()["bookingStatus"] == "CONFIRMED", answer.content
+    statements = [q["sql"] for q in queries.captured_queries]
+    resale_reads = [sql for sql in statements if '"bookings_resale"' in sql]
+    # Only inside the booking's lock, which still locks it.
+    (lock,) = resale_reads
+    assert lock.startswith('SELECT "bookings_booking"') and lock.endswith("FOR UPDATE"), lock
+
+
+def test_a_resale_offer_is_still_sold_as_one(customer):
+    """The control: an offer's confirmation reads its resale again and hands it over."""
+    r = sold_out_event_with_paid_booking()
+    wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer = Booking.objects.get(pk=resale.offer_id)
+    name(offer)
+    payment = payment_in_flight(offer)
+    with CaptureQueriesContext(connection) as queries:
+        confirm_payment(payment_id=payment.pk, reference="ch_test")
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert len([sql for sql in statements if '"bookings_resale"' in sql]) >= 2
+    assert Resale.objects.get(pk=resale.pk).status == ResaleStatus.SOLD
+    assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED

@@ -29,8 +29,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # read to be no resale offer (30 -> 28), and the sandbox writes its charge and event in one
 # statement, not a transaction of two (28 -> 25); h-order reads the booking and its key's
 # payment in one statement, records the payment without BEGIN/COMMIT, and reads the
-# passengers once under the confirmation's lock (25 -> 21); raise this only with a reason.
-PAY_STATEMENTS = 21
+# passengers once under the confirmation's lock and whether the booking is a resale offer with
+# that lock (25 -> 20); raise this only with a reason.
+PAY_STATEMENTS = 20
 
 
 @pytest.fixture(autouse=True)
