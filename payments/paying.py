@@ -162,7 +162,7 @@ def _one_write():
 # Compiled once per connection (kernel.compiled): the read every pay request starts with,
 # the booking (`Booking.objects.filter(pk=...).first()`, the model's ordering) and, in
 # `keyed_payment_id`, the payment `_PAYMENT_BY_KEY` would find in the booking's sale (None:
-# the key is new there); tests/payments/test_pay_compiled_reads.py compares both with the ORM.
+# the key is new there); tests/payments/test_pay_record_step.py compares both with the ORM.
 _BOOKING_AND_KEY = CompiledRead(
     Booking,
     lambda booking_id, customer_id, key: Booking.objects.annotate(
