@@ -166,6 +166,12 @@ def main() -> None:
         "group sampled during the run, the bench db's backends by wait event "
         "(bench/open_loop_trace.py)",
     )
+    parser.add_argument(
+        "--records",
+        type=Path,
+        help="write each load's records (monotonic start, latency, status, won) into this "
+        "directory, for bench/cpu_by_process.py's report",
+    )
     parser.add_argument("--save", type=Path, help="write the figures as JSON here")
     parser.add_argument("--baseline", type=Path, help="a --save file to print ratios against")
     args = parser.parse_args()
@@ -174,6 +180,11 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from bench.open_loop import scenario_open_loop
 
+    if args.records:
+        import bench.flash_sale_scenarios as scenarios
+
+        args.records.mkdir(parents=True, exist_ok=True)
+        scenarios.RECORDS_TO = args.records
     args.clients = 100
     args.requests = args.hold_requests or (300 if args.quick else 1000)
     args.one_seat_clients = 200

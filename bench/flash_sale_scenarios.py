@@ -65,7 +65,18 @@ def run_load(spec: dict[str, Any], on_start=None) -> dict[str, Any]:
         raise
     if proc.returncode != 0:
         raise SystemExit(f"load generator failed:\n{stderr[-3000:]}")
-    return json.loads(stdout)
+    out = json.loads(stdout)
+    if RECORDS_TO is not None and "gate" in out:
+        # (start, latency, status, won) with the start on the monotonic clock, one file per
+        # load: bench/cpu_by_process.py's `report` takes its window from it.
+        path = RECORDS_TO / f"{spec.get('kind', 'load')}-{time.strftime('%H%M%S')}.json"
+        rows = [(out["gate"] + t0, lat, st, win) for t0, lat, st, win in out["records"]]
+        path.write_text(json.dumps(rows))
+    return out
+
+
+# Set by bench/flash_sale.py's --records: where each load's records are written.
+RECORDS_TO: Path | None = None
 
 
 def summarise(name: str, result: dict[str, Any], *, win_label: str = "wins") -> dict[str, Any]:

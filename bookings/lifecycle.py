@@ -255,7 +255,12 @@ def _execute(sql: str, params: list) -> int:
 
 
 def sell_held_booking(
-    booking: Booking, *, now: datetime, payment: dict | None = None, resale_offer: bool = True
+    booking: Booking,
+    *,
+    now: datetime,
+    payment: dict | None = None,
+    resale_offer: bool = True,
+    passengers: list[tuple[int, str, str | None, bool]] | None = None,
 ) -> Resale | None:
     """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
     `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
@@ -266,6 +271,9 @@ def sell_held_booking(
     `resale_offer=False`: the caller read, in this transaction and under the booking's lock,
     that no resale names it as its offer (`resale.offer_resale_status` None, which stays
     None), so the resale's lock read, which would find no row to lock, is not sent.
+    `passengers`: the booking's passengers as `passengers_to_sell` read them in this
+    transaction, under the booking's lock (which every change to them takes first), for a
+    booking that is no resale offer (a resale's hand-over reseats them): not read again.
     """
     when = connection.ops.adapt_datetimefield_value(now)
     won = _execute(
@@ -285,9 +293,12 @@ def sell_held_booking(
     _execute(_SELL_SEATS_SQL, [SeatStatus.SOLD, booking.pk, SeatStatus.HELD])
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
     # Who travels where: systems that read the event log (check-in) mirror it from here.
-    passengers = [
-        {"passengerId": pk, "fullName": name, "seat": seat_no}
-        for pk, name, seat_no in _PASSENGERS_SOLD.rows(booking_id=booking.pk)
+    if passengers is None or resale_offer:  # a resale's hand-over may have reseated them
+        travelling = _PASSENGERS_SOLD.rows(booking_id=booking.pk)
+    else:
+        travelling = [(pk, name, seat_no) for pk, name, seat_no, _live in passengers]
+    passengers_sold = [
+        {"passengerId": pk, "fullName": name, "seat": seat_no} for pk, name, seat_no in travelling
     ]
     emit_event(
         sale_id=booking.sale_id,
@@ -295,7 +306,7 @@ def sell_held_booking(
         aggregate_id=booking.pk,
         event_type=OutboxEventType.BOOKING_CONFIRMED,
         payload=outbox_payloads.booking_confirmed(
-            booking, seats=seat_nos, passengers=passengers, payment=payment
+            booking, seats=seat_nos, passengers=passengers_sold, payment=payment
         ),
     )
     # The hot fare-inventory row last (then the waitlist, after it in the lock order): every
@@ -330,6 +341,25 @@ _PASSENGERS_SOLD = CompiledRead(
     ),
     booking_id=int,
 )
+# ...and the same rows with each passenger's `is_live`, for a caller that also checks the
+# names under the booking's lock before selling (`passengers_to_sell`).
+_PASSENGERS_TO_SELL = CompiledRead(
+    Passenger,
+    lambda booking_id: (
+        Passenger.objects.filter(booking_id=booking_id)
+        .order_by("id")
+        .values_list("pk", "full_name", "seat__seat_no", "is_live")
+    ),
+    booking_id=int,
+)
+
+
+def passengers_to_sell(*, booking_id: int) -> list[tuple[int, str, str | None, bool]]:
+    """Every passenger of a booking about to be sold, by id: (id, full name, seat number,
+    live).  Read once under the booking's lock, it answers both questions of a confirmation:
+    are the live ones named (`bookings.selectors.live_passengers_named`), and who travels
+    where (`sell_held_booking(passengers=...)`)."""
+    return _PASSENGERS_TO_SELL.rows(booking_id=booking_id)
 
 
 def _move_held_to_sold(booking: Booking) -> None:

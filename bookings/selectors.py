@@ -92,7 +92,7 @@ def check_passengers_named(*, booking_id: int) -> None:
     missing = [
         {"passengerId": pk, "position": position, "seat": seat_no}
         for position, (pk, seat_no, name) in enumerate(everyone, start=1)
-        if not name.strip()
+        if _unnamed(name)
     ]
     if not missing:
         return
@@ -113,8 +113,18 @@ def check_passengers_named(*, booking_id: int) -> None:
     )
 
 
-# Compiled once per connection (kernel.compiled): every pay request asks it twice (on
-# recording, and again on confirming).
+def _unnamed(full_name: str) -> bool:
+    return not full_name.strip()
+
+
+def live_passengers_named(passengers: list[tuple[int, str, str | None, bool]]) -> bool:
+    """`check_passengers_named`'s rule on rows already read (`lifecycle.passengers_to_sell`:
+    id, full name, seat number, live): True when it would pass."""
+    return not any(_unnamed(name) for _pk, name, _seat_no, live in passengers if live)
+
+
+# Compiled once per connection (kernel.compiled): every pay request asks it on recording (a
+# confirmation checks the same rule on `lifecycle.passengers_to_sell`'s rows).
 _PASSENGER_NAMES = CompiledRead(
     Passenger,
     lambda booking_id: (

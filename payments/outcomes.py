@@ -8,14 +8,13 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Model
+from django.db.models import Model, OuterRef, Subquery
 from django.utils import timezone
 
 from bookings import catalogue, resale
-from bookings.errors import PassengerNamesMissing
-from bookings.lifecycle import close_bookings, sell_held_booking
-from bookings.models import Booking, BookingStatus, ResaleStatus
-from bookings.selectors import check_passengers_named
+from bookings.lifecycle import close_bookings, passengers_to_sell, sell_held_booking
+from bookings.models import Booking, BookingStatus, Resale, ResaleStatus
+from bookings.selectors import live_passengers_named
 from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
 from payments.charging import assert_no_transaction
@@ -82,9 +81,16 @@ def confirm_payment(
         reference = reference or payment.gateway_reference
         if payment.booking_id != booking_id:
             raise ValueError(f"payment {payment_id} is not booking {booking_id}'s")
-        refund_reason, resale_offer = _why_not_sellable(booking, now=now)
+        refund_reason, resale_offer, passengers = _why_not_sellable(booking, now=now)
         if refund_reason is None:
-            _sell(booking, payment, reference=reference, now=now, resale_offer=resale_offer)
+            _sell(
+                booking,
+                payment,
+                reference=reference,
+                now=now,
+                resale_offer=resale_offer,
+                passengers=passengers,
+            )
         else:
             _keep_to_refund(payment, reference=reference, reason=refund_reason, now=now)
     if refund_reason is None:
@@ -96,9 +102,19 @@ def confirm_payment(
 
 
 # Compiled once per connection (kernel.compiled): every confirmation takes these two locks.
+# The booking's comes with `offer_resale_id`, the resale naming it as its offer (None: none),
+# in the same statement (tests/payments/test_pay_record_step.py compares it with the ORM).
 _LOCKED_BOOKING = CompiledRead(
     Booking,
-    lambda booking_id: Booking.objects.select_for_update().filter(pk=booking_id)[:1],
+    lambda booking_id: (
+        Booking.objects.select_for_update()
+        .annotate(
+            offer_resale_id=Subquery(
+                Resale.objects.filter(offer_id=OuterRef("pk")).values("pk")[:1]
+            )
+        )
+        .filter(pk=booking_id)[:1]
+    ),
     booking_id=int,
 )
 _LOCKED_PAYMENT = CompiledRead(
@@ -117,35 +133,43 @@ def _locked(read: CompiledRead, model: type[Model], **pk: int) -> Any:
     return found
 
 
-def _why_not_sellable(booking: Booking, *, now: datetime) -> tuple[str | None, bool]:
+def _why_not_sellable(
+    booking: Booking, *, now: datetime
+) -> tuple[str | None, bool, list[tuple[int, str, str | None, bool]] | None]:
     """Why the paid `booking` (locked) cannot be sold, as the refund's reason; None: it can.
     A hold whose sale closed or whose time ran out is closed here, so its seats go back now.
-    Second: whether the booking is a resale offer (False only when read to be none)."""
+    Second: whether the booking is a resale offer (False only when read to be none).  Third:
+    its passengers (`passengers_to_sell`), when read to check their names."""
     if booking.status == BookingStatus.HELD and not catalogue.is_open(sale_of(booking), now=now):
         # The sale closed (the flight left, the event was cancelled...) while the customer
         # paid: the hold ends here, its seats go back, and the money is paid back in full
         # like a late payment.
         _expire(booking, now=now)
-        return RefundReason.FLIGHT_CLOSED, True
+        return RefundReason.FLIGHT_CLOSED, True, None
     if booking.hold_lapsed(now):
         # Expired but not yet swept: expire it ourselves so the seats go back now.
         _expire(booking, now=now)
     resale_offer = True
     if booking.status == BookingStatus.HELD:
-        offered = resale.offer_resale_status(booking)
+        # The lock's read said whether a resale names this booking as its offer.  None stays
+        # None (`resale.offer_resale_status`), so only an offer's resale is read again, now.
+        offered = resale.offer_resale_status(booking) if booking.offer_resale_id else None
         resale_offer = offered is not None
         if resale_offer and offered != ResaleStatus.OFFERED:
             # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
             _expire(booking, now=now)
     if booking.status != BookingStatus.HELD:
-        return RefundReason.LATE_PAYMENT, resale_offer
-    if not _named(booking):
+        return RefundReason.LATE_PAYMENT, resale_offer, None
+    # Read once, under the booking's lock: the names' check here and who travels in
+    # `booking.confirmed` (`sell_held_booking`) are the same rows.
+    passengers = passengers_to_sell(booking_id=booking.pk)
+    if not live_passengers_named(passengers):
         # Cannot happen for a payment started now (`payments.paying` refuses), only for one
         # started before names were required, or after a row was edited by hand.  No
         # nameless ticket is issued: the money goes back in full and the hold stays, so
         # the customer can name the passengers and pay again before it expires.
-        return RefundReason.NAMES_MISSING, resale_offer
-    return None, resale_offer
+        return RefundReason.NAMES_MISSING, resale_offer, None
+    return None, resale_offer, passengers
 
 
 def _expire(booking: Booking, *, now: datetime) -> None:
@@ -154,16 +178,14 @@ def _expire(booking: Booking, *, now: datetime) -> None:
     )
 
 
-def _named(booking: Booking) -> bool:
-    try:
-        check_passengers_named(booking_id=booking.pk)
-    except PassengerNamesMissing:
-        return False
-    return True
-
-
 def _sell(
-    booking: Booking, payment: Payment, *, reference: str, now: datetime, resale_offer: bool
+    booking: Booking,
+    payment: Payment,
+    *,
+    reference: str,
+    now: datetime,
+    resale_offer: bool,
+    passengers: list[tuple[int, str, str | None, bool]] | None,
 ) -> None:
     # The payment's row first: it is locked already (booking, then payment), and written
     # before the sale, the sale's hot fare-inventory row is held for less: only from its
@@ -179,6 +201,7 @@ def _sell(
             "currency": payment.currency,
         },
         resale_offer=resale_offer,
+        passengers=passengers,
     )
     # Resold tickets: their seller is refunded in this transaction, never before it.
     if resold is not None:

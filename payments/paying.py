@@ -6,6 +6,7 @@ booking, so the sale is known before the transaction."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
@@ -13,6 +14,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -111,16 +113,22 @@ def record_payment(
     it.  A key already used in the booking's sale answers its stored response (or 422: a
     different request)."""
     # Read once, for its sale (the key's scope) and for the checks below: nothing locks it
-    # here, so reading it inside the transaction would see nothing more.
-    booking = _BOOKING.first(booking_id=booking_id)
-    existing = _existing(customer, booking.sale_id if booking else None, key)
-    if existing:
-        return _replay(existing, fingerprint)
+    # here, so reading it inside the transaction would see nothing more.  The same statement
+    # says whether the key is used in that sale already (the payment itself is read only
+    # then: a replay), so a new payment starts with one round trip, not two.
+    booking = _BOOKING_AND_KEY.first(booking_id=booking_id, customer_id=customer.pk, key=key)
+    if booking is not None and booking.keyed_payment_id is not None:
+        existing = _existing(customer, booking.sale_id, key)
+        if existing:
+            return _replay(existing, fingerprint)
     now = timezone.now()
+    # The checks write nothing and lock nothing, so they read as well outside a transaction
+    # (each statement sees what is committed when it runs, as it would inside one under READ
+    # COMMITTED); a refusal raises before anything is written.
+    _check_payable(booking, customer=customer, on_behalf=on_behalf, now=now)
+    _check_amount(booking, amount=amount, currency=currency)
     try:
-        with transaction.atomic():
-            _check_payable(booking, customer=customer, on_behalf=on_behalf, now=now)
-            _check_amount(booking, amount=amount, currency=currency)
+        with _one_write():
             return _insert_payment(
                 booking,
                 customer=customer,
@@ -130,8 +138,8 @@ def record_payment(
                 now=now,
             )
     except IntegrityError:
-        # A unique constraint refused the row (the transaction wrote nothing else, so it is
-        # rolled back whole, without a savepoint): see `_lost_the_claim`.
+        # A unique constraint refused the row, the only write (in autocommit nothing is left
+        # to roll back; in a caller's transaction, its savepoint): see `_lost_the_claim`.
         pass
     return _lost_the_claim(
         customer=customer,
@@ -142,9 +150,31 @@ def record_payment(
     )
 
 
-# Compiled once per connection (kernel.compiled): the two reads every pay request starts with.
-_BOOKING = CompiledRead(
-    Booking, lambda booking_id: Booking.objects.filter(pk=booking_id)[:1], booking_id=int
+def _one_write():
+    """Where the payment's INSERT runs: on its own in autocommit, a transaction by itself
+    (BEGIN and COMMIT around one statement were two more round trips of every pay request);
+    inside a caller's transaction, in a savepoint, so a refused INSERT leaves that usable."""
+    if transaction.get_connection().in_atomic_block:
+        return transaction.atomic()
+    return contextlib.nullcontext()
+
+
+# Compiled once per connection (kernel.compiled): the read every pay request starts with,
+# the booking (`Booking.objects.filter(pk=...).first()`, the model's ordering) and, in
+# `keyed_payment_id`, the payment `_PAYMENT_BY_KEY` would find in the booking's sale (None:
+# the key is new there); tests/payments/test_pay_record_step.py compares both with the ORM.
+_BOOKING_AND_KEY = CompiledRead(
+    Booking,
+    lambda booking_id, customer_id, key: Booking.objects.annotate(
+        keyed_payment_id=Subquery(
+            Payment.objects.filter(
+                sale_id=OuterRef("sale_id"), customer_id=customer_id, idempotency_key=key
+            ).values("pk")[:1]
+        )
+    ).filter(pk=booking_id)[:1],
+    booking_id=int,
+    customer_id=int,
+    key=str,
 )
 _PAYMENT_BY_KEY = CompiledRead(
     Payment,
