@@ -3,6 +3,8 @@ import uuid
 import pytest
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
+from django.core import signals
+from django.db import close_old_connections
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -127,3 +129,14 @@ def observed(monkeypatch):
 
     monkeypatch.setattr(config_middleware.access_log, "info", info)
     return seen
+
+
+@pytest.fixture
+def keep_the_tests_connection():
+    """As Django's test client does for requests sent some other way: closing "old"
+    connections around each request would close the test's transaction under our feet."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)

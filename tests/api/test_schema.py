@@ -4,9 +4,7 @@ import zlib
 
 import pytest
 import schemathesis
-from django.core import signals
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -208,17 +206,6 @@ def test_swagger_ui_is_served(anon):
 
 
 @pytest.fixture
-def wsgi_app():
-    # Django's test client detaches these too: closing "old" connections between requests
-    # would close the test's transaction under our feet.
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
-
-
-@pytest.fixture
 def world(customer):
     return build_world(customer)
 
@@ -254,7 +241,9 @@ CHECKS = [
 
 
 @pytest.mark.django_db(transaction=True)  # paying calls the gateway outside any transaction
-def test_api_keeps_to_its_schema_on_every_operation(wsgi_app, sandbox_payments, world):
+def test_api_keeps_to_its_schema_on_every_operation(
+    keep_the_tests_connection, sandbox_payments, world
+):
     """Every operation of the schema, in one test: the real data is built once (it is most of
     the cost of a test per operation), and each operation gets its own Hypothesis run, as
     the customer, with most path ids real.  Any 5xx or schema mismatch fails, naming the

@@ -9,7 +9,7 @@ import pytest
 from django.core import signals
 from django.core.cache import cache
 from django.core.handlers.wsgi import WSGIHandler
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.http import HttpResponse, StreamingHttpResponse
 from django.test import RequestFactory
 
@@ -17,17 +17,7 @@ from config import served
 from tests.api.test_cached_reads import build, shapes
 from tests.api.test_lean_chain import REQUEST_ID, SECURITY, differences, seat_map_url
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def keep_the_tests_connection():
-    """As Django's test client does: the test's transaction is not closed by a request."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("keep_the_tests_connection")]
 
 
 @pytest.fixture
