@@ -39,7 +39,6 @@ from django.utils import timezone, translation
 
 from bookings import catalogue
 from bookings.models import Booking, Notification, NotificationKind, NotificationStatus, Sale
-from bookings.ticket_render import ticket_pdf
 from kernel.models import OutboxEvent
 from languages.selectors import language_for_customer
 
@@ -196,6 +195,9 @@ def _build_message(notification: Notification) -> EmailMultiAlternatives:
     html = render_to_string(email_templates(sale, f"{kind}.html"), context)
     message.attach_alternative(html, "text/html")
     if kind == NotificationKind.BOOKING_CONFIRMED:
+        # The worker's first confirmation loads the renderer, not every web process's start.
+        from bookings.ticket_render import ticket_pdf
+
         for t, face in zip(tickets, faces, strict=True):
             message.attach(f"{face.file_stem}.pdf", ticket_pdf(t), "application/pdf")
     return message

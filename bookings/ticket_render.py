@@ -1,14 +1,16 @@
 """A ticket as a QR code (PNG, SVG) and as a one-page PDF carrying the QR: the words are the
 catalogue's (`bookings.catalogue.ticket_face`: a boarding pass, an entry ticket), the layout
-is the same for every ticket."""
+is the same for every ticket.
+
+Imported where a file is made (storefront.ticket_views, the ticket tasks), not at a web
+process's start: qrcode, Pillow and ReportLab are ~10 MB of RSS that a process serving
+holds and seat maps never uses (issue 26; tests/project/test_web_imports.py)."""
 
 from __future__ import annotations
 
 import functools
 import io
-from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import qrcode
 import qrcode.image.svg
@@ -25,7 +27,6 @@ from reportlab.pdfgen import canvas
 from bookings import catalogue
 from bookings.models import Ticket
 from bookings.tickets import is_void
-from languages.formatting import format_when
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu")
 
@@ -63,13 +64,6 @@ def qr_svg(code: str) -> bytes:
 
 def static_code_caption() -> str:
     return gettext("Static code — for print")
-
-
-def local_label(moment: datetime, zone: str) -> str:
-    """`moment` as printed on a ticket: day and time as the reader's language writes them, in
-    the place's own zone (the airport's, the venue's), with the zone's name."""
-    local = moment.astimezone(ZoneInfo(zone))
-    return f"{format_when(local)} {local.tzname()}"
 
 
 def ticket_rows(ticket: Ticket) -> list[tuple[str, str]]:

@@ -10,9 +10,9 @@ from django.utils.translation import gettext as _
 
 from bookings.catalogue import GateEntry, TicketFace
 from bookings.models import Seat, Ticket
-from bookings.ticket_render import local_label
 from events.models import CategoryAssignment, Event, EventStatus, PriceCategory
 from events.sale_snapshot import standing_sections
+from languages.formatting import format_when_in_zone
 
 # How long after its start an event's entrance may still be letting people in.
 GATE_OPEN_AFTER_START = timedelta(hours=12)
@@ -32,7 +32,7 @@ def entry_ticket(ticket: Ticket) -> TicketFace:
         (_("Name"), ticket.passenger_name or _("Name missing: see the box office")),
         (_("Event"), event.name),
         (_("Venue"), f"{venue.name}, {venue.city}"),
-        (_("Starts"), local_label(event.starts_at, venue.time_zone)),
+        (_("Starts"), format_when_in_zone(event.starts_at, venue.time_zone)),
     ]
     if seat is not None:
         rows += [

@@ -11,9 +11,9 @@ from django.utils.translation import gettext as _
 from bookings import catalogue
 from bookings.catalogue import GateEntry, TicketFace
 from bookings.models import Ticket
-from bookings.ticket_render import local_label
 from flights.models import Flight
 from flights.selectors import gate_flights, is_gate_flight
+from languages.formatting import format_when_in_zone
 
 
 def boarding_minutes() -> int:
@@ -30,9 +30,9 @@ def boarding_pass(ticket: Ticket) -> TicketFace:
         (_("Flight"), flight.code),
         (_("From"), f"{origin.code} {origin.local_city}"),
         (_("To"), f"{destination.code} {destination.local_city}"),
-        (_("Departure"), local_label(flight.departure_at, origin.time_zone)),
-        (_("Arrival"), local_label(flight.arrival_at, destination.time_zone)),
-        (_("Boarding"), local_label(boarding, origin.time_zone)),
+        (_("Departure"), format_when_in_zone(flight.departure_at, origin.time_zone)),
+        (_("Arrival"), format_when_in_zone(flight.arrival_at, destination.time_zone)),
+        (_("Boarding"), format_when_in_zone(boarding, origin.time_zone)),
         (_("Gate"), flight.gate or _("see screens")),
         (_("Seat"), ticket.seat_no or _("assigned at the gate")),
         (_("Fare class"), str(catalogue.class_label(ticket.fare_class))),

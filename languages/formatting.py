@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 from babel.dates import format_date, format_skeleton
 from babel.numbers import format_compact_currency, format_currency
@@ -54,3 +55,10 @@ def format_clock(value: datetime, language: str | None = None) -> str:
 def format_when(value: datetime, language: str | None = None) -> str:
     """Day and time in the datetime's own zone: "Tue, Dec 1, 2026, 14:05"."""
     return f"{format_day(value, language)}, {format_clock(value, language)}"
+
+
+def format_when_in_zone(moment: datetime, zone: str) -> str:
+    """`moment` as a ticket prints it: day and time as the reader's language writes them, in
+    the place's own zone (the airport's, the venue's), with the zone's name."""
+    local = moment.astimezone(ZoneInfo(zone))
+    return f"{format_when(local)} {local.tzname()}"

@@ -9,7 +9,6 @@ from django.views.decorators.http import require_GET
 
 from bookings import catalogue, selectors
 from bookings.models import Ticket
-from bookings.ticket_render import qr_png, qr_svg, ticket_pdf
 from kernel.errors import DomainError
 
 
@@ -27,6 +26,8 @@ def ticket_file(ticket: Ticket, kind: str) -> HttpResponse:
     entry ticket: named by its catalogue).
 
     Shared by these pages and the REST API, so both hand out the same bytes and headers."""
+    from bookings.ticket_render import qr_png, qr_svg, ticket_pdf  # on first use: its docstring
+
     if kind == "png":
         body, content_type, name = qr_png(ticket.code), "image/png", f"ticket-{ticket.serial}.png"
     elif kind == "svg":

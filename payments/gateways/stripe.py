@@ -14,8 +14,8 @@ import logging
 import re
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import stripe
 from django.conf import settings
 
 from payments.currency import from_minor_units, to_minor_units
@@ -28,6 +28,9 @@ from payments.gateways.base import (
     GatewayEvent,
     RefundResult,
 )
+
+if TYPE_CHECKING:
+    import stripe
 
 log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "Stripe-Signature"
@@ -61,13 +64,22 @@ def _amount(value: object, currency: str) -> Decimal | None:
     return from_minor_units(value, currency)
 
 
+def _sdk():
+    """Stripe's SDK, imported when a Stripe gateway is first made or meets an error: with
+    what it loads (httpx, rich) it is ~14 MB of every web process, most of which never talk
+    to Stripe (issue 26, the web RSS)."""
+    import stripe
+
+    return stripe
+
+
 class StripeGateway(Gateway):
     name = "stripe"
 
     def __init__(self, http_client: stripe.HTTPClient | None = None) -> None:
         cfg = settings.STRIPE
         # Tests (and anyone wanting custom transport) replace the SDK's HTTP client.
-        self.client = stripe.StripeClient(
+        self.client = _sdk().StripeClient(
             cfg["API_KEY"] or "sk_test_unset",
             http_client=http_client or cfg.get("HTTP_CLIENT"),
             max_network_retries=cfg["MAX_NETWORK_RETRIES"],
@@ -118,13 +130,13 @@ class StripeGateway(Gateway):
             intent = self.client.v1.payment_intents.create(
                 params=params, options={"idempotency_key": idempotency_key}
             )
-        except stripe.CardError as exc:
+        except _sdk().CardError as exc:
             intent = exc.error and getattr(exc.error, "payment_intent", None)
             intent_id = getattr(intent, "id", "") if intent else ""
             return ChargeResult(
                 status="failed", reference=intent_id, failure_reason=exc.code or "card_declined"
             )
-        except stripe.StripeError as exc:
+        except _sdk().StripeError as exc:
             raise GatewayError(str(exc)) from exc
         if intent.status == "succeeded":
             return ChargeResult(status="succeeded", reference=intent.id)
@@ -179,7 +191,7 @@ class StripeGateway(Gateway):
             session = self.client.v1.checkout.sessions.create(
                 params=params, options={"idempotency_key": idempotency_key}
             )
-        except stripe.StripeError as exc:
+        except _sdk().StripeError as exc:
             raise GatewayError(str(exc)) from exc
         if getattr(session, "payment_status", "") == "paid":
             return ChargeResult(status="succeeded", reference=str(session.payment_intent))
@@ -193,7 +205,7 @@ class StripeGateway(Gateway):
         try:
             if reference.startswith("cs_"):
                 # Not expirable any more (paid, or already expired): read where it ended.
-                with contextlib.suppress(stripe.InvalidRequestError):
+                with contextlib.suppress(_sdk().InvalidRequestError):
                     self.client.v1.checkout.sessions.expire(reference)
                 session = self.client.v1.checkout.sessions.retrieve(reference)
                 if session.payment_status == "paid":
@@ -203,10 +215,10 @@ class StripeGateway(Gateway):
                         status="failed", reference=reference, failure_reason="canceled"
                     )
                 raise GatewayError(f"Checkout Session {reference} is {session.status}.")
-            with contextlib.suppress(stripe.InvalidRequestError):
+            with contextlib.suppress(_sdk().InvalidRequestError):
                 self.client.v1.payment_intents.cancel(reference)
             intent = self.client.v1.payment_intents.retrieve(reference)
-        except stripe.StripeError as exc:
+        except _sdk().StripeError as exc:
             raise GatewayError(str(exc)) from exc
         if intent.status == "succeeded":
             return ChargeResult(status="succeeded", reference=intent.id)
@@ -225,7 +237,7 @@ class StripeGateway(Gateway):
                 params={"payment_intent": reference, "amount": to_minor_units(amount, currency)},
                 options={"idempotency_key": idempotency_key},
             )
-        except stripe.StripeError as exc:
+        except _sdk().StripeError as exc:
             raise GatewayError(str(exc)) from exc
         if refund.status in {"succeeded", "pending"}:
             return RefundResult(succeeded=True, reference=refund.id)
@@ -241,13 +253,13 @@ class StripeGateway(Gateway):
             # The SDK compares str digests, which raises on non-ASCII (an unauthenticated 500).
             raise WebhookSignatureInvalid(f"{SIGNATURE_HEADER} header is not ASCII.")
         try:
-            event = stripe.Webhook.construct_event(
+            event = _sdk().Webhook.construct_event(
                 body.decode(),
                 header,
                 self.webhook_secret,
                 tolerance=settings.PAYMENTS["WEBHOOK_TOLERANCE_SECONDS"],
             )
-        except stripe.SignatureVerificationError as exc:
+        except _sdk().SignatureVerificationError as exc:
             raise WebhookSignatureInvalid(str(exc.user_message or exc)) from None
         except ValueError:
             raise WebhookSignatureInvalid("Signed, but not a Stripe event.") from None
