@@ -16,13 +16,13 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.selectors import has_verified_email
 from accounts.services import sign_up
+from accounts.tokens import issue_token
 from bookings.selectors import acts_for_customers
 from kernel.web.client_ip import client_ip
 from kernel.web.openapi import problems
@@ -115,7 +115,7 @@ class SignUpApi(APIView):
                 password=data.validated_data["password"],
                 address=client_ip(request) or None,
             )
-            token = Token.objects.create(user=user)
+            token = issue_token(user=user)
         body = {**MeSerializer(user).data, "token": token.key}
         return Response(body, status=201, headers={"Location": reverse("api-me")})
 

@@ -6,12 +6,12 @@ from django.contrib.auth import authenticate
 from django.utils.text import format_lazy
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.tokens import issue_token
 from kernel.web.openapi import problems
 from kernel.web.throttles import AuthAccountThrottle, AuthThrottle, rate_text
 
@@ -72,5 +72,5 @@ class ObtainTokenApi(APIView):
         )
         if user is None or not user.is_active:
             raise AuthenticationFailed("Unable to log in with the provided credentials.")
-        token, _ = Token.objects.get_or_create(user=user)
+        token = issue_token(user=user)
         return Response(TokenSerializer({"token": token.key}).data)

@@ -9,7 +9,9 @@ if anything asks; a `save()` writes only the loaded fields).  The entry is dropp
 the user row is saved (deactivation, password change, staff flags) or deleted, and when the
 token is deleted.  A bulk `QuerySet.update(is_active=False)` sends no signal: such a change is
 seen within the cache time.  Only the user's own row is cached; permissions are still read per
-request.  With Redis down every request asks the database, as before.
+request.  With Redis down every request asks the database, as before.  A token issued by
+`accounts.tokens` has its entry written when it is issued, after the commit
+(`cache_issued_tokens`, the first request's read and entry), so its first request is a hit.
 
 The cache read and the view's per-client throttle hits (`kernel.web.throttles`) share one
 Redis round trip, on one slot of a Redis Cluster too: a token-authenticated request's
@@ -96,6 +98,29 @@ def user_from_entry(entry):
     return user
 
 
+def _user_of_token(key: str):
+    """The token's user read as the cache keeps it (`_token_user_row`, rebuilt by
+    `user_from_entry`), or None when no token has that key."""
+    # The database DRF's `Token.objects` read would use: the entry remembers it.
+    alias = router.db_for_read(Token)
+    rows = _token_user_row().rows(using=alias, key=key)
+    return user_from_entry((_cached_fields(), alias, rows[0])) if rows else None
+
+
+def cache_issued_tokens(keys: list[str]) -> None:
+    """accounts.tokens' hook, run after the commit that issued the tokens: each token's user
+    cached as its first request would cache it (the same read, the same entry), in one write,
+    so that first request is a hit.  An inactive user, or a token gone by now, is left to its
+    first request (a 401 then, as before).  Redis down: the write is lost, not raised."""
+    entries = {}
+    for key in keys:
+        user = _user_of_token(key)
+        if user is not None and user.is_active:
+            entries[token_cache_key(key)] = user_entry(user)
+    if entries:
+        cache.set_many(entries, settings.API_TOKEN_CACHE_SECONDS)
+
+
 def token_cache_key(key: str) -> str:
     # The token's client tag: its throttle windows hash to the same slot (module docstring).
     ident = redis_clients.token_ident(redis_clients.token_digest(key))
@@ -142,12 +167,9 @@ class CachedTokenAuthentication(TokenAuthentication):
         request of the token gets it); DRF's answers and error messages."""
         if self.get_model() is not Token:  # a subclass with its own token model: DRF's way
             return super().authenticate_credentials(key)[0]
-        # The database DRF's `Token.objects` read would use: the entry remembers it.
-        alias = router.db_for_read(Token)
-        rows = _token_user_row().rows(using=alias, key=key)
-        if not rows:
+        user = _user_of_token(key)
+        if user is None:
             raise AuthenticationFailed(_("Invalid token."))
-        user = user_from_entry((_cached_fields(), alias, rows[0]))
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         return user
