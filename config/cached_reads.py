@@ -48,7 +48,8 @@ from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 from rest_framework.permissions import AllowAny
 
-from config.lean_chain import MergedHooks, takes_lean_chain
+from config.hook_replay import HookReplay
+from config.lean_chain import takes_lean_chain
 from events import seat_map as event_seat_map
 from events.api import EventSeatMapApi
 from flights.api import SeatMapApi
@@ -91,7 +92,7 @@ class CachedReadMiddleware:
         if hooks is None:
             raise MiddlewareNotUsed
         self.get_response = get_response
-        self.hooks = MergedHooks(hooks, _answer)
+        self.hooks = HookReplay(hooks, _answer)  # run once per request shape, then replayed
 
     def __call__(self, request):
         read = cached_read(request)
