@@ -12,7 +12,8 @@ answers itself, through the same code the long way runs:
   check and Content-Length, sessions and the anonymous user, which write `Vary: Cookie`,
   the locale and `Content-Language`, X-Frame-Options...): their own `process_request` and
   `process_response`, in the lean chain's order and nesting (`MergedHooks`), the same
-  instances' hooks whatever the settings say is in MIDDLEWARE;
+  instances' hooks whatever the settings say is in MIDDLEWARE; run for real the first time
+  a request shape (every input they read) meets them, then replayed (config/hook_replay.py);
 * the body and the ETag: the view's selector (`cached_seat_map_json` of flights.selectors or
   events.seat_map, the cache half of its `seat_map_json`) and `cached_json_response`; DRF's
   own `finalize_response` of the view class adds its headers (`Allow`).

@@ -23,10 +23,9 @@ that; another hook in the chain turns replay off at load, and the hooks then run
 A run is not recorded (the hooks simply answer, as before) when it reads the whole META
 (e.g. builds `request.headers`) or writes it, sets a cookie, changes the status or the body,
 answers without the view (the SSL redirect, a host we do not serve: 301 and 400 always take
-the hooks), or changes anything else on the response.  Records are bounded (`MAX_SHAPES`
-request shapes; past that, new shapes run the hooks).  tests/api/test_cached_reads.py sends
-every shape twice (record, replay) and compares both with the long way, with controls that
-break the key.
+the hooks), or changes anything else on the response.  At most `MAX_SHAPES` request shapes are
+kept, the oldest dropped first.  tests/api/test_hook_replay.py sends every shape twice
+(record, replay) and compares both with the long way, with controls that break the key.
 """
 
 from __future__ import annotations
@@ -130,8 +129,8 @@ class HookReplay:
     def __init__(self, hooks: list, answer):
         self.answer = answer
         self.hooks = hooks
-        self.merged = MergedHooks(hooks, self._answer_seen)
         self.on = all(isinstance(h, REVIEWED) for h in hooks)
+        self.merged = MergedHooks(hooks, self._answer_seen if self.on else answer)
         if not self.on:
             logger.warning("cached reads: a hook not reviewed for replay; the hooks run")
         self.fields: list[tuple] = []  # the META keys of each record's reads, distinct
