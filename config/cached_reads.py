@@ -12,7 +12,8 @@ answers itself, through the same code the long way runs:
   check and Content-Length, sessions and the anonymous user, which write `Vary: Cookie`,
   the locale and `Content-Language`, X-Frame-Options...): their own `process_request` and
   `process_response`, in the lean chain's order and nesting (`MergedHooks`), the same
-  instances' hooks whatever the settings say is in MIDDLEWARE;
+  instances' hooks whatever the settings say is in MIDDLEWARE; run for real the first time
+  a request shape (every input they read) meets them, then replayed (config/hook_replay.py);
 * the body and the ETag: the view's selector (`cached_seat_map_json` of flights.selectors or
   events.seat_map, the cache half of its `seat_map_json`) and `cached_json_response`; DRF's
   own `finalize_response` of the view class adds its headers (`Allow`).
@@ -48,7 +49,8 @@ from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 from rest_framework.permissions import AllowAny
 
-from config.lean_chain import MergedHooks, takes_lean_chain
+from config.hook_replay import HookReplay
+from config.lean_chain import takes_lean_chain
 from events import seat_map as event_seat_map
 from events.api import EventSeatMapApi
 from flights.api import SeatMapApi
@@ -91,7 +93,7 @@ class CachedReadMiddleware:
         if hooks is None:
             raise MiddlewareNotUsed
         self.get_response = get_response
-        self.hooks = MergedHooks(hooks, _answer)
+        self.hooks = HookReplay(hooks, _answer)  # run once per request shape, then replayed
 
     def __call__(self, request):
         read = cached_read(request)
@@ -150,7 +152,12 @@ def _answer(request):
     view = match.func.view_class(**match.func.view_initkwargs)
     view.setup(request, *match.args, **match.kwargs)  # as Django's `as_view` (adds `head`)
     view.headers = view.default_response_headers  # as DRF's dispatch
-    return view.finalize_response(request, response)
+    response = view.finalize_response(request, response)
+    # `setup` bound the view's `get` to its `head`: a reference cycle (view, request, the
+    # cached body) that only the cyclic collector would free, the fewer allocations a read
+    # makes the later, and the more bodies at once (web RSS).  Freed now instead.
+    vars(view).pop("head", None)
+    return response
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: the path is the client's

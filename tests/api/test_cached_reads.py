@@ -11,7 +11,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.throttling import AnonRateThrottle
 
 from bookings.live import publish_plan_change
-from config import cached_reads
+from config import cached_reads, hook_replay
 from events import seat_map as event_seat_map
 from events.api import EventSeatMapApi
 from flights import selectors
@@ -27,14 +27,14 @@ pytestmark = pytest.mark.django_db
 def fast_answers(monkeypatch):
     """The paths the fast path answered, in order."""
     answered = []
-    real = cached_reads.MergedHooks.__call__
+    real = hook_replay.HookReplay.__call__
 
     def call(self, request):
         if getattr(request, "cached_read", None):
             answered.append(request.path)
         return real(self, request)
 
-    monkeypatch.setattr(cached_reads.MergedHooks, "__call__", call)
+    monkeypatch.setattr(hook_replay.HookReplay, "__call__", call)
     return answered
 
 
