@@ -30,6 +30,7 @@ kept, the oldest dropped first.  tests/api/test_hook_replay.py sends every shape
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import weakref
 
@@ -193,7 +194,10 @@ class HookReplay:
                 self.fields.append(fields)
             key = (request.path, request.path_info, fields, tuple(read.values()))
             if key not in self.records and len(self.records) >= MAX_SHAPES:
-                del self.records[next(iter(self.records))]  # the oldest shape
+                # The oldest shape.  Another HTTP thread may record or drop one meanwhile
+                # (the dict changes under `iter`, or the key is gone): then it made room.
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                    del self.records[next(iter(self.records))]
             record = self.interned.setdefault(record, record)
             self.records.setdefault(key, {})[before.key] = record
         return response

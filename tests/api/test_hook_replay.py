@@ -221,6 +221,40 @@ def test_shapes_are_bounded_and_forgotten_when_a_setting_changes(
     assert (replay.records, replay.fields) == ({}, [])
 
 
+class _OldestGone(dict):
+    """Records whose oldest shape another HTTP thread drops between `iter` and `del`."""
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        raise KeyError(key)
+
+
+def test_a_shape_dropped_by_another_thread_meanwhile_is_no_error(
+    settings, flight, etag, monkeypatch
+):
+    monkeypatch.setattr(hook_replay, "MAX_SHAPES", 1)
+    client = build(settings, fast=True)
+    replay = replay_of(client)
+    url = seat_map_url(flight)
+    assert client.get(url, secure=True, HTTP_HOST="127.0.0.1").status_code == 200
+    replay.records = _OldestGone(replay.records)
+    assert client.get(url, secure=True, HTTP_HOST="localhost").status_code == 200
+    assert len(replay.records) == 1
+    # Control: the same race without the guard reaches the client as an error.
+    replay.records = _OldestGone(replay.records)
+    monkeypatch.setattr(hook_replay.contextlib, "suppress", lambda *e: _Raises())
+    with pytest.raises(KeyError):
+        client.get(url, secure=True, HTTP_HOST="testserver")
+
+
+class _Raises:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def replay_of(client) -> hook_replay.HookReplay:
     """The client's chain's HookReplay."""
     step = client.handler._middleware_chain
