@@ -261,6 +261,7 @@ def sell_held_booking(
     payment: dict | None = None,
     resale_offer: bool = True,
     passengers: list[tuple[int, str, str | None, bool]] | None = None,
+    waitlist_offer: bool = True,
 ) -> Resale | None:
     """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
     `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
@@ -274,6 +275,10 @@ def sell_held_booking(
     `passengers`: the booking's passengers as `passengers_to_sell` read them in this
     transaction, under the booking's lock (which every change to them takes first), for a
     booking that is no resale offer (a resale's hand-over reseats them): not read again.
+    `waitlist_offer=False`: the caller read, in this transaction and under the booking's
+    lock, that no waitlist entry names it as its offer (None stays None,
+    `waitlist.mark_offer_booked`), so the entry's UPDATE, which would change no row, is not
+    sent.
     """
     when = connection.ops.adapt_datetimefield_value(now)
     won = _execute(
@@ -315,7 +320,8 @@ def sell_held_booking(
     # "Lock order": the same locks in the same order, the inventory's taken later).
     if resold is None:
         _move_held_to_sold(booking)
-    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
+    if waitlist_offer:
+        waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
