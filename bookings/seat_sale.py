@@ -31,7 +31,7 @@ _SELL_SEATS_SQL = (
     f'WHERE ("{_SEAT}"."booking_id" = %s AND "{_SEAT}"."status" = %s)'
 )
 
-# On PostgreSQL: both in one statement, the numbers back in the lock order.
+# On PostgreSQL: both in one statement, the numbers back in the order they were locked in.
 _LOCKED_SEATS = CompiledRead(
     Seat,
     lambda booking_id: lock_seats(Seat.objects.filter(booking_id=booking_id)).values_list(
