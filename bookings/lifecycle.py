@@ -14,12 +14,12 @@ from functools import partial
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, router, transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from bookings import availability, booking_classes, outbox_payloads, resale, waitlist
+from bookings import availability, booking_classes, outbox_payloads, resale, seat_sale, waitlist
 from bookings.errors import BookingNotFound, InvalidBookingState
 from bookings.live import announce_seats_on_commit
 from bookings.models import (
@@ -226,18 +226,15 @@ def cancel_hold(*, customer: AbstractBaseUser, booking_id: int) -> Booking:
     return booking
 
 
-# A sale's three guarded updates, written as the ORM writes them (the querysets in
-# tests/bookings/test_sale_statements.py compile to exactly these): every payment runs them,
-# and compiling them was a tenth of a pay request's Python (docs/performance.md, "Issue 26:
-# the pay request").  Datetimes go in as `connection.ops.adapt_datetimefield_value` makes them.
+# A sale's guarded updates (its seats': bookings.seat_sale), written as the ORM writes them
+# (the querysets in tests/bookings/test_sale_statements.py compile to exactly these): every
+# payment runs them, and compiling them was a tenth of a pay request's Python
+# (docs/performance.md, "Issue 26: the pay request").  Datetimes go in as
+# `connection.ops.adapt_datetimefield_value` makes them.
 _CONFIRM_BOOKING_SQL = (
     f'UPDATE "{Booking._meta.db_table}" SET "status" = %s, "confirmed_at" = %s, '
     f'"updated_at" = %s WHERE ("{Booking._meta.db_table}"."id" = %s '
     f'AND "{Booking._meta.db_table}"."status" = %s)'
-)
-_SELL_SEATS_SQL = (
-    f'UPDATE "{Seat._meta.db_table}" SET "status" = %s, "held_until" = NULL '
-    f'WHERE ("{Seat._meta.db_table}"."booking_id" = %s AND "{Seat._meta.db_table}"."status" = %s)'
 )
 _HELD_TO_SOLD_SQL = (
     f'UPDATE "{Inventory._meta.db_table}" SET "held" = ("{Inventory._meta.db_table}"."held" - %s), '
@@ -261,6 +258,7 @@ def sell_held_booking(
     payment: dict | None = None,
     resale_offer: bool = True,
     passengers: list[tuple[int, str, str | None, bool]] | None = None,
+    waitlist_offer: bool = True,
 ) -> Resale | None:
     """HELD -> CONFIRMED for a booking whose row lock the caller holds: seats HELD -> SOLD,
     `held -= n, sold += n`, a paid waitlist offer marked booked, and `booking.confirmed` in
@@ -274,6 +272,10 @@ def sell_held_booking(
     `passengers`: the booking's passengers as `passengers_to_sell` read them in this
     transaction, under the booking's lock (which every change to them takes first), for a
     booking that is no resale offer (a resale's hand-over reseats them): not read again.
+    `waitlist_offer=False`: the caller read, in this transaction and under the booking's
+    lock, that no waitlist entry names it as its offer (None stays None,
+    `waitlist.mark_offer_booked`), so the entry's UPDATE, which would change no row, is not
+    sent.
     """
     when = connection.ops.adapt_datetimefield_value(now)
     won = _execute(
@@ -284,13 +286,7 @@ def sell_held_booking(
         raise InvalidBookingState(gettext("The booking changed state concurrently."))
     # A resale offer takes the seller's seats and sold units over instead (bookings.resale).
     resold = resale.hand_over(booking, now=now) if resale_offer else None
-    seat_nos = [
-        seat_no
-        for (seat_no,) in _LOCKED_SEAT_NOS.rows(
-            using=router.db_for_write(Seat), booking_id=booking.pk
-        )
-    ]
-    _execute(_SELL_SEATS_SQL, [SeatStatus.SOLD, booking.pk, SeatStatus.HELD])
+    seat_nos = seat_sale.sell_seats(booking)
     booking.status, booking.confirmed_at = BookingStatus.CONFIRMED, now
     # Who travels where: systems that read the event log (check-in) mirror it from here.
     if passengers is None or resale_offer:  # a resale's hand-over may have reseated them
@@ -315,23 +311,17 @@ def sell_held_booking(
     # "Lock order": the same locks in the same order, the inventory's taken later).
     if resold is None:
         _move_held_to_sold(booking)
-    waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
+    if waitlist_offer:
+        waitlist.mark_offer_booked(booking_id=booking.pk, now=now)
     announce_seats_on_commit(sale_id=booking.sale_id, seats=seat_nos, status=SeatStatus.SOLD)
     # Counted once committed: a sale rolled back by the caller never happened.
     transaction.on_commit(partial(metrics.count, "sales", booking.seat_count), robust=True)
     return resold
 
 
-# Compiled once per connection (kernel.compiled): the two reads of every sale, the seats'
-# lock (in the one seat order, `lock_seats`) and who travels where for `booking.confirmed`.
-# tests/bookings/test_sale_statements.py: each sends the ORM queryset's own SQL.
-_LOCKED_SEAT_NOS = CompiledRead(
-    Seat,
-    lambda booking_id: lock_seats(Seat.objects.filter(booking_id=booking_id)).values_list(
-        "seat_no"
-    ),
-    booking_id=int,
-)
+# Compiled once per connection (kernel.compiled): who travels where for `booking.confirmed`
+# (the seats' lock: bookings.seat_sale).  tests/bookings/test_sale_statements.py: it sends
+# the ORM queryset's own SQL.
 _PASSENGERS_SOLD = CompiledRead(
     Passenger,
     lambda booking_id: (

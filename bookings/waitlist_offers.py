@@ -134,7 +134,11 @@ def close_offers(*, booking_ids: list[int], now: datetime) -> int:
 
 def mark_offer_booked(*, booking_id: int, now: datetime) -> int:
     """The customer paid for their offer; called in the confirmation transaction (of every
-    payment: most bookings are no offer and change nothing here)."""
+    payment whose booking may be an offer: most bookings are none and change nothing here).
+    None stays None: an entry names a booking as its offer only in the transaction that
+    creates that booking (`hold_for_entry`, `resale_offers._hold_for`), and is never pointed
+    at another existing booking later, so a confirmation that read under the booking's lock
+    that no entry names it may skip this (`sell_held_booking(waitlist_offer=False)`)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _MARK_OFFER_BOOKED_SQL,

@@ -360,9 +360,19 @@ class SandboxEvent(models.Model):
     last_status = models.PositiveSmallIntegerField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
+    # When its delivery task was published (payments.gateways.sandbox_delivery); None: owed.
+    queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at"]
+        indexes = [
+            # The relay's claim: only the few events not yet queued are in it.
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(queued_at__isnull=True),
+                name="sandbox_event_unqueued_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id}"

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from bookings import catalogue, resale
 from bookings.lifecycle import close_bookings, passengers_to_sell, sell_held_booking
-from bookings.models import Booking, BookingStatus, Resale, ResaleStatus
+from bookings.models import Booking, BookingStatus, Resale, ResaleStatus, WaitlistEntry
 from bookings.selectors import live_passengers_named
 from kernel.compiled import CompiledRead
 from kernel.locking import lock_errors_as_too_busy
@@ -102,8 +102,9 @@ def confirm_payment(
 
 
 # Compiled once per connection (kernel.compiled): every confirmation takes these two locks.
-# The booking's comes with `offer_resale_id`, the resale naming it as its offer (None: none),
-# in the same statement (tests/payments/test_pay_record_step.py compares it with the ORM).
+# The booking's comes with `offer_resale_id`, the resale naming it as its offer, and
+# `offer_entry_id`, the waitlist entry naming it as its offer (None: none), in the same
+# statement (tests/payments/test_pay_record_step.py compares them with the ORM).
 _LOCKED_BOOKING = CompiledRead(
     Booking,
     lambda booking_id: (
@@ -111,7 +112,10 @@ _LOCKED_BOOKING = CompiledRead(
         .annotate(
             offer_resale_id=Subquery(
                 Resale.objects.filter(offer_id=OuterRef("pk")).values("pk")[:1]
-            )
+            ),
+            offer_entry_id=Subquery(
+                WaitlistEntry.objects.filter(offer_id=OuterRef("pk")).values("pk")[:1]
+            ),
         )
         .filter(pk=booking_id)[:1]
     ),
@@ -202,6 +206,8 @@ def _sell(
         },
         resale_offer=resale_offer,
         passengers=passengers,
+        # None stays None (`waitlist.mark_offer_booked`): no entry, no UPDATE to send.
+        waitlist_offer=booking.offer_entry_id is not None,
     )
     # Resold tickets: their seller is refunded in this transaction, never before it.
     if resold is not None:

@@ -16,4 +16,6 @@ register_schedules(
         60,
         55,
     ),
+    # Kicked after each commit writing sandbox events too (payments.gateways.sandbox_delivery).
+    Schedule("payments: queue sandbox deliveries", "payments.queue_sandbox_deliveries", 1, 10),
 )

@@ -5,9 +5,10 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from kernel import kicks
 from kernel.idempotency import purge_idempotency_records
 from payments.errors import GatewayError
-from payments.gateways import sandbox
+from payments.gateways import sandbox_delivery
 from payments.paying import purge_idempotency_keys
 from payments.reconciliation import reconcile_stuck_payments
 from payments.refunds import issue_refund, requeue_stale_refunds
@@ -18,7 +19,7 @@ log = logging.getLogger(__name__)
 @shared_task(bind=True, acks_late=True, max_retries=None)
 def deliver_sandbox_event(self, event_id: str) -> int:
     """The sandbox provider POSTs one event to our webhook; any non-2xx answer is retried."""
-    status = sandbox.deliver_event(event_id=event_id)
+    status = sandbox_delivery.deliver_event(event_id=event_id)
     if 200 <= status < 300:
         return status
     if self.request.retries >= settings.PAYMENTS_SANDBOX["MAX_RETRIES"]:
@@ -29,7 +30,21 @@ def deliver_sandbox_event(self, event_id: str) -> int:
             status,
         )
         return status
-    raise self.retry(countdown=sandbox.backoff_seconds(self.request.retries))
+    raise self.retry(countdown=sandbox_delivery.backoff_seconds(self.request.retries))
+
+
+@shared_task(name="payments.queue_sandbox_deliveries", ignore_result=True)
+def queue_sandbox_deliveries(max_batches: int = 20) -> int:
+    """Publish the delivery of every sandbox event not yet queued (kicked after a commit that
+    wrote some, and by beat every second)."""
+    kicks.taken(queue_sandbox_deliveries, sandbox_delivery.SANDBOX_DELIVERIES)  # before reading
+    queued = 0
+    for _ in range(max_batches):
+        claimed = sandbox_delivery.queue_deliveries()
+        queued += claimed
+        if claimed < sandbox_delivery.BATCH_SIZE:
+            break
+    return queued
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)

@@ -2,7 +2,8 @@
 
 It keeps its own ledger (SandboxCharge / SandboxRefund / SandboxEvent), offers a hosted
 checkout page, and tells us the outcome the way real providers do: signed webhooks sent over
-real HTTP by a Celery task, retried with backoff until our endpoint answers 2xx.  Switches in
+real HTTP by a Celery task, retried with backoff until our endpoint answers 2xx (how they
+are queued and sent: payments.gateways.sandbox_delivery).  Switches in
 `settings.PAYMENTS_SANDBOX` make it misbehave on purpose (duplicates, delays, a failure event
 after a success) so the webhook handler's idempotency is exercised, not assumed.
 """
@@ -27,6 +28,7 @@ from django.utils import timezone
 from kernel.compiled import CompiledRead
 from kernel.compiled_inserts import CompiledInsert
 from payments.errors import PaymentMethodRefused, WebhookSignatureInvalid
+from payments.gateways import sandbox_delivery
 from payments.gateways.base import (
     PAYMENT_FAILED,
     PAYMENT_SUCCEEDED,
@@ -165,33 +167,23 @@ def _outcome_events(charge: SandboxCharge) -> list[SandboxEvent]:
                 event_type=kind,
                 payload=_event_payload(event_id, kind, charge),
                 created_at=now,
+                # Owed to our webhook (the relay queues it), or never: delivery is off.
+                queued_at=None if sandbox_delivery.delivers() else now,
             )
         )
     return events
 
 
 def _deliver_on_commit(events: list[SandboxEvent]) -> None:
-    """Queue the events' delivery after commit (at once outside a transaction)."""
-    if not sandbox_settings()["DELIVER_WEBHOOKS"]:
-        return
-    ids = [e.id for e in events]
-    transaction.on_commit(lambda: schedule_deliveries(ids))
+    """The events' delivery, after commit: the relay that queues it is kicked
+    (payments.gateways.sandbox_delivery; the rows themselves say they are owed)."""
+    sandbox_delivery.kick_on_commit()
 
 
 # `SandboxCharge.objects.create` and `SandboxEvent.objects.bulk_create([event])` without
 # compiling their INSERTs for every charge (kernel.compiled_inserts).
 _CHARGE_INSERT = CompiledInsert(SandboxCharge)
 _EVENT_INSERT = CompiledInsert(SandboxEvent)
-
-
-def schedule_deliveries(event_ids: list[str]) -> None:
-    from payments.tasks import deliver_sandbox_event
-
-    cfg = sandbox_settings()
-    delay = cfg["DELAY_SECONDS"] or None
-    for event_id in event_ids:
-        for _ in range(1 + cfg["DUPLICATE_DELIVERIES"]):
-            deliver_sandbox_event.apply_async((event_id,), countdown=delay)
 
 
 def complete_checkout(*, charge_id: str, card_number: str, approve: bool) -> SandboxCharge:
@@ -210,37 +202,6 @@ def complete_checkout(*, charge_id: str, card_number: str, approve: bool) -> San
         if won:
             _emit_outcome(charge)
     return charge
-
-
-def deliver_event(*, event_id: str) -> int:
-    """POST one event to our webhook URL; returns the HTTP status (0 when unreachable)."""
-    import requests
-
-    cfg = sandbox_settings()
-    event = SandboxEvent.objects.get(pk=event_id)
-    body = json.dumps(event.payload, separators=(",", ":"), sort_keys=True).encode()
-    headers = {
-        "Content-Type": "application/json",
-        SIGNATURE_HEADER: signature_header(body=body, secret=cfg["WEBHOOK_SECRET"]),
-    }
-    try:
-        status = requests.post(
-            cfg["WEBHOOK_URL"], data=body, headers=headers, timeout=cfg["TIMEOUT_SECONDS"]
-        ).status_code
-    except requests.RequestException:
-        status = 0
-    delivered = 200 <= status < 300
-    SandboxEvent.objects.filter(pk=event_id).update(
-        attempts=F("attempts") + 1,
-        last_status=status or None,
-        **({"delivered_at": timezone.now()} if delivered else {}),
-    )
-    return status
-
-
-def backoff_seconds(retries: int) -> int:
-    cfg = sandbox_settings()
-    return min(cfg["BACKOFF_BASE_SECONDS"] * 2**retries, cfg["BACKOFF_MAX_SECONDS"])
 
 
 # --- the merchant's side: the Gateway interface ------------------------------------------------

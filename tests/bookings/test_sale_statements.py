@@ -1,6 +1,8 @@
 """A sale's guarded updates are sent as plain SQL, not compiled by the ORM for every payment
 (docs/performance.md, "Issue 26: the pay request", "Next cuts"): each statement is exactly
-the one the ORM's queryset sends for the same values, byte for byte as the database gets it."""
+the one the ORM's queryset sends for the same values, byte for byte as the database gets it.
+On PostgreSQL the seats' lock read and their UPDATE go as one statement (bookings.seat_sale):
+the ORM's lock read in a CTE, the ORM's UPDATE beside it limited to the rows it locked."""
 
 from __future__ import annotations
 
@@ -67,8 +69,11 @@ def test_a_sale_sends_the_orms_own_updates(customer, flight):
         locked = Booking.objects.select_for_update().get(pk=booking.pk)
         sell_held_booking(locked, now=now)
 
-    ours = [sql for sql in sent(sell) if sql.startswith("UPDATE")]
-    assert ours == expected
+    statements = sent(sell)
+    seats_update = expected.pop(1)
+    assert [sql for sql in statements if sql.startswith("UPDATE")] == expected
+    (seats,) = [sql for sql in statements if sql.startswith("WITH")]
+    assert _limited_to_the_locked(seats_update) in seats
     # ...and it still sells: the counters and seats moved, once committed.
     with transaction.atomic():
         sell()
@@ -88,6 +93,12 @@ def orm_reads(booking: Booking) -> tuple[list[str], list, list]:
         answers["seats"] = list(
             lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list("seat_no", flat=True)
         )
+        # The lock read as seat_sale's one statement takes it: with the row's id and sale.
+        list(
+            lock_seats(Seat.objects.filter(booking_id=booking.pk)).values_list(
+                "id", "sale_id", "seat_no"
+            )
+        )
         answers["passengers"] = list(
             Passenger.objects.filter(booking_id=booking.pk)
             .order_by("id")
@@ -106,8 +117,14 @@ def test_a_sale_reads_seats_and_passengers_with_the_orms_own_selects(customer, f
         locked = Booking.objects.select_for_update().get(pk=booking.pk)
         sell_held_booking(locked, now=timezone.now())
 
-    ours = [sql for sql in sent(sell) if "bookings_seat" in sql and sql.startswith("SELECT")]
-    assert ours == expected
+    statements = sent(sell)
+    _, locked_rows, passengers_read = expected
+    assert "FOR UPDATE" in locked_rows
+    (seats,) = [sql for sql in statements if sql.startswith("WITH")]
+    assert seats.startswith(f'WITH "locked" AS ({locked_rows}), "sold" AS (')
+    assert seats.endswith('SELECT "seat_no" FROM "locked" ORDER BY "sale_id", "seat_no"')
+    ours = [sql for sql in statements if "bookings_seat" in sql and sql.startswith("SELECT")]
+    assert ours == [passengers_read]
     # ...and the event says what the ORM's reads said, in the lock order (12A before 12B).
     with transaction.atomic():
         sell()
@@ -116,3 +133,45 @@ def test_a_sale_reads_seats_and_passengers_with_the_orms_own_selects(customer, f
     assert [(p["passengerId"], p["fullName"], p["seat"]) for p in payload["passengers"]] == [
         tuple(row) for row in passengers
     ]
+
+
+def _limited_to_the_locked(orm_update: str) -> str:
+    """The ORM's seats UPDATE with the one condition seat_sale adds: only the rows locked."""
+    assert orm_update.endswith(")")
+    return orm_update[:-1] + ' AND "bookings_seat"."id" IN (SELECT "id" FROM "locked"))'
+
+
+def test_one_statement_locks_and_sells_the_bookings_seats_only(customer, flight):
+    from bookings.seat_sale import sell_seats
+
+    booking = named_hold(customer=customer, flight=flight, seats=("12B", "12A", "11C"))
+    other = named_hold(customer=customer, flight=flight, seats=("13A",))
+    with transaction.atomic():
+        Booking.objects.select_for_update().get(pk=booking.pk)
+        assert sell_seats(booking) == ["11C", "12A", "12B"]  # every seat, in the lock order
+    seats = Seat.objects.filter(booking__in=[booking, other])
+    assert dict(seats.values_list("seat_no", "status")) == {
+        "11C": SeatStatus.SOLD,
+        "12A": SeatStatus.SOLD,
+        "12B": SeatStatus.SOLD,
+        "13A": SeatStatus.HELD,  # another booking's: untouched
+    }
+
+
+def test_without_postgresql_the_lock_read_and_the_orms_update_go_as_before(
+    customer, flight, settings
+):
+    """The control of the one statement: the two statements it stands for."""
+    settings.USES_POSTGRES = False
+    booking = named_hold(customer=customer, flight=flight, seats=("12B", "12A"))
+    expected, seat_nos, _ = orm_reads(booking)
+    orm_update = orm_sale(booking, timezone.now())[1]
+
+    def sell():
+        locked = Booking.objects.select_for_update().get(pk=booking.pk)
+        sell_held_booking(locked, now=timezone.now())
+
+    statements = sent(sell)
+    assert not [sql for sql in statements if sql.startswith("WITH")]
+    assert expected[0] in statements and orm_update in statements
+    assert seat_nos == ["12A", "12B"]

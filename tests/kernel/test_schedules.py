@@ -36,6 +36,7 @@ def test_migrations_installed_the_beat_schedules_and_the_command_is_idempotent()
         "payments.tasks.reconcile_stuck_payments_task": 60,
         "kernel.relay_event_log": 1,
         "events.finish_events": 60,
+        "payments.queue_sandbox_deliveries": 1,
     }
 
     def installed():

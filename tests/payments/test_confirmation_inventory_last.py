@@ -40,9 +40,7 @@ def test_the_inventory_row_is_the_confirmations_last_lock(customer, flight):
     before = sent[:at]
     # The lock order kept: booking, payment, seats, then the inventory.
     locks = [i for i, sql in enumerate(before) if "FOR UPDATE" in sql]
-    # The locked table is the statement's own FROM, its last one: the booking's lock also
-    # reads, in a subquery (which locks nothing), whether a resale names it as its offer.
-    tables = [before[i].rsplit(" FROM ", 1)[1].split()[0] for i in locks]
+    tables = [_locked_table(before[i]) for i in locks]
     assert tables == ['"bookings_booking"', '"payments_payment"', '"bookings_seat"'], tables
     # The statements that used to run under the inventory's lock now run before it.
     for statement in ('UPDATE "payments_payment"', 'INSERT INTO "bookings_outboxevent"'):
@@ -82,3 +80,13 @@ def test_a_sale_failing_at_the_inventory_writes_nothing(customer, flight, monkey
         )
         == counters
     )
+
+
+def _locked_table(sql: str) -> str:
+    """The table a lock read locks: its statement's own FROM, the last one (the booking's lock
+    also reads, in subqueries, which lock nothing, whether a resale or a waitlist entry names
+    it as its offer).  The seats' lock is the CTE of the statement that also sells them
+    (bookings/seat_sale.py): its own FROM, then."""
+    if sql.startswith('WITH "locked" AS ('):
+        sql = sql.split('"sold" AS (', 1)[0]
+    return sql.rsplit(" FROM ", 1)[1].split()[0]

@@ -4,8 +4,9 @@ statement (`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payme
 alone in autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT (inside a caller's
 transaction the INSERT keeps its savepoint).  Its confirmation reads the passengers once
 under the booking's lock, for the names' check and for `booking.confirmed`, and learns
-whether the booking is a resale offer from that lock's own statement (docs/performance.md,
-"Issue 26: the order's CPU by process")."""
+whether the booking is a resale offer, or a waitlist entry's offer, from that lock's own
+statement (docs/performance.md, "Issue 26: the order's CPU by process", "Issue 26: the pay's
+publish and waitlist UPDATE")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from bookings.lifecycle import _PASSENGERS_SOLD
-from bookings.models import Booking, BookingStatus, Passenger, Resale, ResaleStatus
+from bookings.models import (
+    Booking,
+    BookingStatus,
+    Passenger,
+    Resale,
+    ResaleStatus,
+    WaitlistEntry,
+    WaitlistStatus,
+)
 from bookings.resale import withdraw_resale
 from kernel.models import OutboxEvent
 from payments.errors import PaymentInProgress
@@ -207,6 +216,11 @@ def _locked_reads(booking_id: int):
         compiled = _LOCKED_BOOKING.first(using="default", booking_id=booking_id)
         orm = Booking.objects.select_for_update().filter(pk=booking_id).first()
         offer = Resale.objects.filter(offer_id=booking_id).values_list("pk", flat=True).first()
+        entry = (
+            WaitlistEntry.objects.filter(offer_id=booking_id).values_list("pk", flat=True).first()
+        )
+    if compiled is not None:
+        assert compiled.offer_entry_id == entry
     return compiled, orm, offer
 
 
@@ -253,4 +267,49 @@ def test_a_resale_offer_is_still_sold_as_one(customer):
     statements = [q["sql"] for q in queries.captured_queries]
     assert len([sql for sql in statements if '"bookings_resale"' in sql]) >= 2
     assert Resale.objects.get(pk=resale.pk).status == ResaleStatus.SOLD
+    assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED
+
+
+# --- ...and whether a waitlist entry names it as its offer -------------------------------------
+
+
+def _waitlist_updates(statements: list[str]) -> list[str]:
+    return [sql for sql in statements if sql.startswith('UPDATE "waitroom_waitlistentry"')]
+
+
+def test_the_booking_lock_reads_its_waitlist_entry_as_the_orm(customer, flight):
+    r = sold_out_event_with_paid_booking()
+    _, entry = wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer_id = Resale.objects.get(pk=resale.pk).offer_id
+    assert WaitlistEntry.objects.get(pk=entry.pk).offer_id == offer_id
+    for booking_id, expected in ((offer_id, entry.pk), (hold(customer, flight).pk, None)):
+        compiled, orm, _ = _locked_reads(booking_id)  # compares offer_entry_id with the ORM
+        same_row(compiled, orm)
+        assert compiled.offer_entry_id == expected
+
+
+def test_a_confirmation_of_no_waitlist_offer_sends_no_waitlist_update(customer, flight):
+    client = api_client(customer)
+    pay(client, hold(customer, flight, seats=["12A"]), key="warm-up", paymentMethod=GOOD_CARD)
+    booking = hold(customer, flight, seats=["12B"])
+    with CaptureQueriesContext(connection) as queries:
+        answer = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
+    assert answer.json()["bookingStatus"] == "CONFIRMED", answer.content
+    assert _waitlist_updates([q["sql"] for q in queries.captured_queries]) == []
+
+
+def test_a_waitlist_offer_is_still_marked_booked(customer):
+    """The control: the confirmation of an entry's offer still sends the UPDATE, and the
+    entry is BOOKED (tests/storefront/test_waitlist_api.py pays a fare class's offer)."""
+    r = sold_out_event_with_paid_booking()
+    _, entry = wait(r.event)
+    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
+    offer = Booking.objects.get(pk=resale.offer_id)
+    name(offer)
+    payment = payment_in_flight(offer)
+    with CaptureQueriesContext(connection) as queries:
+        confirm_payment(payment_id=payment.pk, reference="ch_test")
+    assert len(_waitlist_updates([q["sql"] for q in queries.captured_queries])) == 1
+    assert WaitlistEntry.objects.get(pk=entry.pk).status == WaitlistStatus.BOOKED
     assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED

@@ -7,7 +7,7 @@ from django.test import Client
 from bookings.models import Booking, BookingStatus
 from flights.services import check_inventory
 from kernel.models import OutboxEvent
-from payments.gateways import sandbox
+from payments.gateways import sandbox_delivery
 from payments.models import Payment, PaymentStatus, SandboxCharge, SandboxEvent, WebhookEvent
 from payments.tasks import deliver_sandbox_event
 from tests.payments import flaky_urls
@@ -109,7 +109,7 @@ def test_delivery_gives_up_after_max_retries(customer, flight, deliver_to_live_s
     assert pay(api_client(customer), booking, paymentMethod=GOOD_CARD).status_code == 201
     event = SandboxEvent.objects.get()
     assert (event.attempts, event.last_status, event.delivered_at) == (4, 404, None)
-    assert [sandbox.backoff_seconds(n) for n in range(12)][-1] == 600  # capped
+    assert [sandbox_delivery.backoff_seconds(n) for n in range(12)][-1] == 600  # capped
 
 
 def test_duplicate_deliveries_are_acknowledged_and_ignored(
