@@ -240,14 +240,20 @@ def test_the_booking_lock_reads_the_booking_and_its_offer_resale_as_the_orm(cust
     assert compiled.offer_resale_id is None is offer
 
 
-def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, flight):
+def statements_of_a_plain_pay(customer, flight) -> list[str]:
+    """The SQL of a confirmed card payment of a booking that is no offer (after a warm-up
+    payment, so that nothing of the first request's is among them)."""
     client = api_client(customer)
     pay(client, hold(customer, flight, seats=["12A"]), key="warm-up", paymentMethod=GOOD_CARD)
     booking = hold(customer, flight, seats=["12B"])
     with CaptureQueriesContext(connection) as queries:
         answer = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
     assert answer.json()["bookingStatus"] == "CONFIRMED", answer.content
-    statements = [q["sql"] for q in queries.captured_queries]
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, flight):
+    statements = statements_of_a_plain_pay(customer, flight)
     resale_reads = [sql for sql in statements if '"bookings_resale"' in sql]
     # Only inside the booking's lock, which still locks it.
     (lock,) = resale_reads
@@ -290,13 +296,7 @@ def test_the_booking_lock_reads_its_waitlist_entry_as_the_orm(customer, flight):
 
 
 def test_a_confirmation_of_no_waitlist_offer_sends_no_waitlist_update(customer, flight):
-    client = api_client(customer)
-    pay(client, hold(customer, flight, seats=["12A"]), key="warm-up", paymentMethod=GOOD_CARD)
-    booking = hold(customer, flight, seats=["12B"])
-    with CaptureQueriesContext(connection) as queries:
-        answer = pay(client, booking, key="k1", paymentMethod=GOOD_CARD)
-    assert answer.json()["bookingStatus"] == "CONFIRMED", answer.content
-    assert _waitlist_updates([q["sql"] for q in queries.captured_queries]) == []
+    assert _waitlist_updates(statements_of_a_plain_pay(customer, flight)) == []
 
 
 def test_a_waitlist_offer_is_still_marked_booked(customer):
