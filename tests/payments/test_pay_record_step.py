@@ -260,17 +260,23 @@ def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, 
     assert lock.startswith('SELECT "bookings_booking"') and lock.endswith("FOR UPDATE"), lock
 
 
-def test_a_resale_offer_is_still_sold_as_one(customer):
-    """The control: an offer's confirmation reads its resale again and hands it over."""
+def confirm_a_resale_offer():
+    """A sold-out event's paid booking put up for resale, its offer to the waiting customer
+    named and paid: (the resale, the offer, the waitlist entry, the confirmation's SQL)."""
     r = sold_out_event_with_paid_booking()
-    wait(r.event)
+    _, entry = wait(r.event)
     resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
     offer = Booking.objects.get(pk=resale.offer_id)
     name(offer)
     payment = payment_in_flight(offer)
     with CaptureQueriesContext(connection) as queries:
         confirm_payment(payment_id=payment.pk, reference="ch_test")
-    statements = [q["sql"] for q in queries.captured_queries]
+    return resale, offer, entry, [q["sql"] for q in queries.captured_queries]
+
+
+def test_a_resale_offer_is_still_sold_as_one(customer):
+    """The control: an offer's confirmation reads its resale again and hands it over."""
+    resale, offer, _, statements = confirm_a_resale_offer()
     assert len([sql for sql in statements if '"bookings_resale"' in sql]) >= 2
     assert Resale.objects.get(pk=resale.pk).status == ResaleStatus.SOLD
     assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED
@@ -302,14 +308,7 @@ def test_a_confirmation_of_no_waitlist_offer_sends_no_waitlist_update(customer, 
 def test_a_waitlist_offer_is_still_marked_booked(customer):
     """The control: the confirmation of an entry's offer still sends the UPDATE, and the
     entry is BOOKED (tests/storefront/test_waitlist_api.py pays a fare class's offer)."""
-    r = sold_out_event_with_paid_booking()
-    _, entry = wait(r.event)
-    resale = list_booking_for_resale(customer=r.seller, booking_id=r.booking.pk)
-    offer = Booking.objects.get(pk=resale.offer_id)
-    name(offer)
-    payment = payment_in_flight(offer)
-    with CaptureQueriesContext(connection) as queries:
-        confirm_payment(payment_id=payment.pk, reference="ch_test")
-    assert len(_waitlist_updates([q["sql"] for q in queries.captured_queries])) == 1
+    _, offer, entry, statements = confirm_a_resale_offer()
+    assert len(_waitlist_updates(statements)) == 1
     assert WaitlistEntry.objects.get(pk=entry.pk).status == WaitlistStatus.BOOKED
     assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED
