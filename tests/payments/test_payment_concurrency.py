@@ -126,16 +126,19 @@ def test_control_without_the_key_constraints_one_key_charges_more_than_once(
     # Two requests meet right after looking the key up, before either writes its row: the
     # race the constraints close, made certain even when a loaded machine starts the
     # threads so late that each would otherwise find the one before it and replay.
-    look_up = paying._existing
+    # The look-up is the booking's read, which says whether the key is used already
+    # (`_BOOKING_AND_KEY`).
+    look_up = paying._BOOKING_AND_KEY
     meet = threading.Barrier(2, timeout=5)
 
-    def racing_look_up(customer, sale_id, key):
-        found = look_up(customer, sale_id, key)
-        with contextlib.suppress(threading.BrokenBarrierError):
-            meet.wait()
-        return found
+    class RacingLookUp:
+        def first(self, **values):
+            found = look_up.first(**values)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                meet.wait()
+            return found
 
-    monkeypatch.setattr(paying, "_existing", racing_look_up)
+    monkeypatch.setattr(paying, "_BOOKING_AND_KEY", RacingLookUp())
     clients = [api_client(customer) for _ in range(20)]
 
     outcomes = run_concurrently(
