@@ -181,21 +181,42 @@ def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
 
 
 def scenario_one_seat(args, stack, base_url: str) -> dict[str, Any]:
-    flight = new_flight()
-    customers = new_customers(args.one_seat_clients)
-    spec = {
-        "base_url": base_url,
-        "kind": "one_seat",
-        "flight_id": flight.pk,
-        "seat": "14C",
-        "tokens": [t for _, t in customers],
-        "timeout": args.timeout,
-    }
-    out = measured(stack, lambda: summarise("one-seat", run_load(spec)))
-    out["audit_ok"], text = audit(flight.pk)
-    if out["wins"] != 1:
+    """(d): 200 clients on one seat of a fresh flight, `--repeat` times (each its own flight
+    and customers), pooled: a loser's CPU over one 0.2-s sale is a few hundred ms of the web
+    processes' time, and several sales make it a steadier figure.  Each sale has exactly one
+    winner, or the audit fails."""
+    runs, winners, flights = max(1, getattr(args, "repeat", 1)), [], []
+
+    def sales() -> dict[str, Any]:
+        pooled: dict[str, Any] = {"records": [], "elapsed": 0.0, "window_cpu": {}}
+        for _ in range(runs):
+            flight = new_flight()
+            flights.append(flight.pk)
+            customers = new_customers(args.one_seat_clients)
+            result = run_load(
+                {
+                    "base_url": base_url,
+                    "kind": "one_seat",
+                    "flight_id": flight.pk,
+                    "seat": "14C",
+                    "tokens": [t for _, t in customers],
+                    "timeout": args.timeout,
+                }
+            )
+            winners.append(sum(1 for r in result["records"] if r[3]))
+            pooled["records"] += result["records"]
+            pooled["elapsed"] += result["elapsed"]
+            for name, seconds in result.get("window_cpu", {}).items():
+                pooled["window_cpu"][name] = pooled["window_cpu"].get(name, 0.0) + seconds
+        return summarise("one-seat" + (f" ({runs} sales pooled)" if runs > 1 else ""), pooled)
+
+    out = measured(stack, sales)
+    audits = [audit(pk) for pk in flights]
+    out["audit_ok"] = all(ok for ok, _ in audits)
+    text = "; ".join(t for _, t in audits)
+    if any(w != 1 for w in winners):
         out["audit_ok"] = False
-        text += f" -- expected exactly 1 winner, got {out['wins']}"
+        text += f" -- expected exactly 1 winner a sale, got {winners}"
     print(f"  audit: {text}", flush=True)
     return out
 
