@@ -33,12 +33,21 @@ def test_the_window_counts_a_few_milliseconds_of_any_thread_to_well_under_a_tick
     it included."""
     from bench.flash_sale_load import CpuWindow
 
+    spun, release = threading.Event(), threading.Event()
+
+    def http_thread() -> None:  # as granian's: it lives on after its request
+        _spin(0.003)
+        spun.set()
+        release.wait()
+
     window = CpuWindow({"me": [os.getpid()], "gone": [2**22 + 7]})
     _spin(0.004)
-    worker = threading.Thread(target=_spin, args=(0.003,))
+    worker = threading.Thread(target=http_thread)
     worker.start()
-    worker.join()
+    spun.wait()
     used = window.seconds()
+    release.set()
+    worker.join()
     assert 0.0065 <= used["me"] < 0.05, used
     assert used["gone"] == 0.0
 
