@@ -1,5 +1,6 @@
 """Issue a customer's API token: the one place a token is made (the login and sign-up APIs,
-the benches' customers).
+the benches' customers); and have the entries of tokens already issued written again
+(`refresh_token_entries`, the waiting room's admission).
 
 The token check keeps a token's user in the cache (config.api.tokens); a token's first
 request used to miss it, read the user from the database and write the entry.  In a sale's
@@ -50,6 +51,26 @@ def issue_tokens(*, users: Iterable[AbstractBaseUser]) -> list[Token]:
         tokens = Token.objects.bulk_create(Token(user=u, key=Token.generate_key()) for u in users)
         _announce_on_commit([t.key for t in tokens])
     return tokens
+
+
+def refresh_token_entries(*, user_ids: Iterable[int]) -> None:
+    """Have the users' token entries written again once the transaction commits, as when
+    their tokens were issued.  A waiting room lets its shoppers in to hold at once, and the
+    queue outlasts the entry (API_TOKEN_CACHE_SECONDS): without this, each admitted API
+    customer's first hold of the rush would read its user from the database again.  The
+    tokens are looked up after the commit too, so the admission's transaction (the room's
+    lock) waits for none of it."""
+    ids = list(user_ids)
+    if not ids:
+        return
+
+    def announce() -> None:
+        keys = list(Token.objects.filter(user_id__in=ids).values_list("key", flat=True))
+        if keys:
+            for hook in _issued_hooks:
+                hook(keys)
+
+    transaction.on_commit(announce, robust=True)
 
 
 def _announce_on_commit(keys: list[str]) -> None:

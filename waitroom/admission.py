@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.tokens import refresh_token_entries
 from bookings import catalogue
 from bookings.models import Sale
 from waitroom import lanes, live, origin_health, queue, room_selectors, safety_net, sell_out
@@ -189,6 +190,8 @@ def _admit(room: WaitingRoom, entries: list[QueueEntry], now: datetime) -> None:
             for e in entries
         ]
     )
+    # They hold at once: their API tokens' users cached again, which the wait outlasted.
+    refresh_token_entries(user_ids=[e.customer_id for e in entries])
 
 
 def _publish_tick(*, room_id: int, step: _Step, broadcast: bool = True) -> None:
