@@ -18,8 +18,8 @@ What it does, in one sitting:
      a  seatless holds: 100 clients x 1,000 requests on one flight
      b  seat-picking holds: 100 clients, each tries seats in its own order, next seat on 409
      c  orders: seatless hold, then pay with the sandbox card -> CONFIRMED
-     d  200 clients on one seat, all at once: exactly one winner (--repeat N: N sales,
-        their CPU and latencies pooled)
+     d  200 clients on one seat, all at once: exactly one winner
+   (a) to (d) take --repeat N: N sales each, their CPU, wins/s and latencies pooled
      e  seat map reads: cold (first read of a flight), warm (cached), 304 (If-None-Match)
      f  (only when asked: --scenarios f, e.g. a,f) best available (issue 29): 100 clients ask
         `POST /api/bookings/best-available` for the best 2 seats of category A of one fresh
@@ -142,7 +142,7 @@ def main() -> None:
         "--repeat",
         type=int,
         default=1,
-        help="(o) runs per rate, latencies pooled over them; (d) sales, pooled likewise",
+        help="(o) runs per rate, latencies pooled over them; (a)-(d) sales, pooled likewise",
     )
     parser.add_argument(
         "--open-loop-mix",

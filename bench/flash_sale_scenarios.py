@@ -154,69 +154,104 @@ def measured(stack: Stack | None, fn):
     return out
 
 
+def pooled_sales(runs: int, one_sale) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+    """`one_sale()` -> (flight id, the load's result), run `runs` times, as one result: the
+    records of each sale after those of the sales before it (its starts shifted by their
+    times to the last win, so wins/s is all wins over the sum of those times), the elapsed
+    times and the CPU windows added up.  Also [(flight id, winners)] per sale, to audit."""
+    pooled: dict[str, Any] = {"records": [], "elapsed": 0.0, "window_cpu": {}}
+    sales, offset = [], 0.0
+    for _ in range(runs):
+        flight_id, result = one_sale()
+        wins = [r for r in result["records"] if r[3]]
+        sales.append((flight_id, len(wins)))
+        pooled["records"] += [(offset + t0, lat, st, won) for t0, lat, st, won in result["records"]]
+        offset += max((t0 + lat for t0, lat, _, _ in wins), default=0.0)
+        pooled["elapsed"] += result["elapsed"]
+        for name, seconds in result.get("window_cpu", {}).items():
+            pooled["window_cpu"][name] = pooled["window_cpu"].get(name, 0.0) + seconds
+    return pooled, sales
+
+
+def _runs(args) -> int:
+    return max(1, getattr(args, "repeat", 1))
+
+
+def _pooled_name(name: str, runs: int) -> str:
+    return name + (f" ({runs} sales pooled)" if runs > 1 else "")
+
+
 def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
+    """(a), (b), (c) on a fresh flight, `--repeat` times (each its own flight and customers),
+    pooled (`pooled_sales`): one sale's wins/s hangs on its last few answers."""
     from flights.models import Seat
 
-    flight = new_flight()
-    customers = new_customers(args.clients)
-    spec = {
-        "base_url": base_url,
-        "kind": kind,
-        "flight_id": flight.pk,
-        "tokens": [t for _, t in customers],
-        "requests": args.requests,
-        "timeout": args.timeout,
-    }
-    if kind == "seats":
-        spec["seats"] = list(
-            Seat.objects.filter(**_sale_filter(Seat, flight), fare_class="ECONOMY").values_list(
-                "seat_no", flat=True
+    runs, sales = _runs(args), []
+
+    def one_sale() -> tuple[int, dict[str, Any]]:
+        flight = new_flight()
+        customers = new_customers(args.clients)
+        spec = {
+            "base_url": base_url,
+            "kind": kind,
+            "flight_id": flight.pk,
+            "tokens": [t for _, t in customers],
+            "requests": args.requests,
+            "timeout": args.timeout,
+        }
+        if kind == "seats":
+            spec["seats"] = list(
+                Seat.objects.filter(**_sale_filter(Seat, flight), fare_class="ECONOMY").values_list(
+                    "seat_no", flat=True
+                )
             )
-        )
-    label = {"seatless": "holds", "seats": "holds", "orders": "orders"}[kind]
-    out = measured(stack, lambda: summarise(kind, run_load(spec), win_label=label))
-    out["audit_ok"], text = audit(flight.pk)
-    print(f"  audit: {text}", flush=True)
+        return flight.pk, run_load(spec)
+
+    def load() -> dict[str, Any]:
+        pooled, done = pooled_sales(runs, one_sale)
+        sales.extend(done)
+        label = {"seatless": "holds", "seats": "holds", "orders": "orders"}[kind]
+        return summarise(_pooled_name(kind, runs), pooled, win_label=label)
+
+    out = measured(stack, load)
+    audits = [audit(pk) for pk, _ in sales]
+    out["audit_ok"] = all(ok for ok, _ in audits)
+    print(f"  audit: {'; '.join(t for _, t in audits)}", flush=True)
     return out
 
 
 def scenario_one_seat(args, stack, base_url: str) -> dict[str, Any]:
-    """(d): 200 clients on one seat of a fresh flight, `--repeat` times (each its own flight
-    and customers), pooled: a loser's CPU over one 0.2-s sale is a few hundred ms of the web
+    """(d): 200 clients on one seat of a fresh flight, `--repeat` times, pooled
+    (`pooled_sales`): a loser's CPU over one 0.2-s sale is a few hundred ms of the web
     processes' time, and several sales make it a steadier figure.  Each sale has exactly one
     winner, or the audit fails."""
-    runs, winners, flights = max(1, getattr(args, "repeat", 1)), [], []
+    runs, sales = _runs(args), []
 
-    def sales() -> dict[str, Any]:
-        pooled: dict[str, Any] = {"records": [], "elapsed": 0.0, "window_cpu": {}}
-        for _ in range(runs):
-            flight = new_flight()
-            flights.append(flight.pk)
-            customers = new_customers(args.one_seat_clients)
-            result = run_load(
-                {
-                    "base_url": base_url,
-                    "kind": "one_seat",
-                    "flight_id": flight.pk,
-                    "seat": "14C",
-                    "tokens": [t for _, t in customers],
-                    "timeout": args.timeout,
-                }
-            )
-            winners.append(sum(1 for r in result["records"] if r[3]))
-            pooled["records"] += result["records"]
-            pooled["elapsed"] += result["elapsed"]
-            for name, seconds in result.get("window_cpu", {}).items():
-                pooled["window_cpu"][name] = pooled["window_cpu"].get(name, 0.0) + seconds
-        return summarise("one-seat" + (f" ({runs} sales pooled)" if runs > 1 else ""), pooled)
+    def one_sale() -> tuple[int, dict[str, Any]]:
+        flight = new_flight()
+        customers = new_customers(args.one_seat_clients)
+        spec = {
+            "base_url": base_url,
+            "kind": "one_seat",
+            "flight_id": flight.pk,
+            "seat": "14C",
+            "tokens": [t for _, t in customers],
+            "timeout": args.timeout,
+        }
+        return flight.pk, run_load(spec)
 
-    out = measured(stack, sales)
-    audits = [audit(pk) for pk in flights]
+    def load() -> dict[str, Any]:
+        pooled, done = pooled_sales(runs, one_sale)
+        sales.extend(done)
+        return summarise(_pooled_name("one-seat", runs), pooled)
+
+    out = measured(stack, load)
+    audits = [audit(pk) for pk, _ in sales]
     out["audit_ok"] = all(ok for ok, _ in audits)
     text = "; ".join(t for _, t in audits)
-    if any(w != 1 for w in winners):
+    if any(winners != 1 for _, winners in sales):
         out["audit_ok"] = False
-        text += f" -- expected exactly 1 winner a sale, got {winners}"
+        text += f" -- expected exactly 1 winner a sale, got {[w for _, w in sales]}"
     print(f"  audit: {text}", flush=True)
     return out
 
