@@ -129,10 +129,21 @@ def _run(script: str, keys: Sequence[str], args: Sequence[object]):
     if client is None:
         return None
     try:
-        return client.eval(script, len(keys), *keys, *args)
+        return _by_sha(client, script, scripts.sha(script), keys, args)
     except redis.RedisError as exc:
         _redis_failed(exc)
         return None
+
+
+def _by_sha(client, text: str, sha: str, keys: Sequence[str], args: Sequence[object]):
+    """EVALSHA: Redis runs the script it keeps by its SHA1, and the request carries 40 bytes,
+    not the script (each hold's settle and each gate's release, issue 26).  A Redis that lost
+    its scripts (restarted, SCRIPT FLUSH, a cluster node new to this slot) answers NOSCRIPT:
+    EVAL runs the text and caches it again."""
+    try:
+        return client.evalsha(sha, len(keys), *keys, *args)
+    except redis.exceptions.NoScriptError:
+        return client.eval(text, len(keys), *keys, *args)
 
 
 def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *, undo):
@@ -176,10 +187,7 @@ def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *,
 def _run_riding(client: redis.Redis, script: str, keys: list[str], args: list[object]) -> list:
     """One Redis: the rider's reads and the script as one command (`scripts.riding`)."""
     text, sha = scripts.riding(script)
-    try:
-        return client.evalsha(sha, len(keys), *keys, *args)
-    except redis.exceptions.NoScriptError:  # a restarted Redis: EVAL runs and caches it
-        return client.eval(text, len(keys), *keys, *args)
+    return _by_sha(client, text, sha, keys, args)
 
 
 def _prefix(sale_id: int) -> str:

@@ -65,6 +65,12 @@ return 1
 
 
 @functools.cache
+def sha(script: str) -> str:
+    """The script's SHA1, as Redis names it for EVALSHA."""
+    return hashlib.sha1(script.encode()).hexdigest()
+
+
+@functools.cache
 def riding(script: str) -> tuple[str, str]:
     """`script` with a rider's reads in front (bookings.admission_reads), and its SHA1: on one
     Redis the rider's GETs and the script are one EVALSHA, not a pipeline of 1 + k commands
@@ -80,4 +86,4 @@ def riding(script: str) -> tuple[str, str]:
         f"out[k + 1] = (function()\n{script}\nend)()\n"
         "return out\n"
     )
-    return text, hashlib.sha1(text.encode()).hexdigest()
+    return text, sha(text)
