@@ -10,6 +10,7 @@ consumer's receipt is written in the savepoint of its effect, so effects happen 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -198,20 +199,49 @@ def deliver_event(event: OutboxEvent) -> list[str]:
 
 def _consume(consumer: Consumer, event: OutboxEvent) -> bool:
     with transaction.atomic():
-        try:
-            # The receipt first: a concurrent delivery of the same event waits here on the
-            # unique index and then finds the work done (or, if ours rolls back, does it).
-            with transaction.atomic():
-                ProcessedEvent.objects.create(
-                    sale_id=event.sale_id,
-                    consumer=consumer.name,
-                    event=event,
-                    processed_at=timezone.now(),
-                )
-        except IntegrityError:
+        # The receipt first: a concurrent delivery of the same event waits here on the
+        # unique index and then finds the work done (or, if ours rolls back, does it).
+        if not _take_receipt(consumer, event):
             return False
         consumer.handle(event)
     return True
+
+
+def _take_receipt(consumer: Consumer, event: OutboxEvent) -> bool:
+    """Write the consumer's receipt for the event; False when it already has one.
+
+    INSERT ... ON CONFLICT DO NOTHING waits on a concurrent uncommitted receipt exactly as a
+    plain INSERT does, and then inserts nothing (it committed) or inserts (it rolled back);
+    unlike the INSERT it needs no savepoint of its own to survive the conflict: two round
+    trips fewer per consumer and event, four consumers to a confirmed booking (issue 26).
+    PostgreSQL and SQLite (3.35+) run the same statement."""
+    connection = transaction.get_connection()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _receipt_sql(connection.vendor),
+            [
+                event.sale_id,
+                consumer.name,
+                event.pk,
+                connection.ops.adapt_datetimefield_value(timezone.now()),
+            ],
+        )
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _receipt_sql(vendor: str) -> str:
+    """The receipt's INSERT, its names from the model (`vendor` keys the quoting)."""
+    quote = transaction.get_connection().ops.quote_name
+    meta = ProcessedEvent._meta
+    columns = ", ".join(
+        quote(meta.get_field(name).column)
+        for name in ("sale_id", "consumer", "event", "processed_at")
+    )
+    return (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s) "
+        f"ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
+    )
 
 
 def redeliver_event(*, event_id: int) -> list[str]:
