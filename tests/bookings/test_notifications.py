@@ -163,3 +163,36 @@ def test_no_address_no_notification(customer, flight):
     hold_and_confirm(customer, flight)
     relay()
     assert not Notification.objects.exists()
+
+
+def test_an_e_mail_is_recorded_without_a_savepoint_and_sent_only_if_its_transaction_commits(
+    customer, flight, django_capture_on_commit_callbacks
+):
+    """queue_notification writes its row in the caller's transaction (no savepoint of its
+    own: two round trips fewer per e-mail, issue 26); the send is tied to that transaction."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from bookings.models import NotificationKind
+    from bookings.notifications import queue_notification
+
+    booking = hold_and_confirm(customer, flight)
+    with (
+        CaptureQueriesContext(connection) as queries,
+        django_capture_on_commit_callbacks() as sends,
+        transaction.atomic(),
+    ):
+        queue_notification(booking=booking, kind=NotificationKind.BOOKING_EXPIRED)
+    # The test's own atomic (a savepoint inside the test's transaction), and no other.
+    assert len([q for q in queries.captured_queries if q["sql"].startswith("SAVEPOINT")]) == 1
+    assert len(sends) == 1
+
+    with (
+        django_capture_on_commit_callbacks() as sends,
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        queue_notification(booking=booking, kind=NotificationKind.BOOKING_CANCELLED)
+        raise RuntimeError("the caller's work failed")
+    assert sends == []
+    assert not Notification.objects.filter(kind=NotificationKind.BOOKING_CANCELLED).exists()
