@@ -36,7 +36,10 @@ def issue_tickets(*, booking_id: int) -> list[Ticket]:
     also a database constraint).
     """
     now = timezone.now()
-    with transaction.atomic():
+    # Inside the caller's transaction (the outbox consumer's savepoint, which already rolls
+    # back alone) it needs no savepoint of its own: two round trips fewer per call, two
+    # calls per confirmation (issue 26).  Called outside one, it is its own transaction.
+    with transaction.atomic(savepoint=False):
         booking = Booking.objects.select_for_update().filter(pk=booking_id).first()
         if booking is None or booking.status != BookingStatus.CONFIRMED:
             return []

@@ -247,3 +247,22 @@ def test_a_rolled_back_delivery_sends_no_email(
     notification = Notification.objects.get()
     assert [(c.func, c.args) for c in callbacks] == [(dispatch_notification, (notification.pk,))]
     assert notification.status == "PENDING"
+
+
+def test_a_confirmations_delivery_takes_one_savepoint_per_consumer(customer, flight):
+    """Each consumer's effect rolls back alone (its savepoint, kernel.outbox._consume); its
+    receipt, the tickets and the e-mail's row take none of their own (issue 26)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kernel.events import consumers_for
+
+    hold_and_confirm(customer, flight)
+    with CaptureQueriesContext(connection) as queries:
+        assert relay_all().published == 1
+    statements = [q["sql"] for q in queries.captured_queries]
+    savepoints = [sql for sql in statements if sql.startswith("SAVEPOINT")]
+    # relay_outbox's atomic is a savepoint inside the test's transaction: one more.
+    assert len(savepoints) == len(consumers_for("booking.confirmed")) + 1, statements
+    assert Ticket.objects.filter(booking__customer=customer).count() == 2
+    assert Notification.objects.filter(kind=NotificationKind.BOOKING_CONFIRMED).count() == 1
