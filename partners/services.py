@@ -183,6 +183,8 @@ def queue_deliveries(*, event: OutboxEvent) -> list[int]:
         for e in WebhookEndpoint.objects.select_related("owner").filter(is_active=True)
         if event.event_type in e.event_types
     ]
+    if not endpoints:  # most events: no partner subscribes, and the booking is not read
+        return []
     booking_id = event.payload.get("bookingId")
     owner_id = (
         Booking.objects.filter(pk=booking_id).values_list("customer_id", flat=True).first()
