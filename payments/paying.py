@@ -94,8 +94,10 @@ def pay_for_booking(
     if isinstance(recorded, PayResponse):
         return recorded
     result = charge(recorded, payment_method)
-    apply_charge_result(payment_id=recorded.pk, result=result, booking_id=recorded.booking_id)
-    return store_response(recorded.pk)
+    applied = apply_charge_result(
+        payment_id=recorded.pk, result=result, booking_id=recorded.booking_id
+    )
+    return store_response(recorded.pk, known=applied)
 
 
 def record_payment(

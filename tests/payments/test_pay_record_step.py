@@ -10,10 +10,14 @@ publish and waitlist UPDATE")."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from django.db import connection, transaction
+from django.db.models import IntegerField, Value
 from django.test.utils import CaptureQueriesContext
 
+from bookings import catalogue
+from bookings.errors import InvalidBookingState
 from bookings.lifecycle import _PASSENGERS_SOLD
 from bookings.models import (
     Booking,
@@ -25,12 +29,15 @@ from bookings.models import (
     WaitlistStatus,
 )
 from bookings.resale import withdraw_resale
+from kernel.compiled import CompiledRead
+from kernel.errors import TooBusy
 from kernel.models import OutboxEvent
 from payments.errors import PaymentInProgress
 from payments.models import Payment, PaymentStatus
 from payments.outcomes import _LOCKED_BOOKING, confirm_payment
 from payments.paying import _BOOKING_AND_KEY, _PAYMENT_BY_KEY, record_payment
 from payments.resale import list_booking_for_resale
+from payments.selectors import sale_of
 from tests.factories import FlightFactory
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
 from tests.payments.resale_setup import (
@@ -221,6 +228,11 @@ def _locked_reads(booking_id: int):
         )
     if compiled is not None:
         assert compiled.offer_entry_id == entry
+        # ...and its sale with the sale's catalogue item, as `sale_of` reads them.
+        sale = sale_of(orm)
+        same_row(compiled.sale, sale)
+        for path in catalogue.owner_paths():
+            same_row(getattr(compiled.sale, path, None), getattr(sale, path, None))
     return compiled, orm, offer
 
 
@@ -257,7 +269,8 @@ def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, 
     resale_reads = [sql for sql in statements if '"bookings_resale"' in sql]
     # Only inside the booking's lock, which still locks it.
     (lock,) = resale_reads
-    assert lock.startswith('SELECT "bookings_booking"') and lock.endswith("FOR UPDATE"), lock
+    assert lock.startswith('SELECT "bookings_booking"'), lock
+    assert lock.endswith('FOR UPDATE OF "bookings_booking"'), lock
 
 
 def confirm_a_resale_offer():
@@ -312,3 +325,88 @@ def test_a_waitlist_offer_is_still_marked_booked(customer):
     assert len(_waitlist_updates(statements)) == 1
     assert WaitlistEntry.objects.get(pk=entry.pk).status == WaitlistStatus.BOOKED
     assert Booking.objects.get(pk=offer.pk).status == BookingStatus.CONFIRMED
+
+
+# --- the booking's lock reads its sale, and locks the booking only ----------------------------
+
+
+def _confirm_while_the_sale_is_locked(payment: Payment, sale_id: int):
+    """`confirm_payment` while another transaction holds the sale's row and its flight's
+    (a staff edit, say), waiting at most half a second for any lock."""
+    settings = connection.settings_dict
+    dsn = {
+        "dbname": settings["NAME"],
+        "user": settings["USER"],
+        "host": settings["HOST"],
+        "port": settings["PORT"] or 5432,
+    }
+    with psycopg.connect(**dsn, autocommit=False) as other:
+        other.execute("SELECT 1 FROM bookings_sale WHERE id = %s FOR UPDATE", [sale_id])
+        other.execute("SELECT 1 FROM flights_flight WHERE sale_id = %s FOR UPDATE", [sale_id])
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '500ms'")
+        try:
+            return confirm_payment(payment_id=payment.pk, reference="ch_test")
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+            other.rollback()
+
+
+def test_the_confirmation_reads_the_sale_without_locking_it(customer, flight):
+    """The sale and its catalogue item come with the booking's lock (one statement, not a
+    read of their own), FOR UPDATE OF the booking only: a confirmation never waits on them."""
+    statements = statements_of_a_plain_pay(customer, flight)
+    (lock,) = [sql for sql in statements if "FOR UPDATE" in sql and "bookings_booking" in sql]
+    assert '"bookings_sale"' in lock and '"flights_flight"' in lock, lock
+    assert not [sql for sql in statements[5:] if sql.startswith('SELECT "bookings_sale"')]
+    payment = payment_in_flight(hold(customer, flight, seats=["14A"]))
+    confirmed = _confirm_while_the_sale_is_locked(payment, flight.sale_id)
+    assert confirmed.status == PaymentStatus.SUCCEEDED
+    assert Booking.objects.get(pk=payment.booking_id).status == BookingStatus.CONFIRMED
+
+
+def test_control_a_lock_on_the_sale_too_would_wait(customer, flight, monkeypatch):
+    """The control: the same read locking the sale as well waits for the other transaction
+    (TooBusy, 503) and sells nothing."""
+    monkeypatch.setattr(
+        "payments.outcomes._LOCKED_BOOKING",
+        CompiledRead(
+            Booking,
+            lambda booking_id: (
+                Booking.objects.select_for_update(of=("self", "sale"))
+                .select_related("sale")
+                .annotate(
+                    offer_resale_id=Value(None, IntegerField()),
+                    offer_entry_id=Value(None, IntegerField()),
+                )
+                .filter(pk=booking_id)[:1]
+            ),
+            booking_id=int,
+        ),
+    )
+    payment = payment_in_flight(hold(customer, flight, seats=["14A"]))
+    with pytest.raises(TooBusy):
+        _confirm_while_the_sale_is_locked(payment, flight.sale_id)
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.PROCESSING
+    assert Booking.objects.get(pk=payment.booking_id).status == BookingStatus.HELD
+
+
+# --- the payment's guarded UPDATE -------------------------------------------------------------
+
+
+def test_a_success_update_that_changes_nothing_for_an_unsettled_payment_sells_nothing(
+    customer, flight, monkeypatch
+):
+    """The guarded UPDATE takes every unsettled payment of the booking (under the booking's
+    lock nothing else settles it), so one that changed nothing, the payment still unsettled,
+    is refused rather than sold or refunded; the control is the sale when it took it."""
+    payment = payment_in_flight(hold(customer, flight, seats=["14A"]))
+    monkeypatch.setattr("payments.outcomes._mark_succeeded", lambda *args, **kwargs: None)
+    with pytest.raises(InvalidBookingState):
+        confirm_payment(payment_id=payment.pk, reference="ch_test")
+    assert Payment.objects.get(pk=payment.pk).status == PaymentStatus.PROCESSING
+    assert Booking.objects.get(pk=payment.booking_id).status == BookingStatus.HELD
+    monkeypatch.undo()
+    assert confirm_payment(payment_id=payment.pk, reference="ch_test").status == "SUCCEEDED"
+    assert Booking.objects.get(pk=payment.booking_id).status == BookingStatus.CONFIRMED
