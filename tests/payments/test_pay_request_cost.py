@@ -34,10 +34,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # that lock (25 -> 20); h-pay reads whether a waitlist entry names the booking as its offer
 # with that lock too, and sends the entry's UPDATE only then (20 -> 19), and locks and sells
 # the seats in one statement (bookings/seat_sale.py, 19 -> 18); h-paytrips reads the sale with
-# the booking's lock (locking the booking only), takes the payment's lock with its guarded
-# SUCCEEDED update (UPDATE ... RETURNING, no lock read) and answers from the row that update
-# returned, without reading it back after COMMIT (18 -> 15); raise this only with a reason.
-PAY_STATEMENTS = 15
+# the booking, on recording and with the confirmation's lock (locking the booking only), takes
+# the payment's lock with its guarded SUCCEEDED update (UPDATE ... RETURNING, no lock read)
+# and answers from the row that update returned, without reading it back after COMMIT
+# (18 -> 14); raise this only with a reason.
+PAY_STATEMENTS = 14
 
 
 @pytest.fixture(autouse=True)
