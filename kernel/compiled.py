@@ -252,6 +252,17 @@ class CompiledRead:
         compiler.as_sql = lambda *args, **kwargs: (sql, list(params))
         return list(compiler.results_iter(tuple_expected=True))
 
+    def returned(self, sql: str, params: Sequence[Any], *, using: str) -> list[Model]:
+        """The instances of `sql`, a statement that answers this read's columns in its order
+        (an UPDATE ... RETURNING them), made as `list` makes the read's."""
+        compiled = self._compiled(using)
+        if compiled.iterable is not ModelIterable:
+            raise TypeError("CompiledRead.returned: a values_list() read answers returned_rows()")
+        with connections[using].cursor() as cursor:
+            cursor.execute(sql, list(params))
+            rows = cursor.fetchall()
+        return [compiled.instances(row) for row in rows]
+
     def beside(
         self, call_sql: str, call_params: Sequence[Any], *, using: str, **values: Any
     ) -> tuple[tuple, Model | None]:

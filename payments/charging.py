@@ -63,9 +63,18 @@ def charge(payment: Payment, payment_method: str) -> ChargeResult:
         return ChargeResult(status="failed", reference="", failure_reason="amount_not_chargeable")
 
 
-def store_response(payment_id: int) -> PayResponse:
-    """Write the answer the payment's Idempotency-Key replays from now on (the first one wins)."""
-    payment, booking_status = payment_with_booking_status(payment_id)
+def store_response(payment_id: int, *, known: Payment | None = None) -> PayResponse:
+    """Write the answer the payment's Idempotency-Key replays from now on (the first one wins).
+
+    `known`: the payment as the caller's own transaction left it; when it carries its
+    booking's status (`current_booking_status`: `payments.outcomes.confirm_payment` sold it)
+    the answer is built from it, without reading them again after the commit (a later
+    change, such as a cancellation, is its own request's to report)."""
+    booking_status = getattr(known, "current_booking_status", None)
+    if known is not None and known.pk == payment_id and booking_status is not None:
+        payment = known
+    else:
+        payment, booking_status = payment_with_booking_status(payment_id)
     status, body = payment_response(payment, booking_status=booking_status)
     db = connections[router.db_for_write(Payment)]
     params = [

@@ -10,8 +10,10 @@ from typing import Any
 from django.db import connections, router, transaction
 from django.db.models import Model, OuterRef, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from bookings import catalogue, resale
+from bookings.errors import InvalidBookingState
 from bookings.lifecycle import close_bookings, passengers_to_sell, sell_held_booking
 from bookings.models import Booking, BookingStatus, Resale, ResaleStatus, WaitlistEntry
 from bookings.selectors import live_passengers_named
@@ -24,7 +26,6 @@ from payments.gateways.base import ChargeResult
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, Payment, PaymentStatus, RefundReason
 from payments.refunds import create_refund
 from payments.resale import refund_seller
-from payments.selectors import sale_of
 
 # A payment in one of these has had its success applied already: a duplicate changes nothing.
 SETTLED_PAYMENT_STATUSES = (
@@ -68,47 +69,61 @@ def confirm_payment(
     goes back and the hold stays for the customer to name and pay again.
 
     `booking_id` is the payment's booking when the caller already has it (a payment never
-    changes booking), which saves reading it; the locks are the same either way."""
+    changes booking), which saves reading it; the locks are the same either way.
+
+    A payment this call sells comes back carrying `current_booking_status` (CONFIRMED), as
+    `payments.selectors.payment_with_booking_status` reads it: the pay request answers from
+    it without reading either again (`payments.charging.store_response`)."""
     with transaction.atomic():
         if booking_id is None:
             booking_id = Payment.objects.values_list("booking_id", flat=True).get(pk=payment_id)
-        # Booking, then payment: the one lock order (docs/architecture.md).
+        # Booking, then payment: the one lock order (docs/architecture.md).  The booking's
+        # lock reads its sale too (not locked), for the sale's rules below.
         booking = _locked(_LOCKED_BOOKING, Booking, booking_id=booking_id)
+        now = timezone.now()
+        # Reads only: nothing is written before the payment says it is not a duplicate.
+        refund_reason, close, resale_offer, passengers = _why_not_sellable(booking, now=now)
+        if refund_reason is None:
+            # The payment's lock, its checks and its transition in one guarded UPDATE: it
+            # wins unless the payment is settled already, or is another booking's.
+            payment = _mark_succeeded(
+                payment_id, booking_id=booking_id, reference=reference, now=now
+            )
+            if payment is not None:
+                _sell(booking, payment, now=now, resale_offer=resale_offer, passengers=passengers)
+                payment.current_booking_status = booking.status
+                # The row as the UPDATE left it, i.e. what this confirmation did (a later
+                # change, such as a cancellation, is its own request's to report).
+                return payment
         payment = _locked(_LOCKED_PAYMENT, Payment, payment_id=payment_id)
         if payment.status in SETTLED_PAYMENT_STATUSES:
             return payment  # a duplicate of an outcome already applied
-        now = timezone.now()
-        reference = reference or payment.gateway_reference
         if payment.booking_id != booking_id:
             raise ValueError(f"payment {payment_id} is not booking {booking_id}'s")
-        refund_reason, resale_offer, passengers = _why_not_sellable(booking, now=now)
-        if refund_reason is None:
-            _sell(
-                booking,
-                payment,
-                reference=reference,
-                now=now,
-                resale_offer=resale_offer,
-                passengers=passengers,
-            )
-        else:
-            _keep_to_refund(payment, reference=reference, reason=refund_reason, now=now)
-    if refund_reason is None:
-        # Sold: the locked row as `_sell` wrote it, i.e. what this confirmation did (a later
-        # change, such as a cancellation, is its own request's to report).
-        return payment
+        if refund_reason is None:  # the guarded UPDATE above would have taken it
+            raise InvalidBookingState(gettext("The payment changed state concurrently."))
+        if close:
+            _expire(booking, now=now)
+        _keep_to_refund(
+            payment,
+            reference=reference or payment.gateway_reference,
+            reason=refund_reason,
+            now=now,
+        )
     # A refund is queued on commit and may already have changed the row.
     return Payment.objects.get(pk=payment_id)
 
 
-# Compiled once per connection (kernel.compiled): every confirmation takes these two locks.
-# The booking's comes with `offer_resale_id`, the resale naming it as its offer, and
-# `offer_entry_id`, the waitlist entry naming it as its offer (None: none), in the same
+# Compiled once per connection (kernel.compiled): every confirmation takes this lock.  The
+# booking's row only (FOR UPDATE OF it: its sale and the sale's catalogue item are read, not
+# locked, for `_why_not_sellable`), with `offer_resale_id`, the resale naming it as its offer,
+# and `offer_entry_id`, the waitlist entry naming it as its offer (None: none), in the same
 # statement (tests/payments/test_pay_record_step.py compares them with the ORM).
 _LOCKED_BOOKING = CompiledRead(
     Booking,
     lambda booking_id: (
-        Booking.objects.select_for_update()
+        Booking.objects.select_for_update(of=("self",))
+        .select_related("sale", *catalogue.owner_paths("sale__"))
         .annotate(
             offer_resale_id=Subquery(
                 Resale.objects.filter(offer_id=OuterRef("pk")).values("pk")[:1]
@@ -119,8 +134,10 @@ _LOCKED_BOOKING = CompiledRead(
         )
         .filter(pk=booking_id)[:1]
     ),
+    shape=lambda: tuple(catalogue.owner_paths()),
     booking_id=int,
 )
+# ...and the payment's, on the paths that read it (a duplicate, a refund).
 _LOCKED_PAYMENT = CompiledRead(
     Payment,
     lambda payment_id: Payment.objects.select_for_update().filter(pk=payment_id)[:1],
@@ -139,31 +156,30 @@ def _locked(read: CompiledRead, model: type[Model], **pk: int) -> Any:
 
 def _why_not_sellable(
     booking: Booking, *, now: datetime
-) -> tuple[str | None, bool, list[tuple[int, str, str | None, bool]] | None]:
+) -> tuple[str | None, bool, bool, list[tuple[int, str, str | None, bool]] | None]:
     """Why the paid `booking` (locked) cannot be sold, as the refund's reason; None: it can.
-    A hold whose sale closed or whose time ran out is closed here, so its seats go back now.
-    Second: whether the booking is a resale offer (False only when read to be none).  Third:
-    its passengers (`passengers_to_sell`), when read to check their names."""
-    if booking.status == BookingStatus.HELD and not catalogue.is_open(sale_of(booking), now=now):
-        # The sale closed (the flight left, the event was cancelled...) while the customer
-        # paid: the hold ends here, its seats go back, and the money is paid back in full
-        # like a late payment.
-        _expire(booking, now=now)
-        return RefundReason.FLIGHT_CLOSED, True, None
-    if booking.hold_lapsed(now):
-        # Expired but not yet swept: expire it ourselves so the seats go back now.
-        _expire(booking, now=now)
-    resale_offer = True
-    if booking.status == BookingStatus.HELD:
-        # The lock's read said whether a resale names this booking as its offer.  None stays
-        # None (`resale.offer_resale_status`), so only an offer's resale is read again, now.
-        offered = resale.offer_resale_status(booking) if booking.offer_resale_id else None
-        resale_offer = offered is not None
-        if resale_offer and offered != ResaleStatus.OFFERED:
-            # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
-            _expire(booking, now=now)
+    Second: whether the hold must be closed first (its sale closed, its time ran out, its
+    resale offer was let go), so its seats go back now.  Third: whether the booking is a
+    resale offer (False only when read to be none).  Fourth: its passengers
+    (`passengers_to_sell`), when read to check their names.  Reads only: the caller writes,
+    once it knows the payment is no duplicate."""
     if booking.status != BookingStatus.HELD:
-        return RefundReason.LATE_PAYMENT, resale_offer, None
+        return RefundReason.LATE_PAYMENT, False, True, None
+    if not catalogue.is_open(booking.sale, now=now):
+        # The sale closed (the flight left, the event was cancelled...) while the customer
+        # paid: the hold ends, its seats go back, and the money is paid back in full like a
+        # late payment.
+        return RefundReason.FLIGHT_CLOSED, True, True, None
+    if booking.hold_lapsed(now):
+        # Expired but not yet swept: expired by the caller, so the seats go back now.
+        return RefundReason.LATE_PAYMENT, True, True, None
+    # The lock's read said whether a resale names this booking as its offer.  None stays
+    # None (`resale.offer_resale_status`), so only an offer's resale is read again, now.
+    offered = resale.offer_resale_status(booking) if booking.offer_resale_id else None
+    resale_offer = offered is not None
+    if resale_offer and offered != ResaleStatus.OFFERED:
+        # A resale offer whose seller withdrew (or whose booking was closed) meanwhile.
+        return RefundReason.LATE_PAYMENT, True, resale_offer, None
     # Read once, under the booking's lock: the names' check here and who travels in
     # `booking.confirmed` (`sell_held_booking`) are the same rows.
     passengers = passengers_to_sell(booking_id=booking.pk)
@@ -172,8 +188,8 @@ def _why_not_sellable(
         # started before names were required, or after a row was edited by hand.  No
         # nameless ticket is issued: the money goes back in full and the hold stays, so
         # the customer can name the passengers and pay again before it expires.
-        return RefundReason.NAMES_MISSING, resale_offer, None
-    return None, resale_offer, passengers
+        return RefundReason.NAMES_MISSING, False, resale_offer, None
+    return None, False, resale_offer, passengers
 
 
 def _expire(booking: Booking, *, now: datetime) -> None:
@@ -186,16 +202,13 @@ def _sell(
     booking: Booking,
     payment: Payment,
     *,
-    reference: str,
     now: datetime,
     resale_offer: bool,
     passengers: list[tuple[int, str, str | None, bool]] | None,
 ) -> None:
-    # The payment's row first: it is locked already (booking, then payment), and written
-    # before the sale, the sale's hot fare-inventory row is held for less: only from its
-    # UPDATE, the sale's last statements, to COMMIT (`sell_held_booking`).  A sale that
-    # fails rolls this back with it.
-    _mark_succeeded(payment, reference=reference, now=now)
+    # The payment's row is written first (`_mark_succeeded`, booking, then payment): the
+    # sale's hot fare-inventory row is held for less, only from its UPDATE, the sale's last
+    # statements, to COMMIT (`sell_held_booking`).  A sale that fails rolls it back with it.
     resold = sell_held_booking(
         booking,
         now=now,
@@ -214,30 +227,41 @@ def _sell(
         refund_seller(resale=resold, now=now)
 
 
-def _mark_succeeded(payment: Payment, *, reference: str, now: datetime) -> None:
-    sold = {
-        "status": PaymentStatus.SUCCEEDED,
-        "gateway_reference": reference,
-        "failure_reason": "",
-        "succeeded_at": now,
-        "updated_at": now,
-    }
-    connection = connections[router.db_for_write(Payment)]
-    when = connection.ops.adapt_datetimefield_value(now)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _PAYMENT_SUCCEEDED_SQL, [PaymentStatus.SUCCEEDED, reference, "", when, when, payment.pk]
-        )
-    for field, value in sold.items():
-        setattr(payment, field, value)
+def _mark_succeeded(
+    payment_id: int, *, booking_id: int, reference: str, now: datetime
+) -> Payment | None:
+    """The payment, locked and made SUCCEEDED (its gateway reference kept when `reference`
+    is empty), as the UPDATE left it; None, changing nothing, when it is settled already, is
+    another booking's or does not exist: the caller reads it to tell which."""
+    db = connections[router.db_for_write(Payment)]
+    when = db.ops.adapt_datetimefield_value(now)
+    params = [
+        PaymentStatus.SUCCEEDED,
+        reference or None,
+        "",
+        when,
+        when,
+        booking_id,
+        payment_id,
+        *SETTLED_PAYMENT_STATUSES,
+    ]
+    found = _LOCKED_PAYMENT.returned(_PAYMENT_SUCCEEDED_SQL, params, using=db.alias)
+    return found[0] if found else None
 
 
-# What `Payment.objects.filter(pk=...).update(**sold)` above sends
-# (tests/payments/test_pay_compiled_reads.py), without compiling it again for every payment.
+# What `Payment.objects.filter(pk=..., booking_id=...).exclude(status__in=SETTLED_PAYMENT_
+# STATUSES).update(status=, gateway_reference=Coalesce(reference, F("gateway_reference")),
+# failure_reason=, succeeded_at=, updated_at=)` sends, returning the columns `_LOCKED_PAYMENT`
+# reads, in its order (tests/payments/test_pay_compiled_reads.py), without compiling it again
+# for every payment: the payment's lock read and its UPDATE in one round trip.
+_PAYMENT_TABLE = Payment._meta.db_table
 _PAYMENT_SUCCEEDED_SQL = (
-    f'UPDATE "{Payment._meta.db_table}" SET "status" = %s, "gateway_reference" = %s, '
+    f'UPDATE "{_PAYMENT_TABLE}" SET "status" = %s, '
+    f'"gateway_reference" = COALESCE(%s, "{_PAYMENT_TABLE}"."gateway_reference"), '
     f'"failure_reason" = %s, "succeeded_at" = %s, "updated_at" = %s '
-    f'WHERE "{Payment._meta.db_table}"."id" = %s'
+    f'WHERE ("{_PAYMENT_TABLE}"."booking_id" = %s AND "{_PAYMENT_TABLE}"."id" = %s '
+    f'AND NOT ("{_PAYMENT_TABLE}"."status" IN (%s, %s, %s))) RETURNING '
+    + ", ".join(f'"{_PAYMENT_TABLE}"."{f.column}"' for f in Payment._meta.concrete_fields)
 )
 
 

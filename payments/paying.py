@@ -30,7 +30,6 @@ from payments.errors import AmountMismatch, BookingNotPayable, PaymentInProgress
 from payments.gateways import get_gateway
 from payments.models import IN_FLIGHT_PAYMENT_STATUSES, Payment
 from payments.outcomes import apply_charge_result, supersede_payment
-from payments.selectors import sale_of
 
 
 def request_fingerprint(
@@ -94,8 +93,10 @@ def pay_for_booking(
     if isinstance(recorded, PayResponse):
         return recorded
     result = charge(recorded, payment_method)
-    apply_charge_result(payment_id=recorded.pk, result=result, booking_id=recorded.booking_id)
-    return store_response(recorded.pk)
+    applied = apply_charge_result(
+        payment_id=recorded.pk, result=result, booking_id=recorded.booking_id
+    )
+    return store_response(recorded.pk, known=applied)
 
 
 def record_payment(
@@ -162,16 +163,23 @@ def _one_write():
 # Compiled once per connection (kernel.compiled): the read every pay request starts with,
 # the booking (`Booking.objects.filter(pk=...).first()`, the model's ordering) and, in
 # `keyed_payment_id`, the payment `_PAYMENT_BY_KEY` would find in the booking's sale (None:
-# the key is new there); tests/payments/test_pay_record_step.py compares both with the ORM.
+# the key is new there), with its sale and the sale's catalogue item (`sale_of`'s, for
+# `_check_payable`: joined here, not a read of their own); tests/payments/
+# test_pay_record_step.py compares them with the ORM.
 _BOOKING_AND_KEY = CompiledRead(
     Booking,
-    lambda booking_id, customer_id, key: Booking.objects.annotate(
-        keyed_payment_id=Subquery(
-            Payment.objects.filter(
-                sale_id=OuterRef("sale_id"), customer_id=customer_id, idempotency_key=key
-            ).values("pk")[:1]
+    lambda booking_id, customer_id, key: (
+        Booking.objects.select_related("sale", *catalogue.owner_paths("sale__"))
+        .annotate(
+            keyed_payment_id=Subquery(
+                Payment.objects.filter(
+                    sale_id=OuterRef("sale_id"), customer_id=customer_id, idempotency_key=key
+                ).values("pk")[:1]
+            )
         )
-    ).filter(pk=booking_id)[:1],
+        .filter(pk=booking_id)[:1]
+    ),
+    shape=lambda: tuple(catalogue.owner_paths()),
     booking_id=int,
     customer_id=int,
     key=str,
@@ -234,7 +242,7 @@ def _check_payable(
             gettext("This booking is %(status)s; only a held booking can be paid.")
             % {"status": str(booking.get_status_display()).lower()}
         )
-    sale = sale_of(booking)
+    sale = booking.sale  # read with the booking (`_BOOKING_AND_KEY`)
     seller = catalogue.for_sale(sale)
     if not seller.is_open(sale, now=now):
         # Nothing is charged: the seats could never be used.

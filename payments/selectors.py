@@ -274,7 +274,8 @@ _PAYMENT_WITH_BOOKING_STATUS = CompiledRead(
 )
 
 
-# Compiled once per connection (kernel.compiled): read twice by every pay request.
+# Compiled once per connection (kernel.compiled): a cancellation's and a resale's sale (the pay
+# request reads the sale with its booking: payments.paying, payments.outcomes).
 _SALE_WITH_OWNER = CompiledRead(
     Sale,
     lambda sale_id: Sale.objects.select_related(*catalogue.owner_paths()).filter(pk=sale_id)[:1],

@@ -38,8 +38,13 @@ def test_the_inventory_row_is_the_confirmations_last_lock(customer, flight):
     (at,) = [i for i, sql in enumerate(sent) if sql.startswith('UPDATE "bookings_inventory"')]
     assert all(sql.startswith(AFTER_INVENTORY) for sql in sent[at + 1 :]), sent[at:]
     before = sent[:at]
-    # The lock order kept: booking, payment, seats, then the inventory.
-    locks = [i for i, sql in enumerate(before) if "FOR UPDATE" in sql]
+    # The lock order kept: booking, payment, seats, then the inventory.  The payment's lock
+    # is its guarded UPDATE's (payments.outcomes._mark_succeeded), not a read's.
+    locks = [
+        i
+        for i, sql in enumerate(before)
+        if "FOR UPDATE" in sql or sql.startswith('UPDATE "payments_payment"')
+    ]
     tables = [_locked_table(before[i]) for i in locks]
     assert tables == ['"bookings_booking"', '"payments_payment"', '"bookings_seat"'], tables
     # The statements that used to run under the inventory's lock now run before it.
@@ -85,8 +90,11 @@ def test_a_sale_failing_at_the_inventory_writes_nothing(customer, flight, monkey
 def _locked_table(sql: str) -> str:
     """The table a lock read locks: its statement's own FROM, the last one (the booking's lock
     also reads, in subqueries, which lock nothing, whether a resale or a waitlist entry names
-    it as its offer).  The seats' lock is the CTE of the statement that also sells them
-    (bookings/seat_sale.py): its own FROM, then."""
+    it as its offer; and its sale, joined, locked neither: FOR UPDATE OF the booking).  The
+    seats' lock is the CTE of the statement that also sells them (bookings/seat_sale.py): its
+    own FROM, then.  An UPDATE locks the table it names (the payment's guarded UPDATE)."""
+    if sql.startswith("UPDATE "):
+        return sql.split()[1]
     if sql.startswith('WITH "locked" AS ('):
         sql = sql.split('"sold" AS (', 1)[0]
     return sql.rsplit(" FROM ", 1)[1].split()[0]

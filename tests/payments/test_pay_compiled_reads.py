@@ -11,7 +11,8 @@ import re
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -19,7 +20,7 @@ from bookings.models import Booking, Resale
 from bookings.resale import _LOCKED_OFFER_RESALE, _OFFER_RESALE_STATUS, withdraw_resale
 from payments.charging import _STORED_RESPONSE, store_response
 from payments.models import Payment
-from payments.outcomes import confirm_payment
+from payments.outcomes import SETTLED_PAYMENT_STATUSES, _mark_succeeded, confirm_payment
 from payments.resale import list_booking_for_resale
 from payments.selectors import payment_response, payment_with_booking_status
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
@@ -99,8 +100,27 @@ def test_the_payment_with_its_booking_status_reads_as_the_orm_reads_it(customer,
         payment_with_booking_status(10**9)
 
 
-def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monkeypatch):
+def _orm_success(payment: Payment, *, reference: str, now) -> int:
+    """What `payments.outcomes._mark_succeeded` sends, as the ORM would write it."""
+    return (
+        Payment.objects.filter(pk=payment.pk, booking_id=payment.booking_id)
+        .exclude(status__in=SETTLED_PAYMENT_STATUSES)
+        .update(
+            status="SUCCEEDED",
+            gateway_reference=Coalesce(Value(reference or None), F("gateway_reference")),
+            failure_reason="",
+            succeeded_at=now,
+            updated_at=now,
+        )
+    )
+
+
+@pytest.mark.parametrize("reference", ["ch_sent", ""])
+def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monkeypatch, reference):
+    """The payment's lock read and its UPDATE are one guarded UPDATE ... RETURNING the
+    columns the lock read selected, in its order; an empty reference keeps the stored one."""
     payment = payment_in_flight(hold(customer, flight))
+    Payment.objects.filter(pk=payment.pk).update(gateway_reference="ch_stored")
     now = timezone.now()
     monkeypatch.setattr("payments.outcomes.timezone.now", lambda: now)
 
@@ -110,20 +130,48 @@ def test_a_confirmation_sends_the_orms_own_payment_update(customer, flight, monk
             transaction.set_rollback(True)
         return [q["sql"] for q in queries.captured_queries if '"payments_payment"' in q["sql"]]
 
-    orm = updates(
-        lambda: Payment.objects.filter(pk=payment.pk).update(
-            status="SUCCEEDED",
-            gateway_reference="ch_sent",
-            failure_reason="",
-            succeeded_at=now,
-            updated_at=now,
-        )
-    )
-    ours = updates(lambda: confirm_payment(payment_id=payment.pk, reference="ch_sent"))
-    assert [sql for sql in ours if sql.startswith("UPDATE")] == orm
-    confirmed = confirm_payment(payment_id=payment.pk, reference="ch_sent")
-    assert Payment.objects.get(pk=payment.pk).status == confirmed.status == "SUCCEEDED"
-    assert Payment.objects.get(pk=payment.pk).succeeded_at == now
+    orm = updates(lambda: _orm_success(payment, reference=reference, now=now))
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        Payment.objects.select_for_update().filter(pk=payment.pk).first()
+    select = queries.captured_queries[0]["sql"]
+    columns = select[len("SELECT ") : select.index(" FROM ")]
+    ours = updates(lambda: confirm_payment(payment_id=payment.pk, reference=reference))
+    assert [sql for sql in ours if sql.startswith("UPDATE")] == [f"{orm[0]} RETURNING {columns}"]
+    confirmed = confirm_payment(payment_id=payment.pk, reference=reference)
+    # What it answers is the row as the ORM reads it back.
+    same_row(confirmed, Payment.objects.get(pk=payment.pk))
+    assert confirmed.status == "SUCCEEDED" and confirmed.succeeded_at == now
+    assert confirmed.gateway_reference == (reference or "ch_stored")
+
+
+def test_the_guarded_success_update_changes_no_settled_nor_other_bookings_payment(customer, flight):
+    """Its guard, against the ORM's: a settled payment, or one named with another booking,
+    is left alone (the confirmation then reads it to say which: a duplicate, or a
+    ValueError), and an unsettled one is taken, even a failed one (a late success)."""
+    now = timezone.now()
+    other = hold(customer, flight, seats=["20A"]).pk
+    cases = [
+        ("PROCESSING", False, True),
+        ("PENDING", False, True),
+        ("FAILED", False, True),
+        ("SUCCEEDED", False, False),
+        ("REFUND_REQUIRED", False, False),
+        ("REFUNDED", False, False),
+        ("PROCESSING", True, False),
+    ]
+    for row, (status, elsewhere, taken) in enumerate(cases, start=2):
+        payment = payment_in_flight(hold(customer, flight, seats=[f"{row + 10}A"]))
+        Payment.objects.filter(pk=payment.pk).update(status=status)
+        booking_id = other if elsewhere else payment.booking_id
+        with transaction.atomic():
+            ours = _mark_succeeded(payment.pk, booking_id=booking_id, reference="ch", now=now)
+            transaction.set_rollback(True)
+        payment.booking_id = booking_id
+        with transaction.atomic():
+            orm = _orm_success(payment, reference="ch", now=now)
+            transaction.set_rollback(True)
+        assert (ours is not None) == bool(orm) == taken, (status, elsewhere)
+        assert Payment.objects.get(pk=payment.pk).status == status  # rolled back
 
 
 def test_the_stored_answer_reads_back_as_the_orm_reads_it(customer, flight):

@@ -1,6 +1,6 @@
 """The pay request in fewer round trips, the same rows and answers.  Its first step
-(payments.paying.record_payment): the booking and "is this key used in its sale?" in one
-statement (`_BOOKING_AND_KEY`, compared with the ORM's two reads), and the payment's INSERT
+(payments.paying.record_payment): the booking, its sale and "is this key used in its sale?"
+in one statement (`_BOOKING_AND_KEY`, compared with the ORM's three reads), and the payment's INSERT
 alone in autocommit instead of BEGIN, the checks' reads, INSERT, COMMIT (inside a caller's
 transaction the INSERT keeps its savepoint).  Its confirmation reads the passengers once
 under the booking's lock, for the names' check and for `booking.confirmed`, and learns
@@ -14,6 +14,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from bookings import catalogue
 from bookings.lifecycle import _PASSENGERS_SOLD
 from bookings.models import (
     Booking,
@@ -31,6 +32,7 @@ from payments.models import Payment, PaymentStatus
 from payments.outcomes import _LOCKED_BOOKING, confirm_payment
 from payments.paying import _BOOKING_AND_KEY, _PAYMENT_BY_KEY, record_payment
 from payments.resale import list_booking_for_resale
+from payments.selectors import sale_of
 from tests.factories import FlightFactory
 from tests.payments.helpers import GOOD_CARD, api_client, hold, pay
 from tests.payments.resale_setup import (
@@ -90,12 +92,23 @@ def test_the_booking_and_its_keys_payment_read_as_the_orm_reads_them(
         )
         same_row(booking, orm_booking)
         assert keyed == orm_keyed
+        if booking is not None:  # ...with its sale and the sale's catalogue item
+            _same_sale(booking.sale, sale_of(orm_booking))
         if booking is not None and keyed is not None:
             found = _PAYMENT_BY_KEY.first(sale_id=booking.sale_id, customer_id=customer_id, key=key)
             assert found.pk == keyed
         answers.append(keyed)
     used = Payment.objects.get(booking=paid).pk
     assert answers == [used, used, None, None, None, None]
+
+
+def _same_sale(joined, read) -> None:
+    """A sale read with its booking is the one `sale_of` reads, catalogue item included."""
+    same_row(joined, read)
+    paths = catalogue.owner_paths()
+    assert paths
+    for path in paths:
+        same_row(getattr(joined, path, None), getattr(read, path, None))
 
 
 def _record(customer, booking, key: str):
@@ -221,6 +234,8 @@ def _locked_reads(booking_id: int):
         )
     if compiled is not None:
         assert compiled.offer_entry_id == entry
+        # ...and its sale with the sale's catalogue item, as `sale_of` reads them.
+        _same_sale(compiled.sale, sale_of(orm))
     return compiled, orm, offer
 
 
@@ -257,7 +272,8 @@ def test_a_confirmation_of_no_resale_offer_reads_no_resale_of_its_own(customer, 
     resale_reads = [sql for sql in statements if '"bookings_resale"' in sql]
     # Only inside the booking's lock, which still locks it.
     (lock,) = resale_reads
-    assert lock.startswith('SELECT "bookings_booking"') and lock.endswith("FOR UPDATE"), lock
+    assert lock.startswith('SELECT "bookings_booking"'), lock
+    assert lock.endswith('FOR UPDATE OF "bookings_booking"'), lock
 
 
 def confirm_a_resale_offer():
