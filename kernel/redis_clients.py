@@ -14,7 +14,9 @@ the nodes will do to discover the rest, several survive one being down at start-
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import pickle
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -103,14 +105,47 @@ class _Cluster(RedisCluster):
             raise redis.ConnectionError(str(exc)) from exc
 
 
-def decode_cache_entry(raw: bytes | None) -> Any:
+def decode_cache_entry(raw: bytes | None, *, backend: Any = None) -> Any:
     """A django-redis cache value read raw (in a pipeline or a script, not by `cache.get`),
-    decoded as `cache.get` would; missing or unreadable, it is a miss (None)."""
-    from django.core.cache import cache
+    decoded as `cache.get` would; missing or unreadable, it is a miss (None).
 
+    `backend`: the cache (`caches["default"]`) when the caller has it at hand: each `cache.`
+    is a lookup of the context's cache, dearer than the decoding (issue 26).  A pickle (the
+    first byte of protocol 2 and later, which no integer entry starts with) under
+    django-redis's own serializer and no compressor is `pickle.loads`, what its `decode`
+    comes to after trying it as an integer: the entries of a hold's round trips are."""
     if raw is None:
         return None
+    client = (backend if backend is not None else _default_cache()).client
     try:
-        return cache.client.decode(raw)
+        if raw[:1] == b"\x80" and _plain_pickle(client):
+            return pickle.loads(raw)
+        return client.decode(raw)
     except Exception:  # an unreadable entry is a miss, as for cache.get
         return None
+
+
+def _default_cache():
+    from django.core.cache import cache
+
+    return cache
+
+
+def _plain_pickle(client: Any) -> bool:
+    """Whether `client` (a django-redis client) decodes a non-integer as `pickle.loads`."""
+    default_client, pickle_serializer, no_compressor = _django_redis_classes()
+    return (
+        isinstance(client, default_client)
+        and type(getattr(client, "_serializer", None)) is pickle_serializer
+        and type(getattr(client, "_compressor", None)) is no_compressor
+    )
+
+
+@functools.cache
+def _django_redis_classes() -> tuple[type, type, type]:
+    # Imported on first use: settings import this module before Django is set up.
+    from django_redis.client import DefaultClient
+    from django_redis.compressors.identity import IdentityCompressor
+    from django_redis.serializers.pickle import PickleSerializer
+
+    return DefaultClient, PickleSerializer, IdentityCompressor

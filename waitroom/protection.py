@@ -25,7 +25,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
@@ -55,7 +55,8 @@ def cached_room_of_sale(*, sale_id: int, read: list[bytes | None] | None = None)
         found = cache.get_many([GENERATION_KEY, key])
         generation, entry = found.get(GENERATION_KEY), found.get(key)
     else:
-        generation, entry = (redis_clients.decode_cache_entry(raw) for raw in read)
+        backend = caches[DEFAULT_CACHE_ALIAS]  # one lookup of the context's cache for both
+        generation, entry = (redis_clients.decode_cache_entry(raw, backend=backend) for raw in read)
     if generation is not None and entry is not None and entry[0] == generation:
         return entry[1] or None
     # Read the generation *before* the database (above): see the module docstring.
@@ -82,7 +83,8 @@ def read_keys(*, sale_id: int) -> list[str] | None:
         or default.get("LOCATION") != filters["REDIS_URL"]
     ):
         return None
-    return [cache.make_key(GENERATION_KEY), cache.make_key(_entry_key(sale_id))]
+    backend = caches[DEFAULT_CACHE_ALIAS]  # one lookup of the context's cache for both
+    return [backend.make_key(GENERATION_KEY), backend.make_key(_entry_key(sale_id))]
 
 
 def forget_protections() -> None:

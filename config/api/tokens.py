@@ -31,7 +31,7 @@ import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.db import DEFAULT_DB_ALIAS, router, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_delete, post_save
@@ -137,8 +137,11 @@ def _users_of_tokens(keys: list[str]) -> dict:
 
 
 def token_cache_key(key: str) -> str:
+    return _cache_key_of(redis_clients.token_ident(redis_clients.token_digest(key)))
+
+
+def _cache_key_of(ident: str) -> str:
     # The token's client tag: its throttle windows hash to the same slot (module docstring).
-    ident = redis_clients.token_ident(redis_clients.token_digest(key))
     return "auth:token:" + redis_clients.user_tag(ident)
 
 
@@ -165,8 +168,8 @@ class CachedTokenAuthentication(TokenAuthentication):
         return super().authenticate(_AuthorizationOnly(request))
 
     def authenticate_credentials(self, key: str):
-        cache_key = token_cache_key(key)
         ident = redis_clients.token_ident(redis_clients.token_digest(key))
+        cache_key = _cache_key_of(ident)
         user = self._cached_user(cache_key, ident)
         if user is None or not user.is_active:
             # Unknown, inactive or not cached: DRF's query and its error messages.
@@ -193,13 +196,19 @@ class CachedTokenAuthentication(TokenAuthentication):
         """The cached user, with the hits of the view's per-client throttles counted in the
         same round trip (the keys share the token's tag: one slot, one node)."""
         hits = self._throttle_hits(ident)
-        fetched = count_hits_with_get(cache.make_key(cache_key), hits) if hits else None
+        # The context's cache looked up once for the key, the round trip and the decoding.
+        backend = caches[DEFAULT_CACHE_ALIAS]
+        fetched = (
+            count_hits_with_get(backend.make_key(cache_key), hits, backend=backend)
+            if hits
+            else None
+        )
         if fetched is None:
-            return user_from_entry(cache.get(cache_key))
+            return user_from_entry(backend.get(cache_key))
         raw, counts = fetched
         if self._request is not None:
             setattr(self._request, PREFETCHED_ATTR, counts)
-        return user_from_entry(redis_clients.decode_cache_entry(raw))
+        return user_from_entry(redis_clients.decode_cache_entry(raw, backend=backend))
 
     def _throttle_hits(self, ident: str) -> list[tuple[str, int]]:
         view = (getattr(self._request, "parser_context", None) or {}).get("view")

@@ -28,9 +28,10 @@ logger = logging.getLogger(__name__)
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def _redis_client():
-    """The cache's raw Redis client, or None when the cache is not Redis (embedded mode)."""
-    client = getattr(cache, "client", None)
+def _redis_client(backend=None):
+    """The cache's (`backend`, by default the context's cache) raw Redis client, or None when
+    the cache is not Redis (embedded mode)."""
+    client = getattr(cache if backend is None else backend, "client", None)
     if client is None or not hasattr(client, "get_client"):
         return None
     from redis.exceptions import RedisError
@@ -99,20 +100,22 @@ _GET_AND_COUNT_SHA = hashlib.sha1(_GET_AND_COUNT.encode()).hexdigest()
 
 
 def count_hits_with_get(
-    get_key: str, hits: Sequence[tuple[str, int]]
+    get_key: str, hits: Sequence[tuple[str, int]], *, backend=None
 ) -> tuple[bytes | None, dict[str, int | None]] | None:
     """One round trip for a per-user request: GET the (already made) cache key `get_key` and
     count one hit in each window of `hits` (`(key, period)`, keys as `count_hit` takes them).
 
     The raw value and the counts; a count of None means "uncountable" (Redis did not answer:
     the throttle fails open, as `count_hit` does).  None when the cache is not Redis (embedded
-    mode): the caller then asks the cache the ordinary way."""
-    redis = _redis_client()
+    mode): the caller then asks the cache the ordinary way.  `backend`: the cache, when the
+    caller has it at hand (`caches["default"]`: each `cache.` looks the context's up)."""
+    backend = cache if backend is None else backend
+    redis = _redis_client(backend)
     if redis is None:
         return None
     from redis.exceptions import NoScriptError, RedisError
 
-    keys = [get_key, *(cache.make_key(key) for key, _ in hits)]
+    keys = [get_key, *(backend.make_key(key) for key, _ in hits)]
     # The key is per window, so renewing its expiry on every hit is harmless (and needs no
     # EXPIRE NX, which Redis < 7 lacks).
     periods = [period + 1 for _, period in hits]

@@ -62,7 +62,7 @@ def test_a_redis_without_the_script_still_answers(redis_backend):
 def test_a_redis_that_is_gone_fails_open(monkeypatch):
     get_key, hits = keys_of("c" * 40)
     gone = redis.Redis(port=1, socket_connect_timeout=0.2)
-    monkeypatch.setattr(throttles, "_redis_client", lambda: gone)
+    monkeypatch.setattr(throttles, "_redis_client", lambda backend=None: gone)
     assert throttles.count_hits_with_get(get_key, hits) == (None, {key: None for key, _ in hits})
 
 
