@@ -173,6 +173,24 @@ def pooled_sales(runs: int, one_sale) -> tuple[dict[str, Any], list[tuple[int, i
     return pooled, sales
 
 
+def measured_sales(
+    stack, runs: int, one_sale, *, name: str, win_label: str = "wins"
+) -> tuple[dict[str, Any], list[int], str]:
+    """`runs` sales of `one_sale`, pooled and `measured`: (the figures with `audit_ok`, the
+    winners of each sale, the audits' text)."""
+    sales: list[tuple[int, int]] = []
+
+    def load() -> dict[str, Any]:
+        pooled, done = pooled_sales(runs, one_sale)
+        sales.extend(done)
+        return summarise(_pooled_name(name, runs), pooled, win_label=win_label)
+
+    out = measured(stack, load)
+    audits = [audit(pk) for pk, _ in sales]
+    out["audit_ok"] = all(ok for ok, _ in audits)
+    return out, [w for _, w in sales], "; ".join(t for _, t in audits)
+
+
 def _runs(args) -> int:
     return max(1, getattr(args, "repeat", 1))
 
@@ -186,7 +204,7 @@ def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
     pooled (`pooled_sales`): one sale's wins/s hangs on its last few answers."""
     from flights.models import Seat
 
-    runs, sales = _runs(args), []
+    runs = _runs(args)
 
     def one_sale() -> tuple[int, dict[str, Any]]:
         flight = new_flight()
@@ -207,16 +225,9 @@ def scenario_holds(kind: str, args, stack, base_url: str) -> dict[str, Any]:
             )
         return flight.pk, run_load(spec)
 
-    def load() -> dict[str, Any]:
-        pooled, done = pooled_sales(runs, one_sale)
-        sales.extend(done)
-        label = {"seatless": "holds", "seats": "holds", "orders": "orders"}[kind]
-        return summarise(_pooled_name(kind, runs), pooled, win_label=label)
-
-    out = measured(stack, load)
-    audits = [audit(pk) for pk, _ in sales]
-    out["audit_ok"] = all(ok for ok, _ in audits)
-    print(f"  audit: {'; '.join(t for _, t in audits)}", flush=True)
+    label = {"seatless": "holds", "seats": "holds", "orders": "orders"}[kind]
+    out, _winners, text = measured_sales(stack, runs, one_sale, name=kind, win_label=label)
+    print(f"  audit: {text}", flush=True)
     return out
 
 
@@ -225,7 +236,7 @@ def scenario_one_seat(args, stack, base_url: str) -> dict[str, Any]:
     (`pooled_sales`): a loser's CPU over one 0.2-s sale is a few hundred ms of the web
     processes' time, and several sales make it a steadier figure.  Each sale has exactly one
     winner, or the audit fails."""
-    runs, sales = _runs(args), []
+    runs = _runs(args)
 
     def one_sale() -> tuple[int, dict[str, Any]]:
         flight = new_flight()
@@ -240,18 +251,10 @@ def scenario_one_seat(args, stack, base_url: str) -> dict[str, Any]:
         }
         return flight.pk, run_load(spec)
 
-    def load() -> dict[str, Any]:
-        pooled, done = pooled_sales(runs, one_sale)
-        sales.extend(done)
-        return summarise(_pooled_name("one-seat", runs), pooled)
-
-    out = measured(stack, load)
-    audits = [audit(pk) for pk, _ in sales]
-    out["audit_ok"] = all(ok for ok, _ in audits)
-    text = "; ".join(t for _, t in audits)
-    if any(winners != 1 for _, winners in sales):
+    out, winners, text = measured_sales(stack, runs, one_sale, name="one-seat")
+    if any(w != 1 for w in winners):
         out["audit_ok"] = False
-        text += f" -- expected exactly 1 winner a sale, got {[w for _, w in sales]}"
+        text += f" -- expected exactly 1 winner a sale, got {winners}"
     print(f"  audit: {text}", flush=True)
     return out
 
