@@ -35,14 +35,30 @@ def issue_tickets(*, booking_id: int) -> list[Ticket]:
     Idempotent: passengers who already have a ticket keep it (one ticket per passenger is
     also a database constraint).
     """
+    with transaction.atomic(savepoint=False):
+        booking = ensure_tickets(booking_id=booking_id)
+        return [] if booking is None else list(booking.tickets.order_by("id"))
+
+
+def ensure_tickets(*, booking_id: int, with_customer: bool = False) -> Booking | None:
+    """`issue_tickets` for callers that need the booking rather than the list of its tickets
+    (the outbox's consumers): returns the CONFIRMED booking it locked, its customer read in
+    the same statement when `with_customer`, or None (no such booking, or not confirmed).
+    The list's re-read and the e-mail's second read of the booking are not made: three
+    statements fewer per confirmation (issue 26)."""
     now = timezone.now()
     # Inside the caller's transaction (the outbox consumer's savepoint, which already rolls
     # back alone) it needs no savepoint of its own: two round trips fewer per call, two
     # calls per confirmation (issue 26).  Called outside one, it is its own transaction.
     with transaction.atomic(savepoint=False):
-        booking = Booking.objects.select_for_update().filter(pk=booking_id).first()
+        bookings = Booking.objects.filter(pk=booking_id)
+        if with_customer:  # the customer is read, not locked: FOR UPDATE OF the booking
+            bookings = bookings.select_related("customer").select_for_update(of=("self",))
+        else:
+            bookings = bookings.select_for_update()
+        booking = bookings.first()
         if booking is None or booking.status != BookingStatus.CONFIRMED:
-            return []
+            return None
         passengers = (
             booking.passengers.filter(is_live=True, ticket__isnull=True)
             .select_related("seat")
@@ -72,7 +88,7 @@ def issue_tickets(*, booking_id: int) -> list[Ticket]:
                 )
             )
         Ticket.objects.bulk_create(new)
-        return list(booking.tickets.order_by("id"))
+        return booking
 
 
 def revoke_tickets(*, booking_id: int) -> int:
