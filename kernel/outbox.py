@@ -10,11 +10,12 @@ consumer's receipt is written in the savepoint of its effect, so effects happen 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -139,11 +140,8 @@ def relay_outbox(*, batch_size: int | None = None, now: datetime | None = None) 
         if not claimed:
             return report
         unpublished = _unpublished_ids_by_aggregate(claimed)
-        _batch.memo = {}
-        try:
+        with relay_batch():
             _relay_claimed(claimed, unpublished, now, report)
-        finally:
-            _batch.memo = None
     return report
 
 
@@ -188,6 +186,16 @@ def _relay_claimed(
 
 _batch = threading.local()
 T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def relay_batch() -> Iterator[None]:
+    """The span of one relay batch: `batch_read`'s answers live as long as it does."""
+    _batch.memo = {}
+    try:
+        yield
+    finally:
+        _batch.memo = None
 
 
 def batch_read(key: Hashable, read: Callable[[], T]) -> T:
