@@ -27,6 +27,7 @@ from bookings.models import (
     TicketStatus,
 )
 from bookings.ticket_codes import BadTicketCode, TicketContent, sign_ticket, verify_ticket_code
+from kernel.compiled import CompiledRead
 
 
 def issue_tickets(*, booking_id: int) -> list[Ticket]:
@@ -51,19 +52,11 @@ def ensure_tickets(*, booking_id: int, with_customer: bool = False) -> Booking |
     # back alone) it needs no savepoint of its own: two round trips fewer per call, two
     # calls per confirmation (issue 26).  Called outside one, it is its own transaction.
     with transaction.atomic(savepoint=False):
-        bookings = Booking.objects.filter(pk=booking_id)
-        if with_customer:  # the customer is read, not locked: FOR UPDATE OF the booking
-            bookings = bookings.select_related("customer").select_for_update(of=("self",))
-        else:
-            bookings = bookings.select_for_update()
-        booking = bookings.first()
+        lock = _LOCK_WITH_CUSTOMER if with_customer else _LOCK
+        booking = lock.first(booking_id=booking_id)
         if booking is None or booking.status != BookingStatus.CONFIRMED:
             return None
-        passengers = (
-            booking.passengers.filter(is_live=True, ticket__isnull=True)
-            .select_related("seat")
-            .order_by("id")
-        )
+        passengers = _UNTICKETED.list(booking_id=booking_id)
         new = []
         for passenger in passengers:
             content = TicketContent(
@@ -89,6 +82,34 @@ def ensure_tickets(*, booking_id: int, with_customer: bool = False) -> Booking |
             )
         Ticket.objects.bulk_create(new)
         return booking
+
+
+# Compiled once (kernel.compiled): two confirmations' consumers run these for every booking.
+_LOCK = CompiledRead(
+    Booking,
+    lambda booking_id: Booking.objects.select_for_update().filter(pk=booking_id).order_by()[:1],
+    booking_id=int,
+)
+# The customer is read, not locked: FOR UPDATE OF the booking.
+_LOCK_WITH_CUSTOMER = CompiledRead(
+    Booking,
+    lambda booking_id: (
+        Booking.objects.select_related("customer")
+        .select_for_update(of=("self",))
+        .filter(pk=booking_id)
+        .order_by()[:1]
+    ),
+    booking_id=int,
+)
+_UNTICKETED = CompiledRead(
+    Passenger,
+    lambda booking_id: (
+        Passenger.objects.filter(booking_id=booking_id, is_live=True, ticket__isnull=True)
+        .select_related("seat")
+        .order_by("id")
+    ),
+    booking_id=int,
+)
 
 
 def revoke_tickets(*, booking_id: int) -> int:
