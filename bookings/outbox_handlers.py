@@ -19,18 +19,18 @@ def _booking(event: OutboxEvent) -> Booking:
 
 @register_consumer(OutboxEventType.BOOKING_CONFIRMED, name="tickets.issue")
 def issue_tickets(event: OutboxEvent) -> None:
-    tickets.issue_tickets(booking_id=event.payload["bookingId"])
+    tickets.ensure_tickets(booking_id=event.payload["bookingId"])
 
 
 @register_consumer(OutboxEventType.BOOKING_CONFIRMED, name="email.booking_confirmed")
 def email_confirmation(event: OutboxEvent) -> None:
     # The e-mail carries the tickets, so it makes sure they exist rather than relying on
     # the order (or the success) of the ticket consumer.  A booking cancelled before this
-    # event got here gets no confirmation: the cancellation e-mail follows.
-    if tickets.issue_tickets(booking_id=event.payload["bookingId"]):
-        queue_notification(
-            booking=_booking(event), kind=NotificationKind.BOOKING_CONFIRMED, event=event
-        )
+    # event got here gets no confirmation: the cancellation e-mail follows.  The booking
+    # comes back locked, with its customer: no second read of it (issue 26).
+    booking = tickets.ensure_tickets(booking_id=event.payload["bookingId"], with_customer=True)
+    if booking is not None:
+        queue_notification(booking=booking, kind=NotificationKind.BOOKING_CONFIRMED, event=event)
 
 
 @register_consumer(OutboxEventType.BOOKING_EXPIRED, name="email.booking_expired")

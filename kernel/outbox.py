@@ -10,12 +10,15 @@ consumer's receipt is written in the savepoint of its effect, so effects happen 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import threading
 from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -137,36 +140,80 @@ def relay_outbox(*, batch_size: int | None = None, now: datetime | None = None) 
         if not claimed:
             return report
         unpublished = _unpublished_ids_by_aggregate(claimed)
-        delivered: set[int] = set()
-        for event in claimed:
-            key = (event.aggregate_type, event.aggregate_id)
-            if any(pk < event.pk and pk not in delivered for pk in unpublished[key]):
-                report.deferred += 1
-                continue
-            errors = deliver_event(event)
-            if errors:
-                report.failed += 1
-                metrics.count("outbox_relay_failures", event_type=event.event_type)
-                attempts = event.attempts + 1
-                OutboxEvent.objects.filter(pk=event.pk).update(
-                    attempts=attempts,
-                    next_attempt_at=now + min(timedelta(seconds=2 ** (attempts - 1)), MAX_BACKOFF),
-                    last_error="\n".join(errors)[:4000],
-                )
-                if attempts >= settings.OUTBOX["MAX_ATTEMPTS"]:
-                    logger.error(
-                        "outbox event %s gave up after %s attempts; its booking's "
-                        "later events wait for an operator",
-                        event.pk,
-                        attempts,
-                    )
-                continue
-            OutboxEvent.objects.filter(pk=event.pk).update(
-                published_at=timezone.now(), next_attempt_at=None, last_error=""
-            )
-            delivered.add(event.pk)
-            report.published += 1
+        with relay_batch():
+            _relay_claimed(claimed, unpublished, now, report)
     return report
+
+
+def _relay_claimed(
+    claimed: list[OutboxEvent],
+    unpublished: dict[tuple[str, str], list[int]],
+    now: datetime,
+    report: RelayReport,
+) -> None:
+    delivered: set[int] = set()
+    for event in claimed:
+        key = (event.aggregate_type, event.aggregate_id)
+        if any(pk < event.pk and pk not in delivered for pk in unpublished[key]):
+            report.deferred += 1
+            continue
+        errors = deliver_event(event)
+        if errors:
+            report.failed += 1
+            metrics.count("outbox_relay_failures", event_type=event.event_type)
+            attempts = event.attempts + 1
+            OutboxEvent.objects.filter(pk=event.pk).update(
+                attempts=attempts,
+                next_attempt_at=now + min(timedelta(seconds=2 ** (attempts - 1)), MAX_BACKOFF),
+                last_error="\n".join(errors)[:4000],
+            )
+            if attempts >= settings.OUTBOX["MAX_ATTEMPTS"]:
+                logger.error(
+                    "outbox event %s gave up after %s attempts; its booking's "
+                    "later events wait for an operator",
+                    event.pk,
+                    attempts,
+                )
+            continue
+        OutboxEvent.objects.filter(pk=event.pk).update(
+            published_at=timezone.now(), next_attempt_at=None, last_error=""
+        )
+        delivered.add(event.pk)
+        report.published += 1
+
+
+# --- reads shared by a batch's events ----------------------------------------------------------
+
+_batch = threading.local()
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def relay_batch() -> Iterator[None]:
+    """The span of one relay batch: `batch_read`'s answers live as long as it does."""
+    _batch.memo = {}
+    try:
+        yield
+    finally:
+        _batch.memo = None
+
+
+def batch_read(key: Hashable, read: Callable[[], T]) -> T:
+    """`read()`, made once per relay batch for each `key` (outside a batch: every call).
+
+    For consumers' reads that every event of a batch would repeat (a sale's waiting room,
+    partners' active endpoints): one statement a batch instead of one an event (issue 26).
+    The answer is read during the batch, so it holds every row committed before the batch
+    started; a row committed while the batch runs is seen by the next one, as an event
+    claimed a moment later would see it.  Keys carry what the answer depends on (the sale):
+    one batch holds events of many sales.  Only for reads the batch's consumers do not
+    change themselves."""
+    memo = getattr(_batch, "memo", None)
+    if memo is None:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
 
 
 def _unpublished_ids_by_aggregate(events: list[OutboxEvent]) -> dict[tuple[str, str], list[int]]:

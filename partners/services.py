@@ -28,6 +28,7 @@ from bookings.models import Booking, Sale
 from kernel import metrics
 from kernel.errors import InvalidRequest
 from kernel.models import OutboxEvent
+from kernel.outbox import batch_read
 from partners.models import DeliveryStatus, PartnerEventType, WebhookDelivery, WebhookEndpoint
 from partners.secret_box import seal
 from partners.signing import (
@@ -175,12 +176,17 @@ def public_payload(payload: dict[str, Any]) -> dict[str, Any]:
     return {**payload, f"{owner}Id": item.pk}
 
 
+def _active_endpoints() -> list[WebhookEndpoint]:
+    # Read once per relay batch (kernel.outbox.batch_read), not once per event (issue 26).
+    return list(WebhookEndpoint.objects.select_related("owner").filter(is_active=True))
+
+
 def queue_deliveries(*, event: OutboxEvent) -> list[int]:
     """One delivery per subscribed, active endpoint for `event`; idempotent.  Call inside the
     relay's transaction: the POSTs are queued for after its commit."""
     endpoints = [
         e
-        for e in WebhookEndpoint.objects.select_related("owner").filter(is_active=True)
+        for e in batch_read("partners.active_endpoints", _active_endpoints)
         if event.event_type in e.event_types
     ]
     if not endpoints:  # most events: no partner subscribes, and the booking is not read
