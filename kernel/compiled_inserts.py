@@ -106,9 +106,9 @@ class CompiledInsert:
         connection = connections[alias]
         if connection.vendor != "postgresql":
             raise TypeError("CompiledInsert.together: a data-modifying WITH is PostgreSQL's")
-        first, first_params = self._prepare(obj, alias, signals=True, operation="save")
+        first, first_params = self._prepare(obj, connection, signals=True, operation="save")
         second, second_params = then._prepare(
-            then_obj, alias, signals=False, operation="bulk_create"
+            then_obj, connection, signals=False, operation="bulk_create"
         )
         if first.returning or second.returning or self._on_conflict or then._on_conflict:
             raise TypeError("CompiledInsert.together: rows with their keys, no conflicts")
@@ -119,8 +119,9 @@ class CompiledInsert:
         self._finish(obj, alias, signals=True)
 
     def _save(self, obj: Model, alias: str, *, signals: bool, operation: str) -> bool:
-        template, params = self._prepare(obj, alias, signals=signals, operation=operation)
+        # Looked up once (each `connections[alias]` is an asgiref Local's lookup).
         connection = connections[alias]
+        template, params = self._prepare(obj, connection, signals=signals, operation=operation)
         row = None
         with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
             cursor.execute(template.sql, params)
@@ -141,9 +142,11 @@ class CompiledInsert:
         return True
 
     def _prepare(
-        self, obj: Model, alias: str, *, signals: bool, operation: str
+        self, obj: Model, connection, *, signals: bool, operation: str
     ) -> tuple[_Template, list]:
-        """`save()`'s steps before its INSERT; the statement and its parameters."""
+        """`save()`'s steps before its INSERT on `connection` (the alias's wrapper); the
+        statement and its parameters."""
+        alias = connection.alias
         cls = self.model
         meta = cls._meta
         obj._prepare_related_fields_for_save(operation_name=operation)
@@ -151,8 +154,7 @@ class CompiledInsert:
             pre_save.send(sender=cls, instance=obj, raw=False, using=alias, update_fields=None)
         if not obj._is_pk_set(meta):
             setattr(obj, meta.pk.attname, meta.pk.get_pk_value_on_save(obj))
-        template = self._template(alias, obj._is_pk_set(meta))
-        connection = connections[alias]
+        template = self._template(connection, obj._is_pk_set(meta))
         params = []
         for field, plain in zip(template.fields, template.plain, strict=True):
             if plain is not None:
@@ -186,11 +188,11 @@ class CompiledInsert:
                 using=alias,
             )
 
-    def _template(self, alias: str, pk_set: bool) -> _Template:
-        key = (alias, connections[alias].settings_dict["ENGINE"], pk_set)
+    def _template(self, connection, pk_set: bool) -> _Template:
+        key = (connection.alias, connection.settings_dict["ENGINE"], pk_set)
         found = self._templates.get(key)
         if found is None:
-            found = self._templates.setdefault(key, self._compile(alias, pk_set))
+            found = self._templates.setdefault(key, self._compile(connection.alias, pk_set))
         return found
 
     def _compile(self, alias: str, pk_set: bool) -> _Template:

@@ -29,14 +29,14 @@ class Label(str):
 def orm_params(insert: CompiledInsert, obj) -> list:
     """What `SQLInsertCompiler` hands the driver for `obj`: each field's `pre_save` then
     `get_db_prep_save`, for the INSERT's columns."""
-    template = insert._template(connection.alias, obj._is_pk_set(obj._meta))
+    template = insert._template(connection, obj._is_pk_set(obj._meta))
     return [
         f.get_db_prep_save(f.pre_save(obj, True), connection=connection) for f in template.fields
     ]
 
 
 def compiled_params(insert: CompiledInsert, obj) -> list:
-    template, params = insert._prepare(obj, connection.alias, signals=False, operation="save")
+    template, params = insert._prepare(obj, connection, signals=False, operation="save")
     return params[: len(template.fields)]
 
 
