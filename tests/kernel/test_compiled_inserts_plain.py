@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 from kernel.compiled_inserts import CompiledInsert, _plain_type
 from kernel.models import OutboxEvent
 from payments.models import Payment, SandboxCharge, SandboxEvent
+from tests.payments.helpers import hold
 
 pytestmark = pytest.mark.django_db
 
@@ -86,8 +87,6 @@ def test_every_value_reaches_the_driver_as_the_orms_steps_send_it(when, text):
 
 
 def test_a_payments_foreign_keys_and_primary_key_are_the_orms(customer, flight):
-    from tests.payments.helpers import hold
-
     booking = hold(customer, flight)
     payment = Payment(
         id=41,
