@@ -40,6 +40,10 @@ from redis.exceptions import NoScriptError, ResponseError
 UNPARSED = frozenset({"EVALSHA", "EVAL", "GET", "MGET"})
 
 _local = threading.local()
+# Connections opened ahead (config/warmup.py) for threads' first commands, by pool id:
+# (the pool, the process that opened them, the connections).
+_ahead: dict[int, tuple[object, int, list]] = {}
+_ahead_lock = threading.Lock()
 
 
 class _Owned:
@@ -49,8 +53,10 @@ class _Owned:
 
     def __init__(self, pool) -> None:
         self.pool = pool  # kept alive with its connection: the key is its id
-        self.connection = pool.connection_class(**pool.connection_kwargs)
         self.pid = os.getpid()
+        self.connection = _opened_ahead(pool, self.pid) or pool.connection_class(
+            **pool.connection_kwargs
+        )
 
 
 def takes_own_connection(client) -> bool:
@@ -60,6 +66,33 @@ def takes_own_connection(client) -> bool:
         and client.connection is None  # a single-connection client serialises on its lock
         and getattr(client.connection_pool, "cache", None) is None  # client-side caching
     )
+
+
+def open_ahead(client, count: int) -> int:
+    """Open `count` connections to `client`'s server now, for as many threads' first commands
+    (config/warmup.py): at the start of a sale every HTTP thread would otherwise connect at
+    once, in its first request.  How many were opened (none for a client that goes redis-py's
+    way); a `redis.RedisError` if the server does not answer."""
+    if not takes_own_connection(client):
+        return 0
+    pool = client.connection_pool
+    opened = []
+    for _ in range(count):
+        connection = pool.connection_class(**pool.connection_kwargs)
+        connection.connect()
+        opened.append(connection)
+    with _ahead_lock:
+        _ahead.setdefault(id(pool), (pool, os.getpid(), []))[2].extend(opened)
+    return count
+
+
+def _opened_ahead(pool, pid: int):
+    """A connection `open_ahead` opened for `pool` in this process, or None."""
+    with _ahead_lock:  # once per thread and pool: its first command
+        stock = _ahead.get(id(pool))
+        if stock is None or stock[0] is not pool or stock[1] != pid or not stock[2]:
+            return None
+        return stock[2].pop()
 
 
 def _connection(client):

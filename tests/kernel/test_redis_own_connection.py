@@ -177,3 +177,31 @@ def test_anything_but_a_plain_client_goes_redis_pys_way(client, monkeypatch):
     assert own.run_command(wrapped, "GET", "own:b") == b"B"
     assert sent == [("EVALSHA", SHA, 1, "own:b", 1), ("GET", "own:b")]
     single.close()
+
+
+def test_threads_first_commands_take_the_connections_opened_ahead(client):
+    """config/warmup.py opens them at start: threads meeting their first requests together
+    (a sale's start) do not all connect at once.  One thread more than opened connects."""
+    pool = client.connection_pool
+    assert own.open_ahead(client, 2) == 2
+    opened = list(own._ahead[id(pool)][2])
+    assert [connection.is_connected for connection in opened] == [True, True]
+    assert own._opened_ahead(pool, os.getpid() + 1) is None  # a forked child's are its own
+    used = []
+    barrier = threading.Barrier(3)
+
+    def first_command() -> None:
+        barrier.wait()
+        assert own.run_command(client, "GET", "own:b") == b"B"
+        used.append(owned(client).connection)
+
+    threads = [threading.Thread(target=first_command) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(used) == 3
+    assert sum(any(c is o for o in opened) for c in used) == 2
+    assert own._ahead[id(pool)][2] == []
+    for connection in used:
+        connection.disconnect()
