@@ -105,9 +105,8 @@ def _connection(client):
     owned = owned_by_pool.get(id(pool))
     if owned is None or owned.pool is not pool or owned.pid != os.getpid():
         owned = owned_by_pool[id(pool)] = _Owned(pool)
-        return owned.connection
     connection = owned.connection
-    if connection.is_connected:
+    if connection.is_connected:  # made here: not yet; opened ahead: it may have lain idle
         try:
             stale = connection.can_read()  # EOF (closed by the server) or stray data
         except redis.ConnectionError:
