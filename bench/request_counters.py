@@ -76,6 +76,18 @@ class Counters:
             self.redis += 1
             return real_cluster_pipeline(pipe, *args, **kwargs)
 
+        # A command on a thread's own connection (kernel.redis_own_connection, issue 26) skips
+        # `execute_command`; a checkout without that module has none.
+        try:
+            from kernel import redis_own_connection as own
+        except ImportError:
+            own = None
+        real_own = getattr(own, "execute_on_own_connection", None)
+
+        def own_command(client, *args):
+            self.redis += 1
+            return real_own(client, *args)
+
         # Round trips, the same way for both clients: each write to a Redis socket.
         real_send = redis.connection.AbstractConnection.send_packed_command
 
@@ -98,6 +110,8 @@ class Counters:
         redis.cluster.RedisCluster.execute_command = cluster_command
         redis.cluster.ClusterPipeline.execute = cluster_pipeline
         redis.connection.AbstractConnection.send_packed_command = send
+        if real_own is not None:
+            own.execute_on_own_connection = own_command
         try:
             with connection.execute_wrapper(wrapper):
                 yield self
@@ -109,3 +123,5 @@ class Counters:
             redis.cluster.RedisCluster.execute_command = real_cluster_command
             redis.cluster.ClusterPipeline.execute = real_cluster_pipeline
             redis.connection.AbstractConnection.send_packed_command = real_send
+            if real_own is not None:
+                own.execute_on_own_connection = real_own

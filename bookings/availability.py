@@ -51,7 +51,7 @@ from redis.retry import Retry
 from bookings import admission_reads
 from bookings import availability_scripts as scripts
 from bookings.errors import BookingClassSoldOut, SeatUnavailable, SoldOut
-from kernel import redis_clients
+from kernel import redis_clients, redis_own_connection
 
 logger = logging.getLogger(__name__)
 
@@ -139,11 +139,9 @@ def _by_sha(client, text: str, sha: str, keys: Sequence[str], args: Sequence[obj
     """EVALSHA: Redis runs the script it keeps by its SHA1, and the request carries 40 bytes,
     not the script (each hold's settle and each gate's release, issue 26).  A Redis that lost
     its scripts (restarted, SCRIPT FLUSH, a cluster node new to this slot) answers NOSCRIPT:
-    EVAL runs the text and caches it again."""
-    try:
-        return client.evalsha(sha, len(keys), *keys, *args)
-    except redis.exceptions.NoScriptError:
-        return client.eval(text, len(keys), *keys, *args)
+    EVAL runs the text and caches it again.  On a single server, on the thread's own
+    connection (kernel.redis_own_connection: no retry, which the filters never had)."""
+    return redis_own_connection.run_script(client, text, sha, keys, args)
 
 
 def _run_with_rider(script: str, keys: Sequence[str], args: Sequence[object], *, undo):

@@ -23,6 +23,8 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.urls import reverse
 from django.utils import translation
 
+from kernel import redis_own_connection
+
 logger = logging.getLogger(__name__)
 
 
@@ -62,6 +64,7 @@ def open_connections_ahead() -> None:
             logger.warning("database connections not opened ahead", exc_info=True)
     for client in (_cache_client(), availability.filters_client()):
         _fill_redis_pool(client, count)
+        _open_own_connections(client, count)
 
 
 def _cache_client():
@@ -91,6 +94,17 @@ def _fill_redis_pool(client, count: int) -> None:
     finally:
         for connection in taken:
             pool.release(connection)
+
+
+def _open_own_connections(client, count: int) -> None:
+    """`count` connections for the threads' own (kernel.redis_own_connection: the token
+    check's and the hold filters' scripts), which the pool's do not serve."""
+    import redis
+
+    try:
+        redis_own_connection.open_ahead(client, count)
+    except redis.RedisError:
+        logger.warning("Redis connections not opened ahead", exc_info=True)
 
 
 def freeze_startup_heap() -> None:

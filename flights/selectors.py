@@ -173,7 +173,8 @@ def search_flights_json(
     )
     body_key = f"{key}:body"
     wanted = [key] if known else [key, body_key]
-    found_entries = cache.get_many(wanted) or {}  # {} or None when Redis is down
+    # {} or None when Redis is down; one MGET on the thread's own connection (issue 26)
+    found_entries = redis_clients.cache_get_many(wanted) or {}
     meta = found_entries.get(key)  # (etag, has_more)
     if meta is not None:
         if known and known(meta[0]):
@@ -294,7 +295,8 @@ def _cached_seat_map(
     meta_key = seat_map_meta_key(sale_id=sale_id, flight_id=flight_id)
     body_key = f"{meta_key}:body"
     wanted = [version_key(sale_id), meta_key] + ([] if known else [body_key])
-    found = cache.get_many(wanted) or {}  # {} or None when Redis is down
+    # {} or None when Redis is down; one MGET on the thread's own connection (issue 26)
+    found = redis_clients.cache_get_many(wanted) or {}
     version = found.get(version_key(sale_id)) or 0
     meta = found.get(meta_key)  # (version, etag, built at)
     if meta is not None and meta[0] == version:

@@ -125,6 +125,35 @@ def decode_cache_entry(raw: bytes | None, *, backend: Any = None) -> Any:
         return None
 
 
+def cache_get_many(keys: list[str], *, backend: Any = None) -> dict | None:
+    """`cache.get_many(keys)` for the warm cached reads (the seat map, the search): on a
+    single Redis (django-redis), one MGET on the thread's own connection
+    (kernel.redis_own_connection), the entries decoded as `decode_cache_entry` decodes them
+    (an unreadable one is a miss); otherwise the cache's own `get_many`.  {} when Redis does
+    not answer, as django-redis answers with IGNORE_EXCEPTIONS (without: it raises)."""
+    from kernel import redis_own_connection
+
+    backend = _default_cache() if backend is None else backend
+    client = getattr(backend, "client", None)
+    if type(client) is not _django_redis_classes()[0] or not keys:
+        return backend.get_many(keys)
+    raw_client = client.get_client(write=False)
+    if not redis_own_connection.takes_own_connection(raw_client):
+        return backend.get_many(keys)
+    made = [backend.make_key(key) for key in keys]
+    try:
+        values = redis_own_connection.run_command(raw_client, "MGET", *made)
+    except redis.RedisError:
+        if getattr(backend, "_ignore_exceptions", False):
+            return {}
+        raise
+    return {
+        key: decode_cache_entry(raw, backend=backend)
+        for key, raw in zip(keys, values, strict=True)
+        if raw is not None
+    }
+
+
 def _default_cache():
     from django.core.cache import cache
 

@@ -21,7 +21,7 @@ from django.utils.functional import lazy
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from kernel import redis_clients
+from kernel import redis_clients, redis_own_connection
 from kernel.web.client_ip import client_ip
 
 logger = logging.getLogger(__name__)
@@ -113,17 +113,18 @@ def count_hits_with_get(
     redis = _redis_client(backend)
     if redis is None:
         return None
-    from redis.exceptions import NoScriptError, RedisError
+    from redis.exceptions import RedisError
 
     keys = [get_key, *(backend.make_key(key) for key, _ in hits)]
     # The key is per window, so renewing its expiry on every hit is harmless (and needs no
     # EXPIRE NX, which Redis < 7 lacks).
     periods = [period + 1 for _, period in hits]
     try:
-        try:
-            replies = redis.evalsha(_GET_AND_COUNT_SHA, len(keys), *keys, *periods)
-        except NoScriptError:  # a restarted or new node: EVAL runs and caches it there
-            replies = redis.eval(_GET_AND_COUNT, len(keys), *keys, *periods)
+        # On the thread's own connection (no retry: a failure fails open, just below); a
+        # restarted or new node answers NOSCRIPT and EVAL runs and caches the text there.
+        replies = redis_own_connection.run_script(
+            redis, _GET_AND_COUNT, _GET_AND_COUNT_SHA, keys, periods
+        )
     except RedisError as exc:
         logger.info("throttle: Redis unreachable, letting the request through (%s)", exc)
         return None, {key: None for key, _ in hits}

@@ -16,6 +16,7 @@ from events import seat_map as event_seat_map
 from events.api import EventSeatMapApi
 from flights import selectors
 from flights.api import SeatMapApi
+from kernel import redis_clients
 from tests.api.conftest import client_for
 from tests.api.test_lean_chain import SECURITY, answer, differences, seat_map_url
 from tests.events.factories import EventFactory
@@ -188,7 +189,7 @@ def test_a_miss_a_stale_entry_and_redis_down_go_the_long_way(
     assert fast_answers == [url]
     settings.API_CACHE = {**settings.API_CACHE, "SEAT_MAP_SECONDS": 3}
     # Redis down (the cache answers nothing): the long way, which rebuilds from PostgreSQL.
-    monkeypatch.setattr(caches["default"], "get_many", lambda keys, **kw: {})
+    monkeypatch.setattr(redis_clients, "cache_get_many", lambda keys, **kw: {})
     assert client.get(url, secure=True, HTTP_IF_NONE_MATCH=etag).status_code == 304
     assert fast_answers == [url]
 

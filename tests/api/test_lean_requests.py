@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
 from config.api import tokens
+from kernel import redis_own_connection
 from kernel.web import throttles
 from kernel.web.throttles import HoldsThrottle, count_hit
 from tests.api.conftest import client_for, problem
@@ -42,8 +43,16 @@ def redis_commands(monkeypatch):
         sent.append(("PIPELINE", [str(c[0][0]).upper() for c in self.command_stack]))
         return pipelined(self, *args, **kwargs)
 
+    # A command on the thread's own connection skips `execute_command`: one round trip too.
+    own = redis_own_connection.execute_on_own_connection
+
+    def on_own_connection(client, *args):
+        sent.append((str(args[0]).upper(), args[1] if len(args) > 1 else None))
+        return own(client, *args)
+
     monkeypatch.setattr(redis.Redis, "execute_command", execute_command)
     monkeypatch.setattr(redis.client.Pipeline, "execute", execute)
+    monkeypatch.setattr(redis_own_connection, "execute_on_own_connection", on_own_connection)
     return sent
 
 

@@ -7,10 +7,10 @@ reads the wrong key is caught."""
 from __future__ import annotations
 
 import pytest
-import redis
 
 from bookings import admission_reads, availability
 from bookings import availability_scripts as scripts
+from tests.redis_wire import record_sent_commands
 
 pytestmark = pytest.mark.django_db
 
@@ -69,11 +69,7 @@ def test_one_command_gives_the_judge_and_the_caller_what_the_pipeline_did(one_re
     client = one_redis
     client.set("rider:set", b"\x80value")
     client.delete("rider:missing")
-    sent = []
-    real = redis.Redis.execute_command
-    monkeypatch.setattr(
-        redis.Redis, "execute_command", lambda c, *a, **k: sent.append(a[0]) or real(c, *a, **k)
-    )
+    sent = record_sent_commands(monkeypatch)
     for name, arrange, script, keys, args in states(client):
         arrange()
         ride(script, keys, args)  # the script known to Redis

@@ -9,6 +9,7 @@ import pytest
 
 from bookings import availability
 from bookings import availability_scripts as scripts
+from tests.redis_wire import record_sent_commands
 
 pytestmark = pytest.mark.django_db
 
@@ -37,17 +38,9 @@ def redis_client(settings):
 
 @pytest.fixture
 def sent(redis_client, monkeypatch):
-    """The script commands the filters send, by name, in order."""
-    names: list[str] = []
-    for name, command in (("eval", "EVAL"), ("evalsha", "EVALSHA")):
-        real = getattr(redis_client, name)
-
-        def recording(*args, _real=real, _command=command):
-            names.append(_command)
-            return _real(*args)
-
-        monkeypatch.setattr(redis_client, name, recording)
-    return names
+    """The script commands the filters send, by name, in order, whichever way they go
+    (redis-py's, or the thread's own connection: kernel.redis_own_connection)."""
+    return record_sent_commands(monkeypatch)
 
 
 def gate(redis_client, token: str) -> list:

@@ -112,3 +112,40 @@ def test_control_a_shortcut_under_any_serializer_is_caught(django_redis_cache, m
     monkeypatch.setattr(redis_clients, "_plain_pickle", lambda client: True)
     with pytest.raises(AssertionError):
         test_another_serializer_goes_django_redis_way(django_redis_cache)
+
+
+def test_get_many_on_the_threads_own_connection_answers_as_the_cache_does(
+    django_redis_cache, monkeypatch
+):
+    """`cache_get_many` (the warm seat map's and search's read, issue 26): one MGET on the
+    thread's own connection, the same dict as `cache.get_many`, missing keys left out."""
+    from kernel import redis_own_connection
+    from tests.redis_wire import record_sent_commands
+
+    backend = django_redis_cache
+    raw_entries(backend)
+    keys = [f"decoding:{i}" for i in range(len(VALUES) + len(INTEGERS))] + ["decoding:none"]
+    backend.delete("decoding:none")
+    redis_clients.cache_get_many(keys, backend=backend)  # this thread's connection made
+    sent = record_sent_commands(monkeypatch)
+    assert redis_clients.cache_get_many(keys, backend=backend) == backend.get_many(keys)
+    assert sent == ["MGET", "MGET"]
+    taken = []
+    own = redis_own_connection.execute_on_own_connection
+    monkeypatch.setattr(
+        redis_own_connection,
+        "execute_on_own_connection",
+        lambda client, *args: taken.append(args[0]) or own(client, *args),
+    )
+    redis_clients.cache_get_many(keys, backend=backend)
+    assert taken == ["MGET"]  # the first of the two above: not the cache's own path
+
+
+def test_get_many_with_redis_down_answers_as_the_cache_does(django_redis_cache, monkeypatch):
+    import redis
+
+    backend = django_redis_cache
+    gone = redis.Redis(port=1, socket_connect_timeout=0.2)
+    monkeypatch.setattr(backend.client, "get_client", lambda write=True: gone)
+    assert redis_clients.cache_get_many(["decoding:0"], backend=backend) == {}
+    assert backend.get_many(["decoding:0"]) == {}

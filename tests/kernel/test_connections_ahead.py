@@ -149,3 +149,22 @@ def test_the_redis_pools_hold_a_connection_per_thread(monkeypatch):
     monkeypatch.setenv("WEB_WARM_CONNECTIONS", str(THREADS))
     warmup.open_connections_ahead()
     assert set(idle_redis_connections()) == {THREADS}
+
+
+def test_the_threads_own_redis_connections_are_opened_ahead(monkeypatch):
+    """kernel.redis_own_connection's, for the token check's and the filters' scripts."""
+    from kernel import redis_own_connection
+
+    clients = [cache.client.get_client(write=True), availability.filters_client()]
+    pools = [c.connection_pool for c in clients if redis_own_connection.takes_own_connection(c)]
+    if not pools:
+        pytest.skip("no single-server Redis client in this run (the cluster's go redis-py's way)")
+    stocked = {
+        id(pool): len(redis_own_connection._ahead.get(id(pool), (0, 0, []))[2]) for pool in pools
+    }
+    monkeypatch.setenv("WEB_WARM_CONNECTIONS", str(THREADS))
+    warmup.open_connections_ahead()
+    for pool in pools:
+        assert len(redis_own_connection._ahead[id(pool)][2]) == stocked[id(pool)] + THREADS
+        for _ in range(THREADS):  # taken back: the next tests' threads connect as before
+            redis_own_connection._ahead[id(pool)][2].pop().disconnect()

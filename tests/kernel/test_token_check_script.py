@@ -15,6 +15,7 @@ from redis.crc import key_slot
 from config.api import tokens
 from kernel import redis_clients
 from kernel.web import throttles
+from tests.redis_wire import record_sent_commands
 
 pytestmark = pytest.mark.django_db
 
@@ -33,14 +34,9 @@ def test_one_command_reads_the_user_and_counts_each_window(redis_backend, monkey
     assert len({key_slot(k.encode()) for k in [get_key, *map(cache.make_key, dict(hits))]}) == 1
     raw = throttles._redis_client()
     throttles.count_hits_with_get(*keys_of("e" * 40))  # the script known to Redis
-    sent = []
-    real = type(raw).execute_command
-    monkeypatch.setattr(
-        type(raw), "execute_command", lambda c, *a, **k: sent.append(a[0]) or real(c, *a, **k)
-    )
+    sent = record_sent_commands(monkeypatch)
     assert throttles.count_hits_with_get(get_key, hits) == (None, {hits[0][0]: 1, hits[1][0]: 1})
     assert sent == ["EVALSHA"]
-    monkeypatch.setattr(type(raw), "execute_command", real)
     raw.set(get_key, b"\x80entry")
     assert throttles.count_hits_with_get(get_key, hits) == (
         b"\x80entry",

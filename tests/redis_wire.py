@@ -1,0 +1,20 @@
+"""What this process sends to Redis, command by command, whichever way it goes: redis-py's
+`execute_command` or a thread's own connection (kernel.redis_own_connection) both end in a
+connection's `send_command` (a pipeline's commands go packed together, not through it)."""
+
+from __future__ import annotations
+
+import redis.connection
+
+
+def record_sent_commands(monkeypatch) -> list[str]:
+    """The names of the commands sent from now on (upper case), in order."""
+    names: list[str] = []
+    real = redis.connection.AbstractConnection.send_command
+
+    def recording(connection, *args, **kwargs):
+        names.append(str(args[0]).upper())
+        return real(connection, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_command", recording)
+    return names
