@@ -13,6 +13,7 @@ from rest_framework.authentication import SessionAuthentication
 from rest_framework.test import APIClient
 
 from config.middleware import LazyMessageMiddleware
+from kernel import redis_clients
 from tests.api.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -97,17 +98,16 @@ def test_messages_are_made_only_when_used():
 
 @pytest.fixture
 def cache_reads(monkeypatch):
-    from django.core.cache import caches
-
+    """The keys of each warm cached read (`redis_clients.cache_get_many`: one MGET on the
+    thread's own connection on a single Redis, the cache's `get_many` otherwise)."""
     asked: list[list[str]] = []
-    backend = type(caches["default"])
-    real = backend.get_many
+    real = redis_clients.cache_get_many
 
-    def get_many(self, keys, *args, **kwargs):
+    def get_many(keys, **kwargs):
         asked.append(list(keys))
-        return real(self, keys, *args, **kwargs)
+        return real(keys, **kwargs)
 
-    monkeypatch.setattr(backend, "get_many", get_many)
+    monkeypatch.setattr(redis_clients, "cache_get_many", get_many)
     return asked
 
 
