@@ -37,9 +37,13 @@ from kernel.errors import InvalidRequest
 # "Issue 26: CPU per request").  Plain SQL that PostgreSQL and SQLite both run; the table and
 # column names are the models' (tests/bookings/test_hold_statements.py pins them to the ORM's
 # own statements' results).
+# The status is written in, not a parameter: a prepared statement's generic plan can use
+# the partial index on live holds (booking_held_customer_sale_idx) only when its predicate
+# is in the statement's text.
 _LIVE_HELD_UNITS_SQL = (
     f'SELECT SUM("seat_count") FROM "{Booking._meta.db_table}" '
-    'WHERE "customer_id" = %s AND "sale_id" = %s AND "status" = %s AND "expires_at" > %s'
+    f'WHERE "customer_id" = %s AND "sale_id" = %s AND "status" = \'{BookingStatus.HELD.value}\' '
+    'AND "expires_at" > %s'
 )
 _RESERVE_UNITS_SQL = (
     f'UPDATE "{Inventory._meta.db_table}" SET "held" = "held" + %s '
@@ -177,7 +181,7 @@ def _hold_cap_exceeded(
     with connection.cursor() as cursor:
         cursor.execute(
             _LIVE_HELD_UNITS_SQL,
-            [customer_id, sale_id, BookingStatus.HELD, _datetime_param(now)],
+            [customer_id, sale_id, _datetime_param(now)],
         )
         held = cursor.fetchone()[0]
     if (held or 0) + units <= cap:

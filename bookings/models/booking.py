@@ -63,6 +63,15 @@ class Booking(models.Model):
                 fields=["expires_at"], condition=Q(status="HELD"), name="booking_held_expiry_idx"
             ),
             models.Index(fields=["customer", "-created_at"]),
+            # The hold cap counts one customer's live holds on one sale, on every hold
+            # (bookings.holding._LIVE_HELD_UNITS_SQL and the hold function's copy): without
+            # this index, mid-sale (statistics from before the rush) PostgreSQL read it
+            # through the expiry index above, every live hold on every sale, per hold.
+            models.Index(
+                fields=["customer", "sale"],
+                condition=Q(status="HELD"),
+                name="booking_held_customer_sale_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -1,0 +1,116 @@
+"""The hold cap's count reads one customer's live holds on one sale, not every live hold.
+
+Every hold counts the customer's live held units on the sale first (the one-statement hold
+function on PostgreSQL, `bookings.holding._LIVE_HELD_UNITS_SQL` on the Python path).  Mid-sale
+the table's statistics are from before the rush, and PostgreSQL read that count through the
+expiry index (every live hold on every sale), so a hold's cost grew with the number of live
+holds: 250 rows read per hold early in a 30-s open-loop bench, 1,000 by its end
+(docs/performance.md, "Issue 26: the hold cap's count read every live hold").  The partial
+index `booking_held_customer_sale_idx` (customer, sale) WHERE status = 'HELD' fixes that.
+
+The data here make every other way to the count expensive: the customer holds on another
+sale (the customer index), another customer holds on this sale (the sale index), and all of
+them are live holds (the expiry index).  Rows read are counted by PostgreSQL itself, in this
+transaction (`pg_stat_xact_user_tables`).  The control drops the index (inside the test's
+transaction, rolled back after it) and the same hold reads them all.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from bookings.customer_holds import hold_seatless, hold_seats
+from bookings.models import Booking, BookingStatus
+from tests.factories import FlightFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CROWD = 200  # live holds reachable through every index but the cap's
+BOUND = 20  # the customer's own few holds on the sale, with room for the planner's choice
+
+
+def booking_rows_read() -> int:
+    """Rows of the bookings table read so far in this transaction, by any scan."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) "
+            "FROM pg_stat_xact_user_tables WHERE relname = %s",
+            [Booking._meta.db_table],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else 0
+
+
+def live_holds(*, customer, sale_id: int, count: int) -> None:
+    now = timezone.now()
+    Booking.objects.bulk_create(
+        Booking(
+            customer=customer,
+            sale_id=sale_id,
+            fare_class="ECONOMY",
+            status=BookingStatus.HELD,
+            seat_count=1,
+            amount=Decimal("89.00"),
+            currency="EUR",
+            expires_at=now + timedelta(minutes=10),
+            created_at=now,
+            updated_at=now,
+        )
+        for _ in range(count)
+    )
+
+
+@pytest.fixture
+def crowded_sale():
+    """(customer, flight): the customer holds CROWD units on another flight's sale, another
+    customer holds CROWD on this one, and the customer nothing here yet."""
+    flight, elsewhere = FlightFactory(), FlightFactory()
+    customer, other = UserFactory(), UserFactory()
+    live_holds(customer=customer, sale_id=elsewhere.sale_id, count=CROWD)
+    live_holds(customer=other, sale_id=flight.sale_id, count=CROWD)
+    return customer, flight
+
+
+def rows_read_by(hold) -> int:
+    before = booking_rows_read()
+    hold()
+    return booking_rows_read() - before
+
+
+def seatless_hold(customer, flight, seat: str):
+    return lambda: hold_seatless(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", passengers=1
+    )
+
+
+def seat_hold(customer, flight, seat: str):
+    # A hold with seats takes the Python path (bookings.holding), also on PostgreSQL.
+    return lambda: hold_seats(
+        customer=customer, sale_id=flight.sale_id, fare_class="ECONOMY", seat_numbers=[seat]
+    )
+
+
+def drop_the_index() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX booking_held_customer_sale_idx")
+
+
+@pytest.mark.parametrize("hold", [seatless_hold, seat_hold], ids=["function", "python"])
+def test_the_hold_cap_reads_only_the_customers_holds_on_the_sale(crowded_sale, hold):
+    customer, flight = crowded_sale
+    for seat in ("12A", "12B"):  # the second counts the first
+        read = rows_read_by(hold(customer, flight, seat))
+        assert read <= BOUND, read
+    assert Booking.objects.filter(customer=customer, sale_id=flight.sale_id).count() == 2
+
+
+@pytest.mark.parametrize("hold", [seatless_hold, seat_hold], ids=["function", "python"])
+def test_control_without_the_index_a_hold_reads_the_crowd(crowded_sale, hold):
+    customer, flight = crowded_sale
+    drop_the_index()
+    assert rows_read_by(hold(customer, flight, "12A")) >= CROWD
