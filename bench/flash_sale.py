@@ -175,7 +175,7 @@ def main() -> None:
         choices=("lean", "aiohttp"),
         default="lean",
         help="(o) the load generator's HTTP client: its own lean one (bench/open_loop_client.py, "
-        "about a tenth of aiohttp's CPU a request) or aiohttp (before 7 Dec 2026)",
+        "about a quarter of aiohttp's CPU a request) or aiohttp (before 7 Dec 2026)",
     )
     parser.add_argument(
         "--records",

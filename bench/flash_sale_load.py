@@ -1,7 +1,7 @@
 """bench/flash_sale.py's load generator, a separate process (asyncio + aiohttp, bounded in
-requests and seconds): `run_load` starts it as a script, hands it the spec on stdin and reads
-the records on stdout.  The stack's CPU window is read here, at the start gate and after the
-last answer."""
+requests and seconds; the open loop on its own lean client, bench/open_loop_client.py):
+`run_load` starts it as a script, hands it the spec on stdin and reads the records on stdout.
+The stack's CPU window is read here, at the start gate and after the last answer."""
 
 from __future__ import annotations
 

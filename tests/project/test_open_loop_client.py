@@ -14,7 +14,7 @@ import time
 import pytest
 
 from bench.flash_sale_load import _load
-from bench.open_loop_client import Pool, ResponseParser, encode_post
+from bench.open_loop_client import TIMER_SLACK, Pool, ResponseParser, encode_post
 
 
 class Server:
@@ -290,6 +290,8 @@ def test_the_lean_open_loop_sends_and_records_what_the_aiohttp_one_did(loop):
             )
             assert abs(sent_wall - time.time()) < 60
     assert [t[6] for t in by_due(new)[1]] == [t[6] for t in by_due(old)[1]]
+    # Never more than the timers' resolution early.
+    assert all(sent >= due - TIMER_SLACK for due, sent, *_ in new["traces"])
 
 
 def test_a_queue_for_connections_counts_in_the_latency_no_coordinated_omission():
