@@ -171,6 +171,13 @@ def main() -> None:
         "(bench/open_loop_trace.py)",
     )
     parser.add_argument(
+        "--open-loop-client",
+        choices=("lean", "aiohttp"),
+        default="lean",
+        help="(o) the load generator's HTTP client: its own lean one (bench/open_loop_client.py, "
+        "about a quarter of aiohttp's CPU a request) or aiohttp (before 7 Dec 2026)",
+    )
+    parser.add_argument(
         "--records",
         type=Path,
         help="write each load's records (monotonic start, latency, status, won) into this "

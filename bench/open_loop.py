@@ -167,6 +167,7 @@ def one_run(
         ),
         "tokens": [t for _, t in new_customers(customers_needed(rate, args, seconds, count))],
         "timeout": seconds + 60,
+        "client": getattr(args, "open_loop_client", "lean"),
     }
     result = traced_run(args, stack, spec) if args.open_loop_trace else run_load(spec)
     return {**result, "flight_ids": ids}
@@ -205,15 +206,23 @@ def scenario_open_loop(args, stack, base_url: str, capacity: float | None) -> di
         def run_all(rate=rate, runs=runs, flights=flights):
             traces: list[dict[str, Any] | None] = []
             requests = 0
+            generator_cpu = 0.0
             for repeat in range(args.repeat):
                 result = one_run(args, stack, base_url, rate=rate, seed=7 + repeat)
                 flights.extend(result["flight_ids"])
                 runs.append(result["records"])
                 traces.append(result.get("trace"))
                 requests += len(result["records"])
+                generator_cpu += result.get("generator_cpu", 0.0)
                 late = sum(1 for r in result["records"] if r[2] == 599)
-                print(f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed")
+                won = sum(1 for r in result["records"] if r[3])
+                own = result.get("generator_cpu", 0.0) * 1000 / max(1, len(result["records"]))
+                print(
+                    f"    run {repeat + 1}: {len(result['records'])} arrivals, {late} failed, "
+                    f"{won} won; generator CPU {own:.3f} ms a request (gate to last answer)"
+                )
             out = {"requests": requests, "rate": rate, **pooled(runs), "records": runs}
+            out["generator_cpu_ms_per_request"] = generator_cpu * 1000 / max(1, requests)
             if args.open_loop_trace:
                 out["trace"] = traces
             for label in ("winners", "losers"):
