@@ -46,6 +46,8 @@ from redis.exceptions import NoScriptError, ResponseError
 
 # Commands with no response callback in redis-py (RESP2 and RESP3): their reply is the answer.
 UNPARSED = frozenset({"EVALSHA", "EVAL", "GET", "MGET"})
+# Besides UNPARSED, a command whose raw reply the caller reads itself (`set_if_absent`).
+_PACKED_HERE = UNPARSED | {"SET"}
 # Arguments hiredis packs byte for byte as redis-py's Encoder does (repr of a number, UTF-8 of
 # a str): exact types only, so an int or str subclass takes redis-py's packer.
 _PLAIN_ARGUMENTS = frozenset({str, bytes, int, float})
@@ -140,7 +142,7 @@ def execute_on_own_connection(client, *args):
     try:
         encoder = connection.encoder
         if (
-            args[0] in UNPARSED  # a name without spaces: redis-py would split one that has
+            args[0] in _PACKED_HERE  # a name without spaces: redis-py would split one that has
             and encoder.encoding == "utf-8"
             and encoder.encoding_errors == "strict"
             and _PLAIN_ARGUMENTS.issuperset(map(type, args))
@@ -156,6 +158,15 @@ def execute_on_own_connection(client, *args):
         # the send and the read (an interrupt, a signal handler's exception).
         connection.disconnect()
         raise
+
+
+def set_if_absent(client, key: str, value: str | int, *, px: int) -> bool:
+    """`client.set(key, value, nx=True, px=px)`: whether the key was set.  The raw reply is
+    OK (set) or nil (it existed) in RESP2 and RESP3, decoded or not; redis-py's SET callback
+    turns these into True and None."""
+    if not takes_own_connection(client):
+        return bool(client.set(key, value, nx=True, px=px))
+    return execute_on_own_connection(client, "SET", key, value, "NX", "PX", px) is not None
 
 
 def send_packed(connection, packed: bytes) -> None:

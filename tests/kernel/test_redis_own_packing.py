@@ -126,3 +126,39 @@ def test_a_hiredis_packed_command_answers(client):
         assert own.run_command(client, "MGET", "own:pack", "own:none") == [b"P", None]
     finally:
         client.delete("own:pack")
+
+
+@pytest.mark.parametrize(("decode", "protocol"), [(False, 2), (True, 2), (False, 3), (True, 3)])
+def test_set_if_absent_answers_as_redis_pys_set(settings, client, decode, protocol):
+    """kernel.kicks' flag: True when set, False when it stood, as redis-py's `set(nx=True)`
+    (True / None) says; decoded or not, RESP2 or RESP3.  The control: reading the raw reply as
+    b"OK" would be wrong for a decoding client (its reply is "OK")."""
+    other = redis.Redis.from_url(settings.REDIS_URL, decode_responses=decode, protocol=protocol)
+    answers = []
+    raw = []
+    try:
+        for set_it in (
+            lambda: own.set_if_absent(other, "own:flag", 1, px=5000),
+            lambda: bool(other.set("own:flag", 1, nx=True, px=5000)),
+        ):
+            client.delete("own:flag")
+            answers.append((set_it(), set_it()))
+            assert 4000 < client.pttl("own:flag") <= 5000
+        client.delete("own:flag")
+        raw.append(own.execute_on_own_connection(other, "SET", "own:flag", 1, "NX", "PX", 5000))
+    finally:
+        client.delete("own:flag")
+        other.close()
+    assert answers == [(True, False), (True, False)]
+    assert (raw[0] == b"OK") is not decode  # the control
+
+
+def test_set_if_absent_on_a_client_it_does_not_take_is_redis_pys_set(client, monkeypatch):
+    class Wrapped(redis.Redis):
+        pass
+
+    wrapped = Wrapped(connection_pool=client.connection_pool)
+    calls = []
+    monkeypatch.setattr(Wrapped, "set", lambda self, *a, **kw: calls.append((a, kw)) or None)
+    assert own.set_if_absent(wrapped, "own:flag", 1, px=10) is False
+    assert calls == [(("own:flag", 1), {"nx": True, "px": 10})]
