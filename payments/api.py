@@ -9,7 +9,6 @@ from __future__ import annotations
 from functools import partial
 
 from django.conf import settings
-from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.selectors import access_booking, acts_for_customers
+from kernel.web.id_urls import id_url
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import ProblemSerializer, problems
 from kernel.web.problems import PROBLEM_CONTENT_TYPE
@@ -190,7 +190,7 @@ class PayForBookingApi(APIView):
         )
         # 201: the booking is CONFIRMED; Location names it (there the tickets are linked).
         headers = (
-            {"Location": reverse("bookings_api:detail", args=[booking_id])}
+            {"Location": id_url("bookings_api:detail", booking_id)}
             if result.status == 201
             else None
         )
