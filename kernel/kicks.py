@@ -14,7 +14,9 @@ A writer that finds the flag set committed while the flag stood, so the relay th
 the flag reads after that commit and sees its rows.  The outbox stays the truth: a kick
 lost after its flag was set (a broker hiccup, an expired message) holds the flag at most
 for its TTL, and beat's tick runs the same task every second, which takes the flag and
-relays whatever is due.  With Redis unreachable, or without a Redis broker (embedded mode,
+relays whatever is due.  The SET goes on the calling thread's own connection
+(kernel.redis_own_connection: no retry, so a Redis hiccup means one extra kick, never a lost
+one).  With Redis unreachable, or without a Redis broker (embedded mode,
 eager tests), every commit publishes, as before.
 """
 
@@ -26,6 +28,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
+
+from kernel import redis_own_connection
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +67,7 @@ def kick(task: Any, name: str, **options: Any) -> bool:
     if client is not None:
         ttl_ms = max(1, int(settings.OUTBOX["KICK_PENDING_SECONDS"] * 1000))
         try:
-            if not client.set(key, 1, nx=True, px=ttl_ms):
+            if not redis_own_connection.set_if_absent(client, key, 1, px=ttl_ms):
                 return False  # a queued kick will read after our commit
         except redis.RedisError:
             logger.warning("relay kick %s: Redis unreachable, publishing", name, exc_info=True)

@@ -22,6 +22,13 @@ What differs from redis-py's path, on purpose:
   anything else (a RedisCluster, a subclass) goes redis-py's way, so the answer is the same
   bytes, ints and lists the callers read today (`decode_responses` is the connection's own).
 
+The command is packed by hiredis's `pack_command` in one call when every argument is a plain
+`str`, `bytes`, `int` or `float` (exact types) and the connection encodes as UTF-8, strictly
+(redis-py's default): the same bytes redis-py's packer writes, without its ~90 Python calls
+per command (a generator, `Encoder.encode` per argument).  Anything else (a subclass such as
+an IntEnum, which redis-py writes as its `repr`; a bool, which it refuses; a memoryview; another
+encoding) is packed by redis-py as before.
+
 A connection that fails in any way (a socket error, a timeout, an interrupt) is
 disconnected before the error goes on: a late reply can never be read as the next
 command's.  The next call reconnects.  An error reply (NOSCRIPT) leaves it clean.
@@ -33,11 +40,17 @@ import os
 import threading
 from collections.abc import Sequence
 
+import hiredis
 import redis
 from redis.exceptions import NoScriptError, ResponseError
 
 # Commands with no response callback in redis-py (RESP2 and RESP3): their reply is the answer.
 UNPARSED = frozenset({"EVALSHA", "EVAL", "GET", "MGET"})
+# Besides UNPARSED, a command whose raw reply the caller reads itself (`set_if_absent`).
+_PACKED_HERE = UNPARSED | {"SET"}
+# Arguments hiredis packs byte for byte as redis-py's Encoder does (repr of a number, UTF-8 of
+# a str): exact types only, so an int or str subclass takes redis-py's packer.
+_PLAIN_ARGUMENTS = frozenset({str, bytes, int, float})
 
 _local = threading.local()
 # Connections opened ahead (config/warmup.py) for threads' first commands, by pool id:
@@ -127,7 +140,16 @@ def execute_on_own_connection(client, *args):
     """Send `args` on the thread's connection to `client`'s server and read the reply."""
     connection = _connection(client)
     try:
-        connection.send_command(*args)
+        encoder = connection.encoder
+        if (
+            args[0] in _PACKED_HERE  # a name without spaces: redis-py would split one that has
+            and encoder.encoding == "utf-8"
+            and encoder.encoding_errors == "strict"
+            and _PLAIN_ARGUMENTS.issuperset(map(type, args))
+        ):
+            send_packed(connection, hiredis.pack_command(args))
+        else:
+            connection.send_command(*args)
         return connection.read_response()
     except ResponseError:  # a whole error reply was read: the connection is clean
         raise
@@ -136,6 +158,21 @@ def execute_on_own_connection(client, *args):
         # the send and the read (an interrupt, a signal handler's exception).
         connection.disconnect()
         raise
+
+
+def set_if_absent(client, key: str, value: str | int, *, px: int) -> bool:
+    """`client.set(key, value, nx=True, px=px)`: whether the key was set.  The raw reply is
+    OK (set) or nil (it existed) in RESP2 and RESP3, decoded or not; redis-py's SET callback
+    turns these into True and None."""
+    if not takes_own_connection(client):
+        return bool(client.set(key, value, nx=True, px=px))
+    return execute_on_own_connection(client, "SET", key, value, "NX", "PX", px) is not None
+
+
+def send_packed(connection, packed: bytes) -> None:
+    """Write one command packed by hiredis (tests/redis_wire.py records the commands here, as
+    at redis-py's `send_command`)."""
+    connection.send_packed_command([packed])
 
 
 def run_script(client, text: str, sha: str, keys: Sequence[str], args: Sequence[object]):

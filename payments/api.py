@@ -9,7 +9,6 @@ from __future__ import annotations
 from functools import partial
 
 from django.conf import settings
-from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
@@ -20,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bookings.selectors import access_booking, acts_for_customers
+from kernel.web.id_urls import id_url
 from kernel.web.idempotency import idempotency_key_parameter, idempotent_response
 from kernel.web.openapi import ProblemSerializer, problems
 from kernel.web.problems import PROBLEM_CONTENT_TYPE
@@ -29,30 +29,12 @@ from payments.gateways import enabled_gateway_names, gateway_names
 from payments.gateways.sandbox import SIGNATURE_HEADER as SANDBOX_SIGNATURE_HEADER
 from payments.gateways.stripe import SIGNATURE_HEADER as STRIPE_SIGNATURE_HEADER
 from payments.models import PaymentStatus
+from payments.pay_input import PayRequestSerializer, pay_request
 from payments.paying import pay_for_booking
 from payments.selectors import quote_refund
 from payments.webhooks import receive_webhook
 
 # --- serializers -------------------------------------------------------------------------------
-
-
-class PayRequestSerializer(serializers.Serializer):
-    amount = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=0,
-        required=False,
-        help_text="Optional check: refused (400) unless it is the booking's amount.",
-    )
-    currency = serializers.RegexField(r"^[A-Za-z]{3}$", required=False)
-    payment_method = serializers.CharField(
-        max_length=100,
-        required=False,
-        allow_blank=True,
-        help_text="Sandbox: one of its documented test card numbers; Stripe: a PaymentMethod "
-        "id (pm_...), never a card number (400). "
-        "Omit it for the hosted checkout (202 with `checkoutUrl`).",
-    )
 
 
 class PaymentSerializer(serializers.Serializer):
@@ -194,21 +176,21 @@ class PayForBookingApi(APIView):
         },
     )
     def post(self, request, booking_id: int):
-        data = PayRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = pay_request(request.data)
         result = pay_for_booking(
             customer=request.user,
             booking_id=booking_id,
-            idempotency_key=request.headers.get("Idempotency-Key"),
-            amount=data.validated_data.get("amount"),
-            currency=data.validated_data.get("currency"),
-            payment_method=data.validated_data.get("payment_method", ""),
+            # The header's META key: `request.headers` would build a dict of every header.
+            idempotency_key=request.META.get("HTTP_IDEMPOTENCY_KEY"),
+            amount=data.get("amount"),
+            currency=data.get("currency"),
+            payment_method=data.get("payment_method", ""),
             # Asked only for another customer's booking (two queries saved on one's own).
             on_behalf=partial(acts_for_customers, request.user),
         )
         # 201: the booking is CONFIRMED; Location names it (there the tickets are linked).
         headers = (
-            {"Location": reverse("bookings_api:detail", args=[booking_id])}
+            {"Location": id_url("bookings_api:detail", booking_id)}
             if result.status == 201
             else None
         )

@@ -13,11 +13,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, connections, router
-from django.urls import reverse
 from django.utils import timezone
 
 from kernel.compiled import CompiledRead
 from kernel.idempotency import IdempotentResult
+from kernel.web.id_urls import id_url
 from payments.currency import NotChargeable
 from payments.errors import GatewayError
 from payments.gateways import get_gateway
@@ -46,7 +46,7 @@ def charge_params(payment: Payment, payment_method: str) -> dict[str, Any]:
         "payment_method": payment_method,
         "description": f"Seatkeeper booking {payment.booking_id}",
         "return_url": settings.PUBLIC_BASE_URL.rstrip("/")
-        + reverse("bookings:detail", args=[payment.booking_id]),
+        + id_url("bookings:detail", payment.booking_id),
     }
 
 

@@ -19,22 +19,19 @@ does not follow fails that test.
 from __future__ import annotations
 
 import decimal
-import functools
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
-from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 
 from bookings import selectors
 from bookings.models import Booking, BookingStatus
+from kernel.web.id_urls import id_url as booking_url
 from storefront.booking_serializers import name_what_is_sold, unconfirmed_exit_rows
 
 _CENTS = Decimal("0.01")  # DecimalField(max_digits=12, decimal_places=2), as DRF quantizes it
 _AMOUNT_DIGITS = 12
-_ID_SENTINEL = "2000000011"  # an id no booking has: where the id goes in a URL template
 
 
 def fresh_hold_answer(booking: Booking) -> dict[str, Any] | None:
@@ -126,14 +123,6 @@ def _when(value: datetime | None) -> str | None:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def booking_url(name: str, booking_id: int) -> str:
-    """`reverse(name, args=[booking_id])` for a route of one booking id (`bookings_api:detail`,
-    `bookings_api:passengers`), from a template worked out once per name, script prefix and
-    URL conf: Django's reverse was about a third of the built answer's CPU."""
-    head, tail = _url_template(name, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
-    return f"{head}{int(booking_id)}{tail}"
-
-
 def warm_up_urls() -> None:
     """The hold answer's URL templates, at a process's start (config/warmup.py): a name in a
     namespace is reversed on a resolver Django builds and fills on its first use (per
@@ -142,12 +131,3 @@ def warm_up_urls() -> None:
     namespace in every language cost ~2.7 MB of heap per process (issue 26's RSS target)."""
     for name in ("bookings_api:detail", "bookings_api:passengers"):
         booking_url(name, 0)
-
-
-@functools.lru_cache(maxsize=64)
-def _url_template(name: str, script_prefix: str, urlconf: str) -> tuple[str, str]:
-    url = reverse(name, args=[int(_ID_SENTINEL)], urlconf=urlconf)
-    head, found, tail = url.partition(_ID_SENTINEL)
-    if not found or _ID_SENTINEL in tail:
-        raise ValueError(f"{name}: not a route of one booking id ({url})")
-    return head, tail

@@ -1,10 +1,13 @@
 """What this process sends to Redis, command by command, whichever way it goes: redis-py's
 `execute_command` or a thread's own connection (kernel.redis_own_connection) both end in a
-connection's `send_command` (a pipeline's commands go packed together, not through it)."""
+connection's `send_command` (a pipeline's commands go packed together, not through it), or
+in the own connection's `send_packed` when hiredis packed the command."""
 
 from __future__ import annotations
 
 import redis.connection
+
+from kernel import redis_own_connection
 
 
 def record_sent_commands(monkeypatch) -> list[str]:
@@ -16,5 +19,12 @@ def record_sent_commands(monkeypatch) -> list[str]:
         names.append(str(args[0]).upper())
         return real(connection, *args, **kwargs)
 
+    real_packed = redis_own_connection.send_packed
+
+    def recording_packed(connection, packed: bytes):
+        names.append(packed.split(b"\r\n", 3)[2].decode().upper())  # *N, $len, the name
+        return real_packed(connection, packed)
+
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_command", recording)
+    monkeypatch.setattr(redis_own_connection, "send_packed", recording_packed)
     return names

@@ -23,7 +23,19 @@ from kernel.web.negotiation import QuickContentNegotiation
 from kernel.web.renderers import CamelJSONRenderer, camel_json
 
 UTC = dt.UTC
+
+
+class Key(str):
+    """A str subclass (as a TextChoices member is): a key camelCased, a value written as is."""
+
+
 ANSWERS = [
+    {
+        Key("seat_no"): Key("row_1"),
+        "is_exit": True,
+        "n": BookingStatus.HELD,
+        "b": [False, Key("x_y")],
+    },
     {"booking_id": 7, "status": BookingStatus.HELD, "expires_at": "2026-12-06T00:10:00Z"},
     {"seat_no": "12A", "row_2": 1, "fare_class_code": "Y", "price": Decimal("19.90")},
     {"when": dt.datetime(2026, 12, 6, 0, 10, 5, 123456, tzinfo=UTC), "day": dt.date(2026, 1, 2)},
@@ -64,6 +76,22 @@ def test_nan_is_refused_as_drf_refuses_it():
         CamelCaseJSONRenderer().render({"x": float("nan")})
     with pytest.raises(ValueError):
         CamelJSONRenderer().render({"x": float("nan")})
+
+
+def test_control_a_camel_keys_that_skips_a_step_is_caught(monkeypatch):
+    """camel_keys asks exact types first and falls back to `isinstance`; the comparison above
+    is what holds it to the library.  Control: one that stops at the first level (values not
+    walked) writes other bytes for a nested answer."""
+    from kernel.web import renderers
+
+    def first_level_only(data):
+        if type(data) is dict:
+            return {renderers._camel_key(k): v for k, v in data.items()}
+        return data
+
+    monkeypatch.setattr(renderers, "camel_keys", first_level_only)
+    nested = {"invalid_params": [{"param_name": "passenger_names"}]}
+    assert CamelJSONRenderer().render(nested) != CamelCaseJSONRenderer().render(nested)
 
 
 def test_control_plain_orjson_is_not_the_same_bytes():

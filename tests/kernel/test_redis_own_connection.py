@@ -98,19 +98,22 @@ def test_a_timeout_is_a_timeout_error_and_drops_the_connection():
 def test_an_interrupted_command_leaves_no_reply_for_the_next(client, monkeypatch):
     """Raised after the command went out and before its reply was read (an interrupt, a
     signal handler): the reply must not be taken as the next command's.  The control of the
-    disconnect: without it, GET own:b answers own:a's value."""
+    disconnect: without it, GET own:b answers own:a's value.  The next command's poll is made
+    to find nothing (the reply still on its way): whether a reply already arrived when it polls
+    is timing, and the poll alone would then hide a missing disconnect."""
     own.run_command(client, "GET", "own:a")
     connection = owned(client).connection
-    real_send = type(connection).send_command
+    real_send = type(connection).send_packed_command  # both packers' commands go out here
 
     def send_then_interrupt(self, *args, **kwargs):
         real_send(self, *args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(connection, "send_command", send_then_interrupt.__get__(connection))
+    monkeypatch.setattr(connection, "send_packed_command", send_then_interrupt.__get__(connection))
     with pytest.raises(KeyboardInterrupt):
         own.run_command(client, "GET", "own:a")
     monkeypatch.undo()
+    monkeypatch.setattr(connection, "can_read", lambda timeout=0: False)
     assert own.run_command(client, "GET", "own:b") == b"B"
 
 

@@ -81,10 +81,16 @@ def test_a_flag_outliving_its_ttl_lets_the_next_commit_kick(broker, customer, fl
 
 
 def test_with_redis_refusing_the_flag_every_commit_kicks(broker, customer, flight, monkeypatch):
-    def refuse(self, *args, **kwargs):
-        raise redis.ConnectionError("flag store down")
+    # Refused where every command is written, whichever connection the SET goes on (the
+    # thread's own, kernel.redis_own_connection, or redis-py's pool); the publish still works.
+    real_send = redis.connection.AbstractConnection.send_packed_command
 
-    monkeypatch.setattr(redis.Redis, "set", refuse)  # the publish (LPUSH) still works
+    def refuse_set(connection, command, *args, **kwargs):
+        if b"".join(command).split(b"\r\n", 3)[2].upper() == b"SET":
+            raise redis.ConnectionError("flag store down")
+        return real_send(connection, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", refuse_set)
     hold_and_confirm(customer, flight)
     hold_and_confirm(customer, flight, seats=("13A", "13B"))
     assert queued_kicks(broker) == 2

@@ -212,41 +212,4 @@ def test_control_a_builder_wrong_in_one_detail_is_caught(sales, monkeypatch, nam
         property_with_the_wrong_builder()
 
 
-# --- the booking URLs, from a template ------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["bookings_api:detail", "bookings_api:passengers"])
-@pytest.mark.parametrize("prefix", ["/", "/shop/", "/b%C3%BCro/"])
-def test_a_booking_url_is_djangos_reverse_under_any_script_prefix(name, prefix):
-    from django.urls import reverse, set_script_prefix
-    from django.urls.base import get_script_prefix
-
-    before = get_script_prefix()
-    set_script_prefix(prefix)
-    try:
-        for booking_id in (1, 7, 2_000_000_011, 2**62):
-            assert hold_answer.booking_url(name, booking_id) == reverse(name, args=[booking_id])
-    finally:
-        set_script_prefix(before)
-
-
-def test_control_a_template_not_keyed_by_the_prefix_would_answer_the_old_one(monkeypatch):
-    from django.urls import reverse, set_script_prefix
-    from django.urls.base import get_script_prefix
-
-    before = get_script_prefix()
-    unkeyed = hold_answer._url_template
-    monkeypatch.setattr(
-        hold_answer, "_url_template", lambda name, prefix, urlconf: unkeyed(name, "/", urlconf)
-    )
-    try:
-        set_script_prefix("/")
-        assert hold_answer.booking_url("bookings_api:detail", 5) == reverse(
-            "bookings_api:detail", args=[5]
-        )
-        set_script_prefix("/shop/")
-        assert hold_answer.booking_url("bookings_api:detail", 5) != reverse(
-            "bookings_api:detail", args=[5]
-        )
-    finally:
-        set_script_prefix(before)
+# The booking URLs' templates: tests/kernel/test_id_urls.py (kernel.web.id_urls).
