@@ -8,11 +8,19 @@ holds: 250 rows read per hold early in a 30-s open-loop bench, 1,000 by its end
 (docs/performance.md, "Issue 26: the hold cap's count read every live hold").  The partial
 index `booking_held_customer_sale_idx` (customer, sale) WHERE status = 'HELD' fixes that.
 
-The data here make every other way to the count expensive: the customer holds on another
-sale (the customer index), another customer holds on this sale (the sale index), and all of
-them are live holds (the expiry index).  Rows read are counted by PostgreSQL itself, in this
+The planner's statistics are set to what the bench database had, whatever earlier tests
+left (a migration test's CREATE INDEX, say, records a small table, and the planner then reads
+it whole): the table never analyzed, its indexes as built on an empty table (this machine's
+PostgreSQL runs with autovacuum off), set in the test's transaction and rolled back with it.
+The data make every other way to the count expensive: the customer holds on another sale (the
+customer index), another customer holds on this sale (the sale index), and all of them are
+live holds (the expiry index).  Rows read are counted by PostgreSQL itself, in this
 transaction (`pg_stat_xact_user_tables`).  The control drops the index (inside the test's
-transaction, rolled back after it) and the same hold reads them all.
+transaction, rolled back after it) and the same hold reads at least the crowd.
+
+With statistics gathered while live holds were a fair share of the table, PostgreSQL takes the
+customer index instead, which reads the customer's own bookings: bounded by one customer, not
+by the sale (docs/performance.md, "Issue 26: the hold cap's count read every live hold").
 """
 
 from __future__ import annotations
@@ -46,14 +54,14 @@ def booking_rows_read() -> int:
     return row[0] if row else 0
 
 
-def live_holds(*, customer, sale_id: int, count: int) -> None:
+def bookings(*, customer, sale_id: int, count: int, status: str = BookingStatus.HELD) -> None:
     now = timezone.now()
     Booking.objects.bulk_create(
         Booking(
             customer=customer,
             sale_id=sale_id,
             fare_class="ECONOMY",
-            status=BookingStatus.HELD,
+            status=status,
             seat_count=1,
             amount=Decimal("89.00"),
             currency="EUR",
@@ -71,9 +79,27 @@ def crowded_sale():
     customer holds CROWD on this one, and the customer nothing here yet."""
     flight, elsewhere = FlightFactory(), FlightFactory()
     customer, other = UserFactory(), UserFactory()
-    live_holds(customer=customer, sale_id=elsewhere.sale_id, count=CROWD)
-    live_holds(customer=other, sale_id=flight.sale_id, count=CROWD)
+    bookings(customer=customer, sale_id=elsewhere.sale_id, count=CROWD)
+    bookings(customer=other, sale_id=flight.sale_id, count=CROWD)
+    never_analyzed(Booking._meta.db_table)
     return customer, flight
+
+
+def never_analyzed(table: str) -> None:
+    """The planner's view of `table` as in the bench database: never analyzed (no statistics,
+    size unknown), its indexes as CREATE INDEX left them on an empty table."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pg_class SET reltuples = -1, relpages = 0, relallvisible = 0 "
+            "WHERE oid = %s::regclass",
+            [table],
+        )
+        cursor.execute(
+            "UPDATE pg_class SET reltuples = 0, relpages = 1, relallvisible = 0 "
+            "WHERE oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
+            [table],
+        )
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = %s::regclass", [table])
 
 
 def rows_read_by(hold) -> int:
