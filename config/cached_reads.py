@@ -16,7 +16,9 @@ answers itself, through the same code the long way runs:
   a request shape (every input they read) meets them, then replayed (config/hook_replay.py);
 * the body and the ETag: the view's selector (`cached_seat_map_json` of flights.selectors or
   events.seat_map, the cache half of its `seat_map_json`) and `cached_json_response`; DRF's
-  own `finalize_response` of the view class adds its headers (`Allow`).
+  own `finalize_response` of the view class adds its headers (`Allow`).  A 304 depends on
+  nothing but the view and the ETag (`_bare`): once replayed, it is kept finished per request
+  shape and ETag, and the view is not even asked again (config/hook_replay.py).
 
 What it does not run, each because it does nothing for such a request: URL resolution (the
 match is remembered per path; its view class decides, not a second pattern), DRF's dispatch
@@ -93,7 +95,8 @@ class CachedReadMiddleware:
         if hooks is None:
             raise MiddlewareNotUsed
         self.get_response = get_response
-        self.hooks = HookReplay(hooks, _answer)  # run once per request shape, then replayed
+        # Run once per request shape, then replayed; a 304, then kept finished (`_bare`).
+        self.hooks = HookReplay(hooks, _answer, bare=_bare)
 
     def __call__(self, request):
         read = cached_read(request)
@@ -158,6 +161,17 @@ def _answer(request):
     # makes the later, and the more bodies at once (web RSS).  Freed now instead.
     vars(view).pop("head", None)
     return response
+
+
+def _bare(request):
+    """For a 304, what decides `_answer`'s answer: the view (class and init kwargs: `Allow`)
+    and the ETag; `cached_json_response` and `finalize_response` read nothing else of the
+    request.  None for a 200.  The route noted as `_answer` notes it (the request metric's)."""
+    match, found = request.cached_read
+    if found.body is not None:
+        return None
+    request.resolver_match = match
+    return match.func, found.etag
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: the path is the client's

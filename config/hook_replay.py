@@ -26,6 +26,15 @@ answers without the view (the SSL redirect, a host we do not serve: 301 and 400 
 the hooks), or changes anything else on the response.  At most `MAX_SHAPES` request shapes are
 kept, the oldest dropped first.  tests/api/test_hook_replay.py sends every shape twice
 (record, replay) and compares both with the long way, with controls that break the key.
+
+**A 304 is kept finished** (target e: a 304 cheaper than a 200).  Given `bare`, a callback
+that names what alone decides a bodiless answer (for a cached read's 304: the view and the
+ETag, config/cached_reads.py `_bare`), the answer a replay finished is kept per (request
+shape, that key), and the next such request gets a fresh instance of its class with those
+headers (`finish`), without the view's answer, the record's lookup or the replay: the same
+inputs, so the same answer.  Only an answer that is its class's fresh instance but for its
+headers is kept (`_bare_like`: no body, cookie or closer); at most `MAX_FINISHED`, the
+oldest dropped first, all forgotten with the records.  tests/api/test_kept_304.py.
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ REVIEWED = (
     XFrameOptionsMiddleware,
 )
 MAX_SHAPES = 512  # request shapes kept per process (path x the hooks' META inputs), newest
+MAX_FINISHED = 512  # bodiless answers kept (a shape x a 304's ETag), newest
 
 
 def ignored_reads() -> frozenset:
@@ -127,8 +137,12 @@ for _name in WHOLE.split():
 class HookReplay:
     """The hooks around `answer` for a cached read, replayed where a record fits."""
 
-    def __init__(self, hooks: list, answer):
+    def __init__(self, hooks: list, answer, bare=None):
         self.answer = answer
+        # `bare(request)`: for an answer without a body that `answer` gives alike to every
+        # request with the same key (which it returns; None for any other answer), having
+        # noted on `request` what `answer` would; its finished answers are then kept.
+        self.bare = bare
         self.hooks = hooks
         self.on = all(isinstance(h, REVIEWED) for h in hooks)
         self.merged = MergedHooks(hooks, self._answer_seen if self.on else answer)
@@ -137,6 +151,7 @@ class HookReplay:
         self.fields: list[tuple] = []  # the META keys of each record's reads, distinct
         self.records: dict = {}  # (path, path_info, fields, values) -> {answer key: record}
         self.interned: dict = {}  # one copy of each record
+        self.finished: dict = {}  # (records' key, bare key) -> the answer as `finish` gives it
         _replays.add(self)
 
     def __call__(self, request):
@@ -155,12 +170,31 @@ class HookReplay:
             if shape is not None:
                 break
         if shape is not None:
+            bare = self.bare(request) if self.bare is not None else None
+            if bare is not None:
+                done = self.finished.get((key, bare))
+                if done is not None:
+                    return finish(done)
             response = self.answer(request)
             record = shape.get(answer_key(response))
             if record is not None:
-                return replay(record, response)
+                response = replay(record, response)
+                if bare is not None:
+                    self.keep((key, bare), response, record)
+                return response
             request.resolver_match = None  # as before the answer: the hooks run from the top
         return self.record(request)
+
+    def keep(self, key, response, record) -> None:
+        """The replayed bodiless answer, finished, for `finish` to give the next request of
+        the same shape whose answer has the same `bare` key; kept only if the answer is a
+        fresh instance of its class but for its headers (nothing else to copy)."""
+        if not _bare_like(response):
+            return
+        if key not in self.finished and len(self.finished) >= MAX_FINISHED:
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # as for records
+                del self.finished[next(iter(self.finished))]
+        self.finished[key] = (type(response), tuple(response.headers._store.items()), record[1])
 
     def _answer_seen(self, request):
         traced = request.META
@@ -203,6 +237,7 @@ class HookReplay:
         return response
 
     def forget(self):
+        self.finished.clear()
         self.fields.clear()
         self.records.clear()
         self.interned.clear()
@@ -268,6 +303,27 @@ def replay(record, response):
     if translation.get_language() != language:
         translation.activate(language)  # the thread's language, as LocaleMiddleware leaves it
     return response
+
+
+def finish(done):
+    """A kept bodiless answer (`HookReplay.keep`), as the view and the hooks' replay leave it."""
+    cls, headers, language = done
+    response = cls()
+    response.headers._store = dict(headers)
+    if translation.get_language() != language:
+        translation.activate(language)
+    return response
+
+
+def _bare_like(response) -> bool:
+    """Whether `response` is `finish`'s, headers aside: no body, no cookie, nothing else."""
+    fresh = type(response)()
+    return (
+        not response.streaming
+        and response.content == b""
+        and {k: v for k, v in vars(response).items() if k != "headers"}
+        == {k: v for k, v in vars(fresh).items() if k != "headers"}
+    )
 
 
 def _forget_all(**kwargs):

@@ -25,15 +25,21 @@ PROXY = ("HTTP_X_FORWARDED_PROTO", "https")
 
 @pytest.fixture
 def replayed(monkeypatch):
-    """The statuses answered by a replay, in order."""
+    """The statuses answered by a replay (or a kept replayed 304: `finish`), in order."""
     statuses = []
-    real = hook_replay.replay
+    real, real_finish = hook_replay.replay, hook_replay.finish
 
     def replay(record, response):
         statuses.append(response.status_code)
         return real(record, response)
 
+    def finish(done):
+        response = real_finish(done)
+        statuses.append(response.status_code)
+        return response
+
     monkeypatch.setattr(hook_replay, "replay", replay)
+    monkeypatch.setattr(hook_replay, "finish", finish)
     return statuses
 
 
