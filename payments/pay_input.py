@@ -20,6 +20,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from kernel.web.quick_input import validated
+
 _METHOD_LENGTH = 100
 
 
@@ -44,12 +46,7 @@ class PayRequestSerializer(serializers.Serializer):
 
 def pay_request(data: Any) -> dict[str, Any]:
     """`PayRequestSerializer(data=data)`'s validated data, or its ValidationError."""
-    quick = _quick(data)
-    if quick is not None:
-        return quick
-    serializer = PayRequestSerializer(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+    return validated(data, quick=_quick, serializer_class=PayRequestSerializer)
 
 
 def _quick(data: Any) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 
 from kernel.web.fields import CLASS_CODE_MAX_LENGTH
+from kernel.web.quick_input import validated
 from storefront.booking_serializers import (
     DB_BIGINT_MAX,
     BookingCreateSerializer,
@@ -51,12 +52,7 @@ _NAME_LENGTH = 120
 
 def hold_request(data: Any) -> dict[str, Any]:
     """`BookingCreateSerializer(data=data)`'s validated data, or its ValidationError."""
-    quick = _quick(data)
-    if quick is not None:
-        return quick
-    serializer = BookingCreateSerializer(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+    return validated(data, quick=_quick, serializer_class=BookingCreateSerializer)
 
 
 def _quick(data: Any) -> dict[str, Any] | None:
