@@ -30,6 +30,8 @@ class JSONParser(CamelCaseJSONParser):
 
     def snake_keys(self, data: Any) -> Any:
         """`underscoreize(data, **self.json_underscoreize)` for what json.loads returns."""
+        if type(data) in _LEAVES:
+            return data
         if isinstance(data, dict):
             options = self.json_underscoreize
             if options.get("ignore_fields") or options.get("ignore_keys"):
@@ -37,13 +39,21 @@ class JSONParser(CamelCaseJSONParser):
 
                 return underscoreize(data, **options)
             snake = _snake_key_rule(bool(options.get("no_underscore_before_number")))
+            # A scalar value is kept as it is without a call per value (issue 26).
             return {
-                (snake(key) if isinstance(key, str) else key): self.snake_keys(value)
+                (snake(key) if isinstance(key, str) else key): (
+                    value if type(value) in _LEAVES else self.snake_keys(value)
+                )
                 for key, value in data.items()
             }
         if isinstance(data, list):
-            return [self.snake_keys(item) for item in data]
+            return [item if type(item) in _LEAVES else self.snake_keys(item) for item in data]
         return data
+
+
+# What json.loads makes besides dicts and lists: kept as they are (exact types: a subclass,
+# which json.loads never makes, still takes the long way).
+_LEAVES = frozenset((str, int, float, bool, type(None)))
 
 
 @functools.cache

@@ -52,10 +52,15 @@ from kernel.web.throttles import (
 
 
 @functools.cache
+def _user_model():
+    # Fixed once the apps are loaded, as `_cached_fields` (made from it) assumes: asked of
+    # the app registry on every token check it was ~10 Python calls (issue 26).
+    return get_user_model()
+
+
+@functools.cache
 def _cached_fields() -> tuple[str, ...]:
-    return tuple(
-        f.attname for f in get_user_model()._meta.concrete_fields if f.attname != "password"
-    )
+    return tuple(f.attname for f in _user_model()._meta.concrete_fields if f.attname != "password")
 
 
 @functools.cache
@@ -90,7 +95,7 @@ def user_from_entry(entry):
     names, db, values = entry
     # Made as unpickling the model made it (no __init__, no init signals), which is also
     # cheaper than `from_db`: the fields left out (the password) read as deferred.
-    model = get_user_model()
+    model = _user_model()
     user = model.__new__(model)
     user.__dict__.update(zip(names, values, strict=True))
     user._state = ModelState()

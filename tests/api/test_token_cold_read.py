@@ -145,3 +145,22 @@ def test_control_plain_rows_forced_on_a_converted_column_differ_from_the_orm(mon
     event, read = _an_event(), _event_payloads()
     monkeypatch.setattr(read._compiled("default"), "plain_rows", True)
     assert read.rows(pk=event.pk) != [("test", {"seats": ["12A"], "n": 1})]
+
+
+def test_a_cached_user_is_of_the_apps_user_model():
+    """`user_from_entry` builds the user model remembered once (`tokens._user_model`), which
+    must be the one the app registry names."""
+    from django.contrib.auth import get_user_model
+
+    user = UserFactory()
+    rebuilt = tokens.user_from_entry(tokens.user_entry(user))
+    assert type(rebuilt) is get_user_model()
+    assert fields_of(rebuilt) == fields_of(user)
+
+
+def test_control_another_remembered_model_is_caught(monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    user = UserFactory()
+    monkeypatch.setattr(tokens, "_user_model", lambda: Token)
+    assert type(tokens.user_from_entry(tokens.user_entry(user))) is not get_user_model()
