@@ -15,10 +15,10 @@ from rest_framework.response import Response
 from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
-from flights.search_input import FlightSearchQuerySerializer, search_query
+from flights.search_input import FlightSearchQuerySerializer, search_request
 from kernel.web.lean import PublicReadApi
 from kernel.web.openapi import problems
-from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
+from kernel.web.pagination import PAGE_PARAMETERS, page_links
 from kernel.web.renderers import (
     cached_json_response,
     camel_json,
@@ -127,8 +127,7 @@ class FlightSearchApi(PublicReadApi):
         responses={200: FlightSerializer(many=True), 304: None, **problems(400, 401)},
     )
     def get(self, request):
-        query = search_query(request.query_params)  # flights/search_input.py: quick path
-        page = page_of(request.query_params)
+        query, page = search_request(request)  # flights/search_input.py: quick paths
         found, has_more = selectors.search_flights_json(
             origin=query["from"],
             destination=query["to"],

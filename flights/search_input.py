@@ -10,8 +10,16 @@ DateField tries first, so the same date).  Like the serializer it reads the last
 repeated key and ignores keys it does not know.  Anything else goes through the serializer,
 so every 400 stays the serializer's, byte for byte.
 
-tests/flights/test_search_input.py proves the two equal over random query strings, with
-controls: quick paths wrong in one detail are caught.
+`search_request` goes one step further for the query string almost every client sends (only
+`from`, `to` and `date`, each value plain ASCII letters, digits or `-`): it reads the raw
+string, which parsing would leave as it is, without building the request's QueryDict (about as
+dear as the serializer's remains), and the page is then the first (`page_of` of nothing).  Any
+other query string (`limit`, `offset`, an unknown key, an escape) is parsed by Django and read
+as above.
+
+tests/flights/test_search_input.py proves the quick paths equal to the serializer (and
+`page_of`) over random query strings, with controls: quick paths wrong in one detail are
+caught; tests/api/test_search_quick.py compares whole answers with the long way.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from kernel.web.lean import CopiedFields
+from kernel.web.pagination import Page, page_of
 from kernel.web.quick_input import validated
 
 IATA = r"^[A-Za-z]{3}$"
@@ -48,6 +57,8 @@ FlightSearchQuerySerializer._declared_fields = {
 # ASCII only: `\d` and `[A-Za-z]` with re.ASCII, and fullmatch (no `$` before a newline).
 _CODE = re.compile(r"[A-Za-z]{3}", re.ASCII)
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+# A raw query string of `from`, `to` and `date` only, in any order, repeats allowed.
+_PLAIN_QUERY = re.compile(r"(?:from|to|date)=[A-Za-z0-9-]*(?:&(?:from|to|date)=[A-Za-z0-9-]*)*")
 
 
 def search_query(query_params: Any) -> dict[str, Any]:
@@ -56,15 +67,34 @@ def search_query(query_params: Any) -> dict[str, Any]:
     return validated(query_params, quick=_quick, serializer_class=FlightSearchQuerySerializer)
 
 
+def search_request(request: Any) -> tuple[dict[str, Any], Page]:
+    """The search's validated query (`search_query`) and page (`page_of`), or the first
+    400 of the two, as the serializer and `page_of` answer, in that order."""
+    quick = _quick_query_string(request.META.get("QUERY_STRING", ""))
+    if quick is not None:
+        return quick, page_of({})  # no `limit`, no `offset`: the first page
+    return search_query(request.query_params), page_of(request.query_params)
+
+
 def _quick(data: Any) -> dict[str, Any] | None:
     """The validated data of a plainly valid query (a QueryDict); None for anything else."""
     if type(data) is not QueryDict:
         return None
-    # A QueryDict is a dict of each key's values (a list, never empty); the serializer reads
-    # the last, as `data[key]` would, without MultiValueDict's two Python calls a key.
-    origin = _last(data, "from")
-    destination = _last(data, "to")
-    day = _last(data, "date")
+    return _plain(_last(data, "from"), _last(data, "to"), _last(data, "date"))
+
+
+def _quick_query_string(raw: str) -> dict[str, Any] | None:
+    """`_quick` of the QueryDict that `raw` would make, without making it (a tenth of a
+    cached search's view): only for `from`, `to` and `date`, each value of characters that
+    parsing leaves as they are (no `%`, `+`, `;`, `=` or `&` inside), so that splitting on
+    `&` and `=` gives what QueryDict gives, the last of a repeated key winning as there."""
+    if not _PLAIN_QUERY.fullmatch(raw):
+        return None
+    pairs = dict(pair.split("=") for pair in raw.split("&"))
+    return _plain(pairs.get("from"), pairs.get("to"), pairs.get("date"))
+
+
+def _plain(origin: str | None, destination: str | None, day: str | None) -> dict | None:
     if (
         origin is None
         or destination is None
@@ -82,5 +112,7 @@ def _quick(data: Any) -> dict[str, Any] | None:
 
 
 def _last(data: QueryDict, key: str) -> str | None:
+    # A QueryDict is a dict of each key's values (a list, never empty); the serializer reads
+    # the last, as `data[key]` would, without MultiValueDict's two Python calls a key.
     values = dict.get(data, key)
     return values[-1] if values else None

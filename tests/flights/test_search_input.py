@@ -16,12 +16,15 @@ from urllib.parse import quote
 
 import pytest
 from django.http import QueryDict
+from django.test import RequestFactory
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 
 from flights import search_input
 from flights.search_input import FlightSearchQuerySerializer
+from kernel.web.pagination import page_of
 
 codes = st.one_of(
     st.sampled_from(["SGN", "HAN", "sgn", "HaN", "FRA"]),
@@ -81,6 +84,36 @@ def check(query_string: str) -> bool:
     return quick is not None
 
 
+def long_way(request):
+    """The serializer's answer, then `page_of`'s, as the view asked them before."""
+    try:
+        expected = serializers_answer(request.query_params)
+        if expected[0] == "invalid":
+            return expected
+        return "valid", expected[1], page_of(request.query_params)
+    except ValidationError as error:
+        return "invalid", error.detail
+
+
+def check_request(query_string: str) -> bool:
+    """`search_request` answers as the serializer and `page_of` do; whether the raw query
+    string's quick path took it."""
+    # A server hands the bytes over as latin-1 text (WSGI), as Django reads them.
+    raw = query_string.encode().decode("latin-1")
+    request = Request(RequestFactory().get("/api/flights", QUERY_STRING=raw))
+    expected = long_way(request)
+    quick = search_input._quick_query_string(raw)
+    if quick is not None:
+        assert expected == ("valid", list(quick.items()), page_of({}))
+    try:
+        query, page = search_input.search_request(request)
+        got = "valid", list(query.items()), page
+    except ValidationError as error:
+        got = "invalid", error.detail
+    assert got == expected
+    return quick is not None
+
+
 EDGES = [
     "from=SGN&to=HAN&date=2026-12-20",
     "from=XXX&from=SGN&to=HAN&date=2026-12-20",
@@ -92,6 +125,13 @@ EDGES = [
     "from=SGN&to=HAN",
     "from=SGN&to=HAN&date=",
     "from=sgn&to=han&date=2026-12-20&unknown=1",
+    "from=SGN&to=HAN&date=2026-12-20&limit=0",
+    "from=SGN&to=HAN&date=2026-12-2%30",
+    "from=S+GN&to=HAN&date=2026-12-20",
+    "from=SGN;to=HAN&date=2026-12-20",
+    "from=SGN&to=HAN&date=2026-12-20&",
+    "&from=SGN&to=HAN&date=2026-12-20",
+    "from==SGN&to=HAN&date=2026-12-20",
 ]
 
 
@@ -109,6 +149,21 @@ PROPERTY = settings(max_examples=1000, deadline=None, suppress_health_check=[Hea
 @with_edges
 def test_the_quick_path_reads_a_query_as_the_serializer_does(query_string):
     check(query_string)
+
+
+@PROPERTY
+@given(query_string=query_strings())
+@with_edges
+def test_the_raw_quick_path_reads_a_request_as_the_serializer_and_page_of_do(query_string):
+    check_request(query_string)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["from=SGN&to=HAN&date=2026-12-20", "date=2026-12-20&to=han&from=sgn&from=FRA"],
+)
+def test_the_usual_requests_take_the_raw_quick_path(query):
+    assert check_request(query)
 
 
 @pytest.mark.parametrize(
@@ -168,6 +223,35 @@ def test_control_a_quick_path_wrong_in_one_detail_is_caught(monkeypatch, name, w
     @with_edges
     def property_with_the_wrong_quick_path(query_string):
         check(query_string)
+
+    with pytest.raises(AssertionError):
+        property_with_the_wrong_quick_path()
+
+
+def _first_wins(raw):
+    pairs = [pair.split("=") for pair in raw.split("&")]
+    return REAL_RAW("&".join("=".join(p) for p in reversed(pairs)))
+
+
+REAL_RAW = search_input._quick_query_string
+
+
+@pytest.mark.parametrize(
+    ("name", "wrong"),
+    [
+        ("_quick_query_string", _first_wins),
+        ("_PLAIN_QUERY", re.compile(r"[a-z]+=[A-Za-z0-9-]*(?:&[a-z]+=[A-Za-z0-9-]*)*")),
+    ],
+)
+def test_control_a_raw_quick_path_wrong_in_one_detail_is_caught(monkeypatch, name, wrong):
+    # The first of a repeated key wins; `limit`, `offset` (and any other key) left unread.
+    monkeypatch.setattr(search_input, name, wrong)
+
+    @settings(PROPERTY, phases=[Phase.explicit, Phase.generate])
+    @given(query_string=query_strings())
+    @with_edges
+    def property_with_the_wrong_quick_path(query_string):
+        check_request(query_string)
 
     with pytest.raises(AssertionError):
         property_with_the_wrong_quick_path()
