@@ -57,6 +57,7 @@ FlightSearchQuerySerializer._declared_fields = {
 # ASCII only: `\d` and `[A-Za-z]` with re.ASCII, and fullmatch (no `$` before a newline).
 _CODE = re.compile(r"[A-Za-z]{3}", re.ASCII)
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+_FIRST_PAGE = page_of({})  # what a query without `limit` and `offset` asks for (frozen)
 # A raw query string of `from`, `to` and `date` only, in any order, repeats allowed.
 _PLAIN_QUERY = re.compile(r"(?:from|to|date)=[A-Za-z0-9-]*(?:&(?:from|to|date)=[A-Za-z0-9-]*)*")
 
@@ -72,7 +73,7 @@ def search_request(request: Any) -> tuple[dict[str, Any], Page]:
     400 of the two, as the serializer and `page_of` answer, in that order."""
     quick = _quick_query_string(request.META.get("QUERY_STRING", ""))
     if quick is not None:
-        return quick, page_of({})  # no `limit`, no `offset`: the first page
+        return quick, _FIRST_PAGE  # no `limit`, no `offset`
     return search_query(request.query_params), page_of(request.query_params)
 
 

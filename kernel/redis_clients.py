@@ -155,9 +155,12 @@ def cache_get_many(keys: list[str], *, backend: Any = None) -> dict | None:
 
 
 def _default_cache():
-    from django.core.cache import cache
+    # The context's default cache itself, looked up once: every attribute of the
+    # `django.core.cache.cache` proxy looks it up again (`.client`, `.make_key` per key,
+    # `.client` per entry: about 15 calls of a cached search's MGET, issue 26).
+    from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 
-    return cache
+    return caches[DEFAULT_CACHE_ALIAS]
 
 
 def _plain_pickle(client: Any) -> bool:
