@@ -158,9 +158,16 @@ def _default_cache():
     # The context's default cache itself, looked up once: every attribute of the
     # `django.core.cache.cache` proxy looks it up again (`.client`, `.make_key` per key,
     # `.client` per entry: about 15 calls of a cached search's MGET, issue 26).
-    from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+    return _caches()["default"]
 
-    return caches[DEFAULT_CACHE_ALIAS]
+
+@functools.cache
+def _caches() -> Any:
+    # Imported on first use (settings import this module before Django is set up); the
+    # handler is one object for the process, its connections per context.
+    from django.core.cache import caches
+
+    return caches
 
 
 def _plain_pickle(client: Any) -> bool:
