@@ -15,35 +15,16 @@ from rest_framework.response import Response
 from bookings.errors import SaleNotFound
 from flights import selectors
 from flights.models import FareClass, FlightStatus, SeatStatus
-from kernel.web.lean import CopiedFields, PublicReadApi
+from flights.search_input import FlightSearchQuerySerializer, search_request
+from kernel.web.lean import PublicReadApi
 from kernel.web.openapi import problems
-from kernel.web.pagination import PAGE_PARAMETERS, page_links, page_of
+from kernel.web.pagination import PAGE_PARAMETERS, page_links
 from kernel.web.renderers import (
     cached_json_response,
     camel_json,
     etag_known_to,
 )
 from waitroom.room_api import WaitingRoomSummarySerializer
-
-IATA = r"^[A-Za-z]{3}$"
-
-
-class FlightSearchQuerySerializer(CopiedFields, serializers.Serializer):
-    pass
-
-
-# "from" is a Python keyword, so the fields are declared here rather than as attributes;
-# made once, copied per request (kernel.web.lean.CopiedFields: a RegexField compiles its
-# pattern when made).
-FlightSearchQuerySerializer._declared_fields = {
-    "from": serializers.RegexField(IATA, help_text="Origin IATA code, e.g. SGN."),
-    "to": serializers.RegexField(IATA, help_text="Destination IATA code, e.g. HAN."),
-    "date": serializers.DateField(
-        input_formats=["iso-8601"],
-        help_text="Departure date (YYYY-MM-DD) in the origin airport's local time.",
-    ),
-}
-
 
 LOCALISED = " in the request's language (`Accept-Language`: en, de, ru; `Content-Language` \
 says which), English where the airport has no name in it."
@@ -146,13 +127,11 @@ class FlightSearchApi(PublicReadApi):
         responses={200: FlightSerializer(many=True), 304: None, **problems(400, 401)},
     )
     def get(self, request):
-        query = FlightSearchQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        page = page_of(request.query_params)
+        query, page = search_request(request)  # flights/search_input.py: quick paths
         found, has_more = selectors.search_flights_json(
-            origin=query.validated_data["from"],
-            destination=query.validated_data["to"],
-            day=query.validated_data["date"],
+            origin=query["from"],
+            destination=query["to"],
+            day=query["date"],
             render=lambda flights: camel_json(FlightSerializer(flights, many=True).data),
             offset=page.offset,
             limit=page.limit,

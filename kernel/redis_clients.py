@@ -155,9 +155,19 @@ def cache_get_many(keys: list[str], *, backend: Any = None) -> dict | None:
 
 
 def _default_cache():
-    from django.core.cache import cache
+    # The context's default cache itself, looked up once: every attribute of the
+    # `django.core.cache.cache` proxy looks it up again (`.client`, `.make_key` per key,
+    # `.client` per entry: about 15 calls of a cached search's MGET, issue 26).
+    return _caches()["default"]
 
-    return cache
+
+@functools.cache
+def _caches() -> Any:
+    # Imported on first use (settings import this module before Django is set up); the
+    # handler is one object for the process, its connections per context.
+    from django.core.cache import caches
+
+    return caches
 
 
 def _plain_pickle(client: Any) -> bool:

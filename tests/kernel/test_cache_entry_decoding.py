@@ -149,3 +149,18 @@ def test_get_many_with_redis_down_answers_as_the_cache_does(django_redis_cache, 
     monkeypatch.setattr(backend.client, "get_client", lambda write=True: gone)
     assert redis_clients.cache_get_many(["decoding:0"], backend=backend) == {}
     assert backend.get_many(["decoding:0"]) == {}
+
+
+def test_without_a_backend_the_context_cache_is_looked_up_once(django_redis_cache):
+    """`cache_get_many(keys)` and `decode_cache_entry(raw)` use the context's cache itself,
+    not the `cache` proxy (which looks it up again for each attribute, issue 26), and still
+    answer as the cache does."""
+    from django.utils.connection import ConnectionProxy
+
+    raw_entries(django_redis_cache)
+    keys = [f"decoding:{i}" for i in range(len(VALUES))]
+    found = redis_clients._default_cache()
+    assert found is caches[DEFAULT_CACHE_ALIAS] and not isinstance(found, ConnectionProxy)
+    assert redis_clients.cache_get_many(keys) == cache.get_many(keys)
+    # Control: the proxy is what the check above refuses.
+    assert isinstance(cache, ConnectionProxy)
