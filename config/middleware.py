@@ -21,10 +21,12 @@ from django.utils.log import log_response, request_logger
 from config import metrics
 from config.api.exceptions import unavailable_response
 from config.logging_filters import EXPECTED_STATUSES, SkipExpectedConflicts
+from config.logs import quick_caller
 from config.request_id import HEADER, accept_or_new, reset_request_id, set_request_id
 from kernel.web.headers import header
 
-access_log = logging.getLogger("seatkeeper.requests")
+# One line a request: its caller found without Python calls (config/logs.py).
+access_log = quick_caller(logging.getLogger("seatkeeper.requests"))
 
 
 class RequestIdMiddleware:
