@@ -37,22 +37,20 @@ both ways' answers byte for byte, with controls.  `CACHED_READ_FAST_PATH=false` 
 
 from __future__ import annotations
 
-import functools
 import logging
 
 from asgiref.sync import iscoroutinefunction
 from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.middleware.csrf import CsrfViewMiddleware
-from django.urls import Resolver404, get_resolver, get_urlconf
+from django.urls import get_urlconf
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 from rest_framework.permissions import AllowAny
 
 from config.hook_replay import HookReplay
 from config.lean_chain import takes_lean_chain
+from config.url_match import match_or_none
 from events import seat_map as event_seat_map
 from events.api import EventSeatMapApi
 from flights.api import SeatMapApi
@@ -122,7 +120,7 @@ def cached_read(request):
         or not takes_lean_chain(request)  # under /api/, no cookie
     ):
         return None
-    match = _match(get_urlconf(), request.path_info)
+    match = match_or_none(get_urlconf(), request.path_info)  # config/url_match.py
     read = READS.get(getattr(match.func, "view_class", None)) if match else None
     if read is None or not _plain_public_read(match.func):
         return None
@@ -172,20 +170,6 @@ def _bare(request):
         return None
     request.resolver_match = match
     return match.func, found.etag
-
-
-@functools.lru_cache(maxsize=4096)  # bounded: the path is the client's
-def _match(urlconf, path: str):
-    try:
-        return get_resolver(urlconf).resolve(path)
-    except Resolver404:
-        return None
-
-
-@receiver(setting_changed)
-def _forget_matches(*, setting, **kwargs):
-    if setting == "ROOT_URLCONF":
-        _match.cache_clear()
 
 
 def _hooks_after(own: str) -> list | None:

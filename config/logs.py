@@ -9,6 +9,9 @@ from datetime import UTC, datetime
 
 from config.request_id import get_request_id
 
+# What `json.dumps(entry, default=str, ensure_ascii=False)` builds for every call, made once
+# (it keeps only its options: `encode` is safe from any thread).
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
 # LogRecord attributes that are not "extra" fields.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
@@ -37,4 +40,4 @@ class JsonFormatter(logging.Formatter):
             entry["exc_info"] = self.formatException(record.exc_info)
         if record.stack_info:
             entry["stack_info"] = self.formatStack(record.stack_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return _ENCODER.encode(entry)

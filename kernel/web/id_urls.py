@@ -49,20 +49,19 @@ def _url_template(name: str, script_prefix: str, urlconf: str, language: str | N
 
 @functools.lru_cache(maxsize=8)
 def _language_dependent(urlconf) -> bool:
-    """Whether any route of `urlconf` reverses differently by language: a language prefix
-    (`i18n_patterns`) or a translated (lazy) route."""
+    return routes_depend_on_language(get_resolver(urlconf).url_patterns)
 
-    def walk(patterns) -> bool:
-        for pattern in patterns:
-            matcher = pattern.pattern
-            if isinstance(matcher, LocalePrefixPattern):
-                return True
-            if isinstance(
-                getattr(matcher, "_route", None) or getattr(matcher, "_regex", None), Promise
-            ):
-                return True
-            if isinstance(pattern, URLResolver) and walk(pattern.url_patterns):
-                return True
-        return False
 
-    return walk(get_resolver(urlconf).url_patterns)
+def routes_depend_on_language(patterns) -> bool:
+    """Whether any of these routes resolves or reverses differently by language: a language
+    prefix (`i18n_patterns`) or a translated (lazy) route."""
+    for pattern in patterns:
+        matcher = pattern.pattern
+        if isinstance(matcher, LocalePrefixPattern):
+            return True
+        route = getattr(matcher, "_route", None) or getattr(matcher, "_regex", None)
+        if isinstance(route, Promise):
+            return True
+        if isinstance(pattern, URLResolver) and routes_depend_on_language(pattern.url_patterns):
+            return True
+    return False
