@@ -25,6 +25,7 @@ from rest_framework.request import Request
 from flights import search_input
 from flights.search_input import FlightSearchQuerySerializer
 from kernel.web.pagination import page_of
+from tests import quick_input_checks as checks
 
 codes = st.one_of(
     st.sampled_from(["SGN", "HAN", "sgn", "HaN", "FRA"]),
@@ -63,25 +64,13 @@ def query_strings(draw):
 
 
 def serializers_answer(data):
-    serializer = FlightSearchQuerySerializer(data=data)
-    if serializer.is_valid():
-        return "valid", list(serializer.validated_data.items())
-    return "invalid", serializer.errors
+    return checks.serializers_answer(FlightSearchQuerySerializer, data)
 
 
 def check(query_string: str) -> bool:
     """The quick path's answer is the serializer's; whether the quick path took the query."""
     data = QueryDict(query_string)
-    expected = serializers_answer(data)
-    quick = search_input._quick(data)
-    if quick is not None:
-        assert ("valid", list(quick.items())) == expected
-    try:
-        got = "valid", list(search_input.search_query(data).items())
-    except ValidationError as error:
-        got = "invalid", error.detail
-    assert got == expected
-    return quick is not None
+    return checks.quick_path_agrees(search_input, "search_query", FlightSearchQuerySerializer, data)
 
 
 def long_way(request):

@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from rest_framework.exceptions import ValidationError
 
 from payments import pay_input
 from payments.pay_input import PayRequestSerializer
+from tests import quick_input_checks as checks
 
 methods = st.one_of(
     st.sampled_from(["4242424242424242", "4000000000000002", "pm_card_visa", "", " ", "\t"]),
@@ -48,24 +48,12 @@ bodies = st.one_of(
 
 
 def serializers_answer(body):
-    serializer = PayRequestSerializer(data=body)
-    if serializer.is_valid():
-        return "valid", list(serializer.validated_data.items())
-    return "invalid", serializer.errors
+    return checks.serializers_answer(PayRequestSerializer, body)
 
 
 def check(body) -> bool:
     """The quick path's answer is the serializer's; whether the quick path took the body."""
-    expected = serializers_answer(body)
-    quick = pay_input._quick(body)
-    if quick is not None:
-        assert ("valid", list(quick.items())) == expected
-    try:
-        got = "valid", list(pay_input.pay_request(body).items())
-    except ValidationError as error:
-        got = "invalid", error.detail
-    assert got == expected
-    return quick is not None
+    return checks.quick_path_agrees(pay_input, "pay_request", PayRequestSerializer, body)
 
 
 # Edges every run tries first (hypothesis' explicit examples), besides the random bodies.

@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from rest_framework.exceptions import ValidationError
 
 from storefront import hold_input
 from storefront.booking_serializers import BookingCreateSerializer
+from tests import quick_input_checks as checks
 
 ids = st.one_of(
     st.integers(1, 10**6),
@@ -87,24 +87,12 @@ bodies = st.one_of(
 
 
 def serializers_answer(body):
-    serializer = BookingCreateSerializer(data=body)
-    if serializer.is_valid():
-        return "valid", list(serializer.validated_data.items())
-    return "invalid", serializer.errors
+    return checks.serializers_answer(BookingCreateSerializer, body)
 
 
 def check(body) -> bool:
     """The quick path's answer is the serializer's; whether the quick path took the body."""
-    expected = serializers_answer(body)
-    quick = hold_input._quick(body)
-    if quick is not None:
-        assert ("valid", list(quick.items())) == expected
-    try:
-        got = "valid", list(hold_input.hold_request(body).items())
-    except ValidationError as error:
-        got = "invalid", error.detail
-    assert got == expected
-    return quick is not None
+    return checks.quick_path_agrees(hold_input, "hold_request", BookingCreateSerializer, body)
 
 
 # Edges every run tries first (hypothesis' explicit examples), besides the random bodies.
