@@ -85,22 +85,28 @@ def proxy_shapes(flight):
 def twice(settings, observed, replayed, requests):
     """Every shape through the fast path twice, in two rounds (the first records), and once
     the long way: ({name: differences of either round}, [names replayed in round two])."""
+    return rounds(settings, observed, replayed, requests, count=2)
+
+
+def rounds(settings, observed, marked, requests, *, count: int):
+    """Every shape through the fast path in `count` rounds and the long way each time:
+    ({name: differences of any round}, [names that left a mark in `marked` in the last])."""
     fast = build(settings, fast=True)
     slow = build(settings, fast=False, lean=False)
-    found, second = {}, []
-    for round_ in (1, 2):
+    found, last = {}, []
+    for round_ in range(1, count + 1):
         for name, path, kwargs, _ in requests:
-            del observed[:], replayed[:]
+            del observed[:], marked[:]
             a = answer(fast.get(path, **kwargs))
-            fast_seen, was_replayed = list(observed), bool(replayed)
+            fast_seen, was_marked = list(observed), bool(marked)
             del observed[:]
             b = answer(slow.get(path, **kwargs))
             found[name] = found.get(name, []) + differences(a, b)
             if fast_seen != observed:
                 found[name].append(f"observed {fast_seen} != {observed}")
-            if round_ == 2 and was_replayed:
-                second.append(name)
-    return {n: d for n, d in found.items() if d}, second
+            if round_ == count and was_marked:
+                last.append(name)
+    return {n: d for n, d in found.items() if d}, last
 
 
 def test_every_shape_replayed_answers_as_the_long_way(settings, flight, etag, observed, replayed):

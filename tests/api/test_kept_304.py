@@ -15,7 +15,7 @@ from bookings.live import publish_plan_change
 from config import cached_reads, hook_replay
 from kernel import redis_clients
 from tests.api.test_cached_reads import build, event_seat_map_url, shapes, shapes_of
-from tests.api.test_hook_replay import replay_of
+from tests.api.test_hook_replay import replay_of, rounds
 from tests.api.test_lean_chain import answer, differences, seat_map_url
 from tests.events.factories import EventFactory
 
@@ -47,22 +47,7 @@ def etag(flight):
 def three_rounds(settings, observed, kept, requests):
     """Each shape through the fast path in three rounds and the long way each time:
     ({name: differences}, [names answered from a kept 304 in round three])."""
-    fast = build(settings, fast=True)
-    slow = build(settings, fast=False, lean=False)
-    found, third = {}, []
-    for round_ in (1, 2, 3):
-        for name, path, kwargs, _ in requests:
-            del observed[:], kept[:]
-            a = answer(fast.get(path, **kwargs))
-            fast_seen, was_kept = list(observed), bool(kept)
-            del observed[:]
-            b = answer(slow.get(path, **kwargs))
-            found[name] = found.get(name, []) + differences(a, b)
-            if fast_seen != observed:
-                found[name].append(f"observed {fast_seen} != {observed}")
-            if round_ == 3 and was_kept:
-                third.append(name)
-    return {n: d for n, d in found.items() if d}, third
+    return rounds(settings, observed, kept, requests, count=3)
 
 
 KEPT_304S = ["304", "304, strong form", "304 from a list", "304 for *", "Russian 304"]
