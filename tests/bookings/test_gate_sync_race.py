@@ -36,16 +36,16 @@ def operator():
     return user
 
 
-def both_settle_together(monkeypatch) -> None:
-    """Each sync, its scans inserted, waits (up to 1 s) for the other to get as far before it
-    settles: the moment where only the lock keeps them apart."""
+def both_settle_together(monkeypatch, *, wait: float = 1.0) -> None:
+    """Each sync, its scans inserted, waits (up to `wait` s) for the other to get as far
+    before it settles: the moment where only the lock keeps them apart."""
     barrier = threading.Barrier(2)
     real = gate_sync._settle_admissions
 
     def settle(ticket, **kwargs):
-        # Broken after 1 s when the other waits for our lock: then go on alone.
+        # Broken after `wait` when the other waits for our lock: then go on alone.
         with contextlib.suppress(threading.BrokenBarrierError):
-            barrier.wait(timeout=1.0)
+            barrier.wait(timeout=wait)
         return real(ticket, **kwargs)
 
     monkeypatch.setattr(gate_sync, "_settle_admissions", settle)
@@ -77,7 +77,10 @@ def test_two_gates_syncing_the_same_ticket_at_once_flag_one_admission(monkeypatc
 
 def test_control_without_the_ticket_lock_both_admissions_stand(monkeypatch, operator, event):
     ticket, north, south = scanned_at_both_gates(operator, event)
-    both_settle_together(monkeypatch)
+    # Without the lock neither waits for the other, so both reach the barrier: a long wait
+    # only matters on a loaded machine (CI), where a thread can start over a second late and
+    # the barrier, broken, would let them settle one after the other (a false DUPLICATE).
+    both_settle_together(monkeypatch, wait=30.0)
     monkeypatch.setattr(
         gate_sync,
         "lock_tickets",

@@ -43,9 +43,13 @@ def records() -> list[dict]:
     return [access, odd, failed, {"msg": "plain"}]
 
 
+WHEN = {"created": 1796018400.25, "msecs": 250.0}  # both ways' records made at one time
+
+
 def json_lines(monkeypatch, encoder) -> list[str]:
     monkeypatch.setattr(logs, "_ENCODER", encoder)
-    return [JsonFormatter().format(logging.makeLogRecord(fields)) for fields in records()]
+    made = [logging.makeLogRecord({**fields, **WHEN}) for fields in records()]
+    return [JsonFormatter().format(record) for record in made]
 
 
 def test_the_json_encoder_made_once_writes_json_dumps_bytes(monkeypatch):
