@@ -1,9 +1,16 @@
 """What this process sends to Redis, command by command, whichever way it goes: redis-py's
 `execute_command` or a thread's own connection (kernel.redis_own_connection) both end in a
 connection's `send_command` (a pipeline's commands go packed together, not through it), or
-in the own connection's `send_packed` when hiredis packed the command."""
+in the own connection's `send_packed` when hiredis packed the command.
+
+Only the recording thread's commands are kept: the patch is process-wide, and a thread an
+earlier test left running (a server's, a pump's) may connect meanwhile.  The fresh-clone CI
+of 7 Dec recorded such a connection's handshake (HELLO, CLIENT SETINFO, SELECT) between a
+test's EVALSHA and EVAL."""
 
 from __future__ import annotations
+
+import threading
 
 import redis.connection
 
@@ -11,18 +18,21 @@ from kernel import redis_own_connection
 
 
 def record_sent_commands(monkeypatch) -> list[str]:
-    """The names of the commands sent from now on (upper case), in order."""
+    """The names of the commands this thread sends from now on (upper case), in order."""
     names: list[str] = []
+    recorder = threading.get_ident()
     real = redis.connection.AbstractConnection.send_command
 
     def recording(connection, *args, **kwargs):
-        names.append(str(args[0]).upper())
+        if threading.get_ident() == recorder:
+            names.append(str(args[0]).upper())
         return real(connection, *args, **kwargs)
 
     real_packed = redis_own_connection.send_packed
 
     def recording_packed(connection, packed: bytes):
-        names.append(packed.split(b"\r\n", 3)[2].decode().upper())  # *N, $len, the name
+        if threading.get_ident() == recorder:
+            names.append(packed.split(b"\r\n", 3)[2].decode().upper())  # *N, $len, the name
         return real_packed(connection, packed)
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_command", recording)
