@@ -10,7 +10,9 @@ test's EVALSHA and EVAL."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
+import uuid
 
 import redis.connection
 
@@ -38,3 +40,13 @@ def record_sent_commands(monkeypatch) -> list[str]:
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_command", recording)
     monkeypatch.setattr(redis_own_connection, "send_packed", recording_packed)
     return names
+
+
+def unknown_to_redis(text: str) -> tuple[str, str]:
+    """`text` with a comment of its own at the end, and that text's SHA1: a script Redis
+    has never run, so EVALSHA answers NOSCRIPT, as from a Redis that lost its scripts.  Not
+    `SCRIPT FLUSH`: the script cache is the whole server's, and a flush in one test worker
+    turned another worker's expected EVALSHA into EVALSHA, EVAL (the fresh-clone CI of
+    b055dfd)."""
+    fresh = f"{text}\n-- unknown to Redis: {uuid.uuid4().hex}\n"
+    return fresh, hashlib.sha1(fresh.encode()).hexdigest()

@@ -10,7 +10,7 @@ import pytest
 
 from bookings import admission_reads, availability
 from bookings import availability_scripts as scripts
-from tests.redis_wire import record_sent_commands
+from tests.redis_wire import record_sent_commands, unknown_to_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -84,12 +84,15 @@ def test_one_command_gives_the_judge_and_the_caller_what_the_pipeline_did(one_re
         assert (client.dump(keys[0]), client.dump(keys[-1])) == after, name
 
 
-def test_a_redis_without_the_script_still_answers(one_redis):
-    one_redis.script_flush()
+def test_a_redis_without_the_script_still_answers(one_redis, monkeypatch):
+    real = scripts.riding
+    monkeypatch.setattr(scripts, "riding", lambda script: unknown_to_redis(real(script)[0]))
     one_redis.set("rider:set", b"v")
     counter = availability.counter_key(SALE, "ECONOMY")
     one_redis.hset(counter, mapping={"n": 0, "at": 5, "pending": 0})
+    sent = record_sent_commands(monkeypatch)
     assert ride(scripts.TAKE, [counter], [1]) == ([[b"v", None]], [0, 5, 0])
+    assert sent == ["EVALSHA", "EVAL"]  # NOSCRIPT, then the text
 
 
 def test_control_a_wrapper_reading_the_wrong_key_is_caught(one_redis, monkeypatch):

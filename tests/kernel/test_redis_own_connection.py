@@ -16,6 +16,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from kernel import redis_own_connection as own
+from tests.redis_wire import unknown_to_redis
 
 SCRIPT = "return {KEYS[1], tonumber(ARGV[1]) + 1, redis.call('GET', KEYS[1]) or false, {7}}"
 SHA = hashlib.sha1(SCRIPT.encode()).hexdigest()
@@ -62,10 +63,11 @@ def test_answers_as_redis_py_does(settings, client, decode):
 
 
 def test_a_script_redis_lost_runs_by_its_text_with_the_same_answer(client):
-    client.script_flush()
-    assert own.run_script(client, SCRIPT, SHA, ["own:a"], [1]) == [b"own:a", 2, b"\x80A", [7]]
-    assert client.script_exists(SHA) == [True]  # EVAL cached it: EVALSHA next time
-    assert own.run_script(client, SCRIPT, SHA, ["own:a"], [1]) == [b"own:a", 2, b"\x80A", [7]]
+    lost, lost_sha = unknown_to_redis(SCRIPT)
+    assert client.script_exists(lost_sha) == [False]
+    assert own.run_script(client, lost, lost_sha, ["own:a"], [1]) == [b"own:a", 2, b"\x80A", [7]]
+    assert client.script_exists(lost_sha) == [True]  # EVAL cached it: EVALSHA next time
+    assert own.run_script(client, lost, lost_sha, ["own:a"], [1]) == [b"own:a", 2, b"\x80A", [7]]
     with pytest.raises(redis.exceptions.NoScriptError):  # a plain NOSCRIPT is not swallowed
         own.run_command(client, "EVALSHA", "0" * 40, 0)
     assert owned(client).connection.is_connected  # an error reply leaves it usable

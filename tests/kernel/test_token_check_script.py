@@ -15,7 +15,7 @@ from redis.crc import key_slot
 from config.api import tokens
 from kernel import redis_clients
 from kernel.web import throttles
-from tests.redis_wire import record_sent_commands
+from tests.redis_wire import record_sent_commands, unknown_to_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -48,11 +48,16 @@ def test_one_command_reads_the_user_and_counts_each_window(redis_backend, monkey
     ] == [True, True]
 
 
-def test_a_redis_without_the_script_still_answers(redis_backend):
+def test_a_redis_without_the_script_still_answers(redis_backend, monkeypatch):
     get_key, hits = keys_of("b" * 40)
-    throttles._redis_client().script_flush()
+    lost, lost_sha = unknown_to_redis(throttles._GET_AND_COUNT)
+    monkeypatch.setattr(throttles, "_GET_AND_COUNT", lost)
+    monkeypatch.setattr(throttles, "_GET_AND_COUNT_SHA", lost_sha)
+    assert throttles._redis_client().script_exists(lost_sha) == [False]
+    sent = record_sent_commands(monkeypatch)
     assert throttles.count_hits_with_get(get_key, hits)[1] == {hits[0][0]: 1, hits[1][0]: 1}
     assert throttles.count_hits_with_get(get_key, hits)[1] == {hits[0][0]: 2, hits[1][0]: 2}
+    assert sent == ["EVALSHA", "EVAL", "EVALSHA"]  # NOSCRIPT, the text, then known
 
 
 def test_a_redis_that_is_gone_fails_open(monkeypatch):
