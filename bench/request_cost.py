@@ -265,6 +265,13 @@ def main() -> None:
         help="comma-separated: hold (with loser), seat-map, search, pay (with webhook)",
     )
     parser.add_argument(
+        "--gc",
+        choices=("served", "python"),
+        default="served",
+        help="the cyclic collector as the checkout's served process runs it (its "
+        "config.warmup.freeze_startup_heap, when it has one), or Python's defaults",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
         help="CPU-time profiles (cProfile on thread_time) of every scenario's measured "
@@ -283,6 +290,26 @@ def _profiled(scenario, path: Path):
         return scenario()
     finally:
         PROFILE_TO = None
+
+
+def _collector_as_served() -> str:
+    """Python's cyclic collector set as the checkout's served process sets it, once the
+    application is loaded.  Since h-server a web process freezes its startup heap and
+    collects after 7,000 new objects (config.warmup.freeze_startup_heap; docs/performance.md,
+    "the server's share"); a checkout without that keeps Python's defaults, as its served
+    process did, so the figure here is the served process's less the server's.  `--gc
+    python` keeps Python's defaults for every checkout (docs/performance.md, "the session of
+    7 Dec, 07:33 UTC on": within the noise either way).  Returns the policy, for the report."""
+    import gc
+
+    try:
+        from config.warmup import freeze_startup_heap
+    except ImportError:
+        return "Python's defaults (the checkout's served process sets none)"
+    freeze_startup_heap()
+    if not gc.get_freeze_count():  # WEB_GC_FREEZE=0
+        return "Python's defaults (WEB_GC_FREEZE=0)"
+    return f"as served: startup heap frozen, gen0 threshold {gc.get_threshold()[0]}"
 
 
 def _production_shape(args, stack: contextlib.ExitStack) -> str:
@@ -337,6 +364,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
         "search": (scenario_search, ("search warm", "search 304")),
         "pay": (scenario_pay, ("pay", "webhook")),
     }
+    gc_policy = _collector_as_served() if args.gc == "served" else "Python's defaults"
     chosen = [name.strip() for name in args.scenarios.split(",") if name.strip()]
     if args.profile:
         # A warm-up round first: first-request imports and per-connection compilations are
@@ -351,7 +379,7 @@ def run(args, stack: contextlib.ExitStack) -> None:
         else:
             figures.update(zip(names, scenario(), strict=True))
     baseline = json.loads(args.baseline.read_text()) if args.baseline else {}
-    print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}")
+    print(f"checkout: {args.checkout.resolve()}  shape: {args.shape}  collector: {gc_policy}")
     for name, f in figures.items():
         line = (
             f"  {name:14} {f['requests']:4} requests  cpu {f['cpu_ms']:6.2f} ms/request"
