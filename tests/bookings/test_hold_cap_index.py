@@ -98,9 +98,9 @@ def built_after_the_others(index: str) -> None:
     the newest index.  Whatever builds the expiry index again after the cap's (an earlier test
     that rebuilds the table's indexes, a REINDEX) turns the count into a read of every live
     hold: the fresh-clone CI runs of 7 Dec read 400 rows here three times, with custom plans
-    too.  The control
-    `test_control_the_tie_goes_to_the_newest_index` shows it.  With statistics there is no
-    tie (docs/performance.md, "the hold cap's count: a tie the newest index wins")."""
+    too.  The control `test_control_the_tie_goes_to_the_newest_index` shows it.  With
+    statistics there is no tie (docs/performance.md, "the hold cap's count: a tie the newest
+    index wins")."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_get_indexdef(%s::regclass)", [index])
         (definition,) = cursor.fetchone()
@@ -172,8 +172,8 @@ def test_control_without_the_index_a_hold_reads_the_crowd(crowded_sale, hold):
 
 
 def test_control_the_tie_goes_to_the_newest_index(crowded_sale):
-    """The control of `built_after_the_others`: the expiry index built after the cap's, as a
-    migration test leaves it, and the never-analyzed count reads every live hold."""
+    """The control of `built_after_the_others`: the expiry index built after the cap's (as a
+    REINDEX leaves it), and the never-analyzed count reads every live hold."""
     customer, flight = crowded_sale
     built_after_the_others(EXPIRY_INDEX)
     never_analyzed(Booking._meta.db_table)
