@@ -18,7 +18,7 @@ from PIL import Image
 from playwright.sync_api import expect
 from qrcode.util import MODE_8BIT_BYTE, QRData
 
-from bookings.gate_codes import StaleGateCode, step_at
+from bookings.gate_codes import STEP_SECONDS, StaleGateCode, step_at
 from bookings.gate_keys import verify_code_on_server
 from bookings.models import KeyOrigin, TicketCredential
 from tests.bookings.confirming import hold_and_confirm
@@ -61,6 +61,39 @@ def decoded(page, selector: str) -> str:
     return results[0].text
 
 
+def pause_mid_step(page) -> int:
+    """Stops the page's clock in the middle of the next step, once every code shows it.
+
+    A running clock can cross a step boundary between reading a code and screenshotting its
+    drawing (CI once drew the next step's code); a paused one moves only when the test says."""
+    step = page.evaluate("Date.now()") // (STEP_SECONDS * 1000) + 1
+    page.clock.pause_at((step + 0.5) * STEP_SECONDS)  # Python's Playwright takes seconds here
+    every_code_shows(page, step)
+    return step
+
+
+def every_code_shows(page, step: int) -> None:
+    page.wait_for_function(
+        "step => [...document.querySelectorAll('[data-live-code]')]"
+        ".every(e => e.dataset.step === step)",
+        arg=str(step),
+    )
+
+
+def drawn_in_a_still_moment(page) -> tuple[str, dict]:
+    """The first code as drawn and as the page holds it, read with no new step in between.
+
+    The page redraws and sets its data in one go, so a drawing taken between two equal
+    reads is that code's. The server's clock cannot be paused, so a read that a step
+    boundary split is taken again."""
+    for _ in range(3):
+        shown = live_codes(page)[0]
+        drawn = decoded(page, "[data-live-code] .live-code-image >> nth=0")
+        if live_codes(page)[0] == shown:
+            return drawn, shown
+    raise AssertionError("the code changed during each of three reads")
+
+
 def live_codes(page) -> list[dict]:
     return page.eval_on_selector_all(
         "[data-live-code]", "els => els.map(e => ({code: e.dataset.code, step: e.dataset.step}))"
@@ -77,35 +110,31 @@ def test_the_ticket_page_shows_a_code_that_changes_every_step(browser, asgi_serv
 
     page.goto(f"{asgi_server.url}/bookings/{booking.pk}/")
     expect(page.locator(LIVE)).to_have_count(2)
+    step = pause_mid_step(page)
     before = live_codes(page)
+    assert [int(code["step"]) for code in before] == [step, step]
     first = before[0]["code"]
     assert decoded(page, "[data-live-code] .live-code-image >> nth=0") == first
     # Made on this device: the server has its public key only, and it verifies.
     assert set(TicketCredential.objects.values_list("origin", flat=True)) == {KeyOrigin.DEVICE}
-    verified = verify_code_on_server(first, now=int(before[0]["step"]) * 15 + 1)
+    verified = verify_code_on_server(first, now=step * STEP_SECONDS + 1)
     assert verified.certificate.serial in {t.serial for t in booking.tickets.all()}
     expect(page.locator(".live-code-state").first).to_contain_text("changes every 15 seconds")
     assert page.locator(".static-code summary").first.inner_text() == "Static code — for print"
     shot(page, f"30-live-ticket-{width}")
+    page.clock.resume()  # axe waits on timers of its own
     assert_no_serious_axe_violations(page)
 
-    page.clock.fast_forward(16_000)  # one step later on this phone's clock
-
-    page.wait_for_function(
-        "step => document.querySelector('[data-live-code]').dataset.step !== step",
-        arg=before[0]["step"],
-    )
+    later = pause_mid_step(page)  # the clock jumps on to the middle of a later step
     after = live_codes(page)
-    # A step or two on (the axe run above took real seconds too), never the same one.
-    assert int(after[0]["step"]) in (int(before[0]["step"]) + 1, int(before[0]["step"]) + 2)
+    assert later > step
     assert after[0]["code"] != first and after[1]["code"] != before[1]["code"]
-    # What is drawn is the code of the moment: the one just read, or (a step boundary passed
-    # while the loaded machine took the screenshot) the one read right after it.
-    drawn = decoded(page, "[data-live-code] .live-code-image >> nth=0")
-    assert drawn in {after[0]["code"], live_codes(page)[0]["code"]}
+    # What is drawn is the code of the moment.
+    assert decoded(page, "[data-live-code] .live-code-image >> nth=0") == after[0]["code"]
     # The screenshot taken before is refused once its step is out of the window.
     with pytest.raises(StaleGateCode):
-        verify_code_on_server(first, now=(int(before[0]["step"]) + 2) * 15 + 1)
+        verify_code_on_server(first, now=(step + 2) * STEP_SECONDS + 1)
+    page.clock.resume()
     assert_no_serious_axe_violations(page)
 
 
@@ -134,10 +163,10 @@ def test_without_ed25519_the_server_signs_for_the_page(browser, asgi_server):
 
     page.goto(f"{asgi_server.url}/bookings/{booking.pk}/")
     expect(page.locator(LIVE)).to_have_count(2)
-    before = live_codes(page)[0]
+    drawn, before = drawn_in_a_still_moment(page)
 
     assert set(TicketCredential.objects.values_list("origin", flat=True)) == {KeyOrigin.SERVER}
-    assert decoded(page, "[data-live-code] .live-code-image >> nth=0") == before["code"]
+    assert drawn == before["code"]
     assert_no_serious_axe_violations(page)
     # The server's clock moves on; the page fetches the next step's code.
     page.wait_for_function(
