@@ -20,7 +20,8 @@ What it does, in one sitting:
      c  orders: seatless hold, then pay with the sandbox card -> CONFIRMED
      d  200 clients on one seat, all at once: exactly one winner
    (a) to (d) take --repeat N: N sales each, their CPU, wins/s and latencies pooled
-     e  seat map reads: cold (first read of a flight), warm (cached), 304 (If-None-Match)
+     e  seat map reads: cold (first read of a flight), then warm (cached) and 304
+        (If-None-Match) in four pairs of loads taken in turn, each kind pooled
      f  (only when asked: --scenarios f, e.g. a,f) best available (issue 29): 100 clients ask
         `POST /api/bookings/best-available` for the best 2 seats of category A of one fresh
         event (a seated venue, the single-seat rule on), twice each with --quick, four times
@@ -75,6 +76,7 @@ from bench.flash_sale_fixtures import (  # noqa: E402, F401  (other benches impo
     recreate_database,
 )
 from bench.flash_sale_load import CARD, cpu_seconds  # noqa: E402, F401
+from bench.flash_sale_reads import scenario_reads  # noqa: E402
 from bench.flash_sale_scenarios import (  # noqa: E402, F401
     measured,
     ms,
@@ -84,7 +86,6 @@ from bench.flash_sale_scenarios import (  # noqa: E402, F401
     scenario_best_available,
     scenario_holds,
     scenario_one_seat,
-    scenario_reads,
     scenario_waiting_room,
     summarise,
 )
@@ -201,6 +202,7 @@ def main() -> None:
     args.one_seat_clients = 200
     args.timeout = 60 if args.quick else 180
     args.read_requests = 1000 if args.quick else 3000
+    args.read_blocks = 4
     args.cold_flights = 30 if args.quick else 100
     redis_db = int(args.redis_url.rsplit("/", 1)[1] or 0)
     if redis_db <= 8 and not args.base_url:

@@ -288,44 +288,6 @@ def scenario_best_available(args, stack, base_url: str) -> dict[str, Any]:
     return out
 
 
-def scenario_reads(args, stack, base_url: str) -> dict[str, Any]:
-    import urllib.request
-
-    cold_flights = [new_flight("CM").pk for _ in range(args.cold_flights)]
-    hot = new_flight("HM").pk
-    with urllib.request.urlopen(f"{base_url}/api/flights/{hot}/seats") as resp:
-        etag = resp.headers.get("ETag")
-    common = {"base_url": base_url, "kind": "reads", "timeout": args.timeout}
-    results = {}
-    clients = ["-"] * 8  # the same concurrency for all three
-    print(f"  cold: {len(cold_flights)} first reads of distinct flights, 8 clients", flush=True)
-    results["cold"] = measured(
-        stack,
-        lambda: summarise(
-            "reads-cold",
-            run_load({**common, "cold": True, "flight_queue": cold_flights, "tokens": clients}),
-            win_label="ok",
-        ),
-    )
-    print(f"  warm: {args.read_requests} reads of one cached flight, 8 clients", flush=True)
-    spec = {**common, "flight_queue": [hot], "tokens": clients, "requests": args.read_requests}
-    results["warm"] = measured(
-        stack, lambda: summarise("reads-warm", run_load(spec), win_label="ok")
-    )
-    if etag:
-        print(f"  304: the same with If-None-Match: {etag}", flush=True)
-        results["not_modified"] = measured(
-            stack,
-            lambda: summarise("reads-304", run_load({**spec, "etag": etag}), win_label="ok"),
-        )
-    else:
-        print("  304: the server sent no ETag; skipped", flush=True)
-    cold, warm = results["cold"]["all_p50"], results["warm"]["all_p50"]
-    if cold and warm:
-        print(f"  cold p50 / warm p50 = {cold / warm:.1f}x", flush=True)
-    return results
-
-
 def scenario_waiting_room(args, stack, base_url: str) -> dict[str, Any]:
     """(w): bench/waiting_room.py's sale on this stack, with the Redis hold filters on and
     then off (a restart each, Redis flushed in between so no gate, counter or beat lock of the
