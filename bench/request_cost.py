@@ -278,8 +278,21 @@ def main() -> None:
         "requests, after a warm-up round of them all",
     )
     args = parser.parse_args()
+    unknown = set(scenario_names(args.scenarios)) - set(SCENARIOS)
+    if unknown:
+        parser.error(
+            f"--scenarios: no scenario {', '.join(sorted(unknown))} "
+            f"(there are {', '.join(SCENARIOS)}; the loser comes with hold)"
+        )
     with contextlib.ExitStack() as stack:
         run(args, stack)
+
+
+SCENARIOS = ("hold", "seat-map", "search", "pay")  # run()'s, in its order
+
+
+def scenario_names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _profiled(scenario, path: Path):
@@ -364,8 +377,9 @@ def run(args, stack: contextlib.ExitStack) -> None:
         "search": (scenario_search, ("search warm", "search 304")),
         "pay": (scenario_pay, ("pay", "webhook")),
     }
+    assert tuple(runs) == SCENARIOS  # what main() checks --scenarios against
     gc_policy = _collector_as_served() if args.gc == "served" else "Python's defaults"
-    chosen = [name.strip() for name in args.scenarios.split(",") if name.strip()]
+    chosen = scenario_names(args.scenarios)
     if args.profile:
         # A warm-up round first: first-request imports and per-connection compilations are
         # not profiled.
