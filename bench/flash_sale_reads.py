@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from bench.flash_sale_fixtures import new_flight
@@ -97,6 +98,7 @@ def pooled_reads(found: list[dict[str, Any]]) -> dict[str, Any]:
     """Loads of one kind as one figure: requests, elapsed time and window CPU added up; the
     p50 is the median of the loads' own (each load's figures stay under `loads`)."""
     requests = sum(f["requests"] for f in found)
+    p50s = [f["all_p50"] for f in found if f["all_p50"] is not None]
     elapsed = sum(f["elapsed_s"] for f in found)
     window: dict[str, float] = {}
     for f in found:
@@ -108,7 +110,7 @@ def pooled_reads(found: list[dict[str, Any]]) -> dict[str, Any]:
         "wins": sum(f["wins"] for f in found),
         "elapsed_s": elapsed,
         "req_per_s": requests / elapsed if elapsed else 0.0,
-        "all_p50": sorted(f["all_p50"] for f in found if f["all_p50"] is not None)[len(found) // 2],
+        "all_p50": statistics.median_low(p50s) if p50s else None,
         "window_cpu": window,
         "window_cpu_ms_per_request": {k: v * 1000 / requests for k, v in window.items()},
         "loads": found,
