@@ -133,6 +133,21 @@ def test_kept_up_means_no_failure_a_short_p99_and_no_growing_queue():
     assert not kept_up([], 8.0)
 
 
+def test_a_short_burst_under_the_floor_is_not_a_growing_queue():
+    """A neighbour's burst lifts the last quarter's p90 from 15 to 90 ms: still kept up (it
+    pinned a capacity search 30 % low once).  The control, the same step with the last
+    quarter at 150 ms, is a growing queue: only the floor tells them apart."""
+    from bench.open_loop_capacity import GROWTH_FLOOR, kept_up
+
+    def step(last_quarter: float) -> list:
+        return [(i / 100, last_quarter if i >= 600 else 0.015, 201, True) for i in range(800)]
+
+    assert 0.09 < GROWTH_FLOOR < 0.15
+    assert 0.09 > 2 * 0.015 + 0.05  # the ratio test alone would call the burst a queue
+    assert kept_up(step(0.09), 8.0)
+    assert not kept_up(step(0.15), 8.0)
+
+
 def test_no_customer_meets_one_flight_past_the_hold_cap():
     # 19 flights, 6,444 arrivals: 323 customers would be 17 x 19, each customer always on
     # the same flight, 20 holds where the cap is 9.  The count is made coprime instead.
