@@ -186,9 +186,11 @@ class CompiledRead:
         return _Template(compiler, sql, params, slots, queryset._iterable_class)
 
     def _compiled(self, alias: str) -> _Compiled:
-        key = id(self) if self._shape is None else (id(self), self._shape())
+        key = self if self._shape is None else (self, self._shape())
         # Kept on the connection wrapper (one per thread and alias): a compiler is bound to
-        # its connection, so each thread binds its own once.
+        # its connection, so each thread binds its own once.  Keyed by the read itself, not
+        # its id(): the key keeps it alive, so a read made and dropped (a test's) can never
+        # leave its binding to a later read that CPython gives the same address.
         connection = connections[alias]
         cache = connection.__dict__.get(_ATTR)
         if cache is None:
