@@ -6,20 +6,25 @@ accepted when Origin names the same host and port the handshake was sent to (the
 Django's CSRF check compares Origin with the Host), or an origin listed in
 CSRF_TRUSTED_ORIGINS.  That is stricter than channels' AllowedHostsOriginValidator, which
 accepts any port of any allowed host name.  A handshake without Origin is refused too,
-except a server-to-server client's on the queue socket that brings a ticket
-(`waitroom.socket_tickets`): a browser always sends Origin, so a page of another site is
-still refused, and the consumer checks the ticket before it accepts.
+except a server-to-server client's on the queue socket that brings a valid ticket for that
+room (`waitroom.socket_tickets`): a browser always sends Origin, so a page of another site is
+still refused.  A forged, foreign or expired ticket is refused here, before any consumer
+runs; the consumer checks the ticket's account before it accepts.
+
+A refusal is a plain ASGI answer, not channels' WebsocketDenier: that is a consumer, which
+opens a channel-layer channel for every refused handshake and listens on it until the
+client's disconnect arrives (a Redis BRPOP per refusal, and a task left to cancel).
 """
 
+import re
 from urllib.parse import urlsplit
 
-from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from waitroom.socket_tickets import ticket_in
+from waitroom.socket_tickets import customer_of_ticket, ticket_in
 
-TICKET_PATH_PREFIX = "/ws/waiting-room/"
+TICKET_PATH = re.compile(r"/ws/waiting-room/(?P<room_id>[0-9]{1,18})/")
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -44,9 +49,13 @@ def origin_allowed(*, origin: str | None, host: str | None) -> bool:
     return parts.scheme in {"http", "https"} and parts.netloc.lower() == host.lower()
 
 
-def ticket_bearer(scope) -> bool:
-    """A queue-socket handshake that carries a ticket (checked by the consumer, not here)."""
-    return scope.get("path", "").startswith(TICKET_PATH_PREFIX) and ticket_in(scope) is not None
+def valid_ticket_bearer(scope) -> bool:
+    """A queue-socket handshake whose ticket is signed, unexpired and for this very room."""
+    route = TICKET_PATH.fullmatch(scope.get("path", ""))
+    if route is None:
+        return False
+    room_id = int(route["room_id"])
+    return customer_of_ticket(ticket_in(scope), room_id=room_id) is not None
 
 
 class SameOriginValidator:
@@ -58,7 +67,15 @@ class SameOriginValidator:
             raise ValueError("SameOriginValidator only guards websocket connections.")
         origin = _header(scope, b"origin")
         if origin_allowed(origin=origin, host=_header(scope, b"host")) or (
-            origin is None and ticket_bearer(scope)
+            origin is None and valid_ticket_bearer(scope)
         ):
             return await self.application(scope, receive, send)
-        return await WebsocketDenier()(scope, receive, send)
+        return await refuse_handshake(receive, send)
+
+
+async def refuse_handshake(receive, send) -> None:
+    """Closes the handshake before accepting it (the server answers HTTP 403) and returns:
+    nothing is opened, so nothing is left to wait for the client's disconnect."""
+    message = await receive()
+    if message["type"] == "websocket.connect":
+        await send({"type": "websocket.close"})

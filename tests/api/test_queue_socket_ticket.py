@@ -1,6 +1,7 @@
 """Issue 31, item 17: a token-only partner opens the queue websocket with a short-lived
 ticket from a REST call; a browser's handshake still needs an Origin of this site."""
 
+import asyncio
 import json
 from datetime import timedelta
 from urllib.parse import quote
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # The websocket side of config/asgi.py, for the waiting room's route.
 APP = SameOriginValidator(URLRouter(websocket_urlpatterns))
+REFUSAL_ENDS_WITHIN = 5
 
 
 @pytest.fixture
@@ -53,6 +55,10 @@ def connect(path: str, *, origin: str | None = None) -> tuple[bool, dict | None]
         await socket.send_input({"type": "websocket.connect"})
         answer = await socket.receive_output(timeout=5)
         if answer["type"] != "websocket.accept":
+            # As a server does after a refused handshake; the app must then end, leaving no
+            # task behind for the event loop's shutdown to cancel.
+            await socket.send_input({"type": "websocket.disconnect", "code": 1006})
+            await socket.wait(timeout=REFUSAL_ENDS_WITHIN)
             return False, None
         first = await socket.receive_output(timeout=5)
         await socket.send_input({"type": "websocket.disconnect", "code": 1000})
@@ -99,6 +105,68 @@ def test_an_expired_ticket_is_refused(customer, room, monkeypatch):
 def test_a_page_of_another_site_is_refused_even_with_a_ticket(customer, room):
     ticket = ticket_for(customer, room)["websocketUrl"]
     assert connect(ticket, origin="https://evil.example") == (False, None)
+
+
+def test_an_inactive_accounts_valid_ticket_is_refused_by_the_consumer(customer, room, settings):
+    # The in-memory layer: a consumer ends only once its channel-layer receive is cancelled,
+    # which channels_redis lets finish its BRPOP first (up to 5 s).
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    ticket = ticket_for(customer, room)["websocketUrl"]
+    customer.is_active = False
+    customer.save(update_fields=["is_active"])
+    assert connect(ticket) == (False, None)
+
+
+def ends_by_itself_after_refusing(app, path: str, *, origin: str | None) -> bool:
+    """Whether `app`, having refused the handshake, returns without waiting for the client's
+    disconnect (and so leaves no task behind: the hang of CI of 0bd165e)."""
+    headers = [(b"host", b"testserver")] + ([(b"origin", origin.encode())] if origin else [])
+    path, _, query = path.partition("?")
+    scope = {"type": "websocket", "path": path, "query_string": query.encode()}
+    scope |= {"headers": headers, "subprotocols": []}
+
+    async def run() -> bool:
+        socket = ApplicationCommunicator(app, scope)
+        await socket.send_input({"type": "websocket.connect"})
+        assert (await socket.receive_output(timeout=5)) == {"type": "websocket.close"}
+        # Not `socket.wait`: on its timeout it cancels the app and returns as if it had ended.
+        ended, _ = await asyncio.wait({socket.future}, timeout=0.5)
+        if not ended:
+            await socket.send_input({"type": "websocket.disconnect", "code": 1006})
+            await socket.wait(timeout=REFUSAL_ENDS_WITHIN)
+        return bool(ended)
+
+    return async_to_sync(run)()
+
+
+def refused_handshakes(customer, room) -> list[tuple[str, str | None]]:
+    ticket = ticket_for(customer, room)["websocketUrl"]
+    return [
+        (ticket, "https://evil.example"),
+        (f"/ws/waiting-room/{room.pk}/", None),
+        (f"/ws/waiting-room/{room.pk}/?ticket=forged", None),
+        (ticket.replace(f"/{room.pk}/", f"/{room.pk + 1}/"), None),
+    ]
+
+
+def test_the_origin_check_refuses_without_opening_anything(customer, room, monkeypatch):
+    """Another site's page, no ticket, a forged ticket, another room's ticket and (below) an
+    expired one are refused before any consumer or channel-layer channel exists."""
+    for path, origin in refused_handshakes(customer, room):
+        assert ends_by_itself_after_refusing(APP, path, origin=origin), (path, origin)
+    expired = ticket_for(customer, room)["websocketUrl"]
+    monkeypatch.setattr(socket_tickets, "TICKET_SECONDS", -1)
+    assert ends_by_itself_after_refusing(APP, expired, origin=None)
+
+
+def test_control_a_consumer_that_refuses_waits_for_the_disconnect(customer, room, settings):
+    """channels' WebsocketDenier, a consumer, refuses and then listens on its channel until
+    the client's disconnect: the check above tells the two apart."""
+    from channels.security.websocket import WebsocketDenier
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    path, origin = refused_handshakes(customer, room)[0]
+    assert not ends_by_itself_after_refusing(WebsocketDenier(), path, origin=origin)
 
 
 def test_a_ticket_needs_the_api_token(anon, room):
