@@ -71,6 +71,7 @@ def test_a_failing_browser_test_leaves_nothing_behind():
         "test_browser_step_that_fails": "FAILED",
         "test_plain_database_test_after_a_failed_browser_step": "PASSED",
         "test_nothing_left_behind": "PASSED",
+        "test_control_a_connection_left_open_is_still_seen": "PASSED",
         # control: a leaked Playwright loop is caught at the test that leaked it ...
         "test_control_leaks_playwright_on_purpose": "ERROR",
         # ... and the test after it still runs its ORM calls
