@@ -73,8 +73,8 @@ def test_plain_database_test_after_a_failed_browser_step(transactional_db):
 def other_sessions(*, settle_seconds: float) -> int:
     """Other sessions on this test database, once those closing have had `settle_seconds` to
     go.  A closed connection's backend leaves pg_stat_activity only when it has exited, a
-    moment after its client hung up: on a loaded machine (CI of 0758cc5) the live server's,
-    closed at its teardown, was still listed.  A connection left open stays listed."""
+    moment after its client hung up: on a loaded machine (CI of 0758cc5) one was still listed,
+    most likely the live server's, closed at its teardown.  A connection left open stays listed."""
     deadline = time.monotonic() + settle_seconds
     while True:
         with connection.cursor() as cursor:
