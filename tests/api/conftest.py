@@ -140,3 +140,31 @@ def keep_the_tests_connection():
     yield
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)
+
+
+class ThrottleClock:
+    """The throttles' clock (the token check's and the throttle's), settable by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def pinned_window(monkeypatch) -> ThrottleClock:
+    """The throttles' clock held in the middle of one minute.  Their windows are fixed
+    (`int(now // period)`): a minute boundary between the API's holds and the page's hold
+    opens a fresh budget and lets the page through (the flake seen under load, when the
+    requests took long enough for a boundary to fall between them; reproduced in
+    test_hold_round_trips.py).  Only
+    the throttles' clock is pinned; Redis, the database and the page keep real time."""
+    clock = ThrottleClock(1_800_000_030.0)  # 30 s into a minute
+    assert clock.time() % 60 == 30
+    from config.api import tokens as api_tokens
+    from kernel.web import throttles
+
+    monkeypatch.setattr(throttles, "time", clock)
+    monkeypatch.setattr(api_tokens, "time", clock)
+    return clock

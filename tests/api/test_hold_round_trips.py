@@ -14,7 +14,6 @@ from rest_framework.authtoken.models import Token
 
 from bookings import availability
 from bookings.models import Booking
-from config.api import tokens as api_tokens
 from kernel.web import throttles
 from tests.api.conftest import client_for
 from tests.factories import FlightFactory, UserFactory, economy_only_layout
@@ -130,30 +129,6 @@ def test_a_refusal_at_the_room_gives_back_what_the_counter_took(one_redis, round
     protect(flight)
     assert seatless(client_for(UserFactory()), flight).status_code == 403
     assert availability.counter_value(sale_id=flight.sale_id, fare_class="ECONOMY") == 5
-
-
-class ThrottleClock:
-    """The throttles' clock (the token check's and the throttle's), settable by the test."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def pinned_window(monkeypatch) -> ThrottleClock:
-    """The throttles' clock held in the middle of one minute.  Their windows are fixed
-    (`int(now // period)`): a minute boundary between the API's holds and the page's hold
-    opens a fresh budget and lets the page through (the flake seen under load, when the
-    requests took long enough for a boundary to fall between them; reproduced below).  Only
-    the throttles' clock is pinned; Redis, the database and the page keep real time."""
-    clock = ThrottleClock(1_800_000_030.0)  # 30 s into a minute
-    assert clock.time() % 60 == 30
-    monkeypatch.setattr(throttles, "time", clock)
-    monkeypatch.setattr(api_tokens, "time", clock)
-    return clock
 
 
 def test_the_clients_throttle_is_keyed_by_its_token(one_redis, pinned_window, settings):
