@@ -10,6 +10,8 @@ from rest_framework.test import APIClient
 
 from bookings.models import Booking
 from config import middleware as config_middleware
+from config.api import tokens as api_tokens
+from kernel.web import throttles
 from tests.factories import UserFactory
 
 
@@ -158,13 +160,10 @@ def pinned_window(monkeypatch) -> ThrottleClock:
     (`int(now // period)`): a minute boundary between the API's holds and the page's hold
     opens a fresh budget and lets the page through (the flake seen under load, when the
     requests took long enough for a boundary to fall between them; reproduced in
-    test_hold_round_trips.py).  Only
-    the throttles' clock is pinned; Redis, the database and the page keep real time."""
+    test_hold_round_trips.py).  Only the throttles' clock is pinned; Redis, the database and
+    the page keep real time."""
     clock = ThrottleClock(1_800_000_030.0)  # 30 s into a minute
     assert clock.time() % 60 == 30
-    from config.api import tokens as api_tokens
-    from kernel.web import throttles
-
     monkeypatch.setattr(throttles, "time", clock)
     monkeypatch.setattr(api_tokens, "time", clock)
     return clock

@@ -35,14 +35,13 @@ def room(flight):
     )
 
 
-def connect(path: str, *, origin: str | None = None) -> tuple[bool, dict | None]:
+def handshake_scope(path: str, *, origin: str | None) -> dict:
+    """The ASGI scope of a websocket handshake to `path` (with its query), from `origin`."""
     headers = [(b"host", b"testserver")]
     if origin is not None:
         headers.append((b"origin", origin.encode()))
-
-    # asgiref's communicator: channels.testing imports daphne, which is not installed.
     path, _, query = path.partition("?")
-    scope = {
+    return {
         "type": "websocket",
         "path": path,
         "query_string": query.encode(),
@@ -50,13 +49,17 @@ def connect(path: str, *, origin: str | None = None) -> tuple[bool, dict | None]
         "subprotocols": [],
     }
 
+
+def connect(path: str, *, origin: str | None = None) -> tuple[bool, dict | None]:
+    # asgiref's communicator: channels.testing imports daphne, which is not installed.
+    scope = handshake_scope(path, origin=origin)
+
     async def run():
         socket = ApplicationCommunicator(APP, scope)
         await socket.send_input({"type": "websocket.connect"})
         answer = await socket.receive_output(timeout=5)
         if answer["type"] != "websocket.accept":
-            # As a server does after a refused handshake; the app must then end, leaving no
-            # task behind for the event loop's shutdown to cancel.
+            # As a server does after a refused handshake: the client is gone.
             await socket.send_input({"type": "websocket.disconnect", "code": 1006})
             await socket.wait(timeout=REFUSAL_ENDS_WITHIN)
             return False, None
@@ -120,10 +123,7 @@ def test_an_inactive_accounts_valid_ticket_is_refused_by_the_consumer(customer, 
 def ends_by_itself_after_refusing(app, path: str, *, origin: str | None) -> bool:
     """Whether `app`, having refused the handshake, returns without waiting for the client's
     disconnect (and so leaves no task behind: the hang of CI of 0bd165e)."""
-    headers = [(b"host", b"testserver")] + ([(b"origin", origin.encode())] if origin else [])
-    path, _, query = path.partition("?")
-    scope = {"type": "websocket", "path": path, "query_string": query.encode()}
-    scope |= {"headers": headers, "subprotocols": []}
+    scope = handshake_scope(path, origin=origin)
 
     async def run() -> bool:
         socket = ApplicationCommunicator(app, scope)
