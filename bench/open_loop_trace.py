@@ -178,12 +178,15 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.groups, self.interval, self.database_url = groups, interval, database_url
         self.samples: list[tuple[float, dict[str, float], float]] = []
+        self.pressure: list[tuple[float, float, float]] = []  # open_loop_blame's Pressure
         self.waits: Counter[str] = Counter()
         self.polls = 0
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         import psutil
+
+        from bench.open_loop_blame import read_pressure
 
         conn = None
         if self.database_url:
@@ -201,7 +204,11 @@ class Sampler(threading.Thread):
                         groups[name] += t.user + t.system
             m = psutil.cpu_times()
             busy = sum(m) - m.idle - getattr(m, "iowait", 0.0)
-            self.samples.append((time.monotonic(), groups, busy))
+            now = time.monotonic()
+            self.samples.append((now, groups, busy))
+            stalls = read_pressure()
+            if stalls is not None:
+                self.pressure.append((now, *stalls))
             if conn is not None:
                 self._poll_backends(conn)
             if self._stop_event.wait(self.interval):

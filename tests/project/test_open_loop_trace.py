@@ -185,3 +185,48 @@ def test_the_open_loop_holds_no_more_connections_than_its_bound():
     assert 0 < open_now["max"] <= 5
     # Arrivals that waited for one of the 5 connections count that wait.
     assert max(latency for _, latency, _, _ in result["records"]) > 0.5
+
+
+def test_blame_splits_the_cores_between_the_slow_intervals_and_the_calm_ones():
+    from bench.open_loop_blame import blame
+
+    # Ten 0.1 s intervals from t=100 (the run began at 100): the worker burns a whole core in
+    # the fourth and fifth, the web a steady half core; the machine adds 0.02 s of others.
+    samples, worker, web, machine = [], 0.0, 0.0, 0.0
+    for i in range(11):
+        samples.append((100 + i / 10, {"web": web, "worker": worker}, machine))
+        burst = 0.1 if i in (3, 4) else 0.0
+        worker, web = worker + burst, web + 0.05
+        machine += burst + 0.05 + 0.02
+    # CPU stalls (µs) only in the burst, no I/O stall.
+    pressure = [(100 + i / 10, 50_000.0 * sum(1 for j in (3, 4) if j < i), 7.0) for i in range(11)]
+    records = [(0.05 + i / 10, 0.01, 201, True) for i in range(10)]
+    records.append((0.32, 0.12, 201, True))  # waited from 0.32 to 0.44 s: intervals 3 and 4
+    view = blame(records, samples, pressure, began=100.0)
+    assert view["slow_requests"] == 1
+    assert view["slow"]["intervals"] == 2 and view["calm"]["intervals"] == 8
+    slow, calm = view["slow"]["cpu"], view["calm"]["cpu"]
+    assert slow["worker"] == pytest.approx(100.0) and calm["worker"] == pytest.approx(0.0)
+    assert slow["web"] == pytest.approx(50.0) and calm["web"] == pytest.approx(50.0)
+    assert slow["other"] == pytest.approx(20.0) and slow["machine"] == pytest.approx(170.0)
+    assert slow["psi cpu"] == pytest.approx(50.0) and calm["psi cpu"] == pytest.approx(0.0)
+    assert slow["psi io"] == pytest.approx(0.0)
+
+    # Control: with nothing over the threshold every interval is calm, and the worker's burst
+    # is averaged into them (what the 2-s timeline showed).
+    quick = [r for r in records if r[1] < 0.05]
+    control = blame(quick, samples, pressure, began=100.0)
+    assert control["slow"]["intervals"] == 0 and control["calm"]["intervals"] == 10
+    assert control["calm"]["cpu"]["worker"] == pytest.approx(20.0)
+
+
+def test_the_pressure_is_read_from_psi_files_and_absent_without_them(tmp_path):
+    from bench.open_loop_blame import read_pressure
+
+    (tmp_path / "cpu").write_text(
+        "some avg10=0.14 avg60=2.33 avg300=1.21 total=5001703\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )
+    (tmp_path / "io").write_text("some avg10=0.00 avg60=0.67 avg300=0.41 total=1859633\n")
+    assert read_pressure(tmp_path) == (5001703.0, 1859633.0)
+    assert read_pressure(tmp_path / "nowhere") is None
