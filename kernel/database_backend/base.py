@@ -18,18 +18,34 @@ waiting costs the `SELECT 1`, as before, never a failed request.
 What it cannot see is what the server never sent: a network path that died silently shows
 nothing on the socket, and `SELECT 1` would hang on it just the same (until TCP keepalives or
 the connect options' timeouts give up).
+
+A connection's lifetime (CONN_MAX_AGE) is spread: each lives between half and all of it.
+A web process's threads connect together (at its start, or as a sale opens), so with one
+fixed lifetime they all closed and reconnected in the same second, every CONN_MAX_AGE:
+on this 2-core machine 16 backends forked at once stalled every request for ~200-400 ms
+(docs/performance.md, "the reconnect storm").  Spread, they come back one at a time.
 """
 
 from __future__ import annotations
 
+import random
 import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgresDatabaseWrapper
 
 from kernel.database_backend import ahead
 
+# A connection lives between (1 - LIFETIME_SPREAD) and all of CONN_MAX_AGE.
+LIFETIME_SPREAD = 0.5
+
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
+    def connect(self) -> None:
+        super().connect()
+        if self.close_at is not None:
+            max_age = self.settings_dict["CONN_MAX_AGE"]
+            self.close_at -= random.uniform(0.0, max_age * LIFETIME_SPREAD)
+
     def get_new_connection(self, conn_params):
         """One opened ahead at the process's start when one is left (kernel/database_backend/
         ahead.py), else a new one.  Both come from Django's own `get_new_connection` with
