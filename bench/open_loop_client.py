@@ -398,6 +398,7 @@ async def run_open_loop(
     pool.close()
     return {
         "elapsed": elapsed,
+        "gate": started,  # perf_counter is CLOCK_MONOTONIC on Linux (--records)
         "started_wall": started_wall,
         "generator_cpu": cpu,
         "records": [(t0 - started, lat, st, win) for t0, lat, st, win in records],
