@@ -21,9 +21,10 @@ the connect options' timeouts give up).
 
 A connection's lifetime (CONN_MAX_AGE) is spread: each lives between half and all of it.
 A web process's threads connect together (at its start, or as a sale opens), so with one
-fixed lifetime they all closed and reconnected in the same second, every CONN_MAX_AGE:
-on this 2-core machine 16 backends forked at once stalled every request for ~200-400 ms
-(docs/performance.md, "the reconnect storm").  Spread, they come back one at a time.
+fixed lifetime they all closed and reconnected in the same second, every CONN_MAX_AGE, busy
+or not: in the bench, 16 to 18 backends forked in one second every minute, and once every
+request waited ~400 ms behind them (docs/performance.md, "the reconnect storm").  Several web
+nodes started by one deploy multiply it.  Spread, they come back one at a time.
 """
 
 from __future__ import annotations
