@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bench.open_loop_trace import intervals
+
 # (monotonic time, CPU seconds per group, machine busy CPU seconds): the sampler's samples.
 Sample = tuple[float, dict[str, float], float]
 # (monotonic time, cumulative µs some task stalled on CPU, the same on I/O).
@@ -62,20 +64,12 @@ def blame(
     sums: dict[str, dict[str, float]] = {"slow": {}, "calm": {}}
     spans = {"slow": 0.0, "calm": 0.0}
     counts = {"slow": 0, "calm": 0}
-    for (t0, g0, m0), (t1, g1, m1) in itertools.pairwise(samples):
-        span = t1 - t0
-        if span <= 0:
-            continue
-        kind = "slow" if is_slow(t0 - began, t1 - began) else "calm"
+    for t0, span, used, busy in intervals(samples):
+        kind = "slow" if is_slow(t0 - began, t0 + span - began) else "calm"
         counts[kind] += 1
         spans[kind] += span
-        ours = 0.0
-        for name, seconds in g1.items():
-            used = max(0.0, seconds - g0.get(name, seconds))
-            ours += used
-            sums[kind][name] = sums[kind].get(name, 0.0) + used
-        sums[kind]["other"] = sums[kind].get("other", 0.0) + max(0.0, (m1 - m0) - ours)
-        sums[kind]["machine"] = sums[kind].get("machine", 0.0) + max(0.0, m1 - m0)
+        for name, seconds in {**used, "machine": busy}.items():
+            sums[kind][name] = sums[kind].get(name, 0.0) + seconds
     for (t0, c0, i0), (t1, c1, i1) in itertools.pairwise(pressure):
         if t1 <= t0:
             continue

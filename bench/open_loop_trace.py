@@ -103,6 +103,20 @@ def server_view(traces: Iterable[Trace], lines: dict[str, dict[str, Any]]) -> di
     }
 
 
+def intervals(samples: list[tuple[float, dict[str, float], float]]):
+    """From cumulative samples (monotonic time, CPU seconds per group, machine busy CPU
+    seconds), each interval between two samples: (start, span s, CPU seconds each group used
+    in it, with `other` the machine's busy time no group accounts for, machine busy s)."""
+    for (t0, g0, m0), (t1, g1, m1) in itertools.pairwise(samples):
+        span = t1 - t0
+        if span <= 0:
+            continue
+        used = {name: max(0.0, seconds - g0.get(name, seconds)) for name, seconds in g1.items()}
+        busy = max(0.0, m1 - m0)
+        used["other"] = max(0.0, busy - sum(used.values()))
+        yield t0, span, used, busy
+
+
 def cpu_shares(
     samples: list[tuple[float, dict[str, float], float]], cores: int
 ) -> dict[str, dict[str, float]]:
@@ -110,17 +124,9 @@ def cpu_shares(
     seconds), each group's mean and peak % of one core between samples; `other` is the
     machine's busy time no group accounts for (the other tenants), `idle` what was left."""
     out: dict[str, list[float]] = {}
-    for (t0, g0, m0), (t1, g1, m1) in itertools.pairwise(samples):
-        span = t1 - t0
-        if span <= 0:
-            continue
-        ours = 0.0
-        for name, seconds in g1.items():
-            used = max(0.0, seconds - g0.get(name, seconds))
-            ours += used
-            out.setdefault(name, []).append(used / span * 100)
-        busy = max(0.0, m1 - m0)
-        out.setdefault("other", []).append(max(0.0, busy - ours) / span * 100)
+    for _, span, used, busy in intervals(samples):
+        for name, seconds in used.items():
+            out.setdefault(name, []).append(seconds / span * 100)
         out.setdefault("idle", []).append(max(0.0, cores * span - busy) / span * 100)
     return {name: {"mean": sum(v) / len(v), "peak": max(v)} for name, v in out.items() if v}
 
@@ -143,16 +149,10 @@ def timeline(
         buckets.setdefault(int(due // step), []).append((latency, won))
     cpu: dict[int, dict[str, list[float]]] = {}
     if began is not None:
-        for (t0, g0, m0), (t1, g1, m1) in itertools.pairwise(samples):
-            if t1 <= t0:
-                continue
+        for t0, span, used, _ in intervals(samples):
             slot = cpu.setdefault(int((t0 - began) // step), {})
-            ours = 0.0
-            for name, seconds in g1.items():
-                used = max(0.0, seconds - g0.get(name, seconds))
-                ours += used
-                slot.setdefault(name, []).append(used / (t1 - t0) * 100)
-            slot.setdefault("other", []).append(max(0.0, m1 - m0 - ours) / (t1 - t0) * 100)
+            for name, seconds in used.items():
+                slot.setdefault(name, []).append(seconds / span * 100)
     out = []
     for key in sorted(buckets):
         latencies = [lat for lat, _ in buckets[key]]
